@@ -1,0 +1,185 @@
+// C[b] = alpha * op(A[b]) · op(B[b]) (+ bias[n]) (+ beta * C[b])
+// op(A) is M×K: A is stored M×K, or K×M when TRANS_A. op(B) is K×N: B is stored K×N, or
+// N×K when TRANS_B (a PyTorch linear weight [out, in] used as x·Wᵀ). All row-major.
+// Batch strides are in elements; a stride of 0 broadcasts that operand over the batch.
+//
+// Variants (entry points), chosen per adapter and shape by the autotuner:
+//   matmul_reg   register-tiled 8×8 per invocation, no workgroup memory (fast on SwiftShader)
+//   matmul_tiled 64×64 workgroup-memory tiles, 4×4 per invocation (fast on real GPUs)
+//   matmul_gemv  one column × 4 rows per invocation, for decode-sized M
+
+override TRANS_A: bool = false;
+override TRANS_B: bool = false;
+override WG_X: u32 = 8u;
+override WG_Y: u32 = 8u;
+
+struct Params {
+  M: u32, N: u32, K: u32, batch: u32,
+  offA: u32, offB: u32, offC: u32, offBias: u32,
+  strideA: u32, strideB: u32, strideC: u32, hasBias: u32,
+  alpha: f32, beta: f32, _pad0: u32, _pad1: u32,
+}
+
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> A: array<f32>;
+@group(0) @binding(2) var<storage, read> B: array<f32>;
+@group(0) @binding(3) var<storage, read_write> C: array<f32>;
+@group(0) @binding(4) var<storage, read> bias: array<f32>;
+
+fn baseA(b: u32) -> u32 { return p.offA + b * p.strideA; }
+fn baseB(b: u32) -> u32 { return p.offB + b * p.strideB; }
+
+// Element (m, k) of op(A) and (k, n) of op(B) as flat indices.
+fn idxA(base: u32, m: u32, k: u32) -> u32 {
+  if (TRANS_A) { return base + k * p.M + m; }
+  return base + m * p.K + k;
+}
+fn idxB(base: u32, k: u32, n: u32) -> u32 {
+  if (TRANS_B) { return base + n * p.K + k; }
+  return base + k * p.N + n;
+}
+
+// Writes alpha·v (+ bias) (+ beta·C) to C[b, m, n].
+fn storeOne(b: u32, m: u32, n: u32, acc: f32) {
+  var v = p.alpha * acc;
+  if (p.hasBias != 0u) { v += bias[p.offBias + n]; }
+  let ci = p.offC + b * p.strideC + m * p.N + n;
+  if (p.beta != 0.0) { v += p.beta * C[ci]; }
+  C[ci] = v;
+}
+
+// Register tile per invocation: 8×8 outputs, scalar loads, unrolled with #for so the
+// tile lives in registers (on SwiftShader 9x faster than loops, 2x faster than 4×4 tiles).
+@compute @workgroup_size(WG_X, WG_Y, 1)
+fn matmul_reg(@builtin(global_invocation_id) gid: vec3<u32>) {
+  let b = gid.z;
+  let row0 = gid.y * 8u;
+  let col0 = gid.x * 8u;
+  if (row0 >= p.M || col0 >= p.N) { return; }
+  // Out-of-range rows/columns are clamped onto the last valid one so loads never branch;
+  // only the store is guarded. Element (r, k) of op(A) is at rowOff_r + k·ksA.
+  let ksA = select(1u, p.M, TRANS_A);
+  let ksB = select(p.N, 1u, TRANS_B);
+#for i in 0..8
+  let rowOff{{i}} = idxA(baseA(b), min(row0 + {{i}}u, p.M - 1u), 0u);
+  let colOff{{i}} = idxB(baseB(b), 0u, min(col0 + {{i}}u, p.N - 1u));
+#endfor
+  var acc: array<array<f32, 8>, 8>;
+  let K4 = p.K & ~3u;
+  for (var k = 0u; k < K4; k += 4u) {
+#for t in 0..4
+    let kA{{t}} = (k + {{t}}u) * ksA;
+    let kB{{t}} = (k + {{t}}u) * ksB;
+#endfor
+#for i in 0..8
+#for t in 0..4
+    let a{{i}}_{{t}} = A[rowOff{{i}} + kA{{t}}];
+#endfor
+#endfor
+#for t in 0..4
+#for j in 0..8
+    let b{{t}}_{{j}} = B[colOff{{j}} + kB{{t}}];
+#endfor
+#endfor
+#for i in 0..8
+#for j in 0..8
+    acc[{{i}}][{{j}}] += a{{i}}_0 * b0_{{j}} + a{{i}}_1 * b1_{{j}} + a{{i}}_2 * b2_{{j}} + a{{i}}_3 * b3_{{j}};
+#endfor
+#endfor
+  }
+  for (var k = K4; k < p.K; k++) {
+#for i in 0..8
+    let a{{i}} = A[rowOff{{i}} + k * ksA];
+#endfor
+#for j in 0..8
+    let b{{j}} = B[colOff{{j}} + k * ksB];
+#endfor
+#for i in 0..8
+#for j in 0..8
+    acc[{{i}}][{{j}}] += a{{i}} * b{{j}};
+#endfor
+#endfor
+  }
+  for (var i = 0u; i < 8u; i++) {
+    if (row0 + i >= p.M) { break; }
+    for (var j = 0u; j < 8u; j++) {
+      if (col0 + j >= p.N) { break; }
+      storeOne(b, row0 + i, col0 + j, acc[i][j]);
+    }
+  }
+}
+
+// Workgroup-memory tiles: (4·WG_Y)×TILE_K of op(A) and TILE_K×(4·WG_X) of op(B),
+// with WG_X = WG_Y = 16.
+const TILE = 64u;
+const TILE_K = 16u;
+var<workgroup> tileA: array<vec4<f32>, 256>; // [k][m/4]: 16 × 16 vec4
+var<workgroup> tileB: array<vec4<f32>, 256>; // [k][n/4]: 16 × 16 vec4
+
+fn safeA(base: u32, m: u32, k: u32) -> f32 {
+  if (m < p.M && k < p.K) { return A[idxA(base, m, k)]; }
+  return 0.0;
+}
+fn safeB(base: u32, k: u32, n: u32) -> f32 {
+  if (k < p.K && n < p.N) { return B[idxB(base, k, n)]; }
+  return 0.0;
+}
+
+@compute @workgroup_size(16, 16, 1)
+fn matmul_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+  let b = wid.z;
+  let tileRow = wid.y * TILE;
+  let tileCol = wid.x * TILE;
+  let bA = baseA(b);
+  let bB = baseB(b);
+  let t = lid.y * 16u + lid.x; // 0..255
+  var acc: array<vec4<f32>, 4>;
+  for (var k0 = 0u; k0 < p.K; k0 += TILE_K) {
+    // Each invocation loads one vec4 of each tile: k = t / 16, 4 rows/cols at (t % 16) * 4.
+    let kk = t >> 4u;
+    let q = (t & 15u) * 4u;
+    tileA[t] = vec4<f32>(safeA(bA, tileRow + q, k0 + kk), safeA(bA, tileRow + q + 1u, k0 + kk),
+                         safeA(bA, tileRow + q + 2u, k0 + kk), safeA(bA, tileRow + q + 3u, k0 + kk));
+    tileB[t] = vec4<f32>(safeB(bB, k0 + kk, tileCol + q), safeB(bB, k0 + kk, tileCol + q + 1u),
+                         safeB(bB, k0 + kk, tileCol + q + 2u), safeB(bB, k0 + kk, tileCol + q + 3u));
+    workgroupBarrier();
+#for k in 0..16
+    let a{{k}} = tileA[{{k}}u * 16u + lid.y];
+    let b{{k}} = tileB[{{k}}u * 16u + lid.x];
+    acc[0] += b{{k}} * a{{k}}.x;
+    acc[1] += b{{k}} * a{{k}}.y;
+    acc[2] += b{{k}} * a{{k}}.z;
+    acc[3] += b{{k}} * a{{k}}.w;
+#endfor
+    workgroupBarrier();
+  }
+  let row0 = tileRow + lid.y * 4u;
+  let col0 = tileCol + lid.x * 4u;
+  for (var i = 0u; i < 4u; i++) {
+    if (row0 + i >= p.M) { break; }
+    for (var j = 0u; j < 4u; j++) {
+      if (col0 + j >= p.N) { break; }
+      storeOne(b, row0 + i, col0 + j, acc[i][j]);
+    }
+  }
+}
+
+@compute @workgroup_size(WG_X, 1, 1)
+fn matmul_gemv(@builtin(global_invocation_id) gid: vec3<u32>) {
+  let b = gid.z;
+  let n = gid.x;
+  let row0 = gid.y * 4u;
+  if (n >= p.N || row0 >= p.M) { return; }
+  let r = min(vec4<u32>(row0, row0 + 1u, row0 + 2u, row0 + 3u), vec4<u32>(p.M - 1u));
+  let bA = baseA(b);
+  let bB = baseB(b);
+  var acc = vec4<f32>(0.0);
+  for (var k = 0u; k < p.K; k++) {
+    let a = vec4<f32>(A[idxA(bA, r.x, k)], A[idxA(bA, r.y, k)], A[idxA(bA, r.z, k)], A[idxA(bA, r.w, k)]);
+    acc += a * B[idxB(bB, k, n)];
+  }
+  for (var i = 0u; i < 4u; i++) {
+    if (row0 + i >= p.M) { break; }
+    storeOne(b, row0 + i, n, acc[i]);
+  }
+}

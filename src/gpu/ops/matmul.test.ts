@@ -1,0 +1,108 @@
+import { describe, expect, it } from 'vitest';
+import { matmulRef } from '../reference';
+import { assertClose, freshSeed, poisoned, rng, testRuntime, uniform } from '../testing';
+import { view } from '../tensor';
+import { MATMUL_VARIANTS, matmul, matmulTuner, type MatmulVariant } from './matmul';
+
+interface Case {
+  batch: number;
+  M: number;
+  N: number;
+  K: number;
+  transA: boolean;
+  transB: boolean;
+  broadcastB?: boolean;
+  bias?: boolean;
+  beta?: number;
+  alpha?: number;
+}
+
+async function check(variant: MatmulVariant, c: Case): Promise<void> {
+  const rt = await testRuntime();
+  const seed = freshSeed();
+  const r = rng(seed);
+  const a = uniform(c.batch * c.M * c.K, r);
+  const bBatch = c.broadcastB ? 1 : c.batch;
+  const b = uniform(bBatch * c.K * c.N, r);
+  const bias = c.bias ? uniform(c.N, r) : undefined;
+  const prior = c.beta ? uniform(c.batch * c.M * c.N, r) : undefined;
+  const aT = rt.upload(a, [c.batch, ...(c.transA ? [c.K, c.M] : [c.M, c.K])]);
+  const bDims = c.transB ? [c.N, c.K] : [c.K, c.N];
+  const bT = rt.upload(b, c.broadcastB ? bDims : [c.batch, ...bDims]);
+  const biasT = bias ? rt.upload(bias, [c.N]) : undefined;
+  const out = prior ? rt.upload(prior, [c.batch, c.M, c.N]) : poisoned(rt, [c.batch, c.M, c.N]);
+  matmul(rt, { a: aT, b: bT, out, bias: biasT, transA: c.transA, transB: c.transB, alpha: c.alpha, beta: c.beta, variant });
+  const got = await rt.read(out);
+  const ref = matmulRef({ a, b, ...c, bias, c: prior });
+  const abs = (x: Float32Array | undefined) => x?.map(Math.abs);
+  const scale = matmulRef({ a: abs(a)!, b: abs(b)!, ...c, alpha: Math.abs(c.alpha ?? 1), beta: Math.abs(c.beta ?? 0), bias: abs(bias), c: abs(prior) });
+  assertClose(`${variant} ${JSON.stringify(c)} seed ${seed}`, got, ref, c.N, 1e-5, scale);
+  rt.release(aT, bT, out, ...(biasT ? [biasT] : []));
+}
+
+const sizes = [1, 3, 17, 65, 127, 300];
+
+describe('matmul', () => {
+  for (const variant of MATMUL_VARIANTS) {
+    describe(variant, () => {
+      for (const [transA, transB] of [[false, false], [false, true], [true, false], [true, true]] as const) {
+        it(`${transA ? 'T' : 'N'}${transB ? 'T' : 'N'} over odd sizes`, async () => {
+          const r = Math.random;
+          for (const M of sizes) {
+            const N = sizes[Math.floor(r() * sizes.length)]!;
+            const K = sizes[Math.floor(r() * sizes.length)]!;
+            await check(variant, { batch: 1, M, N, K, transA, transB });
+          }
+        });
+        it(`${transA ? 'T' : 'N'}${transB ? 'T' : 'N'} batched, tile-aligned`, async () => {
+          await check(variant, { batch: 3, M: 64, N: 68, K: 40, transA, transB });
+          await check(variant, { batch: 2, M: 17, N: 65, K: 33, transA, transB });
+        });
+      }
+      it('broadcast B, bias, alpha and accumulate (beta)', async () => {
+        await check(variant, { batch: 3, M: 20, N: 36, K: 24, transA: false, transB: true, broadcastB: true, bias: true });
+        await check(variant, { batch: 2, M: 65, N: 17, K: 127, transA: true, transB: false, beta: 1, alpha: 0.5 });
+        await check(variant, { batch: 1, M: 64, N: 64, K: 64, transA: false, transB: false, beta: -0.25, bias: true });
+      });
+    });
+  }
+
+  it('respects tensor offsets (views into one buffer)', async () => {
+    const rt = await testRuntime();
+    const r = rng(freshSeed());
+    const M = 5, K = 7, N = 9;
+    const whole = uniform(3 + M * K + K * N, r);
+    const buf = rt.upload(whole, [whole.length]);
+    const a = view(buf, [M, K], 3);
+    const b = view(buf, [K, N], 3 + M * K);
+    for (const variant of MATMUL_VARIANTS) {
+      const out = poisoned(rt, [M, N]);
+      matmul(rt, { a, b, out, variant });
+      const ref = matmulRef({ a: whole.subarray(3), b: whole.subarray(3 + M * K), batch: 1, M, N, K });
+      assertClose(`offset ${variant}`, await rt.read(out), ref, N);
+      rt.release(out);
+    }
+    rt.release(buf);
+  });
+
+  it('rejects mismatched shapes and aliasing', async () => {
+    const rt = await testRuntime();
+    const a = rt.empty([4, 4]);
+    const b = rt.empty([6, 7]);
+    expect(() => matmul(rt, { a, b })).toThrow(/inner dimensions differ/);
+    expect(() => matmul(rt, { a, b: rt.empty([4, 4]), out: a })).toThrow(/shares a buffer/);
+    expect(() => matmul(rt, { a, b: rt.empty([4, 3]), out: rt.empty([4, 4]) })).toThrow(/does not hold/);
+  });
+
+  it('autotunes a shape class and remembers the winner', async () => {
+    const rt = await testRuntime();
+    const tuner = matmulTuner(rt);
+    const times = await tuner.tune({ batch: 1, M: 64, N: 64, K: 64, transA: false, transB: true }, 1);
+    for (const v of MATMUL_VARIANTS) expect(times[v]).toBeGreaterThan(0);
+    const winner = Object.entries(times).sort((x, y) => x[1] - y[1])[0]![0];
+    expect(tuner.choose({ batch: 1, M: 64, N: 64, K: 64, transA: false, transB: true })).toBe(winner);
+    tuner.forced = 'gemv';
+    expect(tuner.choose({ batch: 1, M: 64, N: 64, K: 64, transA: false, transB: true })).toBe('gemv');
+    tuner.forced = null;
+  });
+});

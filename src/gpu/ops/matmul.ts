@@ -1,0 +1,225 @@
+import type { Runtime } from '../runtime';
+import { Params } from '../params';
+import type { Tensor } from '../tensor';
+import { shapeString } from '../tensor';
+
+/** Kernel variants; see shaders/matmul.wgsl. */
+export const MATMUL_VARIANTS = ['reg', 'reg-wide', 'tiled', 'gemv'] as const;
+export type MatmulVariant = (typeof MATMUL_VARIANTS)[number];
+
+export interface MatmulArgs {
+  /** [..., M, K], or [..., K, M] with transA. */
+  a: Tensor;
+  /** [..., K, N], or [..., N, K] with transB; 2-D broadcasts over the batch. */
+  b: Tensor;
+  /** [..., M, N]; allocated when absent. Must not share a buffer with a, b or bias. */
+  out?: Tensor;
+  transA?: boolean;
+  transB?: boolean;
+  /** [N], added to every row. */
+  bias?: Tensor;
+  alpha?: number;
+  /** out = alpha·AB + beta·out: beta = 1 accumulates (gradient accumulation). */
+  beta?: number;
+  /** Forces a variant instead of the autotuned choice. */
+  variant?: MatmulVariant;
+}
+
+export interface MatmulShape {
+  batch: number;
+  M: number;
+  N: number;
+  K: number;
+  transA: boolean;
+  transB: boolean;
+}
+
+interface Geometry extends MatmulShape {
+  strideA: number;
+  strideB: number;
+}
+
+function resolveShape(args: MatmulArgs): Geometry {
+  const { a, b } = args;
+  const transA = args.transA ?? false;
+  const transB = args.transB ?? false;
+  if (a.shape.length < 2 || b.shape.length < 2) {
+    throw new Error(`matmul needs matrices, got ${shapeString(a)} and ${shapeString(b)}`);
+  }
+  const [ar, ac] = a.shape.slice(-2) as [number, number];
+  const [br, bc] = b.shape.slice(-2) as [number, number];
+  const M = transA ? ac : ar;
+  const K = transA ? ar : ac;
+  const Kb = transB ? bc : br;
+  const N = transB ? br : bc;
+  if (K !== Kb) {
+    throw new Error(
+      `matmul inner dimensions differ: ${shapeString(a)}${transA ? 'ᵀ' : ''} · ${shapeString(b)}${transB ? 'ᵀ' : ''} (${K} vs ${Kb})`,
+    );
+  }
+  const batchA = a.size / (M * K) || 1;
+  const batchB = b.size / (K * N) || 1;
+  if (b.shape.length > 2 && batchB !== batchA) {
+    throw new Error(`matmul batch sizes differ: ${shapeString(a)} and ${shapeString(b)}`);
+  }
+  if (a.dtype !== 'f32' || b.dtype !== 'f32') throw new Error('matmul takes f32 tensors');
+  return {
+    batch: batchA,
+    M,
+    N,
+    K,
+    transA,
+    transB,
+    strideA: M * K,
+    strideB: b.shape.length > 2 ? K * N : 0,
+  };
+}
+
+const ceil = (x: number, d: number) => Math.ceil(x / d);
+
+/** Outputs per invocation along each axis in matmul_reg. */
+const REG_TILE = 8;
+
+function plan(variant: MatmulVariant, g: Geometry) {
+  const constants = { TRANS_A: g.transA, TRANS_B: g.transB };
+  switch (variant) {
+    case 'reg':
+    case 'reg-wide': {
+      const [wx, wy] = variant === 'reg' ? [8, 4] : [16, 16];
+      return {
+        kernel: { shader: 'matmul', entry: 'matmul_reg', constants: { ...constants, WG_X: wx, WG_Y: wy } },
+        workgroups: [ceil(g.N, REG_TILE * wx), ceil(g.M, REG_TILE * wy), g.batch] as const,
+      };
+    }
+    case 'tiled':
+      return {
+        kernel: { shader: 'matmul', entry: 'matmul_tiled', constants },
+        workgroups: [ceil(g.N, 64), ceil(g.M, 64), g.batch] as const,
+      };
+    case 'gemv':
+      return {
+        kernel: { shader: 'matmul', entry: 'matmul_gemv', constants: { ...constants, WG_X: 64, WG_Y: 1 } },
+        workgroups: [ceil(g.N, 64), ceil(g.M, 4), g.batch] as const,
+      };
+  }
+}
+
+/** C = alpha·op(A)·op(B) (+ bias) (+ beta·C), batched. Returns C. */
+export function matmul(rt: Runtime, args: MatmulArgs): Tensor {
+  const g = resolveShape(args);
+  const outShape = [...args.a.shape.slice(0, -2), g.M, g.N];
+  if (args.a.shape.length === 2 && args.b.shape.length > 2) outShape.unshift(...args.b.shape.slice(0, -2));
+  const out = args.out ?? rt.empty(outShape);
+  if (out.size !== g.batch * g.M * g.N) {
+    throw new Error(`matmul output ${shapeString(out)} does not hold ${g.batch}×${g.M}×${g.N}`);
+  }
+  for (const [name, t] of [['a', args.a], ['b', args.b], ['bias', args.bias]] as const) {
+    if (t && t.buffer === out.buffer) throw new Error(`matmul output shares a buffer with ${name} (WebGPU forbids it)`);
+  }
+  if (args.bias && args.bias.size !== g.N) throw new Error(`matmul bias ${shapeString(args.bias)} is not [${g.N}]`);
+  const variant = args.variant ?? matmulTuner(rt).choose(g);
+  const { kernel, workgroups } = plan(variant, g);
+  const params = new Params()
+    .u32(g.M, g.N, g.K, g.batch)
+    .u32(args.a.offset, args.b.offset, out.offset, args.bias?.offset ?? 0)
+    .u32(g.strideA, g.strideB, g.M * g.N, args.bias ? 1 : 0)
+    .f32(args.alpha ?? 1, args.beta ?? 0)
+    .u32(0, 0);
+  rt.dispatch({
+    kernel,
+    params,
+    buffers: [args.a.buffer, args.b.buffer, out.buffer, args.bias?.buffer ?? rt.placeholder],
+    workgroups,
+    label: `matmul_${variant}`,
+  });
+  return out;
+}
+
+/** Shapes fall into classes by transposes and the log2 size of M, N and K. */
+export function shapeClass(s: MatmulShape): string {
+  const b = (x: number) => Math.ceil(Math.log2(Math.max(1, x)));
+  return `${s.transA ? 'T' : 'N'}${s.transB ? 'T' : 'N'}|m${b(s.M)}|n${b(s.N)}|k${b(s.K)}`;
+}
+
+const CACHE_VERSION = 'matmul-autotune:v2';
+
+/**
+ * Measures the variants once per adapter and shape class and remembers the fastest in the
+ * platform's persistent cache. Untuned classes use a heuristic until `tune` runs.
+ */
+export class MatmulTuner {
+  private readonly table: Record<string, MatmulVariant>;
+  private readonly cacheKey: string;
+  forced: MatmulVariant | null = null;
+
+  constructor(private readonly rt: Runtime) {
+    this.cacheKey = `${CACHE_VERSION}:${rt.ctx.adapter.key}`;
+    let table: Record<string, MatmulVariant> = {};
+    try {
+      table = JSON.parse(rt.platform.cacheGet(this.cacheKey) ?? '{}') as Record<string, MatmulVariant>;
+    } catch {
+      table = {};
+    }
+    this.table = table;
+  }
+
+  /** The tuned table (shape class → variant). */
+  entries(): Readonly<Record<string, MatmulVariant>> {
+    return this.table;
+  }
+
+  choose(s: MatmulShape): MatmulVariant {
+    if (this.forced) return this.forced;
+    const tuned = this.table[shapeClass(s)];
+    if (tuned) return tuned;
+    if (s.M <= 4) return 'gemv';
+    return this.rt.ctx.adapter.architecture === 'swiftshader' ? 'reg' : 'tiled';
+  }
+
+  /**
+   * Times every variant on this shape (random inputs, `runs` timed runs after a warm-up,
+   * median) and records the winner for its class. Returns the timings in ms.
+   */
+  async tune(s: MatmulShape, runs = 3): Promise<Record<MatmulVariant, number>> {
+    const rt = this.rt;
+    const aDims = s.transA ? [s.K, s.M] : [s.M, s.K];
+    const bDims = s.transB ? [s.N, s.K] : [s.K, s.N];
+    const rand = (n: number) => Float32Array.from({ length: n }, () => Math.random() - 0.5);
+    const a = rt.upload(rand(s.batch * s.M * s.K), [s.batch, ...aDims]);
+    const b = rt.upload(rand(s.batch * s.K * s.N), [s.batch, ...bDims]);
+    const out = rt.empty([s.batch, s.M, s.N]);
+    const times = {} as Record<MatmulVariant, number>;
+    try {
+      for (const variant of MATMUL_VARIANTS) {
+        const once = async () => {
+          const t0 = performance.now();
+          matmul(rt, { a, b, out, transA: s.transA, transB: s.transB, variant });
+          await rt.sync();
+          return performance.now() - t0;
+        };
+        await once();
+        const samples: number[] = [];
+        for (let i = 0; i < runs; i++) samples.push(await once());
+        samples.sort((x, y) => x - y);
+        times[variant] = samples[Math.floor(samples.length / 2)]!;
+      }
+    } finally {
+      rt.release(a, b, out);
+    }
+    const best = MATMUL_VARIANTS.reduce((x, y) => (times[y] < times[x] ? y : x));
+    this.table[shapeClass(s)] = best;
+    rt.platform.cacheSet(this.cacheKey, JSON.stringify(this.table));
+    return times;
+  }
+}
+
+const tuners = new WeakMap<Runtime, MatmulTuner>();
+
+export function matmulTuner(rt: Runtime): MatmulTuner {
+  let t = tuners.get(rt);
+  if (!t) {
+    t = new MatmulTuner(rt);
+    tuners.set(rt, t);
+  }
+  return t;
+}

@@ -1,0 +1,71 @@
+/** Per-kernel GPU time, aggregated by dispatch label. */
+export interface ProfileEntry {
+  label: string;
+  count: number;
+  totalMs: number;
+}
+
+/**
+ * Collects timestamp-query results. Each profiled dispatch gets its own compute pass with
+ * begin/end timestamps; results are resolved into a buffer and read back asynchronously.
+ */
+export class Profiler {
+  private readonly totals = new Map<string, ProfileEntry>();
+  private readonly pending: Promise<void>[] = [];
+  private querySet: GPUQuerySet | null = null;
+  private capacity = 0;
+
+  constructor(private readonly device: GPUDevice) {}
+
+  /** A query set with room for `dispatches` begin/end pairs. */
+  queries(dispatches: number): GPUQuerySet {
+    const count = dispatches * 2;
+    if (!this.querySet || this.capacity < count) {
+      this.querySet?.destroy();
+      this.capacity = Math.max(count, 64);
+      this.querySet = this.device.createQuerySet({ type: 'timestamp', count: this.capacity });
+    }
+    return this.querySet;
+  }
+
+  /** Resolves the first `labels.length` pairs after the work encoded so far. */
+  resolve(encoder: GPUCommandEncoder, labels: readonly string[]): () => void {
+    const bytes = labels.length * 16;
+    const resolveBuf = this.device.createBuffer({ size: bytes, usage: 0x200 /* QUERY_RESOLVE */ | 0x04 });
+    const readBuf = this.device.createBuffer({ size: bytes, usage: 0x01 /* MAP_READ */ | 0x08 });
+    encoder.resolveQuerySet(this.querySet!, 0, labels.length * 2, resolveBuf, 0);
+    encoder.copyBufferToBuffer(resolveBuf, 0, readBuf, 0, bytes);
+    // Called after submit: map and accumulate.
+    return () => {
+      this.pending.push(
+        readBuf.mapAsync(0x0001 /* READ */).then(() => {
+          const t = new BigInt64Array(readBuf.getMappedRange());
+          labels.forEach((label, i) => {
+            const ns = Number(t[2 * i + 1]! - t[2 * i]!);
+            const e = this.totals.get(label) ?? { label, count: 0, totalMs: 0 };
+            e.count++;
+            e.totalMs += Math.max(0, ns) / 1e6;
+            this.totals.set(label, e);
+          });
+          readBuf.unmap();
+          readBuf.destroy();
+          resolveBuf.destroy();
+        }),
+      );
+    };
+  }
+
+  /** Waits for outstanding results and returns the totals, slowest first. */
+  async report(): Promise<ProfileEntry[]> {
+    await Promise.all(this.pending.splice(0));
+    return [...this.totals.values()].sort((a, b) => b.totalMs - a.totalMs);
+  }
+
+  reset(): void {
+    this.totals.clear();
+  }
+
+  destroy(): void {
+    this.querySet?.destroy();
+  }
+}

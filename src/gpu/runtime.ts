@@ -1,0 +1,234 @@
+import type { Platform } from '../platform/types';
+import { acquireDevice, type GpuContext } from './device';
+import { Params } from './params';
+import { PipelineCache, type KernelSpec } from './pipelines';
+import { BufferPool, type PoolStats } from './pool';
+import { Profiler, type ProfileEntry } from './profiler';
+import { BYTES_PER_ELEMENT, numel, type DType, type Tensor, type TypedArrayFor } from './tensor';
+
+export interface Dispatch {
+  kernel: KernelSpec;
+  params: Params;
+  /** Buffers for bindings 1, 2, ... (binding 0 is always the params uniform). */
+  buffers: GPUBuffer[];
+  workgroups: readonly [number, number?, number?];
+  /** Name in profiles; defaults to the entry point. */
+  label?: string;
+}
+
+type Command =
+  | { kind: 'dispatch'; d: Dispatch; paramBytes: Uint8Array }
+  | { kind: 'copy'; src: GPUBuffer; srcOffset: number; dst: GPUBuffer; dstOffset: number; bytes: number };
+
+export interface RuntimeOptions {
+  /** Record GPU time per dispatch with timestamp queries, when the adapter has them. */
+  profile?: boolean;
+}
+
+const UNIFORM_USAGE = 0x40 /* UNIFORM */ | 0x08; /* COPY_DST */
+
+/**
+ * The GPU runtime: a device, a buffer pool, compiled pipelines, and a recorder that encodes
+ * every dispatch issued between two submits into one command buffer.
+ */
+export class Runtime {
+  readonly device: GPUDevice;
+  readonly pool: BufferPool;
+  readonly pipelines: PipelineCache;
+  readonly profiler: Profiler | null;
+  /** Bound where a kernel has an optional input that is absent (e.g. no bias). */
+  readonly placeholder: GPUBuffer;
+  private commands: Command[] = [];
+  private arena: GPUBuffer | null = null;
+  private lost: string | null = null;
+  private readonly errors: string[] = [];
+
+  private constructor(readonly ctx: GpuContext, options: RuntimeOptions) {
+    this.device = ctx.device;
+    this.pool = new BufferPool(this.device, ctx.limits.maxBufferSize);
+    this.pipelines = new PipelineCache(this.device, (name) => ctx.platform.shaderSource(name));
+    this.profiler = options.profile && ctx.features.has('timestamp-query') ? new Profiler(this.device) : null;
+    this.placeholder = this.device.createBuffer({ size: 256, usage: 0x80, label: 'placeholder' });
+    ctx.onLost((info) => {
+      this.lost = `${info.reason}: ${info.message}`;
+    });
+    ctx.onError((message) => this.errors.push(message));
+  }
+
+  static async create(platform: Platform, options: RuntimeOptions = {}): Promise<Runtime> {
+    return new Runtime(await acquireDevice(platform), options);
+  }
+
+  get platform(): Platform {
+    return this.ctx.platform;
+  }
+
+  /** Throws if the device was lost or reported an uncaptured error since the last check. */
+  private check(): void {
+    if (this.lost) throw new Error(`GPU device lost (${this.lost})`);
+    const errors = this.errors.splice(0);
+    if (errors.length) throw new Error(`GPU error: ${errors[0]}${errors.length > 1 ? ` (+${errors.length - 1} more)` : ''}`);
+  }
+
+  empty<D extends DType = 'f32'>(shape: readonly number[], dtype: D = 'f32' as D, label?: string): Tensor<D> {
+    const size = numel(shape);
+    const buffer = this.pool.acquire(size * BYTES_PER_ELEMENT[dtype], label);
+    return { buffer, shape: [...shape], dtype, offset: 0, size };
+  }
+
+  upload<D extends DType = 'f32'>(data: TypedArrayFor<D>, shape: readonly number[], dtype: D = 'f32' as D): Tensor<D> {
+    const t = this.empty(shape, dtype);
+    this.write(t, data);
+    return t;
+  }
+
+  /** Writes host data into a tensor, after all work recorded so far. */
+  write<D extends DType>(t: Tensor<D>, data: TypedArrayFor<D>): void {
+    if (data.length !== t.size) throw new Error(`write: ${data.length} values for a tensor of ${t.size}`);
+    // queue.writeBuffer runs before unsubmitted commands, so flush them to keep order.
+    this.submit();
+    this.device.queue.writeBuffer(t.buffer, t.offset * 4, data.buffer, data.byteOffset, data.byteLength);
+  }
+
+  release(...tensors: Tensor[]): void {
+    for (const t of tensors) this.pool.release(t.buffer);
+  }
+
+  dispatch(d: Dispatch): void {
+    const max = this.ctx.limits.maxComputeWorkgroupsPerDimension;
+    for (const n of d.workgroups) {
+      if (n !== undefined && (n > max || n < 0 || !Number.isInteger(n))) {
+        throw new Error(`${d.label ?? d.kernel.entry}: ${n} workgroups in one dimension (limit ${max})`);
+      }
+    }
+    this.commands.push({ kind: 'dispatch', d, paramBytes: d.params.bytes() });
+  }
+
+  /** Copies `src` into `dst` (same element count) in recording order. */
+  copy(src: Tensor, dst: Tensor): void {
+    if (src.size !== dst.size) throw new Error(`copy: ${src.size} elements into ${dst.size}`);
+    this.commands.push({
+      kind: 'copy',
+      src: src.buffer,
+      srcOffset: src.offset * 4,
+      dst: dst.buffer,
+      dstOffset: dst.offset * 4,
+      bytes: src.size * 4,
+    });
+  }
+
+  /** Encodes all recorded work into one command buffer and submits it. */
+  submit(): void {
+    this.check();
+    const commands = this.commands;
+    if (commands.length === 0) return;
+    this.commands = [];
+    const align = this.ctx.limits.minUniformBufferOffsetAlignment;
+    const offsets: number[] = [];
+    let total = 0;
+    for (const c of commands) {
+      if (c.kind !== 'dispatch') continue;
+      offsets.push(total);
+      total += Math.ceil(c.paramBytes.byteLength / align) * align;
+    }
+    if (total > 0) {
+      if (!this.arena || this.arena.size < total) {
+        this.arena?.destroy();
+        this.arena = this.device.createBuffer({ size: Math.max(total * 2, 4096), usage: UNIFORM_USAGE, label: 'params' });
+      }
+      const staging = new Uint8Array(total);
+      let i = 0;
+      for (const c of commands) if (c.kind === 'dispatch') staging.set(c.paramBytes, offsets[i++]);
+      this.device.queue.writeBuffer(this.arena, 0, staging);
+    }
+    const encoder = this.device.createCommandEncoder();
+    const labels: string[] = [];
+    const profiler = this.profiler;
+    const querySet = profiler?.queries(offsets.length);
+    let pass: GPUComputePassEncoder | null = null;
+    let i = 0;
+    for (const c of commands) {
+      if (c.kind === 'copy') {
+        pass?.end();
+        pass = null;
+        encoder.copyBufferToBuffer(c.src, c.srcOffset, c.dst, c.dstOffset, c.bytes);
+        continue;
+      }
+      const { d, paramBytes } = c;
+      const pipeline = this.pipelines.get(d.kernel);
+      const entries: GPUBindGroupEntry[] = [
+        { binding: 0, resource: { buffer: this.arena!, offset: offsets[i]!, size: paramBytes.byteLength } },
+        ...d.buffers.map((buffer, k) => ({ binding: k + 1, resource: { buffer } })),
+      ];
+      const bindGroup = this.device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries });
+      if (querySet) {
+        // One pass per dispatch so that each has its own begin/end timestamps.
+        pass?.end();
+        pass = encoder.beginComputePass({
+          timestampWrites: {
+            querySet,
+            beginningOfPassWriteIndex: 2 * labels.length,
+            endOfPassWriteIndex: 2 * labels.length + 1,
+          },
+        });
+        labels.push(d.label ?? d.kernel.entry);
+      } else if (!pass) {
+        pass = encoder.beginComputePass();
+      }
+      pass.setPipeline(pipeline);
+      pass.setBindGroup(0, bindGroup);
+      const [x, y = 1, z = 1] = d.workgroups;
+      if (x > 0 && y > 0 && z > 0) pass.dispatchWorkgroups(x, y, z);
+      if (querySet) {
+        pass.end();
+        pass = null;
+      }
+      i++;
+    }
+    pass?.end();
+    const collect = profiler && labels.length ? profiler.resolve(encoder, labels) : null;
+    this.device.queue.submit([encoder.finish()]);
+    collect?.();
+  }
+
+  /** Submits recorded work and reads a tensor back to the host. */
+  async read<D extends DType>(t: Tensor<D>): Promise<TypedArrayFor<D>> {
+    const bytes = t.size * 4;
+    const staging = this.device.createBuffer({ size: Math.max(bytes, 4), usage: 0x01 | 0x08 /* MAP_READ|COPY_DST */ });
+    if (bytes > 0) {
+      this.commands.push({ kind: 'copy', src: t.buffer, srcOffset: t.offset * 4, dst: staging, dstOffset: 0, bytes });
+    }
+    this.submit();
+    await staging.mapAsync(0x0001 /* READ */);
+    const copy = staging.getMappedRange(0, bytes).slice(0);
+    staging.unmap();
+    staging.destroy();
+    this.check();
+    const Ctor = t.dtype === 'f32' ? Float32Array : t.dtype === 'i32' ? Int32Array : Uint32Array;
+    return new Ctor(copy) as TypedArrayFor<D>;
+  }
+
+  /** Submits recorded work and waits until the GPU has finished it. */
+  async sync(): Promise<void> {
+    this.submit();
+    await this.device.queue.onSubmittedWorkDone();
+    this.check();
+  }
+
+  async profile(): Promise<ProfileEntry[]> {
+    return this.profiler ? this.profiler.report() : [];
+  }
+
+  stats(): PoolStats {
+    return this.pool.snapshot();
+  }
+
+  destroy(): void {
+    this.commands = [];
+    this.pool.destroy();
+    this.arena?.destroy();
+    this.placeholder.destroy();
+    this.profiler?.destroy();
+    this.device.destroy();
+  }
+}

@@ -1,0 +1,23 @@
+import { describe, expect, it } from 'vitest';
+import { preprocess } from './wgsl';
+
+describe('wgsl preprocess', () => {
+  it('selects #if / #else branches, nested and negated', () => {
+    const src = ['a', '#if X', 'b', '#if !Y', 'c', '#else', 'd', '#endif', '#else', 'e', '#endif', 'f'].join('\n');
+    expect(preprocess(src, { X: true }).split('\n')).toEqual(['a', 'b', 'c', 'f']);
+    expect(preprocess(src, { X: true, Y: true }).split('\n')).toEqual(['a', 'b', 'd', 'f']);
+    expect(preprocess(src, {}).split('\n')).toEqual(['a', 'e', 'f']);
+  });
+
+  it('unrolls nested #for loops', () => {
+    const src = ['#for i in 0..2', '#for j in 1..3', 'v{{i}}{{j}} = {{i}} * {{j}};', '#endfor', '#endfor'].join('\n');
+    expect(preprocess(src).split('\n')).toEqual(['v01 = 0 * 1;', 'v02 = 0 * 2;', 'v11 = 1 * 1;', 'v12 = 1 * 2;']);
+  });
+
+  it('rejects malformed directives', () => {
+    expect(() => preprocess('#if X\nfoo')).toThrow(/unterminated #if/);
+    expect(() => preprocess('#endif')).toThrow(/#endif without #if/);
+    expect(() => preprocess('#for i in 0..2\nx')).toThrow(/unterminated #for/);
+    expect(() => preprocess('#define X 1')).toThrow(/unknown directive/);
+  });
+});
