@@ -9,8 +9,11 @@ import { BYTES_PER_ELEMENT, numel, type DType, type Tensor, type TypedArrayFor }
 export interface Dispatch {
   kernel: KernelSpec;
   params: Params;
-  /** Buffers for bindings 1, 2, ... (binding 0 is always the params uniform). */
-  buffers: GPUBuffer[];
+  /**
+   * Buffers for bindings 1, 2, ... (binding 0 is always the params uniform); null skips a
+   * binding the entry point does not use.
+   */
+  buffers: (GPUBuffer | null)[];
   workgroups: readonly [number, number?, number?];
   /** Name in profiles; defaults to the entry point. */
   label?: string;
@@ -158,8 +161,10 @@ export class Runtime {
       const pipeline = this.pipelines.get(d.kernel);
       const entries: GPUBindGroupEntry[] = [
         { binding: 0, resource: { buffer: this.arena!, offset: offsets[i]!, size: paramBytes.byteLength } },
-        ...d.buffers.map((buffer, k) => ({ binding: k + 1, resource: { buffer } })),
       ];
+      d.buffers.forEach((buffer, k) => {
+        if (buffer) entries.push({ binding: k + 1, resource: { buffer } });
+      });
       const bindGroup = this.device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries });
       if (querySet) {
         // One pass per dispatch so that each has its own begin/end timestamps.

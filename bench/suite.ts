@@ -1,0 +1,99 @@
+/**
+ * The contract between benchmark suites (run in the page) and scripts/bench.mjs (Node),
+ * which prints the tables and writes one JSON file per suite. Everything crossing that
+ * boundary must survive structured cloning, so results are plain data.
+ */
+
+export interface SuiteOptions {
+  /** Fewer shapes and runs: a smoke test of the harness, not a measurement. */
+  quick: boolean;
+  /** Progress line, forwarded to the terminal while the suite runs. */
+  log(message: string): void;
+}
+
+export interface Table {
+  title: string;
+  columns: string[];
+  rows: string[][];
+  /** Lines printed under the table (legend, caveats). */
+  notes?: string[];
+}
+
+export interface SuiteResult {
+  suite: string;
+  tables: Table[];
+  /** Suite-specific measurements, written verbatim to the JSON file. */
+  data: unknown;
+  /** Anything that went wrong (wrong results, a library that threw); non-empty fails the run. */
+  failures: string[];
+}
+
+export type Suite = (options: SuiteOptions) => Promise<SuiteResult>;
+
+export interface AdapterInfoSummary {
+  vendor: string;
+  architecture: string;
+  device: string;
+  description: string;
+}
+
+export type BenchPageResult =
+  | { ok: true; userAgent: string; adapter: AdapterInfoSummary | null; suites: SuiteResult[] }
+  | { ok: false; error: string };
+
+export function adapterSummary(info: GPUAdapterInfo | undefined | null): AdapterInfoSummary | null {
+  if (!info) return null;
+  return { vendor: info.vendor, architecture: info.architecture, device: info.device, description: info.description };
+}
+
+export function median(samples: readonly number[]): number {
+  if (samples.length === 0) throw new Error('median of no samples');
+  const s = [...samples].sort((x, y) => x - y);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+}
+
+/** mulberry32: seeded, so a failing comparison can be replayed with the same inputs. */
+export function rng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Uniform values in [-1, 1). */
+export function uniform(n: number, random: () => number): Float32Array<ArrayBuffer> {
+  const out = new Float32Array(n);
+  for (let i = 0; i < n; i++) out[i] = 2 * random() - 1;
+  return out;
+}
+
+/**
+ * Largest error of `got` against `ref`, each element relative to the largest magnitude in
+ * its row of `ref`: f32 rounding in a dot product scales with the row, not the element,
+ * so an element that happens to cancel to near zero must not dominate. NaN or a length
+ * mismatch is reported as Infinity.
+ */
+export function rowRelativeError(got: ArrayLike<number>, ref: ArrayLike<number>, rowLength: number): number {
+  if (got.length !== ref.length) return Number.POSITIVE_INFINITY;
+  let worst = 0;
+  for (let start = 0; start < ref.length; start += rowLength) {
+    const end = Math.min(ref.length, start + rowLength);
+    let scale = 0;
+    for (let i = start; i < end; i++) scale = Math.max(scale, Math.abs(ref[i]!));
+    scale = Math.max(scale, 1e-30);
+    for (let i = start; i < end; i++) {
+      const err = Math.abs(got[i]! - ref[i]!) / scale;
+      if (!(err <= worst)) worst = Number.isNaN(err) ? Number.POSITIVE_INFINITY : err;
+    }
+  }
+  return worst;
+}
+
+export function errorMessage(e: unknown): string {
+  return e instanceof Error ? (e.stack ?? e.message) : String(e);
+}

@@ -1,0 +1,105 @@
+// Reductions. Row kernels use one 64-wide workgroup per row (rows on a 2-D grid); scalar
+// reductions run in two passes: 256 workgroups of grid-stride partials, then one workgroup.
+
+// row_reduce: 0 sum, 1 max.   scalar: 0 sum, 1 sum of squares.
+override OP: u32 = 0u;
+
+struct Params {
+  rows: u32, cols: u32, offX: u32, offOut: u32,
+  n: u32, _pad0: u32, _pad1: u32, _pad2: u32,
+}
+
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> X: array<f32>;
+@group(0) @binding(2) var<storage, read_write> Out: array<f32>;
+
+const WG = 64u;
+var<workgroup> scratch: array<f32, 256>;
+// -FLT_MAX: the identity of max (WGSL has no infinity literal).
+const LOWEST = bitcast<f32>(0xff7fffffu);
+
+fn combine(a: f32, b: f32) -> f32 {
+  if (OP == 1u) { return max(a, b); }
+  return a + b;
+}
+
+// Tree reduction of scratch[0..size) with `combine`; the result is in scratch[0].
+fn treeReduce(lid: u32, size: u32, isMax: bool) {
+  for (var stride = size / 2u; stride > 0u; stride /= 2u) {
+    workgroupBarrier();
+    if (lid < stride) {
+      let a = scratch[lid];
+      let b = scratch[lid + stride];
+      scratch[lid] = select(a + b, max(a, b), isMax);
+    }
+  }
+  workgroupBarrier();
+}
+
+fn rowIndex(wid: vec3<u32>, nwg: vec3<u32>) -> u32 {
+  return wid.y * nwg.x + wid.x;
+}
+
+@compute @workgroup_size(WG)
+fn row_reduce(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+              @builtin(local_invocation_id) lid3: vec3<u32>) {
+  let row = rowIndex(wid, nwg);
+  let lid = lid3.x;
+  if (row >= p.rows) { return; } // uniform per workgroup, so barriers stay uniform
+  let base = p.offX + row * p.cols;
+  var acc = select(0.0, LOWEST, OP == 1u);
+  for (var c = lid; c < p.cols; c += WG) { acc = combine(acc, X[base + c]); }
+  scratch[lid] = acc;
+  treeReduce(lid, WG, OP == 1u);
+  if (lid == 0u) { Out[p.offOut + row] = scratch[0]; }
+}
+
+// Numerically stable softmax of each row: exp(x - max) / Σ exp(x - max).
+@compute @workgroup_size(WG)
+fn softmax_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                @builtin(local_invocation_id) lid3: vec3<u32>) {
+  let row = rowIndex(wid, nwg);
+  let lid = lid3.x;
+  if (row >= p.rows) { return; }
+  let base = p.offX + row * p.cols;
+  var m = LOWEST;
+  for (var c = lid; c < p.cols; c += WG) { m = max(m, X[base + c]); }
+  scratch[lid] = m;
+  treeReduce(lid, WG, true);
+  let rowMax = scratch[0];
+  workgroupBarrier();
+  var s = 0.0;
+  for (var c = lid; c < p.cols; c += WG) { s += exp(X[base + c] - rowMax); }
+  scratch[lid] = s;
+  treeReduce(lid, WG, false);
+  let inv = 1.0 / scratch[0];
+  let outBase = p.offOut + row * p.cols;
+  for (var c = lid; c < p.cols; c += WG) { Out[outBase + c] = exp(X[base + c] - rowMax) * inv; }
+}
+
+// Pass 1: Out[offOut + wid] = partial of X over a grid stride (256 workgroups × 256 wide).
+@compute @workgroup_size(256)
+fn scalar_partial(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid3: vec3<u32>,
+                  @builtin(num_workgroups) nwg: vec3<u32>) {
+  let lid = lid3.x;
+  let stride = nwg.x * 256u;
+  var acc = 0.0;
+  for (var i = wid.x * 256u + lid; i < p.n; i += stride) {
+    let v = X[p.offX + i];
+    acc += select(v, v * v, OP == 1u);
+  }
+  scratch[lid] = acc;
+  treeReduce(lid, 256u, false);
+  if (lid == 0u) { Out[p.offOut + wid.x] = scratch[0]; }
+}
+
+// Pass 2: Out[offOut] = Σ X[offX .. offX + n) in one workgroup.
+@compute @workgroup_size(256)
+fn scalar_final(@builtin(local_invocation_id) lid3: vec3<u32>) {
+  let lid = lid3.x;
+  var acc = 0.0;
+  for (var i = lid; i < p.n; i += 256u) { acc += X[p.offX + i]; }
+  scratch[lid] = acc;
+  treeReduce(lid, 256u, false);
+  if (lid == 0u) { Out[p.offOut] = scratch[0]; }
+}

@@ -1,0 +1,126 @@
+import { describe, expect, it } from 'vitest';
+import { assertClose, freshSeed, poisoned, rng, testRuntime, uniform } from '../testing';
+import { view } from '../tensor';
+import { add, axpy, copy, fill, mul, scale, silu, siluBackward, sub, transpose } from './elementwise';
+import { swigluBackward, swigluForward } from './mlp';
+
+const SIZES = [1, 3, 17, 65, 127, 300, 4099];
+const sig = (x: number) => 1 / (1 + Math.exp(-x));
+const siluRef = (x: number) => x * sig(x);
+const dSiluRef = (x: number) => sig(x) * (1 + x * (1 - sig(x)));
+/** Σ of the magnitudes of silu'(x)'s terms: the scale its f32 rounding error follows. */
+const dSiluScale = (x: number) => sig(x) * (1 + Math.abs(x) * (1 - sig(x)));
+
+describe('element-wise kernels', () => {
+  it('binary ops (add, mul, sub, silu backward) at odd sizes, poisoned outputs', async () => {
+    const rt = await testRuntime();
+    const ops = [
+      ['add', add, (x: number, y: number) => x + y, (x: number, y: number) => Math.abs(x) + Math.abs(y)],
+      ['mul', mul, (x: number, y: number) => x * y, (x: number, y: number) => Math.abs(x * y)],
+      ['sub', sub, (x: number, y: number) => x - y, (x: number, y: number) => Math.abs(x) + Math.abs(y)],
+      ['silu backward', siluBackward, (x: number, dy: number) => dy * dSiluRef(x), (x: number, dy: number) => Math.abs(dy) * dSiluScale(x)],
+    ] as const;
+    for (const [name, op, ref, scaleOf] of ops) {
+      for (const n of SIZES) {
+        const seed = freshSeed();
+        const r = rng(seed);
+        const x = uniform(n, r, 4);
+        const y = uniform(n, r, 4);
+        const [tx, ty, out] = [rt.upload(x, [n]), rt.upload(y, [n]), poisoned(rt, [n])];
+        op(rt, tx, ty, out);
+        const expected = Float64Array.from(x, (v, i) => ref(v, y[i]!));
+        const scales = Float64Array.from(x, (v, i) => scaleOf(v, y[i]!));
+        // Element-wise: each element is its own row.
+        assertClose(`${name} n=${n} seed ${seed}`, await rt.read(out), expected, 1, 1e-5, scales);
+        rt.release(tx, ty, out);
+      }
+    }
+  });
+
+  it('scale, silu, axpy, fill and copy', async () => {
+    const rt = await testRuntime();
+    for (const n of SIZES) {
+      const seed = freshSeed();
+      const r = rng(seed);
+      const x = uniform(n, r, 6);
+      const y = uniform(n, r, 6);
+      const alpha = 2 * r() - 1;
+      const tx = rt.upload(x, [n]);
+      const out = poisoned(rt, [n]);
+      scale(rt, tx, alpha, out);
+      assertClose(`scale n=${n} seed ${seed}`, await rt.read(out), Float64Array.from(x, (v) => alpha * v), 1);
+      silu(rt, tx, out);
+      assertClose(`silu n=${n} seed ${seed}`, await rt.read(out), Float64Array.from(x, siluRef), 1);
+      const ty = rt.upload(y, [n]);
+      axpy(rt, alpha, tx, ty);
+      const axpyRef = Float64Array.from(y, (v, i) => v + alpha * x[i]!);
+      const axpyScale = Float64Array.from(y, (v, i) => Math.abs(v) + Math.abs(alpha * x[i]!));
+      assertClose(`axpy n=${n} seed ${seed}`, await rt.read(ty), axpyRef, 1, 1e-5, axpyScale);
+      fill(rt, out, alpha);
+      assertClose(`fill n=${n}`, await rt.read(out), new Float64Array(n).fill(Math.fround(alpha)), 1);
+      const dst = poisoned(rt, [n]);
+      copy(rt, tx, dst);
+      expect(Array.from(await rt.read(dst))).toEqual(Array.from(x));
+      rt.release(tx, ty, out, dst);
+    }
+  });
+
+  it('writes only inside a view (offsets honoured, neighbours untouched)', async () => {
+    const rt = await testRuntime();
+    const r = rng(freshSeed());
+    const x = uniform(10, r);
+    const whole = rt.upload(new Float32Array(30).fill(7), [30]);
+    const tx = rt.upload(x, [10]);
+    scale(rt, tx, 2, view(whole, [10], 13));
+    const got = await rt.read(whole);
+    for (let i = 0; i < 30; i++) {
+      const expected = i >= 13 && i < 23 ? 2 * x[i - 13]! : 7;
+      expect(got[i]).toBeCloseTo(expected, 6);
+    }
+    rt.release(whole, tx);
+  });
+
+  it('transposes batched matrices of odd shapes', async () => {
+    const rt = await testRuntime();
+    for (const [b, rows, cols] of [[1, 1, 1], [1, 3, 17], [2, 65, 7], [3, 127, 300]] as const) {
+      const x = uniform(b * rows * cols, rng(freshSeed()));
+      const tx = rt.upload(x, [b, rows, cols]);
+      const out = poisoned(rt, [b, cols, rows]);
+      transpose(rt, tx, out);
+      const ref = new Float64Array(x.length);
+      for (let k = 0; k < b; k++)
+        for (let i = 0; i < rows; i++)
+          for (let j = 0; j < cols; j++) ref[k * rows * cols + j * rows + i] = x[k * rows * cols + i * cols + j]!;
+      assertClose(`transpose ${b}x${rows}x${cols}`, await rt.read(out), ref, rows);
+      rt.release(tx, out);
+    }
+  });
+
+  it('SwiGLU forward and backward', async () => {
+    const rt = await testRuntime();
+    for (const n of SIZES) {
+      const seed = freshSeed();
+      const r = rng(seed);
+      const [g, u, dh] = [uniform(n, r, 5), uniform(n, r, 5), uniform(n, r, 2)];
+      const [tg, tu, tdh] = [rt.upload(g, [n]), rt.upload(u, [n]), rt.upload(dh, [n])];
+      const h = poisoned(rt, [n]);
+      swigluForward(rt, tg, tu, h);
+      assertClose(`swiglu n=${n} seed ${seed}`, await rt.read(h), Float64Array.from(g, (v, i) => siluRef(v) * u[i]!), 1);
+      const outs = { dGate: poisoned(rt, [n]), dUp: poisoned(rt, [n]) };
+      swigluBackward(rt, tg, tu, tdh, outs);
+      const dGate = Float64Array.from(g, (v, i) => dh[i]! * u[i]! * dSiluRef(v));
+      const dGateScale = Float64Array.from(g, (v, i) => Math.abs(dh[i]! * u[i]!) * dSiluScale(v));
+      const dUp = Float64Array.from(g, (v, i) => dh[i]! * siluRef(v));
+      assertClose(`swiglu dgate n=${n} seed ${seed}`, await rt.read(outs.dGate), dGate, 1, 1e-5, dGateScale);
+      assertClose(`swiglu dup n=${n} seed ${seed}`, await rt.read(outs.dUp), dUp, 1);
+      rt.release(tg, tu, tdh, h, outs.dGate, outs.dUp);
+    }
+  });
+
+  it('refuses mismatched sizes and aliased outputs', async () => {
+    const rt = await testRuntime();
+    const a = rt.empty([4]);
+    expect(() => add(rt, a, rt.empty([5]))).toThrow(/sizes differ/);
+    expect(() => add(rt, a, rt.empty([4]), a)).toThrow(/shares a buffer/);
+  });
+});

@@ -1,0 +1,78 @@
+import { describe, it } from 'vitest';
+import { assertClose, freshSeed, poisoned, rng, testRuntime, uniform } from '../testing';
+import { rowMax, rowSum, softmax, sum, sumSquares } from './reduce';
+
+const SHAPES = [[1, 1], [3, 17], [65, 3], [2, 127], [17, 300], [4, 1000]] as const;
+
+describe('reductions', () => {
+  it('row sum and row max', async () => {
+    const rt = await testRuntime();
+    for (const [rows, cols] of SHAPES) {
+      const seed = freshSeed();
+      const x = uniform(rows * cols, rng(seed), 3);
+      const t = rt.upload(x, [rows, cols]);
+      const sums = new Float64Array(rows);
+      const maxes = new Float64Array(rows).fill(-Infinity);
+      const abs = new Float64Array(rows);
+      for (let r = 0; r < rows; r++)
+        for (let c = 0; c < cols; c++) {
+          const v = x[r * cols + c]!;
+          sums[r] += v;
+          abs[r] += Math.abs(v);
+          maxes[r] = Math.max(maxes[r]!, v);
+        }
+      const out = poisoned(rt, [rows]);
+      rowSum(rt, t, out);
+      assertClose(`row sum ${rows}x${cols} seed ${seed}`, await rt.read(out), sums, 1, 1e-5, abs);
+      rowMax(rt, t, out);
+      assertClose(`row max ${rows}x${cols} seed ${seed}`, await rt.read(out), maxes, 1, 0);
+      rt.release(t, out);
+    }
+  });
+
+  it('softmax over rows, including large-magnitude logits', async () => {
+    const rt = await testRuntime();
+    for (const [rows, cols] of SHAPES) {
+      for (const magnitude of [1, 60]) {
+        const seed = freshSeed();
+        const x = uniform(rows * cols, rng(seed), magnitude);
+        const t = rt.upload(x, [rows, cols]);
+        const out = poisoned(rt, [rows, cols]);
+        softmax(rt, t, out);
+        const ref = new Float64Array(x.length);
+        for (let r = 0; r < rows; r++) {
+          let m = -Infinity;
+          for (let c = 0; c < cols; c++) m = Math.max(m, x[r * cols + c]!);
+          let s = 0;
+          for (let c = 0; c < cols; c++) s += Math.exp(x[r * cols + c]! - m);
+          for (let c = 0; c < cols; c++) ref[r * cols + c] = Math.exp(x[r * cols + c]! - m) / s;
+        }
+        assertClose(`softmax ${rows}x${cols} ×${magnitude} seed ${seed}`, await rt.read(out), ref, cols);
+        rt.release(t, out);
+      }
+    }
+  });
+
+  it('sum and sum of squares to a scalar, small to large', async () => {
+    const rt = await testRuntime();
+    for (const n of [1, 3, 17, 255, 256, 257, 65537, 1_000_003]) {
+      const seed = freshSeed();
+      const x = uniform(n, rng(seed));
+      const t = rt.upload(x, [n]);
+      let s = 0;
+      let sq = 0;
+      let abs = 0;
+      for (const v of x) {
+        s += v;
+        sq += v * v;
+        abs += Math.abs(v);
+      }
+      const out = poisoned(rt, [1]);
+      sum(rt, t, out);
+      assertClose(`sum n=${n} seed ${seed}`, await rt.read(out), [s], 1, 1e-5, [abs]);
+      sumSquares(rt, t, out);
+      assertClose(`sum of squares n=${n} seed ${seed}`, await rt.read(out), [sq], 1);
+      rt.release(t, out);
+    }
+  });
+});

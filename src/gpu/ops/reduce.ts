@@ -1,0 +1,76 @@
+import { Params } from '../params';
+import type { Runtime } from '../runtime';
+import type { Tensor } from '../tensor';
+import { distinctBuffers, f32Only, grid } from './common';
+
+function rowsCols(op: string, x: Tensor): [number, number] {
+  if (x.shape.length === 0) throw new Error(`${op}: needs at least one dimension`);
+  const cols = x.shape[x.shape.length - 1]!;
+  return [cols === 0 ? 0 : x.size / cols, cols];
+}
+
+function rowKernel(rt: Runtime, entry: string, op: number, x: Tensor, out: Tensor, rows: number, cols: number): void {
+  f32Only(entry, x, out);
+  distinctBuffers(entry, [out], [x]);
+  rt.dispatch({
+    kernel: { shader: 'reduce', entry, constants: { OP: op } },
+    params: new Params().u32(rows, cols, x.offset, out.offset, 0, 0, 0, 0),
+    buffers: [x.buffer, out.buffer],
+    workgroups: grid(rt, rows, 1),
+    label: entry === 'row_reduce' ? (op ? 'row_max' : 'row_sum') : entry,
+  });
+}
+
+function rowReduce(rt: Runtime, op: number, x: Tensor, out?: Tensor): Tensor {
+  const [rows, cols] = rowsCols('row reduce', x);
+  const o = out ?? rt.empty(x.shape.slice(0, -1).length ? x.shape.slice(0, -1) : [1]);
+  if (o.size !== rows) throw new Error(`row reduce: output holds ${o.size} values for ${rows} rows`);
+  rowKernel(rt, 'row_reduce', op, x, o, rows, cols);
+  return o;
+}
+
+/** Sum over the last dimension. */
+export const rowSum = (rt: Runtime, x: Tensor, out?: Tensor) => rowReduce(rt, 0, x, out);
+/** Max over the last dimension. */
+export const rowMax = (rt: Runtime, x: Tensor, out?: Tensor) => rowReduce(rt, 1, x, out);
+
+/** Softmax over the last dimension. */
+export function softmax(rt: Runtime, x: Tensor, out?: Tensor): Tensor {
+  const [rows, cols] = rowsCols('softmax', x);
+  const o = out ?? rt.empty(x.shape);
+  if (o.size !== x.size) throw new Error('softmax: output size differs from input');
+  rowKernel(rt, 'softmax_rows', 0, x, o, rows, cols);
+  return o;
+}
+
+const PARTIALS = 256;
+
+function scalar(rt: Runtime, op: number, x: Tensor, out?: Tensor): Tensor {
+  f32Only('reduce', x);
+  const o = out ?? rt.empty([1]);
+  distinctBuffers('reduce', [o], [x]);
+  const partial = rt.empty([PARTIALS]);
+  const groups = Math.min(PARTIALS, Math.max(1, Math.ceil(x.size / 256)));
+  rt.dispatch({
+    kernel: { shader: 'reduce', entry: 'scalar_partial', constants: { OP: op } },
+    params: new Params().u32(0, 0, x.offset, partial.offset, x.size, 0, 0, 0),
+    buffers: [x.buffer, partial.buffer],
+    workgroups: [groups],
+    label: op ? 'sum_squares' : 'sum',
+  });
+  rt.dispatch({
+    kernel: { shader: 'reduce', entry: 'scalar_final' },
+    params: new Params().u32(0, 0, partial.offset, o.offset, groups, 0, 0, 0),
+    buffers: [partial.buffer, o.buffer],
+    workgroups: [1],
+    label: 'reduce_final',
+  });
+  // Recorded work runs in order, so the partials buffer can return to the pool now.
+  rt.release(partial);
+  return o;
+}
+
+/** Σ x, as a one-element tensor. */
+export const sum = (rt: Runtime, x: Tensor, out?: Tensor) => scalar(rt, 0, x, out);
+/** Σ x², as a one-element tensor (e.g. for a global gradient norm). */
+export const sumSquares = (rt: Runtime, x: Tensor, out?: Tensor) => scalar(rt, 1, x, out);

@@ -1,0 +1,144 @@
+import { describe, expect, it } from 'vitest';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { nodePlatform } from '../platform/node';
+import { Params } from './params';
+import { sizeClass } from './pool';
+import { Runtime } from './runtime';
+import { testRuntime } from './testing';
+import { add, scale } from './ops/elementwise';
+import { matmul } from './ops/matmul';
+
+describe('buffer pool', () => {
+  it('size classes waste at most 25%', () => {
+    for (const bytes of [1, 255, 256, 257, 1000, 4096, 5000, 123457, 2 ** 20 + 1]) {
+      const c = sizeClass(bytes);
+      expect(c).toBeGreaterThanOrEqual(bytes);
+      if (bytes > 256) expect(c / bytes).toBeLessThanOrEqual(1.25);
+    }
+  });
+
+  it('reuses released buffers and accounts live bytes', async () => {
+    const rt = await testRuntime();
+    const before = rt.stats();
+    const a = rt.empty([1000]);
+    const mid = rt.stats();
+    expect(mid.liveBuffers).toBe(before.liveBuffers + 1);
+    expect(mid.liveBytes).toBe(before.liveBytes + sizeClass(4000));
+    rt.release(a);
+    const b = rt.empty([990]); // same size class: must reuse
+    expect(rt.stats().created).toBe(mid.created);
+    expect(b.buffer).toBe(a.buffer);
+    rt.release(b);
+    expect(rt.stats().liveBytes).toBe(before.liveBytes);
+    expect(() => rt.release(b)).toThrow(/double free/);
+  });
+
+  it('stays flat over repeated work', async () => {
+    const rt = await testRuntime();
+    const x = rt.upload(new Float32Array(512).fill(1), [16, 32]);
+    const w = rt.upload(new Float32Array(32 * 8).fill(0.5), [32, 8]);
+    const step = async () => {
+      const y = matmul(rt, { a: x, b: w });
+      const z = scale(rt, y, 2);
+      const s = add(rt, z, y);
+      await rt.read(s);
+      rt.release(y, z, s);
+    };
+    await step();
+    const after1 = rt.stats();
+    for (let i = 0; i < 20; i++) await step();
+    const after = rt.stats();
+    expect(after.liveBytes).toBe(after1.liveBytes);
+    expect(after.liveBuffers).toBe(after1.liveBuffers);
+    expect(after.created).toBe(after1.created);
+    rt.release(x, w);
+  });
+});
+
+describe('params packing', () => {
+  it('lays out u32, i32 and f32 fields padded to 16 bytes', () => {
+    const bytes = new Params().u32(7).i32(-2).f32(1.5).bytes();
+    expect(bytes.byteLength).toBe(16);
+    expect(new Uint32Array(bytes.buffer)[0]).toBe(7);
+    expect(new Int32Array(bytes.buffer)[1]).toBe(-2);
+    expect(new Float32Array(bytes.buffer)[2]).toBe(1.5);
+    expect(() => new Params().u32(-1)).toThrow(/out of range/);
+  });
+});
+
+describe('runtime', () => {
+  it('records many dispatches into one submit', async () => {
+    const rt = await testRuntime();
+    const queue = rt.device.queue;
+    let submits = 0;
+    const original = queue.submit.bind(queue);
+    queue.submit = (buffers: Iterable<GPUCommandBuffer>) => {
+      submits++;
+      original(buffers);
+    };
+    try {
+      const x = rt.upload(new Float32Array([1, 2, 3]), [3]);
+      let y = x;
+      const made = [];
+      for (let i = 0; i < 10; i++) {
+        y = scale(rt, y, 2);
+        made.push(y);
+      }
+      expect(submits).toBe(0);
+      expect(Array.from(await rt.read(y))).toEqual([1024, 2048, 3072]);
+      expect(submits).toBe(1);
+      rt.release(x, ...made);
+    } finally {
+      queue.submit = original;
+    }
+  });
+
+  it('reports the adapter, granted features and raised limits', async () => {
+    const rt = await testRuntime();
+    expect(rt.ctx.adapter.key.length).toBeGreaterThan(0);
+    expect(rt.ctx.limits.maxStorageBufferBindingSize).toBeGreaterThanOrEqual(128 * 2 ** 20);
+    for (const f of rt.ctx.features) expect(rt.device.features.has(f)).toBe(true);
+  });
+
+  it('profiles each dispatch with GPU timestamps when the adapter has them', async () => {
+    const rt = await Runtime.create(nodePlatform({ cacheFile: join(tmpdir(), `sage-prof-${process.pid}.json`) }), {
+      profile: true,
+    });
+    if (!rt.ctx.features.has('timestamp-query')) return;
+    const a = rt.upload(new Float32Array(64 * 64).fill(1), [64, 64]);
+    const b = rt.upload(new Float32Array(64 * 64).fill(1), [64, 64]);
+    const c = matmul(rt, { a, b });
+    scale(rt, c, 3);
+    await rt.sync();
+    const report = await rt.profile();
+    const labels = report.map((e) => e.label);
+    expect(labels.some((l) => l.startsWith('matmul_'))).toBe(true);
+    expect(labels).toContain('scale');
+    for (const e of report) {
+      expect(e.count).toBe(1);
+      expect(e.totalMs).toBeGreaterThanOrEqual(0);
+    }
+    rt.destroy();
+  });
+
+  it('reports device loss with its reason and refuses further work', async () => {
+    const rt = await Runtime.create(nodePlatform({ cacheFile: join(tmpdir(), `sage-lost-${process.pid}.json`) }));
+    const lost = new Promise<string>((resolve) => rt.ctx.onLost((info) => resolve(info.reason)));
+    rt.device.destroy();
+    expect(await lost).toBe('destroyed');
+    expect(() => scale(rt, rt.empty([4]), 2)).not.toThrow(); // recording is host-only
+    expect(() => rt.submit()).toThrow(/device lost \(destroyed/);
+  });
+
+  it('turns GPU validation errors into exceptions', async () => {
+    const rt = await testRuntime();
+    rt.dispatch({
+      kernel: { shader: 'elementwise', entry: 'no_such_entry' },
+      params: new Params().u32(1),
+      buffers: [],
+      workgroups: [1],
+    });
+    await expect(rt.sync()).rejects.toThrow(/GPU error/);
+  });
+});
