@@ -38,6 +38,7 @@ async function main(): Promise<BenchPageResult> {
     suites.push(await suite({ quick, log }));
     log(`suite ${name}: done in ${((performance.now() - t0) / 1e3).toFixed(1)} s`);
   }
+  if (!crossOriginIsolated) log('not cross-origin isolated: timer resolution is coarse (100 µs)');
   return { ok: true, userAgent: navigator.userAgent, adapter: adapterSummary(adapter.info), suites };
 }
 

@@ -5,6 +5,7 @@ import { nodePlatform } from '../platform/node';
 import { Params } from './params';
 import { sizeClass } from './pool';
 import { Runtime } from './runtime';
+import type { Tensor } from './tensor';
 import { testRuntime } from './testing';
 import { add, scale } from './ops/elementwise';
 import { matmul } from './ops/matmul';
@@ -79,7 +80,7 @@ describe('runtime', () => {
     };
     try {
       const x = rt.upload(new Float32Array([1, 2, 3]), [3]);
-      let y = x;
+      let y: Tensor = x;
       const made = [];
       for (let i = 0; i < 10; i++) {
         y = scale(rt, y, 2);

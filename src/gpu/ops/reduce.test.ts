@@ -17,8 +17,8 @@ describe('reductions', () => {
       for (let r = 0; r < rows; r++)
         for (let c = 0; c < cols; c++) {
           const v = x[r * cols + c]!;
-          sums[r] += v;
-          abs[r] += Math.abs(v);
+          sums[r] = sums[r]! + v;
+          abs[r] = abs[r]! + Math.abs(v);
           maxes[r] = Math.max(maxes[r]!, v);
         }
       const out = poisoned(rt, [rows]);

@@ -1,0 +1,36 @@
+import { expect, test } from '@playwright/test';
+
+test('the lab shell reports the WebGPU adapter and passes the worker matmul self-check', async ({ page }) => {
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  await page.goto('/');
+  await expect(page.getByRole('heading', { name: 'SAGE Lab' })).toBeVisible();
+  const adapter = page.getByTestId('adapter');
+  await expect(adapter).not.toBeEmpty({ timeout: 60_000 });
+  // On the CPU-only machines the adapter is SwiftShader; on a real GPU it names the vendor.
+  if (!process.env.SAGE_GPU) await expect(adapter).toContainText('swiftshader');
+  await expect(page.getByTestId('feature-timestamp-query')).toBeVisible();
+  await expect(page.getByTestId('selfcheck-status')).toHaveText('passed', { timeout: 120_000 });
+  const err = Number(await page.getByTestId('selfcheck-error').textContent());
+  expect(err).toBeLessThanOrEqual(1e-5);
+  await page.screenshot({ path: 'test-results/shell.png', fullPage: true });
+  expect(errors).toEqual([]);
+});
+
+test('without WebGPU the page says what is needed instead of failing silently', async ({ browser }) => {
+  const context = await browser.newContext();
+  // Hide WebGPU from the page and from the engine worker, as in a browser without it.
+  const hide = (scope: string) => `Object.defineProperty(${scope}.prototype, 'gpu', { get: () => undefined });\n`;
+  await context.addInitScript(hide('Navigator'));
+  await context.route(/engine\.worker\.ts/, async (route) => {
+    const response = await route.fetch();
+    await route.fulfill({ response, body: hide('WorkerNavigator') + (await response.text()) });
+  });
+  const page = await context.newPage();
+  await page.goto('/');
+  const notice = page.getByTestId('no-webgpu');
+  await expect(notice).toBeVisible({ timeout: 60_000 });
+  await expect(notice).toContainText('WebGPU is not available');
+  await expect(notice).toContainText('--enable-unsafe-webgpu');
+  await context.close();
+});

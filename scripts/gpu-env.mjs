@@ -1,0 +1,23 @@
+// Environment for Node processes that use Dawn (the `webgpu` package). Without a GPU, Dawn
+// runs on the SwiftShader Vulkan driver that Debian's chromium ships; it also needs a Vulkan
+// loader, which chromium ships too when the system has none (libvulkan1).
+import { existsSync } from 'node:fs';
+
+const CHROMIUM_LIB = '/usr/lib/chromium';
+
+function systemHasVulkanLoader() {
+  return ['/usr/lib/x86_64-linux-gnu/libvulkan.so.1', '/usr/lib/aarch64-linux-gnu/libvulkan.so.1', '/usr/lib/libvulkan.so.1'].some(
+    (p) => existsSync(p),
+  );
+}
+
+export function gpuEnv(base = process.env) {
+  const env = { ...base };
+  if (!env.VK_ICD_FILENAMES && existsSync(`${CHROMIUM_LIB}/vk_swiftshader_icd.json`) && env.SAGE_GPU !== 'hardware') {
+    env.VK_ICD_FILENAMES = `${CHROMIUM_LIB}/vk_swiftshader_icd.json`;
+  }
+  if (!systemHasVulkanLoader() && existsSync(`${CHROMIUM_LIB}/libvulkan.so.1`)) {
+    env.LD_LIBRARY_PATH = [CHROMIUM_LIB, env.LD_LIBRARY_PATH].filter(Boolean).join(':');
+  }
+  return env;
+}

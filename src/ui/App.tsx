@@ -1,0 +1,28 @@
+import { useEffect } from 'react';
+import { DevicePanel } from './DevicePanel';
+import { SelfCheckPanel } from './SelfCheckPanel';
+import { useLab } from './store';
+
+export function App() {
+  const connect = useLab((s) => s.connect);
+  const runSelfCheck = useLab((s) => s.runSelfCheck);
+  useEffect(() => {
+    void connect().then(() => {
+      if (useLab.getState().device) void runSelfCheck();
+    });
+  }, [connect, runSelfCheck]);
+  return (
+    <div className="app">
+      <header>
+        <h1>SAGE Lab</h1>
+        <p className="muted">
+          Self-evolving multi-agent reasoning (Challenger · Planner · Solver · Critic), trained in your browser on WebGPU.
+        </p>
+      </header>
+      <main>
+        <DevicePanel />
+        <SelfCheckPanel />
+      </main>
+    </div>
+  );
+}

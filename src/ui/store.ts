@@ -1,0 +1,53 @@
+import { create, type StateCreator } from 'zustand';
+import type { DeviceReport, SelfCheckResult } from '../worker/api';
+import { callEngine } from './engineClient';
+
+type Status = 'idle' | 'running' | 'done' | 'error';
+
+export interface DeviceSlice {
+  deviceStatus: Status;
+  device: DeviceReport | null;
+  deviceError: string | null;
+  connect(): Promise<void>;
+}
+
+export interface SelfCheckSlice {
+  checkStatus: Status;
+  check: SelfCheckResult | null;
+  checkError: string | null;
+  runSelfCheck(shape?: { M: number; N: number; K: number }): Promise<void>;
+}
+
+export type LabState = DeviceSlice & SelfCheckSlice;
+
+const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
+
+const deviceSlice: StateCreator<LabState, [], [], DeviceSlice> = (set) => ({
+  deviceStatus: 'idle',
+  device: null,
+  deviceError: null,
+  async connect() {
+    set({ deviceStatus: 'running', deviceError: null });
+    try {
+      set({ device: await callEngine((e) => e.init()), deviceStatus: 'done' });
+    } catch (e) {
+      set({ deviceStatus: 'error', deviceError: message(e) });
+    }
+  },
+});
+
+const selfCheckSlice: StateCreator<LabState, [], [], SelfCheckSlice> = (set) => ({
+  checkStatus: 'idle',
+  check: null,
+  checkError: null,
+  async runSelfCheck(shape = { M: 128, N: 96, K: 80 }) {
+    set({ checkStatus: 'running', checkError: null });
+    try {
+      set({ check: await callEngine((e) => e.selfCheck(shape)), checkStatus: 'done' });
+    } catch (e) {
+      set({ checkStatus: 'error', checkError: message(e) });
+    }
+  },
+});
+
+export const useLab = create<LabState>()((...a) => ({ ...deviceSlice(...a), ...selfCheckSlice(...a) }));
