@@ -6,12 +6,18 @@ override OP: u32 = 0u;
 
 struct Params {
   rows: u32, cols: u32, offX: u32, offOut: u32,
-  n: u32, _pad0: u32, _pad1: u32, _pad2: u32,
+  n: u32, offY: u32, offS: u32, accumulate: u32,
 }
+
+// col_reduce: multiply by Y[r, c] and/or by the row scale S[r] before summing.
+override HAS_Y: bool = false;
+override HAS_S: bool = false;
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> X: array<f32>;
 @group(0) @binding(2) var<storage, read_write> Out: array<f32>;
+@group(0) @binding(3) var<storage, read> Y: array<f32>;
+@group(0) @binding(4) var<storage, read> S: array<f32>;
 
 const WG = 64u;
 var<workgroup> scratch: array<f32, 256>;
@@ -102,4 +108,20 @@ fn scalar_final(@builtin(local_invocation_id) lid3: vec3<u32>) {
   scratch[lid] = acc;
   treeReduce(lid, 256u, false);
   if (lid == 0u) { Out[p.offOut] = scratch[0]; }
+}
+
+// Out[c] (+)= Σ_r X[r, c] · Y[r, c] · S[r]: bias gradients (Σ dy) and RMSNorm weight
+// gradients (Σ dy · x · rstd). One invocation per column, rows in order: deterministic.
+@compute @workgroup_size(64)
+fn col_reduce(@builtin(global_invocation_id) gid: vec3<u32>) {
+  let c = gid.x;
+  if (c >= p.cols) { return; }
+  var acc = 0.0;
+  for (var r = 0u; r < p.rows; r++) {
+    var v = X[p.offX + r * p.cols + c];
+    if (HAS_Y) { v *= Y[p.offY + r * p.cols + c]; }
+    if (HAS_S) { v *= S[p.offS + r]; }
+    acc += v;
+  }
+  if (p.accumulate != 0u) { Out[p.offOut + c] += acc; } else { Out[p.offOut + c] = acc; }
 }

@@ -74,3 +74,34 @@ function scalar(rt: Runtime, op: number, x: Tensor, out?: Tensor): Tensor {
 export const sum = (rt: Runtime, x: Tensor, out?: Tensor) => scalar(rt, 0, x, out);
 /** Σ x², as a one-element tensor (e.g. for a global gradient norm). */
 export const sumSquares = (rt: Runtime, x: Tensor, out?: Tensor) => scalar(rt, 1, x, out);
+
+export interface ColReduceArgs {
+  /** [rows, cols] */
+  x: Tensor;
+  /** Multiplies x element-wise before the sum ([rows, cols]). */
+  y?: Tensor;
+  /** Multiplies each row before the sum ([rows]). */
+  rowScale?: Tensor;
+  /** [cols] */
+  out: Tensor;
+  /** Add into out instead of overwriting (gradient accumulation). */
+  accumulate?: boolean;
+}
+
+/** out[c] (+)= Σ_r x[r, c] · y[r, c] · rowScale[r]: bias and norm-weight gradients. */
+export function colReduce(rt: Runtime, { x, y, rowScale, out, accumulate = false }: ColReduceArgs): Tensor {
+  const [rows, cols] = rowsCols('col reduce', x);
+  if (out.size !== cols) throw new Error(`col reduce: output holds ${out.size} values for ${cols} columns`);
+  if (y && y.size !== x.size) throw new Error('col reduce: y differs in size from x');
+  if (rowScale && rowScale.size !== rows) throw new Error(`col reduce: row scale holds ${rowScale.size} values for ${rows} rows`);
+  f32Only('col reduce', x, out, ...(y ? [y] : []), ...(rowScale ? [rowScale] : []));
+  distinctBuffers('col reduce', [out], [x, ...(y ? [y] : []), ...(rowScale ? [rowScale] : [])]);
+  rt.dispatch({
+    kernel: { shader: 'reduce', entry: 'col_reduce', constants: { HAS_Y: !!y, HAS_S: !!rowScale } },
+    params: new Params().u32(rows, cols, x.offset, out.offset, 0, y?.offset ?? 0, rowScale?.offset ?? 0, accumulate ? 1 : 0),
+    buffers: [x.buffer, out.buffer, y?.buffer ?? rt.placeholder, rowScale?.buffer ?? rt.placeholder],
+    workgroups: grid(rt, cols, 64),
+    label: 'col_reduce',
+  });
+  return out;
+}

@@ -1,0 +1,74 @@
+// Fused cross-entropy over the vocabulary, one 64-wide workgroup per token row:
+//   loss[t]   = w[t] · (logsumexp(z_t) − z_t[y_t])      (0 where y_t = −1)
+//   logp[t]   = z_t[y_t] − logsumexp(z_t)                 (unweighted, for policy ratios)
+//   z_t      <- w[t] · (softmax(z_t) − onehot(y_t))       (d loss / d logits, in place)
+// The weights carry masks, 1/count normalisation and per-token advantages alike.
+
+struct Params {
+  rows: u32, vocab: u32, offZ: u32, offTargets: u32,
+  offWeights: u32, offLoss: u32, offLogp: u32, _pad: u32,
+}
+
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read_write> Z: array<f32>;
+@group(0) @binding(2) var<storage, read> targets: array<i32>;
+@group(0) @binding(3) var<storage, read> weights: array<f32>;
+@group(0) @binding(4) var<storage, read_write> lossOut: array<f32>;
+@group(0) @binding(5) var<storage, read_write> logpOut: array<f32>;
+
+const WG = 64u;
+const LOWEST = bitcast<f32>(0xff7fffffu);
+var<workgroup> scratch: array<f32, WG>;
+
+fn reduce(lid: u32, v: f32, isMax: bool) -> f32 {
+  scratch[lid] = v;
+  for (var stride = WG / 2u; stride > 0u; stride /= 2u) {
+    workgroupBarrier();
+    if (lid < stride) {
+      let a = scratch[lid];
+      let b = scratch[lid + stride];
+      scratch[lid] = select(a + b, max(a, b), isMax);
+    }
+  }
+  workgroupBarrier();
+  let r = scratch[0];
+  workgroupBarrier();
+  return r;
+}
+
+@compute @workgroup_size(WG)
+fn cross_entropy(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                 @builtin(local_invocation_id) lid3: vec3<u32>) {
+  let row = wid.y * nwg.x + wid.x;
+  if (row >= p.rows) { return; }
+  let lid = lid3.x;
+  let base = p.offZ + row * p.vocab;
+  let tgt = targets[p.offTargets + row];
+  let w = weights[p.offWeights + row];
+  var m = LOWEST;
+  for (var c = lid; c < p.vocab; c += WG) { m = max(m, Z[base + c]); }
+  m = reduce(lid, m, true);
+  var s = 0.0;
+  for (var c = lid; c < p.vocab; c += WG) { s += exp(Z[base + c] - m); }
+  s = reduce(lid, s, false);
+  let lse = m + log(s);
+  if (tgt < 0) {
+    for (var c = lid; c < p.vocab; c += WG) { Z[base + c] = 0.0; }
+    if (lid == 0u) {
+      lossOut[p.offLoss + row] = 0.0;
+      logpOut[p.offLogp + row] = 0.0;
+    }
+    return;
+  }
+  let zt = Z[base + u32(tgt)];
+  // Every invocation read zt above; wait before any of them overwrites the row.
+  workgroupBarrier();
+  for (var c = lid; c < p.vocab; c += WG) {
+    let prob = exp(Z[base + c] - lse);
+    Z[base + c] = w * (prob - select(0.0, 1.0, c == u32(tgt)));
+  }
+  if (lid == 0u) {
+    lossOut[p.offLoss + row] = w * (lse - zt);
+    logpOut[p.offLogp + row] = zt - lse;
+  }
+}

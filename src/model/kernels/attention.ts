@@ -1,0 +1,80 @@
+import { grid } from '../../gpu/ops/common';
+import { Params } from '../../gpu/params';
+import type { Runtime } from '../../gpu/runtime';
+import type { Tensor } from '../../gpu/tensor';
+
+export const MAX_HEAD_DIM = 128;
+
+export interface AttentionShape {
+  B: number;
+  T: number;
+  heads: number;
+  kvHeads: number;
+  hd: number;
+}
+
+interface Offsets {
+  q?: Tensor; k?: Tensor; v?: Tensor; o?: Tensor; lse?: Tensor; mask?: Tensor<'u32'>;
+  dO?: Tensor; d?: Tensor; dq?: Tensor; dk?: Tensor; dv?: Tensor;
+}
+
+function params(s: AttentionShape, t: Offsets): Params {
+  return new Params()
+    .u32(s.B, s.T, s.heads, s.kvHeads)
+    .u32(s.hd, t.q?.offset ?? 0, t.k?.offset ?? 0, t.v?.offset ?? 0)
+    .u32(t.o?.offset ?? 0, t.lse?.offset ?? 0, t.mask?.offset ?? 0, t.dO?.offset ?? 0)
+    .u32(t.d?.offset ?? 0, t.dq?.offset ?? 0, t.dk?.offset ?? 0, t.dv?.offset ?? 0)
+    .f32(1 / Math.sqrt(s.hd))
+    .u32(0, 0, 0);
+}
+
+function check(s: AttentionShape): void {
+  if (s.hd > MAX_HEAD_DIM) throw new Error(`attention: head_dim ${s.hd} exceeds the kernel's limit of ${MAX_HEAD_DIM}`);
+  if (s.heads % s.kvHeads !== 0) throw new Error('attention: heads must be a multiple of kv heads');
+}
+
+/** o = softmax(q kᵀ / √hd + causal & padding mask) v; lse [B·T, heads] saved for backward. */
+export function attentionForward(
+  rt: Runtime,
+  s: AttentionShape,
+  t: { q: Tensor; k: Tensor; v: Tensor; mask: Tensor<'u32'>; o: Tensor; lse: Tensor },
+): void {
+  check(s);
+  rt.dispatch({
+    kernel: { shader: 'attention', entry: 'attention_forward' },
+    params: params(s, t),
+    buffers: [t.q.buffer, t.k.buffer, t.v.buffer, t.mask.buffer, t.o.buffer, t.lse.buffer],
+    workgroups: grid(rt, s.B * s.T * s.heads, 64),
+    label: 'attention_forward',
+  });
+}
+
+/** dq, dk, dv from dO; `d` [B·T, heads] is scratch (dO·O per row and head). */
+export function attentionBackward(
+  rt: Runtime,
+  s: AttentionShape,
+  t: {
+    q: Tensor; k: Tensor; v: Tensor; mask: Tensor<'u32'>; o: Tensor; lse: Tensor;
+    dO: Tensor; d: Tensor; dq: Tensor; dk: Tensor; dv: Tensor;
+  },
+): void {
+  check(s);
+  const p = params(s, t);
+  rt.dispatch({
+    kernel: { shader: 'attention', entry: 'attention_backward_dq' },
+    params: p,
+    buffers: [t.q.buffer, t.k.buffer, t.v.buffer, t.mask.buffer, t.o.buffer, t.lse.buffer, t.dO.buffer, t.d.buffer, t.dq.buffer],
+    workgroups: grid(rt, s.B * s.T * s.heads, 64),
+    label: 'attention_backward_dq',
+  });
+  rt.dispatch({
+    kernel: { shader: 'attention', entry: 'attention_backward_dkv' },
+    params: p,
+    buffers: [
+      t.q.buffer, t.k.buffer, t.v.buffer, t.mask.buffer, null, t.lse.buffer, t.dO.buffer, t.d.buffer, null,
+      t.dk.buffer, t.dv.buffer,
+    ],
+    workgroups: grid(rt, s.B * s.T * s.kvHeads, 64),
+    label: 'attention_backward_dkv',
+  });
+}

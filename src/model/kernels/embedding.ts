@@ -1,0 +1,64 @@
+import { distinctBuffers, grid } from '../../gpu/ops/common';
+import { Params } from '../../gpu/params';
+import type { Runtime } from '../../gpu/runtime';
+import type { Tensor } from '../../gpu/tensor';
+
+/** out[t, :] = W[tokens[t], :]. tokens: u32 [n]; W: [vocab, H]; out: [n, H]. */
+export function embeddingForward(rt: Runtime, tokens: Tensor<'u32'>, W: Tensor, out: Tensor): Tensor {
+  const H = W.shape[W.shape.length - 1]!;
+  if (out.size !== tokens.size * H) throw new Error(`embedding: output holds ${out.size}, need ${tokens.size}×${H}`);
+  distinctBuffers('embedding', [out], [W]);
+  rt.dispatch({
+    kernel: { shader: 'embedding', entry: 'embedding_forward' },
+    params: new Params().u32(tokens.size, H, W.offset, out.offset, 0, 0, 0, tokens.offset),
+    buffers: [tokens.buffer, W.buffer, out.buffer],
+    workgroups: grid(rt, tokens.size * H),
+    label: 'embedding_forward',
+  });
+  return out;
+}
+
+/**
+ * Groups the positions of each distinct token (CSR on the host, where token ids live):
+ * [token_0..token_{U-1}, start_0..start_U, positions...].
+ */
+export function tokenIndex(tokens: ArrayLike<number>): { index: Uint32Array; unique: number } {
+  const byToken = new Map<number, number[]>();
+  for (let t = 0; t < tokens.length; t++) {
+    const id = tokens[t]!;
+    let list = byToken.get(id);
+    if (!list) byToken.set(id, (list = []));
+    list.push(t);
+  }
+  const ids = [...byToken.keys()].sort((a, b) => a - b);
+  const U = ids.length;
+  const index = new Uint32Array(U + U + 1 + tokens.length);
+  let k = 0;
+  ids.forEach((id, u) => {
+    index[u] = id;
+    index[U + u] = k;
+    for (const pos of byToken.get(id)!) index[2 * U + 1 + k++] = pos;
+  });
+  index[2 * U] = k;
+  return { index, unique: U };
+}
+
+/** dW[tokens[t], :] += dy[t, :], with `index` from tokenIndex (uploaded as u32). */
+export function embeddingBackward(
+  rt: Runtime,
+  index: Tensor<'u32'>,
+  unique: number,
+  dy: Tensor,
+  dW: Tensor,
+): Tensor {
+  const H = dW.shape[dW.shape.length - 1]!;
+  distinctBuffers('embedding backward', [dW], [dy]);
+  rt.dispatch({
+    kernel: { shader: 'embedding', entry: 'embedding_backward' },
+    params: new Params().u32(0, H, 0, dW.offset, unique, index.offset, dy.offset, 0),
+    buffers: [null, null, dW.buffer, index.buffer, dy.buffer],
+    workgroups: grid(rt, unique * H),
+    label: 'embedding_backward',
+  });
+  return dW;
+}

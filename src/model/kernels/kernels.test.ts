@@ -1,0 +1,268 @@
+import { describe, expect, it } from 'vitest';
+import { assertClose, freshSeed, poisoned, rng, testRuntime, uniform } from '../../gpu/testing';
+import { attentionBackward, attentionForward, type AttentionShape } from './attention';
+import { embeddingBackward, embeddingForward, tokenIndex } from './embedding';
+import { crossEntropy } from './loss';
+import { rmsnormBackward, rmsnormForward } from './norm';
+import { rope, ropeTables } from './rope';
+
+describe('embedding', () => {
+  it('gathers rows and scatter-adds gradients for repeated tokens', async () => {
+    const rt = await testRuntime();
+    for (const [vocab, H, n] of [[7, 3, 1], [17, 65, 40], [264, 128, 300]] as const) {
+      const seed = freshSeed();
+      const r = rng(seed);
+      const W = uniform(vocab * H, r);
+      // Few distinct tokens so that most repeat.
+      const tokens = Uint32Array.from({ length: n }, () => Math.floor(r() * Math.min(vocab, 5 + n / 4)));
+      const tW = rt.upload(W, [vocab, H]);
+      const tTok = rt.upload(tokens, [n], 'u32');
+      const out = poisoned(rt, [n, H]);
+      embeddingForward(rt, tTok, tW, out);
+      const ref = new Float64Array(n * H);
+      for (let t = 0; t < n; t++) for (let c = 0; c < H; c++) ref[t * H + c] = W[tokens[t]! * H + c]!;
+      assertClose(`embedding forward seed ${seed}`, await rt.read(out), ref, H, 0);
+      const dy = uniform(n * H, r);
+      const prior = uniform(vocab * H, r);
+      const dW = rt.upload(prior, [vocab, H]);
+      const { index, unique } = tokenIndex(tokens);
+      const tIndex = rt.upload(index, [index.length], 'u32');
+      embeddingBackward(rt, tIndex, unique, rt.upload(dy, [n, H]), dW);
+      const dRef = Float64Array.from(prior);
+      const dAbs = Float64Array.from(prior, Math.abs);
+      for (let t = 0; t < n; t++)
+        for (let c = 0; c < H; c++) {
+          dRef[tokens[t]! * H + c] += dy[t * H + c]!;
+          dAbs[tokens[t]! * H + c] += Math.abs(dy[t * H + c]!);
+        }
+      assertClose(`embedding backward seed ${seed}`, await rt.read(dW), dRef, 1, 1e-5, dAbs);
+    }
+  });
+});
+
+describe('rmsnorm', () => {
+  it('forward, and backward for x and w, with accumulation into dx', async () => {
+    const rt = await testRuntime();
+    for (const [rows, cols] of [[1, 1], [3, 17], [65, 128], [7, 300]] as const) {
+      const seed = freshSeed();
+      const r = rng(seed);
+      const eps = 1e-5;
+      const x = uniform(rows * cols, r, 2);
+      const w = Float32Array.from({ length: cols }, () => 1 + 0.3 * (2 * r() - 1));
+      const dy = uniform(rows * cols, r);
+      const dxPrior = uniform(rows * cols, r);
+      const dwPrior = uniform(cols, r);
+      const [tx, tw, tdy] = [rt.upload(x, [rows, cols]), rt.upload(w, [cols]), rt.upload(dy, [rows, cols])];
+      const y = poisoned(rt, [rows, cols]);
+      const rstd = poisoned(rt, [rows]);
+      rmsnormForward(rt, tx, tw, eps, y, rstd);
+      const dx = rt.upload(dxPrior, [rows, cols]);
+      const dw = rt.upload(dwPrior, [cols]);
+      rmsnormBackward(rt, { x: tx, w: tw, rstd, dy: tdy, dx, dw, accumulate: true });
+      const yRef = new Float64Array(rows * cols);
+      const dxRef = Float64Array.from(dxPrior);
+      const dwRef = Float64Array.from(dwPrior);
+      const dwAbs = Float64Array.from(dwPrior, Math.abs);
+      for (let i = 0; i < rows; i++) {
+        let ss = 0;
+        for (let c = 0; c < cols; c++) ss += x[i * cols + c]! ** 2;
+        const rs = 1 / Math.sqrt(ss / cols + eps);
+        let dot = 0;
+        for (let c = 0; c < cols; c++) dot += w[c]! * dy[i * cols + c]! * x[i * cols + c]! * rs;
+        for (let c = 0; c < cols; c++) {
+          const k = i * cols + c;
+          const xhat = x[k]! * rs;
+          yRef[k] = xhat * w[c]!;
+          dxRef[k] += rs * (w[c]! * dy[k]! - (xhat * dot) / cols);
+          dwRef[c] += dy[k]! * xhat;
+          dwAbs[c] += Math.abs(dy[k]! * xhat);
+        }
+      }
+      assertClose(`rmsnorm y ${rows}x${cols} seed ${seed}`, await rt.read(y), yRef, cols);
+      assertClose(`rmsnorm dx ${rows}x${cols} seed ${seed}`, await rt.read(dx), dxRef, cols, 2e-5);
+      assertClose(`rmsnorm dw ${rows}x${cols} seed ${seed}`, await rt.read(dw), dwRef, 1, 1e-5, dwAbs);
+    }
+  });
+});
+
+describe('rope', () => {
+  it('rotates pairs (i, i + hd/2) by position, and the inverse undoes it', async () => {
+    const rt = await testRuntime();
+    for (const [rows, heads, hd] of [[1, 1, 2], [7, 3, 16], [33, 4, 64]] as const) {
+      const seed = freshSeed();
+      const r = rng(seed);
+      const maxPos = 64;
+      const theta = 10000;
+      const x = uniform(rows * heads * hd, r);
+      const pos = Uint32Array.from({ length: rows }, () => Math.floor(r() * maxPos));
+      const tables = ropeTables(hd, maxPos, theta);
+      const t = { cos: rt.upload(tables.cos, [tables.cos.length]), sin: rt.upload(tables.sin, [tables.sin.length]), maxPos };
+      const tx = rt.upload(x, [rows, heads * hd]);
+      const tpos = rt.upload(pos, [rows], 'u32');
+      rope(rt, tx, heads, hd, tpos, t);
+      const ref = new Float64Array(x.length);
+      const half = hd / 2;
+      for (let row = 0; row < rows; row++)
+        for (let h = 0; h < heads; h++)
+          for (let i = 0; i < half; i++) {
+            const angle = pos[row]! * theta ** (-(2 * i) / hd);
+            const base = row * heads * hd + h * hd;
+            const a = x[base + i]!;
+            const b = x[base + i + half]!;
+            ref[base + i] = a * Math.cos(angle) - b * Math.sin(angle);
+            ref[base + i + half] = b * Math.cos(angle) + a * Math.sin(angle);
+          }
+      assertClose(`rope ${rows}x${heads}x${hd} seed ${seed}`, await rt.read(tx), ref, hd);
+      rope(rt, tx, heads, hd, tpos, t, true);
+      assertClose(`rope inverse seed ${seed}`, await rt.read(tx), x, hd);
+    }
+  });
+});
+
+/** Naive float64 attention with its gradient, materialising the scores. */
+function attentionRef(s: AttentionShape, q: Float32Array, k: Float32Array, v: Float32Array, mask: Uint32Array, dO: Float32Array) {
+  const { B, T, heads, kvHeads, hd } = s;
+  const scale = 1 / Math.sqrt(hd);
+  const o = new Float64Array(B * T * heads * hd);
+  const dq = new Float64Array(q.length);
+  const dk = new Float64Array(k.length);
+  const dv = new Float64Array(v.length);
+  // Σ of the magnitudes of each gradient's terms: the scale their f32 rounding follows.
+  const dqAbs = new Float64Array(q.length);
+  const dkAbs = new Float64Array(k.length);
+  const dvAbs = new Float64Array(v.length);
+  const qi = (row: number, h: number) => row * heads * hd + h * hd;
+  const ki = (row: number, g: number) => row * kvHeads * hd + g * hd;
+  for (let b = 0; b < B; b++)
+    for (let h = 0; h < heads; h++) {
+      const g = Math.floor(h / (heads / kvHeads));
+      for (let i = 0; i < T; i++) {
+        const row = b * T + i;
+        const keys: number[] = [];
+        for (let j = 0; j <= i; j++) if (mask[b * T + j]) keys.push(b * T + j);
+        if (!keys.length) continue;
+        const sc = keys.map((key) => {
+          let d = 0;
+          for (let c = 0; c < hd; c++) d += q[qi(row, h) + c]! * k[ki(key, g) + c]!;
+          return d * scale;
+        });
+        const m = Math.max(...sc);
+        const e = sc.map((x) => Math.exp(x - m));
+        const z = e.reduce((a, b2) => a + b2, 0);
+        const P = e.map((x) => x / z);
+        keys.forEach((key, n) => {
+          for (let c = 0; c < hd; c++) o[qi(row, h) + c] += P[n]! * v[ki(key, g) + c]!;
+        });
+        const dP = keys.map((key) => {
+          let d = 0;
+          for (let c = 0; c < hd; c++) d += dO[qi(row, h) + c]! * v[ki(key, g) + c]!;
+          return d;
+        });
+        const D = P.reduce((acc, p, n) => acc + p * dP[n]!, 0);
+        keys.forEach((key, n) => {
+          const dS = P[n]! * (dP[n]! - D);
+          const dSAbs = P[n]! * (Math.abs(dP[n]!) + Math.abs(D));
+          for (let c = 0; c < hd; c++) {
+            dq[qi(row, h) + c] += dS * scale * k[ki(key, g) + c]!;
+            dk[ki(key, g) + c] += dS * scale * q[qi(row, h) + c]!;
+            dv[ki(key, g) + c] += P[n]! * dO[qi(row, h) + c]!;
+            dqAbs[qi(row, h) + c] += dSAbs * scale * Math.abs(k[ki(key, g) + c]!);
+            dkAbs[ki(key, g) + c] += dSAbs * scale * Math.abs(q[qi(row, h) + c]!);
+            dvAbs[ki(key, g) + c] += P[n]! * Math.abs(dO[qi(row, h) + c]!);
+          }
+        });
+      }
+    }
+  return { o, dq, dk, dv, dqAbs, dkAbs, dvAbs };
+}
+
+describe('attention', () => {
+  it('fused causal forward and backward with GQA and padding masks', async () => {
+    const rt = await testRuntime();
+    const shapes: [AttentionShape, 'none' | 'left' | 'right'][] = [
+      [{ B: 1, T: 1, heads: 1, kvHeads: 1, hd: 2 }, 'none'],
+      [{ B: 2, T: 7, heads: 4, kvHeads: 2, hd: 8 }, 'right'],
+      [{ B: 3, T: 17, heads: 4, kvHeads: 1, hd: 16 }, 'left'],
+      [{ B: 1, T: 65, heads: 2, kvHeads: 2, hd: 32 }, 'none'],
+    ];
+    for (const [s, padding] of shapes) {
+      const seed = freshSeed();
+      const r = rng(seed);
+      const N = s.B * s.T;
+      const q = uniform(N * s.heads * s.hd, r);
+      const k = uniform(N * s.kvHeads * s.hd, r);
+      const v = uniform(N * s.kvHeads * s.hd, r);
+      const dO = uniform(N * s.heads * s.hd, r);
+      const mask = new Uint32Array(N).fill(1);
+      for (let b = 0; b < s.B && padding !== 'none'; b++) {
+        const pad = Math.floor(r() * (s.T - 1)) + (b === 0 ? 1 : 0);
+        for (let n = 0; n < pad; n++) mask[b * s.T + (padding === 'left' ? n : s.T - 1 - n)] = 0;
+      }
+      const t = {
+        q: rt.upload(q, [N, s.heads * s.hd]),
+        k: rt.upload(k, [N, s.kvHeads * s.hd]),
+        v: rt.upload(v, [N, s.kvHeads * s.hd]),
+        mask: rt.upload(mask, [N], 'u32'),
+        o: poisoned(rt, [N, s.heads * s.hd]),
+        lse: poisoned(rt, [N, s.heads]),
+      };
+      attentionForward(rt, s, t);
+      const ref = attentionRef(s, q, k, v, mask, dO);
+      const what = `${JSON.stringify(s)} ${padding} seed ${seed}`;
+      assertClose(`attention o ${what}`, await rt.read(t.o), ref.o, s.hd);
+      const g = {
+        dO: rt.upload(dO, [N, s.heads * s.hd]),
+        d: poisoned(rt, [N, s.heads]),
+        dq: poisoned(rt, [N, s.heads * s.hd]),
+        dk: poisoned(rt, [N, s.kvHeads * s.hd]),
+        dv: poisoned(rt, [N, s.kvHeads * s.hd]),
+      };
+      attentionBackward(rt, s, { ...t, ...g });
+      assertClose(`attention dq ${what}`, await rt.read(g.dq), ref.dq, s.hd, 1e-5, ref.dqAbs);
+      assertClose(`attention dk ${what}`, await rt.read(g.dk), ref.dk, s.hd, 1e-5, ref.dkAbs);
+      assertClose(`attention dv ${what}`, await rt.read(g.dv), ref.dv, s.hd, 1e-5, ref.dvAbs);
+    }
+  });
+});
+
+describe('cross entropy', () => {
+  it('fused loss, log-probs and in-place logit gradients, with ignored targets', async () => {
+    const rt = await testRuntime();
+    for (const [rows, vocab] of [[1, 2], [7, 17], [33, 264], [5, 3001]] as const) {
+      const seed = freshSeed();
+      const r = rng(seed);
+      const z = uniform(rows * vocab, r, 8);
+      const targets = Int32Array.from({ length: rows }, (_, i) => (i % 3 === 2 ? -1 : Math.floor(r() * vocab)));
+      const weights = Float32Array.from({ length: rows }, (_, i) => (targets[i]! < 0 ? 0 : r()));
+      const t = {
+        logits: rt.upload(z, [rows, vocab]),
+        targets: rt.upload(targets, [rows], 'i32'),
+        weights: rt.upload(weights, [rows]),
+        loss: poisoned(rt, [rows]),
+        logp: poisoned(rt, [rows]),
+      };
+      crossEntropy(rt, t);
+      const loss = new Float64Array(rows);
+      const logp = new Float64Array(rows);
+      const grad = new Float64Array(rows * vocab);
+      for (let i = 0; i < rows; i++) {
+        if (targets[i]! < 0) continue;
+        let m = -Infinity;
+        for (let c = 0; c < vocab; c++) m = Math.max(m, z[i * vocab + c]!);
+        let s = 0;
+        for (let c = 0; c < vocab; c++) s += Math.exp(z[i * vocab + c]! - m);
+        const lse = m + Math.log(s);
+        logp[i] = z[i * vocab + targets[i]!]! - lse;
+        loss[i] = -weights[i]! * logp[i]!;
+        for (let c = 0; c < vocab; c++) {
+          grad[i * vocab + c] = weights[i]! * (Math.exp(z[i * vocab + c]! - lse) - (c === targets[i] ? 1 : 0));
+        }
+      }
+      const what = `${rows}x${vocab} seed ${seed}`;
+      assertClose(`ce loss ${what}`, await rt.read(t.loss), loss, 1, 1e-5, loss.map((x, i) => Math.max(Math.abs(x), weights[i]! * 8)));
+      assertClose(`ce logp ${what}`, await rt.read(t.logp), logp, 1, 1e-5, logp.map((x) => Math.max(Math.abs(x), 8)));
+      assertClose(`ce grad ${what}`, await rt.read(t.logits), grad, vocab);
+      for (let i = 0; i < rows; i++) if (targets[i]! < 0) expect((await rt.read(t.loss))[i]).toBe(0);
+    }
+  });
+});

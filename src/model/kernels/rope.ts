@@ -1,0 +1,46 @@
+import { grid } from '../../gpu/ops/common';
+import { Params } from '../../gpu/params';
+import type { Runtime } from '../../gpu/runtime';
+import type { Tensor } from '../../gpu/tensor';
+
+/** cos/sin [maxPos, hd/2] of pos · theta^(−2i/hd), computed in float64 (HF's inv_freq). */
+export function ropeTables(hd: number, maxPos: number, theta: number): { cos: Float32Array; sin: Float32Array } {
+  const half = hd / 2;
+  const cos = new Float32Array(maxPos * half);
+  const sin = new Float32Array(maxPos * half);
+  for (let pos = 0; pos < maxPos; pos++) {
+    for (let i = 0; i < half; i++) {
+      const angle = pos * theta ** (-(2 * i) / hd);
+      cos[pos * half + i] = Math.cos(angle);
+      sin[pos * half + i] = Math.sin(angle);
+    }
+  }
+  return { cos, sin };
+}
+
+export interface RopeTables {
+  cos: Tensor;
+  sin: Tensor;
+  maxPos: number;
+}
+
+/** Rotates x [rows, heads·hd] in place; `inverse` applies the transpose (backward pass). */
+export function rope(
+  rt: Runtime,
+  x: Tensor,
+  heads: number,
+  hd: number,
+  positions: Tensor<'u32'>,
+  tables: RopeTables,
+  inverse = false,
+): void {
+  const rows = x.size / (heads * hd);
+  if (positions.size !== rows) throw new Error(`rope: ${positions.size} positions for ${rows} rows`);
+  rt.dispatch({
+    kernel: { shader: 'rope', entry: 'rope', constants: { INVERSE: inverse } },
+    params: new Params().u32(rows, heads, hd, x.offset, positions.offset, tables.maxPos, 0, 0),
+    buffers: [x.buffer, positions.buffer, tables.cos.buffer, tables.sin.buffer],
+    workgroups: grid(rt, (rows * heads * hd) / 2),
+    label: inverse ? 'rope_backward' : 'rope_forward',
+  });
+}
