@@ -32,8 +32,8 @@ describe('embedding', () => {
       const dAbs = Float64Array.from(prior, Math.abs);
       for (let t = 0; t < n; t++)
         for (let c = 0; c < H; c++) {
-          dRef[tokens[t]! * H + c] += dy[t * H + c]!;
-          dAbs[tokens[t]! * H + c] += Math.abs(dy[t * H + c]!);
+          dRef[tokens[t]! * H + c] = dRef[tokens[t]! * H + c]! + (dy[t * H + c]!);
+          dAbs[tokens[t]! * H + c] = dAbs[tokens[t]! * H + c]! + (Math.abs(dy[t * H + c]!));
         }
       assertClose(`embedding backward seed ${seed}`, await rt.read(dW), dRef, 1, 1e-5, dAbs);
     }
@@ -73,9 +73,9 @@ describe('rmsnorm', () => {
           const k = i * cols + c;
           const xhat = x[k]! * rs;
           yRef[k] = xhat * w[c]!;
-          dxRef[k] += rs * (w[c]! * dy[k]! - (xhat * dot) / cols);
-          dwRef[c] += dy[k]! * xhat;
-          dwAbs[c] += Math.abs(dy[k]! * xhat);
+          dxRef[k] = dxRef[k]! + (rs * (w[c]! * dy[k]! - (xhat * dot) / cols));
+          dwRef[c] = dwRef[c]! + (dy[k]! * xhat);
+          dwAbs[c] = dwAbs[c]! + (Math.abs(dy[k]! * xhat));
         }
       }
       assertClose(`rmsnorm y ${rows}x${cols} seed ${seed}`, await rt.read(y), yRef, cols);
@@ -151,7 +151,7 @@ function attentionRef(s: AttentionShape, q: Float32Array, k: Float32Array, v: Fl
         const z = e.reduce((a, b2) => a + b2, 0);
         const P = e.map((x) => x / z);
         keys.forEach((key, n) => {
-          for (let c = 0; c < hd; c++) o[qi(row, h) + c] += P[n]! * v[ki(key, g) + c]!;
+          for (let c = 0; c < hd; c++) o[qi(row, h) + c] = o[qi(row, h) + c]! + (P[n]! * v[ki(key, g) + c]!);
         });
         const dP = keys.map((key) => {
           let d = 0;
@@ -163,12 +163,12 @@ function attentionRef(s: AttentionShape, q: Float32Array, k: Float32Array, v: Fl
           const dS = P[n]! * (dP[n]! - D);
           const dSAbs = P[n]! * (Math.abs(dP[n]!) + Math.abs(D));
           for (let c = 0; c < hd; c++) {
-            dq[qi(row, h) + c] += dS * scale * k[ki(key, g) + c]!;
-            dk[ki(key, g) + c] += dS * scale * q[qi(row, h) + c]!;
-            dv[ki(key, g) + c] += P[n]! * dO[qi(row, h) + c]!;
-            dqAbs[qi(row, h) + c] += dSAbs * scale * Math.abs(k[ki(key, g) + c]!);
-            dkAbs[ki(key, g) + c] += dSAbs * scale * Math.abs(q[qi(row, h) + c]!);
-            dvAbs[ki(key, g) + c] += P[n]! * Math.abs(dO[qi(row, h) + c]!);
+            dq[qi(row, h) + c] = dq[qi(row, h) + c]! + (dS * scale * k[ki(key, g) + c]!);
+            dk[ki(key, g) + c] = dk[ki(key, g) + c]! + (dS * scale * q[qi(row, h) + c]!);
+            dv[ki(key, g) + c] = dv[ki(key, g) + c]! + (P[n]! * dO[qi(row, h) + c]!);
+            dqAbs[qi(row, h) + c] = dqAbs[qi(row, h) + c]! + (dSAbs * scale * Math.abs(k[ki(key, g) + c]!));
+            dkAbs[ki(key, g) + c] = dkAbs[ki(key, g) + c]! + (dSAbs * scale * Math.abs(q[qi(row, h) + c]!));
+            dvAbs[ki(key, g) + c] = dvAbs[ki(key, g) + c]! + (P[n]! * Math.abs(dO[qi(row, h) + c]!));
           }
         });
       }

@@ -1,0 +1,97 @@
+import { grid } from '../gpu/ops/common';
+import { fill } from '../gpu/ops/elementwise';
+import { sumSquares } from '../gpu/ops/reduce';
+import { Params } from '../gpu/params';
+import type { Runtime } from '../gpu/runtime';
+import { view, type Tensor } from '../gpu/tensor';
+
+export interface AdamWConfig {
+  beta1: number;
+  beta2: number;
+  eps: number;
+  weightDecay: number;
+  /** Global gradient-norm clip; 0 disables. */
+  maxGradNorm: number;
+}
+
+export const DEFAULT_ADAMW: AdamWConfig = { beta1: 0.9, beta2: 0.95, eps: 1e-8, weightDecay: 0.1, maxGradNorm: 1.0 };
+
+/** A contiguous range of the flat parameter buffer and whether weight decay applies. */
+export interface ParamGroupRange {
+  offset: number;
+  size: number;
+  decay: boolean;
+}
+
+export interface StepStats {
+  /** Global L2 norm of the gradient before clipping. */
+  gradNorm: number;
+  /** Whether every gradient was finite (otherwise the step changed nothing). */
+  finite: boolean;
+}
+
+/**
+ * AdamW over a flat parameter buffer: one kernel per parameter range (decay on or off),
+ * all in the same submit as the gradient-norm clip that precedes them.
+ */
+export class AdamW {
+  readonly m: Tensor;
+  readonly v: Tensor;
+  private readonly stats: Tensor;
+  step = 0;
+
+  constructor(
+    private readonly rt: Runtime,
+    private readonly size: number,
+    private readonly ranges: ParamGroupRange[],
+    readonly config: AdamWConfig = DEFAULT_ADAMW,
+  ) {
+    this.m = fill(rt, rt.empty([size], 'f32', 'adam.m'), 0);
+    this.v = fill(rt, rt.empty([size], 'f32', 'adam.v'), 0);
+    this.stats = rt.empty([4], 'f32', 'adam.stats');
+  }
+
+  /** Records clip + update; returns a promise of the step's gradient statistics. */
+  update(params: Tensor, grads: Tensor, lr: number): Promise<StepStats> {
+    const { rt, config: c } = this;
+    if (params.size !== this.size || grads.size !== this.size) throw new Error('adamw: parameter/gradient size mismatch');
+    this.step++;
+    sumSquares(rt, grads, view(this.stats, [1], 0));
+    const common = (n: number) =>
+      new Params()
+        .u32(n, 0, 0, 0, 0, 0, 0, 0)
+        .f32(lr, c.beta1, c.beta2, c.eps, c.weightDecay, 1 - c.beta1 ** this.step, 1 - c.beta2 ** this.step, c.maxGradNorm);
+    rt.dispatch({
+      kernel: { shader: 'optimizer', entry: 'clip_scale' },
+      params: common(0),
+      buffers: [null, null, null, null, this.stats.buffer],
+      workgroups: [1],
+      label: 'clip_scale',
+    });
+    for (const r of this.ranges) {
+      const p = new Params()
+        .u32(r.size, params.offset + r.offset, grads.offset + r.offset, this.m.offset + r.offset)
+        .u32(this.v.offset + r.offset, r.decay ? 1 : 0, 0, 0)
+        .f32(lr, c.beta1, c.beta2, c.eps, c.weightDecay, 1 - c.beta1 ** this.step, 1 - c.beta2 ** this.step, c.maxGradNorm);
+      rt.dispatch({
+        kernel: { shader: 'optimizer', entry: 'adamw' },
+        params: p,
+        buffers: [params.buffer, grads.buffer, this.m.buffer, this.v.buffer, this.stats.buffer],
+        workgroups: grid(rt, r.size),
+        label: 'adamw',
+      });
+    }
+    return rt.read(this.stats).then((s) => ({ gradNorm: s[1]!, finite: s[3] === 1 }));
+  }
+
+  /** Restores moments (e.g. from a checkpoint) and the step count. */
+  load(m: Float32Array, v: Float32Array, step: number): void {
+    this.rt.write(this.m, m);
+    this.rt.write(this.v, v);
+    this.step = step;
+  }
+
+  destroy(): void {
+    this.rt.release(this.m, this.v, this.stats);
+  }
+}
