@@ -6,26 +6,16 @@
  * page's result, prints each suite's tables and writes bench/results/<suite>-<date>.json
  * (plus latest-<suite>.json for a full, passing run). Exits non-zero on any failure.
  */
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { chromiumArgs, chromiumPath } from './browser.mjs';
+import { ensureBrowser } from './ensure-browser.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const resultsDir = join(root, 'bench', 'results');
-
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--enable-unsafe-webgpu',
-  '--enable-features=Vulkan',
-  // On machines without a GPU this selects the CPU Vulkan driver Chromium ships.
-  '--use-webgpu-adapter=swiftshader',
-  '--enable-unsafe-swiftshader',
-];
 
 function usage() {
   return [
@@ -35,6 +25,7 @@ function usage() {
     '  --timeout-min  give up after N minutes (default 20)',
     '  --no-write     print only; write no files under bench/results',
     '  env CHROMIUM_PATH  browser executable (default /usr/bin/chromium)',
+    '  env SAGE_GPU=hardware  use the real GPU instead of SwiftShader',
   ].join('\n');
 }
 
@@ -64,14 +55,7 @@ if (!(timeoutMs > 0)) {
   process.exit(2);
 }
 
-const executablePath = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
-if (!existsSync(executablePath)) {
-  console.error(
-    `No browser at ${executablePath}. Install Chromium (Debian: apt-get install -y chromium) ` +
-      'or set CHROMIUM_PATH to a Chrome/Chromium executable.',
-  );
-  process.exit(2);
-}
+ensureBrowser();
 
 const progress = (line) => process.stderr.write(`${line}\n`);
 
@@ -128,7 +112,7 @@ async function main() {
     if (args.quick) query.set('quick', '1');
     const url = `http://127.0.0.1:${address.port}/bench/index.html?${query}`;
 
-    browser = await chromium.launch({ executablePath, headless: true, args: CHROMIUM_ARGS });
+    browser = await chromium.launch({ executablePath: chromiumPath, headless: true, args: chromiumArgs });
     const chromiumVersion = browser.version();
     const page = await browser.newPage();
     let crashed = null;

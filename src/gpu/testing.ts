@@ -5,24 +5,14 @@ import { nodePlatform } from '../platform/node';
 import { Runtime } from './runtime';
 import type { Tensor } from './tensor';
 
+export { rng } from '../util/random';
+
 let shared: Promise<Runtime> | null = null;
 
 /** One runtime per test file, with its own throwaway autotune cache. */
 export function testRuntime(): Promise<Runtime> {
   shared ??= Runtime.create(nodePlatform({ cacheFile: join(tmpdir(), `sage-lab-test-${process.pid}.json`) }));
   return shared;
-}
-
-/** mulberry32: a small seeded PRNG, so a failing case can be replayed from its seed. */
-export function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 export function freshSeed(): number {

@@ -1,0 +1,418 @@
+import { copy, fill } from '../gpu/ops/elementwise';
+import { matmul } from '../gpu/ops/matmul';
+import { swigluBackward, swigluForward } from '../gpu/ops/mlp';
+import { colReduce } from '../gpu/ops/reduce';
+import type { Runtime } from '../gpu/runtime';
+import { view, type DType, type Tensor } from '../gpu/tensor';
+import { normal, rng } from '../util/random';
+import { flatParamSize, headDim, paramSpecs, validateConfig, type LlamaConfig, type ParamSpec } from './config';
+import { attentionBackward, attentionForward, MAX_HEAD_DIM } from './kernels/attention';
+import { embeddingBackward, embeddingForward, tokenIndex } from './kernels/embedding';
+import { crossEntropy } from './kernels/loss';
+import { rmsnormBackward, rmsnormForward } from './kernels/norm';
+import { rope, ropeTables, type RopeTables } from './kernels/rope';
+
+/** A batch of B sequences of T tokens (row-major, row = b·T + t). */
+export interface Batch {
+  B: number;
+  T: number;
+  tokens: ArrayLike<number>;
+  /** Key padding mask: 1 = real token, 0 = padding. Default all real. */
+  mask?: ArrayLike<number>;
+  /** RoPE positions; default t. Left-padded rows pass cumsum(mask) − 1. */
+  positions?: ArrayLike<number>;
+  /** Next-token targets, −1 = no loss. Needed for loss/backward. */
+  targets?: ArrayLike<number>;
+  /** Per-token loss weights (masks, 1/count, advantages). Needed for loss/backward. */
+  weights?: ArrayLike<number>;
+}
+
+/** Byte sizes of what a training run of this model holds on the GPU. */
+export interface MemoryEstimate {
+  parameters: number;
+  weights: number;
+  gradients: number;
+  adamMoments: number;
+  activations: number;
+  total: number;
+  /** The largest single buffer (must fit maxStorageBufferBindingSize). */
+  largestBuffer: number;
+}
+
+/** Activation buffers of one layer, kept from forward for backward. */
+interface LayerActs {
+  ln1: Tensor; rstd1: Tensor; q: Tensor; k: Tensor; v: Tensor; att: Tensor; lse: Tensor;
+  mid: Tensor; ln2: Tensor; rstd2: Tensor; gate: Tensor; up: Tensor; act: Tensor;
+}
+
+function activationElements(c: LlamaConfig, N: number): { total: number; largest: number } {
+  const H = c.hidden_size;
+  const hd = headDim(c);
+  const q = c.num_attention_heads * hd;
+  const kv = c.num_key_value_heads * hd;
+  const I = c.intermediate_size;
+  const perLayer = N * (H + 1 + q + 2 * kv + q + c.num_attention_heads + H + H + 1 + 3 * I);
+  const residual = (c.num_hidden_layers + 1) * N * H;
+  const final = N * (H + 1 + c.vocab_size);
+  const scratch = N * (2 * H + 2 * q + 2 * kv + 3 * I + c.num_attention_heads) + 4 * N;
+  return {
+    total: c.num_hidden_layers * perLayer + residual + final + scratch,
+    largest: Math.max(N * c.vocab_size, N * I, N * q),
+  };
+}
+
+/** What training this config at B×T needs; pure arithmetic, no GPU. */
+export function memoryEstimate(c: LlamaConfig, B: number, T: number): MemoryEstimate {
+  const P = flatParamSize(c);
+  const acts = activationElements(c, B * T);
+  const weights = P * 4;
+  const est = {
+    parameters: paramSpecs(c).reduce((n, p) => n + p.size, 0),
+    weights,
+    gradients: weights,
+    adamMoments: 2 * weights,
+    activations: acts.total * 4,
+    total: 0,
+    largestBuffer: Math.max(weights, acts.largest * 4),
+  };
+  est.total = est.weights + est.gradients + est.adamMoments + est.activations;
+  return est;
+}
+
+const MiB = (n: number) => `${(n / 2 ** 20).toFixed(1)} MiB`;
+
+/** Refuses, with the numbers, a configuration the adapter cannot hold. */
+export function checkFits(c: LlamaConfig, B: number, T: number, maxBinding: number): MemoryEstimate {
+  const est = memoryEstimate(c, B, T);
+  if (est.largestBuffer > maxBinding) {
+    throw new Error(
+      `model does not fit this GPU: its largest buffer needs ${MiB(est.largestBuffer)} but the adapter binds at most ` +
+        `${MiB(maxBinding)} (weights ${MiB(est.weights)}, activations ${MiB(est.activations)} at batch ${B}×${T}); ` +
+        'use a smaller preset, batch or sequence length',
+    );
+  }
+  if (T > c.max_position_embeddings) {
+    throw new Error(`sequence length ${T} exceeds max_position_embeddings ${c.max_position_embeddings}`);
+  }
+  return est;
+}
+
+/**
+ * The Llama-family decoder on the GPU: one flat parameter buffer (HF tensor order), explicit
+ * forward and backward per layer (the llm.c way), activations laid out once per batch shape.
+ */
+export class Transformer {
+  readonly specs: ParamSpec[];
+  readonly params: Tensor<'f32'>;
+  private gradBuffer: Tensor | null = null;
+  private readonly paramViews = new Map<string, Tensor>();
+  private readonly gradViews = new Map<string, Tensor>();
+  private readonly rope: RopeTables;
+  private ws: Workspace | null = null;
+
+  private constructor(
+    readonly rt: Runtime,
+    readonly config: LlamaConfig,
+    params: Tensor<'f32'>,
+  ) {
+    this.specs = paramSpecs(config);
+    this.params = params;
+    for (const s of this.specs) this.paramViews.set(s.name, view(params, s.shape, s.offset));
+    const hd = headDim(config);
+    if (hd > MAX_HEAD_DIM) throw new Error(`head_dim ${hd} exceeds the attention kernel's limit of ${MAX_HEAD_DIM}`);
+    const tables = ropeTables(hd, config.max_position_embeddings, config.rope_theta);
+    this.rope = {
+      cos: rt.upload(tables.cos, [tables.cos.length]),
+      sin: rt.upload(tables.sin, [tables.sin.length]),
+      maxPos: config.max_position_embeddings,
+    };
+  }
+
+  /** A model with the given flat parameters (e.g. from a checkpoint). */
+  static fromFlat(rt: Runtime, config: LlamaConfig, flat: Float32Array): Transformer {
+    validateConfig(config);
+    const size = flatParamSize(config);
+    if (flat.length !== size) throw new Error(`flat parameters hold ${flat.length} values; the config needs ${size}`);
+    checkFits(config, 1, 1, rt.ctx.limits.maxStorageBufferBindingSize);
+    return new Transformer(rt, config, rt.upload(flat, [size]));
+  }
+
+  /** Fresh weights: N(0, 0.02), residual projections scaled by 1/√(2L), norms at 1. */
+  static init(rt: Runtime, config: LlamaConfig, seed: number): Transformer {
+    return Transformer.fromFlat(rt, config, initialParams(config, seed));
+  }
+
+  param(name: string): Tensor {
+    const t = this.paramViews.get(name);
+    if (!t) throw new Error(`no parameter "${name}"`);
+    return t;
+  }
+
+  /** The flat gradient buffer (allocated on first use, zeroed by zeroGrad). */
+  get grads(): Tensor {
+    if (!this.gradBuffer) {
+      this.gradBuffer = this.rt.empty([this.params.size], 'f32', 'grads');
+      for (const s of this.specs) this.gradViews.set(s.name, view(this.gradBuffer, s.shape, s.offset));
+      fill(this.rt, this.gradBuffer, 0);
+    }
+    return this.gradBuffer;
+  }
+
+  grad(name: string): Tensor {
+    void this.grads;
+    const t = this.gradViews.get(name);
+    if (!t) throw new Error(`no parameter "${name}"`);
+    return t;
+  }
+
+  zeroGrad(): void {
+    fill(this.rt, this.grads, 0);
+  }
+
+  private workspace(B: number, T: number): Workspace {
+    if (this.ws && this.ws.B === B && this.ws.T === T) return this.ws;
+    this.ws?.destroy();
+    checkFits(this.config, B, T, this.rt.ctx.limits.maxStorageBufferBindingSize);
+    this.ws = new Workspace(this.rt, this.config, B, T);
+    return this.ws;
+  }
+
+  private upload(batch: Batch, ws: Workspace): void {
+    const { B, T } = batch;
+    const N = B * T;
+    const check = (name: string, a: ArrayLike<number> | undefined) => {
+      if (a && a.length !== N) throw new Error(`batch.${name} has ${a.length} entries, expected B·T = ${N}`);
+    };
+    check('tokens', batch.tokens);
+    check('mask', batch.mask);
+    check('positions', batch.positions);
+    check('targets', batch.targets);
+    check('weights', batch.weights);
+    const V = this.config.vocab_size;
+    for (let i = 0; i < N; i++) {
+      const t = batch.tokens[i]!;
+      if (!Number.isInteger(t) || t < 0 || t >= V) throw new Error(`token ${t} at ${i} is outside the vocabulary (0..${V - 1})`);
+    }
+    const rt = this.rt;
+    rt.write(ws.tokens, Uint32Array.from(batch.tokens));
+    rt.write(ws.mask, batch.mask ? Uint32Array.from(batch.mask) : new Uint32Array(N).fill(1));
+    const positions = batch.positions ? Uint32Array.from(batch.positions) : Uint32Array.from({ length: N }, (_, i) => i % T);
+    for (const p of positions) {
+      if (p >= this.config.max_position_embeddings) throw new Error(`position ${p} exceeds max_position_embeddings ${this.config.max_position_embeddings}`);
+    }
+    rt.write(ws.positions, positions);
+    if (batch.targets) rt.write(ws.targets, Int32Array.from(batch.targets));
+    if (batch.weights) rt.write(ws.weights, Float32Array.from(batch.weights));
+    ws.tokenIds = batch.tokens;
+  }
+
+  /** Records the forward pass; returns the logits [B·T, vocab] (valid until the next call). */
+  forward(batch: Batch): Tensor {
+    const c = this.config;
+    const ws = this.workspace(batch.B, batch.T);
+    this.upload(batch, ws);
+    const rt = this.rt;
+    const hd = headDim(c);
+    const shape = { B: batch.B, T: batch.T, heads: c.num_attention_heads, kvHeads: c.num_key_value_heads, hd };
+    embeddingForward(rt, ws.tokens, this.param('model.embed_tokens.weight'), ws.residual[0]!);
+    for (let l = 0; l < c.num_hidden_layers; l++) {
+      const p = (n: string) => this.param(`model.layers.${l}.${n}`);
+      const bias = (n: string) => (c.attention_bias ? this.param(`model.layers.${l}.${n}`) : undefined);
+      const a = ws.layers[l]!;
+      const x = ws.residual[l]!;
+      rmsnormForward(rt, x, p('input_layernorm.weight'), c.rms_norm_eps, a.ln1, a.rstd1);
+      matmul(rt, { a: a.ln1, b: p('self_attn.q_proj.weight'), transB: true, bias: bias('self_attn.q_proj.bias'), out: a.q });
+      matmul(rt, { a: a.ln1, b: p('self_attn.k_proj.weight'), transB: true, bias: bias('self_attn.k_proj.bias'), out: a.k });
+      matmul(rt, { a: a.ln1, b: p('self_attn.v_proj.weight'), transB: true, bias: bias('self_attn.v_proj.bias'), out: a.v });
+      rope(rt, a.q, c.num_attention_heads, hd, ws.positions, this.rope);
+      rope(rt, a.k, c.num_key_value_heads, hd, ws.positions, this.rope);
+      attentionForward(rt, shape, { q: a.q, k: a.k, v: a.v, mask: ws.mask, o: a.att, lse: a.lse });
+      copy(rt, x, a.mid);
+      matmul(rt, { a: a.att, b: p('self_attn.o_proj.weight'), transB: true, out: a.mid, beta: 1 });
+      rmsnormForward(rt, a.mid, p('post_attention_layernorm.weight'), c.rms_norm_eps, a.ln2, a.rstd2);
+      matmul(rt, { a: a.ln2, b: p('mlp.gate_proj.weight'), transB: true, out: a.gate });
+      matmul(rt, { a: a.ln2, b: p('mlp.up_proj.weight'), transB: true, out: a.up });
+      swigluForward(rt, a.gate, a.up, a.act);
+      const next = ws.residual[l + 1]!;
+      copy(rt, a.mid, next);
+      matmul(rt, { a: a.act, b: p('mlp.down_proj.weight'), transB: true, out: next, beta: 1 });
+    }
+    rmsnormForward(rt, ws.residual[c.num_hidden_layers]!, this.param('model.norm.weight'), c.rms_norm_eps, ws.lnf, ws.rstdf);
+    matmul(rt, { a: ws.lnf, b: this.lmHead(), transB: true, out: ws.logits });
+    return ws.logits;
+  }
+
+  private lmHead(): Tensor {
+    return this.param(this.config.tie_word_embeddings ? 'model.embed_tokens.weight' : 'lm_head.weight');
+  }
+
+  private lmHeadGrad(): Tensor {
+    return this.grad(this.config.tie_word_embeddings ? 'model.embed_tokens.weight' : 'lm_head.weight');
+  }
+
+  /**
+   * Records forward + fused loss (the logits become d loss / d logits). Returns per-token
+   * weighted losses and unweighted log-probabilities [B·T]; call backward() next to
+   * accumulate gradients.
+   */
+  forwardLoss(batch: Batch): { loss: Tensor; logp: Tensor } {
+    if (!batch.targets || !batch.weights) throw new Error('forwardLoss needs batch.targets and batch.weights');
+    const logits = this.forward(batch);
+    const ws = this.ws!;
+    crossEntropy(this.rt, { logits, targets: ws.targets, weights: ws.weights, loss: ws.tokenLoss, logp: ws.logp });
+    ws.lossReady = true;
+    return { loss: ws.tokenLoss, logp: ws.logp };
+  }
+
+  /** Records the backward pass of the last forwardLoss, adding into the gradients. */
+  backward(): void {
+    const ws = this.ws;
+    if (!ws?.lossReady) throw new Error('backward() needs a forwardLoss() first');
+    ws.lossReady = false;
+    const c = this.config;
+    const rt = this.rt;
+    const hd = headDim(c);
+    const shape = { B: ws.B, T: ws.T, heads: c.num_attention_heads, kvHeads: c.num_key_value_heads, hd };
+    const d = ws.grad;
+    void this.grads;
+    // LM head: logits = lnf · Wᵀ.
+    matmul(rt, { a: ws.logits, b: this.lmHead(), out: d.ln });
+    matmul(rt, { a: ws.logits, b: ws.lnf, transA: true, out: this.lmHeadGrad(), beta: 1 });
+    rmsnormBackward(rt, {
+      x: ws.residual[c.num_hidden_layers]!, w: this.param('model.norm.weight'), rstd: ws.rstdf,
+      dy: d.ln, dx: d.res, dw: this.grad('model.norm.weight'), accumulate: false,
+    });
+    for (let l = c.num_hidden_layers - 1; l >= 0; l--) {
+      const name = (n: string) => `model.layers.${l}.${n}`;
+      const p = (n: string) => this.param(name(n));
+      const g = (n: string) => this.grad(name(n));
+      const a = ws.layers[l]!;
+      // MLP: next = mid + act · Wdᵀ.
+      matmul(rt, { a: d.res, b: p('mlp.down_proj.weight'), out: d.act });
+      matmul(rt, { a: d.res, b: a.act, transA: true, out: g('mlp.down_proj.weight'), beta: 1 });
+      swigluBackward(rt, a.gate, a.up, d.act, { dGate: d.gate, dUp: d.up });
+      matmul(rt, { a: d.gate, b: p('mlp.gate_proj.weight'), out: d.ln });
+      matmul(rt, { a: d.up, b: p('mlp.up_proj.weight'), out: d.ln, beta: 1 });
+      matmul(rt, { a: d.gate, b: a.ln2, transA: true, out: g('mlp.gate_proj.weight'), beta: 1 });
+      matmul(rt, { a: d.up, b: a.ln2, transA: true, out: g('mlp.up_proj.weight'), beta: 1 });
+      rmsnormBackward(rt, {
+        x: a.mid, w: p('post_attention_layernorm.weight'), rstd: a.rstd2,
+        dy: d.ln, dx: d.res, dw: g('post_attention_layernorm.weight'), accumulate: true,
+      });
+      // Attention: mid = x + att · Woᵀ.
+      matmul(rt, { a: d.res, b: p('self_attn.o_proj.weight'), out: d.att });
+      matmul(rt, { a: d.res, b: a.att, transA: true, out: g('self_attn.o_proj.weight'), beta: 1 });
+      attentionBackward(rt, shape, {
+        q: a.q, k: a.k, v: a.v, mask: ws.mask, o: a.att, lse: a.lse,
+        dO: d.att, d: d.D, dq: d.q, dk: d.k, dv: d.v,
+      });
+      rope(rt, d.q, c.num_attention_heads, hd, ws.positions, this.rope, true);
+      rope(rt, d.k, c.num_key_value_heads, hd, ws.positions, this.rope, true);
+      const proj = [['q', d.q], ['k', d.k], ['v', d.v]] as const;
+      proj.forEach(([which, dy], i) => {
+        matmul(rt, { a: dy, b: p(`self_attn.${which}_proj.weight`), out: d.ln, beta: i === 0 ? 0 : 1 });
+        matmul(rt, { a: dy, b: a.ln1, transA: true, out: g(`self_attn.${which}_proj.weight`), beta: 1 });
+        if (c.attention_bias) colReduce(rt, { x: dy, out: g(`self_attn.${which}_proj.bias`), accumulate: true });
+      });
+      rmsnormBackward(rt, {
+        x: ws.residual[l]!, w: p('input_layernorm.weight'), rstd: a.rstd1,
+        dy: d.ln, dx: d.res, dw: g('input_layernorm.weight'), accumulate: true,
+      });
+    }
+    const { index, unique } = tokenIndex(ws.tokenIds);
+    const indexT = rt.upload(index, [index.length], 'u32');
+    embeddingBackward(rt, indexT, unique, d.res, this.grad('model.embed_tokens.weight'));
+    rt.release(indexT);
+  }
+
+  /** The parameters as a flat host array (for checkpoints). */
+  async readParams(): Promise<Float32Array> {
+    return this.rt.read(this.params);
+  }
+
+  destroy(): void {
+    this.ws?.destroy();
+    this.ws = null;
+    this.rt.release(this.params, this.rope.cos, this.rope.sin);
+    if (this.gradBuffer) this.rt.release(this.gradBuffer);
+  }
+}
+
+/** Activation and gradient-scratch buffers for one batch shape, allocated once. */
+class Workspace {
+  readonly tokens: Tensor<'u32'>;
+  readonly mask: Tensor<'u32'>;
+  readonly positions: Tensor<'u32'>;
+  readonly targets: Tensor<'i32'>;
+  readonly weights: Tensor;
+  readonly residual: Tensor[];
+  readonly layers: LayerActs[];
+  readonly lnf: Tensor;
+  readonly rstdf: Tensor;
+  readonly logits: Tensor;
+  readonly tokenLoss: Tensor;
+  readonly logp: Tensor;
+  readonly grad: { res: Tensor; ln: Tensor; att: Tensor; q: Tensor; k: Tensor; v: Tensor; D: Tensor; act: Tensor; gate: Tensor; up: Tensor };
+  tokenIds: ArrayLike<number> = [];
+  lossReady = false;
+  private readonly all: Tensor[] = [];
+
+  constructor(private readonly rt: Runtime, c: LlamaConfig, readonly B: number, readonly T: number) {
+    const N = B * T;
+    const H = c.hidden_size;
+    const hd = headDim(c);
+    const qd = c.num_attention_heads * hd;
+    const kvd = c.num_key_value_heads * hd;
+    const I = c.intermediate_size;
+    const nH = c.num_attention_heads;
+    const f = (shape: number[], label: string) => this.track(rt.empty(shape, 'f32', label));
+    this.tokens = this.track(rt.empty([N], 'u32', 'tokens'));
+    this.mask = this.track(rt.empty([N], 'u32', 'mask'));
+    this.positions = this.track(rt.empty([N], 'u32', 'positions'));
+    this.targets = this.track(rt.empty([N], 'i32', 'targets'));
+    this.weights = f([N], 'weights');
+    this.residual = Array.from({ length: c.num_hidden_layers + 1 }, (_, l) => f([N, H], `residual.${l}`));
+    this.layers = Array.from({ length: c.num_hidden_layers }, () => ({
+      ln1: f([N, H], 'ln1'), rstd1: f([N], 'rstd1'), q: f([N, qd], 'q'), k: f([N, kvd], 'k'), v: f([N, kvd], 'v'),
+      att: f([N, qd], 'att'), lse: f([N, nH], 'lse'), mid: f([N, H], 'mid'), ln2: f([N, H], 'ln2'), rstd2: f([N], 'rstd2'),
+      gate: f([N, I], 'gate'), up: f([N, I], 'up'), act: f([N, I], 'act'),
+    }));
+    this.lnf = f([N, H], 'lnf');
+    this.rstdf = f([N], 'rstdf');
+    this.logits = f([N, c.vocab_size], 'logits');
+    this.tokenLoss = f([N], 'token_loss');
+    this.logp = f([N], 'logp');
+    this.grad = {
+      res: f([N, H], 'd.res'), ln: f([N, H], 'd.ln'), att: f([N, qd], 'd.att'), q: f([N, qd], 'd.q'),
+      k: f([N, kvd], 'd.k'), v: f([N, kvd], 'd.v'), D: f([N, nH], 'd.D'), act: f([N, I], 'd.act'),
+      gate: f([N, I], 'd.gate'), up: f([N, I], 'd.up'),
+    };
+  }
+
+  private track<D extends DType>(t: Tensor<D>): Tensor<D> {
+    this.all.push(t);
+    return t;
+  }
+
+  destroy(): void {
+    this.rt.release(...this.all);
+    this.all.length = 0;
+  }
+}
+
+/** Initial weights for a model trained from scratch, reproducible from the seed. */
+export function initialParams(c: LlamaConfig, seed: number, std = 0.02): Float32Array {
+  const flat = new Float32Array(flatParamSize(c));
+  const gauss = normal(rng(seed));
+  const residualStd = std / Math.sqrt(2 * c.num_hidden_layers);
+  for (const s of paramSpecs(c)) {
+    const data = flat.subarray(s.offset, s.offset + s.size);
+    if (s.name.endsWith('layernorm.weight') || s.name === 'model.norm.weight') data.fill(1);
+    else if (s.name.endsWith('.bias')) data.fill(0);
+    else {
+      const sd = s.name.endsWith('o_proj.weight') || s.name.endsWith('down_proj.weight') ? residualStd : std;
+      for (let i = 0; i < data.length; i++) data[i] = gauss() * sd;
+    }
+  }
+  return flat;
+}
