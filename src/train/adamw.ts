@@ -81,7 +81,12 @@ export class AdamW {
         label: 'adamw',
       });
     }
-    return rt.read(this.stats).then((s) => ({ gradNorm: s[1]!, finite: s[3] === 1 }));
+    return rt.read(this.stats).then((s) => {
+      const finite = s[3] === 1;
+      // A skipped step leaves the moments untouched, so it must not advance bias correction.
+      if (!finite) this.step--;
+      return { gradNorm: s[1]!, finite };
+    });
   }
 
   /** Restores moments (e.g. from a checkpoint) and the step count. */

@@ -1,0 +1,156 @@
+import type { Batch, Transformer } from '../model/transformer';
+import type { Tokenizer } from '../model/tokenizer';
+import { rng, shuffle } from '../util/random';
+import { AdamW, DEFAULT_ADAMW, type AdamWConfig } from './adamw';
+import { learningRate, type LrSchedule } from './schedule';
+
+/** One supervised example: the loss covers only the response (and its closing EOS). */
+export interface SftPair {
+  prompt: string;
+  response: string;
+}
+
+/** A tokenised example: ids and which of them are trained on. */
+export interface SftSequence {
+  ids: number[];
+  /** 1 where the token is predicted with loss (response tokens and EOS). */
+  lossMask: number[];
+}
+
+/** [BOS] prompt response [EOS]; truncated to maxLen tokens (the prompt keeps its head). */
+export function encodePair(tokenizer: Tokenizer, pair: SftPair, maxLen: number): SftSequence {
+  const prompt = [tokenizer.specials.bos, ...tokenizer.encode(pair.prompt)];
+  const response = [...tokenizer.encode(pair.response), tokenizer.specials.eos];
+  const ids = [...prompt, ...response].slice(0, maxLen);
+  const lossMask = ids.map((_, i) => (i >= prompt.length ? 1 : 0));
+  return { ids, lossMask };
+}
+
+/**
+ * Rows of B × T for next-token training. Padding mode: one example per row, padded on the
+ * right and masked. Packing mode: examples concatenated back to back (the usual
+ * pre-training layout; an example may attend to the ones before it in its row).
+ */
+export function makeBatches(seqs: SftSequence[], B: number, T: number, pad: number, packing: boolean): Batch[] {
+  const rows: { ids: number[]; loss: number[] }[] = [];
+  if (packing) {
+    let ids: number[] = [];
+    let loss: number[] = [];
+    for (const s of seqs) {
+      ids.push(...s.ids);
+      loss.push(...s.lossMask);
+      while (ids.length >= T + 1) {
+        rows.push({ ids: ids.slice(0, T + 1), loss: loss.slice(0, T + 1) });
+        ids = ids.slice(T);
+        loss = loss.slice(T);
+      }
+    }
+    if (ids.length > 1) rows.push({ ids, loss });
+  } else {
+    for (const s of seqs) rows.push({ ids: s.ids.slice(0, T + 1), loss: s.lossMask.slice(0, T + 1) });
+  }
+  const batches: Batch[] = [];
+  for (let start = 0; start < rows.length; start += B) {
+    const group = rows.slice(start, start + B);
+    const N = B * T;
+    const tokens = new Array<number>(N).fill(pad);
+    const mask = new Array<number>(N).fill(0);
+    const targets = new Array<number>(N).fill(-1);
+    group.forEach((row, b) => {
+      for (let t = 0; t < Math.min(T, row.ids.length); t++) {
+        tokens[b * T + t] = row.ids[t]!;
+        mask[b * T + t] = 1;
+        // Position t predicts token t + 1 when that token carries loss.
+        if (t + 1 < row.ids.length && row.loss[t + 1]) targets[b * T + t] = row.ids[t + 1]!;
+      }
+    });
+    batches.push({ B, T, tokens, mask, targets, weights: new Array<number>(N).fill(0) });
+  }
+  return batches;
+}
+
+export interface SftOptions {
+  /** Sequences per micro-batch. */
+  batchSize: number;
+  /** Tokens per sequence. */
+  seqLen: number;
+  /** Micro-batches whose gradients are accumulated into one update. */
+  accumulation: number;
+  schedule: LrSchedule;
+  adamw?: AdamWConfig;
+  packing?: boolean;
+  seed?: number;
+}
+
+export interface SftStepResult {
+  step: number;
+  /** Mean loss per trained token over the step's micro-batches. */
+  loss: number;
+  gradNorm: number;
+  lr: number;
+  /** False when a gradient was NaN/inf: the update was skipped, weights unchanged. */
+  finite: boolean;
+  tokens: number;
+  ms: number;
+}
+
+/** Supervised fine-tuning of a Transformer: the engine API behind warm-up and the CLI. */
+export class SftTrainer {
+  readonly optimizer: AdamW;
+  private readonly random: () => number;
+  private queue: Batch[] = [];
+
+  constructor(
+    readonly model: Transformer,
+    readonly tokenizer: Tokenizer,
+    readonly pairs: SftPair[],
+    readonly options: SftOptions,
+  ) {
+    if (pairs.length === 0) throw new Error('SFT needs at least one example');
+    const ranges = model.specs.map((s) => ({ offset: s.offset, size: s.size, decay: s.decay }));
+    this.optimizer = new AdamW(model.rt, model.params.size, ranges, options.adamw ?? DEFAULT_ADAMW);
+    this.random = rng(options.seed ?? 0);
+  }
+
+  /** The next micro-batch: an epoch is the examples shuffled with the run's seed. */
+  private nextBatch(): Batch {
+    if (this.queue.length === 0) {
+      const { batchSize, seqLen, packing } = this.options;
+      const seqs = shuffle([...this.pairs], this.random).map((p) => encodePair(this.tokenizer, p, seqLen + 1));
+      this.queue = makeBatches(seqs, batchSize, seqLen, this.tokenizer.specials.pad, packing ?? false);
+    }
+    return this.queue.shift()!;
+  }
+
+  /** One optimizer step over `accumulation` micro-batches. */
+  async step(): Promise<SftStepResult> {
+    const t0 = performance.now();
+    const { model } = this;
+    const micro = Array.from({ length: this.options.accumulation }, () => this.nextBatch());
+    const counted = micro.reduce((n, b) => n + b.targets!.filter((t) => t >= 0).length, 0);
+    model.zeroGrad();
+    let loss = 0;
+    for (const b of micro) {
+      // Every trained token weighs 1/count, so the summed loss is the step's mean.
+      const weights = b.targets!.map((t) => (t >= 0 && counted > 0 ? 1 / counted : 0));
+      const out = model.forwardLoss({ ...b, weights });
+      model.backward();
+      for (const x of await model.rt.read(out.loss)) loss += x;
+    }
+    const lr = learningRate(this.options.schedule, this.optimizer.step);
+    const stats = await this.optimizer.update(model.params, model.grads, lr);
+    return {
+      step: this.optimizer.step,
+      loss,
+      gradNorm: stats.gradNorm,
+      lr,
+      finite: stats.finite,
+      tokens: micro.reduce((n, b) => n + (b.mask as number[]).filter((m) => m).length, 0),
+      ms: performance.now() - t0,
+    };
+  }
+
+  destroy(): void {
+    this.optimizer.destroy();
+  }
+}
