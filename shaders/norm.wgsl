@@ -74,3 +74,43 @@ fn rmsnorm_backward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgrou
     if (p.accumulate != 0u) { Dx[p.offDx + base + c] += d; } else { Dx[p.offDx + base + c] = d; }
   }
 }
+
+// One invocation per row, no workgroup barriers: on CPU adapters (SwiftShader runs each
+// barrier as a coroutine switch per invocation) this is several times faster than the
+// cooperative kernels above; on GPUs the cooperative ones win.
+@compute @workgroup_size(64)
+fn rmsnorm_forward_serial(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                          @builtin(local_invocation_id) lid: vec3<u32>) {
+  let row = (wid.y * nwg.x + wid.x) * 64u + lid.x;
+  if (row >= p.rows) { return; }
+  let base = row * p.cols;
+  var ss = 0.0;
+  for (var c = 0u; c < p.cols; c++) {
+    let x = X[p.offX + base + c];
+    ss += x * x;
+  }
+  let rstd = inverseSqrt(ss / f32(p.cols) + p.eps);
+  for (var c = 0u; c < p.cols; c++) {
+    Y[p.offY + base + c] = X[p.offX + base + c] * rstd * W[p.offW + c];
+  }
+  Rstd[p.offRstd + row] = rstd;
+}
+
+@compute @workgroup_size(64)
+fn rmsnorm_backward_serial(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                           @builtin(local_invocation_id) lid: vec3<u32>) {
+  let row = (wid.y * nwg.x + wid.x) * 64u + lid.x;
+  if (row >= p.rows) { return; }
+  let base = row * p.cols;
+  let rstd = Rstd[p.offRstd + row];
+  var dot = 0.0;
+  for (var c = 0u; c < p.cols; c++) {
+    dot += W[p.offW + c] * Dy[p.offDy + base + c] * X[p.offX + base + c] * rstd;
+  }
+  let meanDot = dot / f32(p.cols);
+  for (var c = 0u; c < p.cols; c++) {
+    let xhat = X[p.offX + base + c] * rstd;
+    let d = rstd * (W[p.offW + c] * Dy[p.offDy + base + c] - xhat * meanDot);
+    if (p.accumulate != 0u) { Dx[p.offDx + base + c] += d; } else { Dx[p.offDx + base + c] = d; }
+  }
+}

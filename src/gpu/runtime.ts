@@ -26,6 +26,8 @@ type Command =
 export interface RuntimeOptions {
   /** Record GPU time per dispatch with timestamp queries, when the adapter has them. */
   profile?: boolean;
+  /** Overrides the adapter-based choice of row-per-invocation kernels (see serialRows). */
+  serialRows?: boolean;
 }
 
 const UNIFORM_USAGE = 0x40 /* UNIFORM */ | 0x08; /* COPY_DST */
@@ -46,8 +48,16 @@ export class Runtime {
   private lost: string | null = null;
   private readonly errors: string[] = [];
 
+  /**
+   * Row-wise kernels should give each invocation a whole row instead of sharing rows across
+   * a workgroup with barriers: true on CPU implementations of WebGPU (SwiftShader), where
+   * a barrier costs a coroutine switch per invocation.
+   */
+  readonly serialRows: boolean;
+
   private constructor(readonly ctx: GpuContext, options: RuntimeOptions) {
     this.device = ctx.device;
+    this.serialRows = options.serialRows ?? ctx.adapter.architecture === 'swiftshader';
     this.pool = new BufferPool(this.device, ctx.limits.maxBufferSize);
     this.pipelines = new PipelineCache(this.device, (name) => ctx.platform.shaderSource(name));
     this.profiler = options.profile && ctx.features.has('timestamp-query') ? new Profiler(this.device) : null;

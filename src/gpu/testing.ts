@@ -2,17 +2,22 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { nodePlatform } from '../platform/node';
-import { Runtime } from './runtime';
+import { Runtime, type RuntimeOptions } from './runtime';
 import type { Tensor } from './tensor';
 
 export { rng } from '../util/random';
 
-let shared: Promise<Runtime> | null = null;
+const shared = new Map<string, Promise<Runtime>>();
 
-/** One runtime per test file, with its own throwaway autotune cache. */
-export function testRuntime(): Promise<Runtime> {
-  shared ??= Runtime.create(nodePlatform({ cacheFile: join(tmpdir(), `sage-lab-test-${process.pid}.json`) }));
-  return shared;
+/** One runtime per test file and option set, with its own throwaway autotune cache. */
+export function testRuntime(options: RuntimeOptions = {}): Promise<Runtime> {
+  const key = JSON.stringify(options);
+  let rt = shared.get(key);
+  if (!rt) {
+    rt = Runtime.create(nodePlatform({ cacheFile: join(tmpdir(), `sage-lab-test-${process.pid}.json`) }), options);
+    shared.set(key, rt);
+  }
+  return rt;
 }
 
 export function freshSeed(): number {

@@ -29,9 +29,9 @@ describe('SFT data', () => {
     const seqs = PAIRS.map((p) => encodePair(tok, p, 64));
     const batches = makeBatches(seqs, 2, 16, tok.specials.pad, true);
     const total = seqs.reduce((n, s) => n + s.ids.length, 0);
-    const real = batches.reduce((n, b) => n + (b.mask as number[]).filter(Boolean).length, 0);
+    const real = batches.reduce((n, b) => n + b.mask.filter(Boolean).length, 0);
     expect(real).toBeGreaterThanOrEqual(total - batches.length * 2);
-    expect((batches[0]!.mask as number[]).every(Boolean)).toBe(true);
+    expect(batches[0]!.mask.every(Boolean)).toBe(true);
   });
 });
 

@@ -26,12 +26,20 @@ export function encodePair(tokenizer: Tokenizer, pair: SftPair, maxLen: number):
   return { ids, lossMask };
 }
 
+/** A batch built here: plain arrays, so counting and re-weighting need no casts. */
+export interface SftBatch extends Batch {
+  tokens: number[];
+  mask: number[];
+  targets: number[];
+  weights: number[];
+}
+
 /**
  * Rows of B × T for next-token training. Padding mode: one example per row, padded on the
  * right and masked. Packing mode: examples concatenated back to back (the usual
  * pre-training layout; an example may attend to the ones before it in its row).
  */
-export function makeBatches(seqs: SftSequence[], B: number, T: number, pad: number, packing: boolean): Batch[] {
+export function makeBatches(seqs: SftSequence[], B: number, T: number, pad: number, packing: boolean): SftBatch[] {
   const rows: { ids: number[]; loss: number[] }[] = [];
   if (packing) {
     let ids: number[] = [];
@@ -49,7 +57,7 @@ export function makeBatches(seqs: SftSequence[], B: number, T: number, pad: numb
   } else {
     for (const s of seqs) rows.push({ ids: s.ids.slice(0, T + 1), loss: s.lossMask.slice(0, T + 1) });
   }
-  const batches: Batch[] = [];
+  const batches: SftBatch[] = [];
   for (let start = 0; start < rows.length; start += B) {
     const group = rows.slice(start, start + B);
     const N = B * T;
@@ -98,7 +106,7 @@ export interface SftStepResult {
 export class SftTrainer {
   readonly optimizer: AdamW;
   private readonly random: () => number;
-  private queue: Batch[] = [];
+  private queue: SftBatch[] = [];
 
   constructor(
     readonly model: Transformer,
@@ -113,7 +121,7 @@ export class SftTrainer {
   }
 
   /** The next micro-batch: an epoch is the examples shuffled with the run's seed. */
-  private nextBatch(): Batch {
+  private nextBatch(): SftBatch {
     if (this.queue.length === 0) {
       const { batchSize, seqLen, packing } = this.options;
       const seqs = shuffle([...this.pairs], this.random).map((p) => encodePair(this.tokenizer, p, seqLen + 1));
@@ -127,12 +135,12 @@ export class SftTrainer {
     const t0 = performance.now();
     const { model } = this;
     const micro = Array.from({ length: this.options.accumulation }, () => this.nextBatch());
-    const counted = micro.reduce((n, b) => n + b.targets!.filter((t) => t >= 0).length, 0);
+    const counted = micro.reduce((n, b) => n + b.targets.filter((t) => t >= 0).length, 0);
     model.zeroGrad();
     let loss = 0;
     for (const b of micro) {
       // Every trained token weighs 1/count, so the summed loss is the step's mean.
-      const weights = b.targets!.map((t) => (t >= 0 && counted > 0 ? 1 / counted : 0));
+      const weights = b.targets.map((t) => (t >= 0 && counted > 0 ? 1 / counted : 0));
       const out = model.forwardLoss({ ...b, weights });
       model.backward();
       for (const x of await model.rt.read(out.loss)) loss += x;
@@ -145,7 +153,7 @@ export class SftTrainer {
       gradNorm: stats.gradNorm,
       lr,
       finite: stats.finite,
-      tokens: micro.reduce((n, b) => n + (b.mask as number[]).filter((m) => m).length, 0),
+      tokens: micro.reduce((n, b) => n + b.mask.filter((m) => m).length, 0),
       ms: performance.now() - t0,
     };
   }

@@ -41,8 +41,11 @@ describe('embedding', () => {
 });
 
 describe('rmsnorm', () => {
-  it('forward, and backward for x and w, with accumulation into dx', async () => {
-    const rt = await testRuntime();
+  it.each([
+    ['row per invocation', true],
+    ['workgroup per row', false],
+  ])('forward, and backward for x and w, with accumulation into dx (%s)', async (_, serialRows) => {
+    const rt = await testRuntime({ serialRows });
     for (const [rows, cols] of [[1, 1], [3, 17], [65, 128], [7, 300]] as const) {
       const seed = freshSeed();
       const r = rng(seed);

@@ -15,10 +15,10 @@ export function rmsnormForward(rt: Runtime, x: Tensor, w: Tensor, eps: number, y
   if (w.size !== cols || y.size !== x.size || rstd.size !== rows) throw new Error('rmsnorm: shape mismatch');
   distinctBuffers('rmsnorm', [y, rstd], [x, w]);
   rt.dispatch({
-    kernel: { shader: 'norm', entry: 'rmsnorm_forward' },
+    kernel: { shader: 'norm', entry: rt.serialRows ? 'rmsnorm_forward_serial' : 'rmsnorm_forward' },
     params: new Params().u32(rows, cols, x.offset, w.offset, y.offset, rstd.offset, 0, 0).f32(eps).u32(0, 0, 0),
     buffers: [x.buffer, w.buffer, y.buffer, rstd.buffer],
-    workgroups: grid(rt, rows, 1),
+    workgroups: grid(rt, rows, rt.serialRows ? 64 : 1),
     label: 'rmsnorm_forward',
   });
 }
@@ -36,13 +36,13 @@ export function rmsnormBackward(
   if (dy.size !== x.size || dx.size !== x.size || dw.size !== cols) throw new Error('rmsnorm backward: shape mismatch');
   distinctBuffers('rmsnorm backward', [dx], [x, w, dy, rstd]);
   rt.dispatch({
-    kernel: { shader: 'norm', entry: 'rmsnorm_backward' },
+    kernel: { shader: 'norm', entry: rt.serialRows ? 'rmsnorm_backward_serial' : 'rmsnorm_backward' },
     params: new Params()
       .u32(rows, cols, x.offset, w.offset, 0, rstd.offset, dy.offset, dx.offset)
       .f32(0)
       .u32(args.accumulate ? 1 : 0, 0, 0),
     buffers: [x.buffer, w.buffer, null, rstd.buffer, dy.buffer, dx.buffer],
-    workgroups: grid(rt, rows, 1),
+    workgroups: grid(rt, rows, rt.serialRows ? 64 : 1),
     label: 'rmsnorm_backward',
   });
   colReduce(rt, { x: dy, y: x, rowScale: rstd, out: dw, accumulate: true });
