@@ -13,6 +13,8 @@ test('the lab shell reports the WebGPU adapter and passes the worker matmul self
   await expect(page.getByTestId('selfcheck-status')).toHaveText('passed', { timeout: 120_000 });
   const err = Number(await page.getByTestId('selfcheck-error').textContent());
   expect(err).toBeLessThanOrEqual(1e-5);
+  await expect(page.getByTestId('preset-tiny')).toContainText('1.02 M');
+  await expect(page.getByTestId('preset-tiny')).toContainText('yes');
   await page.screenshot({ path: 'test-results/shell.png', fullPage: true });
   expect(errors).toEqual([]);
 });

@@ -1,5 +1,6 @@
 import { useEffect } from 'react';
 import { DevicePanel } from './DevicePanel';
+import { ModelPanel } from './ModelPanel';
 import { SelfCheckPanel } from './SelfCheckPanel';
 import { useLab } from './store';
 
@@ -22,6 +23,7 @@ export function App() {
       <main>
         <DevicePanel />
         <SelfCheckPanel />
+        <ModelPanel />
       </main>
     </div>
   );

@@ -1,0 +1,481 @@
+/**
+ * Hugging Face checkpoint folders as in-memory file maps (name -> bytes): export so that
+ * transformers' `from_pretrained` loads the model unchanged, and import Hub checkpoints of the
+ * Llama family. Reading and writing the files is the caller's job, so this runs in workers too.
+ */
+import { flatParamSize, headDim, paramSpecs, validateConfig, type LlamaConfig, type ParamSpec } from './config';
+import { parseSafetensors, serializeSafetensors, type SafetensorsTensor, type TensorToWrite } from './safetensors';
+
+export interface OptimizerState {
+  /** Adam first and second moments, laid out like the flat parameter buffer. */
+  m: Float32Array;
+  v: Float32Array;
+  step: number;
+}
+
+export interface ExportExtras {
+  optimizer?: OptimizerState;
+  /** Trainer state of the lab (schedule position, data cursor...), stored as JSON. */
+  runState?: unknown;
+}
+
+export interface ImportedCheckpoint {
+  config: LlamaConfig;
+  flatParams: Float32Array;
+  tokenizerJson?: string;
+  tokenizerConfigJson?: string;
+  optimizer?: OptimizerState;
+  runState?: unknown;
+}
+
+const SUPPORTED_MODEL_TYPES = ['llama', 'qwen2', 'mistral'] as const;
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function fmtShape(shape: readonly number[]): string {
+  return `[${shape.join(', ')}]`;
+}
+
+function parseJsonObject(text: string, file: string): Record<string, unknown> {
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch (e) {
+    throw new Error(`${file} is not valid JSON (${(e as Error).message})`);
+  }
+  if (!isPlainObject(v)) throw new Error(`${file} is not a JSON object`);
+  return v;
+}
+
+/** Only plain RoPE is implemented; scaled variants change the frequencies. */
+function checkRope(raw: unknown, field: string): void {
+  if (raw === undefined || raw === null) return;
+  if (!isPlainObject(raw)) throw new Error(`config.json: ${field} must be an object or null`);
+  const type = raw.rope_type ?? raw.type ?? 'default';
+  if (type !== 'default') {
+    throw new Error(`config.json: ${field} type "${String(type)}" is not supported (only default RoPE is implemented)`);
+  }
+  const partial = raw.partial_rotary_factor;
+  if (partial !== undefined && partial !== null && partial !== 1) {
+    throw new Error(`config.json: ${field}.partial_rotary_factor ${String(partial)} is not supported (only full rotary)`);
+  }
+}
+
+/** Parses a Hub config.json (Llama, Qwen2 or Mistral) into a LlamaConfig. */
+export function readConfigJson(text: string): LlamaConfig {
+  const raw = parseJsonObject(text, 'config.json');
+
+  const modelType = raw.model_type;
+  if (typeof modelType !== 'string') {
+    throw new Error(`config.json: missing required field model_type (supported: ${SUPPORTED_MODEL_TYPES.join(', ')})`);
+  }
+  if (!(SUPPORTED_MODEL_TYPES as readonly string[]).includes(modelType)) {
+    throw new Error(
+      `config.json: model_type "${modelType}" is not supported (supported: ${SUPPORTED_MODEL_TYPES.join(', ')})`,
+    );
+  }
+
+  const required = [
+    'vocab_size',
+    'hidden_size',
+    'intermediate_size',
+    'num_hidden_layers',
+    'num_attention_heads',
+    'max_position_embeddings',
+  ] as const;
+  const missing = required.filter((k) => raw[k] === undefined || raw[k] === null);
+  if (missing.length) throw new Error(`config.json: missing required fields ${missing.join(', ')}`);
+
+  const problems: string[] = [];
+  const num = (k: string, fallback?: number): number => {
+    const v = raw[k];
+    if (v === undefined || v === null) return fallback as number;
+    if (typeof v !== 'number') problems.push(`${k} must be a number (got ${JSON.stringify(v)})`);
+    return v as number;
+  };
+  const bool = (k: string, fallback: boolean): boolean => {
+    const v = raw[k];
+    if (v === undefined || v === null) return fallback;
+    if (typeof v !== 'boolean') problems.push(`${k} must be true or false (got ${JSON.stringify(v)})`);
+    return v as boolean;
+  };
+  /** Llama 3 lists several EOS ids; the first is the primary one. */
+  const tokenId = (k: string): number | undefined => {
+    let v = raw[k];
+    if (Array.isArray(v)) v = v[0];
+    if (v === undefined || v === null) return undefined;
+    if (!Number.isInteger(v) || (v as number) < 0) problems.push(`${k} must be a non-negative integer (got ${JSON.stringify(raw[k])})`);
+    return v as number;
+  };
+
+  const hiddenAct = raw.hidden_act ?? 'silu';
+  if (hiddenAct !== 'silu') throw new Error(`config.json: hidden_act "${String(hiddenAct)}" is not supported (only silu)`);
+  if (raw.mlp_bias === true) throw new Error('config.json: mlp_bias true is not supported (MLP projections have no bias)');
+  checkRope(raw.rope_scaling, 'rope_scaling');
+  checkRope(raw.rope_parameters, 'rope_parameters');
+
+  const maxPos = num('max_position_embeddings');
+  const slidingWindow = raw.sliding_window;
+  const sliding =
+    modelType === 'qwen2'
+      ? raw.use_sliding_window === true
+      : modelType === 'mistral' && typeof slidingWindow === 'number' && slidingWindow < maxPos;
+  const layerTypes = raw.layer_types;
+  if (sliding || (Array.isArray(layerTypes) && layerTypes.some((t) => t !== 'full_attention'))) {
+    throw new Error('config.json: sliding-window attention is not supported (only full causal attention)');
+  }
+
+  const ropeParams = isPlainObject(raw.rope_parameters) ? raw.rope_parameters : undefined;
+  const ropeThetaRaw = ropeParams?.rope_theta ?? raw.rope_theta ?? 10000;
+  if (typeof ropeThetaRaw !== 'number') problems.push(`rope_theta must be a number (got ${JSON.stringify(ropeThetaRaw)})`);
+
+  const config: LlamaConfig = {
+    vocab_size: num('vocab_size'),
+    hidden_size: num('hidden_size'),
+    intermediate_size: num('intermediate_size'),
+    num_hidden_layers: num('num_hidden_layers'),
+    num_attention_heads: num('num_attention_heads'),
+    // transformers' defaults for the optional fields, so configs that omit them load the same.
+    num_key_value_heads: num('num_key_value_heads', num('num_attention_heads')),
+    max_position_embeddings: maxPos,
+    rms_norm_eps: num('rms_norm_eps', 1e-6),
+    rope_theta: ropeThetaRaw as number,
+    tie_word_embeddings: bool('tie_word_embeddings', false),
+    // Llama's attention_bias also biases o_proj; importCheckpoint accepts that bias only when it is zero.
+    attention_bias: modelType === 'qwen2' || (modelType === 'llama' && bool('attention_bias', false)),
+  };
+  const hd = num('head_dim');
+  // Kept only when it differs from the derived value, so configs compare equal after a round trip.
+  if (hd !== undefined && hd !== config.hidden_size / config.num_attention_heads) config.head_dim = hd;
+  for (const k of ['bos_token_id', 'eos_token_id', 'pad_token_id'] as const) {
+    const id = tokenId(k);
+    if (id !== undefined) config[k] = id;
+  }
+  if (problems.length) throw new Error(`config.json: ${problems.join('; ')}`);
+  try {
+    validateConfig(config);
+  } catch (e) {
+    throw new Error(`config.json: ${(e as Error).message}`);
+  }
+  return config;
+}
+
+/**
+ * config.json for transformers. Always Llama, also for q/k/v biases: with model_type qwen2,
+ * transformers 5 replaces tokenizer.json's pipeline with Qwen2's (NFC normalisation), so the
+ * byte tokenizer would no longer encode the same. Llama's attention_bias also adds an o_proj
+ * bias, which exportCheckpoint writes as zeros.
+ */
+export function configToJson(c: LlamaConfig): string {
+  validateConfig(c);
+  const json: Record<string, unknown> = {
+    architectures: ['LlamaForCausalLM'],
+    model_type: 'llama',
+    vocab_size: c.vocab_size,
+    hidden_size: c.hidden_size,
+    intermediate_size: c.intermediate_size,
+    num_hidden_layers: c.num_hidden_layers,
+    num_attention_heads: c.num_attention_heads,
+    num_key_value_heads: c.num_key_value_heads,
+    head_dim: headDim(c),
+    max_position_embeddings: c.max_position_embeddings,
+    rms_norm_eps: c.rms_norm_eps,
+    rope_theta: c.rope_theta,
+    rope_scaling: null,
+    hidden_act: 'silu',
+    attention_bias: c.attention_bias,
+    attention_dropout: 0.0,
+    mlp_bias: false,
+    tie_word_embeddings: c.tie_word_embeddings,
+    initializer_range: 0.02,
+    use_cache: true,
+    torch_dtype: 'float32',
+  };
+  if (c.bos_token_id !== undefined) json.bos_token_id = c.bos_token_id;
+  if (c.eos_token_id !== undefined) json.eos_token_id = c.eos_token_id;
+  if (c.pad_token_id !== undefined) json.pad_token_id = c.pad_token_id;
+  return JSON.stringify(json, null, 2);
+}
+
+function generationConfigJson(c: LlamaConfig): string {
+  const json: Record<string, unknown> = { _from_model_config: true };
+  if (c.bos_token_id !== undefined) json.bos_token_id = c.bos_token_id;
+  if (c.eos_token_id !== undefined) json.eos_token_id = c.eos_token_id;
+  if (c.pad_token_id !== undefined) json.pad_token_id = c.pad_token_id;
+  return JSON.stringify(json, null, 2);
+}
+
+function checkFlatLength(what: string, data: Float32Array, expected: number): void {
+  if (data.length !== expected) {
+    throw new Error(`${what} has ${data.length} elements but the config's flat parameter layout has ${expected}`);
+  }
+}
+
+function tensorsFromFlat(specs: ParamSpec[], flat: Float32Array, prefix = ''): TensorToWrite[] {
+  return specs.map((s) => ({ name: prefix + s.name, shape: s.shape, data: flat.subarray(s.offset, s.offset + s.size) }));
+}
+
+/**
+ * Files of a Hugging Face checkpoint folder. `tokenizerFiles` are text files (see
+ * Tokenizer.files()); tokenizer_config.json gets model_max_length from the config if it has none.
+ */
+export function exportCheckpoint(
+  config: LlamaConfig,
+  flatParams: Float32Array,
+  tokenizerFiles: Map<string, string>,
+  extra: ExportExtras = {},
+): Map<string, Uint8Array> {
+  const specs = paramSpecs(config);
+  const size = flatParamSize(config);
+  checkFlatLength('flatParams', flatParams, size);
+  if (extra.optimizer) {
+    checkFlatLength('optimizer.m', extra.optimizer.m, size);
+    checkFlatLength('optimizer.v', extra.optimizer.v, size);
+    if (!Number.isInteger(extra.optimizer.step) || extra.optimizer.step < 0) {
+      throw new Error(`optimizer.step must be a non-negative integer (got ${extra.optimizer.step})`);
+    }
+  }
+  const enc = new TextEncoder();
+  const files = new Map<string, Uint8Array>();
+  files.set('config.json', enc.encode(configToJson(config)));
+  files.set('generation_config.json', enc.encode(generationConfigJson(config)));
+  const weights = tensorsFromFlat(specs, flatParams);
+  if (config.attention_bias) {
+    for (let i = 0; i < config.num_hidden_layers; i++) {
+      weights.push({ name: oProjBiasName(i), shape: [config.hidden_size], data: new Float32Array(config.hidden_size) });
+    }
+  }
+  files.set('model.safetensors', serializeSafetensors(weights));
+
+  for (const [name, text] of tokenizerFiles) {
+    let out = text;
+    if (name === 'tokenizer_config.json') {
+      const tc = parseJsonObject(text, name);
+      if (tc.model_max_length === undefined) {
+        tc.model_max_length = config.max_position_embeddings;
+        out = JSON.stringify(tc, null, 2);
+      }
+    }
+    files.set(name, enc.encode(out));
+  }
+
+  if (extra.optimizer) {
+    const { m, v, step } = extra.optimizer;
+    const tensors = [...tensorsFromFlat(specs, m, 'exp_avg.'), ...tensorsFromFlat(specs, v, 'exp_avg_sq.')];
+    files.set('optimizer.safetensors', serializeSafetensors(tensors, { step: String(step) }));
+  }
+  if (extra.optimizer || extra.runState !== undefined) {
+    const state: Record<string, unknown> = {};
+    if (extra.optimizer) state.global_step = extra.optimizer.step;
+    if (extra.runState !== undefined) state.run_state = extra.runState;
+    files.set('trainer_state.json', enc.encode(JSON.stringify(state, null, 2)));
+  }
+  return files;
+}
+
+function oProjBiasName(layer: number): string {
+  return `model.layers.${layer}.self_attn.o_proj.bias`;
+}
+
+const O_PROJ_BIAS = /^model\.layers\.(\d+)\.self_attn\.o_proj\.bias$/;
+
+/**
+ * Llama checkpoints with attention_bias carry an o_proj bias the model does not have; it is
+ * only safe to drop when it is all zeros (as in exported checkpoints).
+ */
+function checkOProjBias(config: LlamaConfig, name: string, t: LocatedTensor): boolean {
+  const m = O_PROJ_BIAS.exec(name);
+  if (!m || !config.attention_bias || Number(m[1]) >= config.num_hidden_layers) return false;
+  const shape = [config.hidden_size];
+  if (!sameShape(t.tensor.shape, shape)) {
+    throw new Error(`${t.file}: tensor "${name}" has shape ${fmtShape(t.tensor.shape)} but config.json implies ${fmtShape(shape)}`);
+  }
+  if (t.tensor.data.some((v) => v !== 0)) {
+    throw new Error(`${t.file}: tensor "${name}" is not zero; o_proj biases are not supported (only q/k/v biases)`);
+  }
+  return true;
+}
+
+/** Buffers transformers registers with the weights in some versions; they are recomputed, not learned. */
+function isIgnorableTensor(name: string): boolean {
+  return /(^|\.)rotary_emb\.inv_freq$/.test(name) || /\.self_attn\.rotary_emb\./.test(name);
+}
+
+interface LocatedTensor {
+  file: string;
+  tensor: SafetensorsTensor;
+}
+
+function readWeightFiles(files: Map<string, Uint8Array>): { tensors: Map<string, LocatedTensor>; where: string } {
+  const dec = new TextDecoder();
+  let shardNames: string[];
+  let indexMap: Record<string, unknown> | undefined;
+  if (files.has('model.safetensors')) {
+    shardNames = ['model.safetensors'];
+  } else if (files.has('model.safetensors.index.json')) {
+    const index = parseJsonObject(dec.decode(files.get('model.safetensors.index.json')!), 'model.safetensors.index.json');
+    if (!isPlainObject(index.weight_map)) throw new Error('model.safetensors.index.json: missing weight_map object');
+    indexMap = index.weight_map;
+    const names = new Set<string>();
+    for (const [tensor, shard] of Object.entries(indexMap)) {
+      if (typeof shard !== 'string') throw new Error(`model.safetensors.index.json: weight_map entry for "${tensor}" is not a file name`);
+      names.add(shard);
+    }
+    shardNames = [...names].sort();
+    const absent = shardNames.filter((n) => !files.has(n));
+    if (absent.length) throw new Error(`model.safetensors.index.json lists shard files that are missing: ${absent.join(', ')}`);
+  } else if (files.has('pytorch_model.bin') || files.has('pytorch_model.bin.index.json')) {
+    throw new Error('only safetensors weights are supported; this checkpoint has PyTorch .bin weights (convert them to model.safetensors)');
+  } else {
+    throw new Error('no model weights: expected model.safetensors or model.safetensors.index.json');
+  }
+
+  const located = new Map<string, LocatedTensor>();
+  for (const file of shardNames) {
+    let parsed;
+    try {
+      parsed = parseSafetensors(files.get(file)!);
+    } catch (e) {
+      throw new Error(`${file}: ${(e as Error).message}`);
+    }
+    for (const [name, tensor] of parsed.tensors) {
+      const prev = located.get(name);
+      if (prev) throw new Error(`tensor "${name}" appears in both ${prev.file} and ${file}`);
+      located.set(name, { file, tensor });
+    }
+  }
+  if (indexMap) {
+    for (const [name, shard] of Object.entries(indexMap)) {
+      const found = located.get(name);
+      if (!found) throw new Error(`model.safetensors.index.json: tensor "${name}" is not in ${String(shard)}`);
+      if (found.file !== shard) {
+        throw new Error(`model.safetensors.index.json: tensor "${name}" is listed in ${String(shard)} but found in ${found.file}`);
+      }
+    }
+  }
+  return { tensors: located, where: shardNames.length === 1 ? shardNames[0]! : 'model.safetensors.index.json' };
+}
+
+function sameShape(a: readonly number[], b: readonly number[]): boolean {
+  return a.length === b.length && a.every((d, i) => d === b[i]);
+}
+
+function firstNonFinite(data: Float32Array): number {
+  for (let i = 0; i < data.length; i++) if (!Number.isFinite(data[i]!)) return i;
+  return -1;
+}
+
+/**
+ * Throws unless `tensors` hold exactly the parameters `specs` describe, with their shapes and
+ * finite values; `extraOk` accepts tensors that may be present beyond the specs.
+ */
+function checkTensorSet(
+  specs: ParamSpec[],
+  tensors: Map<string, LocatedTensor>,
+  prefix: string,
+  extraOk: (name: string) => boolean,
+  where: string,
+): void {
+  for (const s of specs) {
+    const name = prefix + s.name;
+    const t = tensors.get(name);
+    if (!t) {
+      throw new Error(`${where}: tensor "${name}" is missing (config.json implies shape ${fmtShape(s.shape)})`);
+    }
+    if (!sameShape(t.tensor.shape, s.shape)) {
+      throw new Error(
+        `${t.file}: tensor "${name}" has shape ${fmtShape(t.tensor.shape)} but config.json implies ${fmtShape(s.shape)}`,
+      );
+    }
+    const bad = firstNonFinite(t.tensor.data);
+    if (bad >= 0) throw new Error(`${t.file}: tensor "${name}" has a non-finite value (${t.tensor.data[bad]}) at element ${bad}`);
+  }
+  const expected = new Set(specs.map((s) => prefix + s.name));
+  for (const [name, t] of tensors) {
+    if (!expected.has(name) && !extraOk(name)) {
+      throw new Error(`${t.file}: unexpected tensor "${name}" (not part of the model config.json describes)`);
+    }
+  }
+}
+
+function copyToFlat(specs: ParamSpec[], tensors: Map<string, LocatedTensor>, prefix: string, size: number): Float32Array {
+  const flat = new Float32Array(size);
+  for (const s of specs) flat.set(tensors.get(prefix + s.name)!.tensor.data, s.offset);
+  return flat;
+}
+
+/**
+ * Reads a checkpoint folder. Everything is validated before the flat buffers are built, and
+ * any refusal names the file, the tensor and what was expected.
+ */
+export function importCheckpoint(files: Map<string, Uint8Array>): ImportedCheckpoint {
+  const dec = new TextDecoder();
+  const configBytes = files.get('config.json');
+  if (!configBytes) throw new Error('config.json is missing');
+  const config = readConfigJson(dec.decode(configBytes));
+  const specs = paramSpecs(config);
+  const size = flatParamSize(config);
+
+  const { tensors: weights, where } = readWeightFiles(files);
+  const lmHead = weights.get('lm_head.weight');
+  const vocabShape = [config.vocab_size, config.hidden_size];
+  if (config.tie_word_embeddings && lmHead && !sameShape(lmHead.tensor.shape, vocabShape)) {
+    throw new Error(
+      `${lmHead.file}: tensor "lm_head.weight" has shape ${fmtShape(lmHead.tensor.shape)} but config.json implies ${fmtShape(vocabShape)}`,
+    );
+  }
+  // Tied checkpoints sometimes store lm_head.weight anyway; the embedding is the source of truth.
+  checkTensorSet(
+    specs,
+    weights,
+    '',
+    (n) =>
+      isIgnorableTensor(n) ||
+      (config.tie_word_embeddings && n === 'lm_head.weight') ||
+      checkOProjBias(config, n, weights.get(n)!),
+    where,
+  );
+
+  let optimizerTensors: Map<string, LocatedTensor> | undefined;
+  let optimizerStep: number | undefined;
+  const optBytes = files.get('optimizer.safetensors');
+  if (optBytes) {
+    let parsed;
+    try {
+      parsed = parseSafetensors(optBytes);
+    } catch (e) {
+      throw new Error(`optimizer.safetensors: ${(e as Error).message}`);
+    }
+    optimizerTensors = new Map([...parsed.tensors].map(([n, t]) => [n, { file: 'optimizer.safetensors', tensor: t }]));
+    const o = 'optimizer.safetensors';
+    checkTensorSet(specs, optimizerTensors, 'exp_avg.', (n) => n.startsWith('exp_avg_sq.'), o);
+    checkTensorSet(specs, optimizerTensors, 'exp_avg_sq.', (n) => n.startsWith('exp_avg.'), o);
+    const stepText = parsed.metadata.step;
+    optimizerStep = stepText === undefined ? NaN : Number(stepText);
+    if (!Number.isInteger(optimizerStep) || optimizerStep < 0) {
+      throw new Error(`optimizer.safetensors: metadata "step" must be a non-negative integer (got ${JSON.stringify(stepText)})`);
+    }
+  }
+
+  let runState: unknown;
+  const stateBytes = files.get('trainer_state.json');
+  if (stateBytes) runState = parseJsonObject(dec.decode(stateBytes), 'trainer_state.json').run_state;
+
+  const tokenizerJson = files.has('tokenizer.json') ? dec.decode(files.get('tokenizer.json')!) : undefined;
+  const tokenizerConfigJson = files.has('tokenizer_config.json') ? dec.decode(files.get('tokenizer_config.json')!) : undefined;
+
+  const result: ImportedCheckpoint = { config, flatParams: copyToFlat(specs, weights, '', size) };
+  if (tokenizerJson !== undefined) result.tokenizerJson = tokenizerJson;
+  if (tokenizerConfigJson !== undefined) result.tokenizerConfigJson = tokenizerConfigJson;
+  if (optimizerTensors) {
+    result.optimizer = {
+      m: copyToFlat(specs, optimizerTensors, 'exp_avg.', size),
+      v: copyToFlat(specs, optimizerTensors, 'exp_avg_sq.', size),
+      step: optimizerStep!,
+    };
+  }
+  if (runState !== undefined) result.runState = runState;
+  return result;
+}

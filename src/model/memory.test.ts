@@ -1,0 +1,30 @@
+import { describe, expect, it } from 'vitest';
+import { PRESETS, paramCount } from './config';
+import { checkFits, memoryEstimate } from './memory';
+
+describe('presets and memory estimates', () => {
+  it('the presets have the advertised sizes', () => {
+    expect(paramCount(PRESETS.tiny)).toBeGreaterThan(0.9e6);
+    expect(paramCount(PRESETS.tiny)).toBeLessThan(1.2e6);
+    expect(paramCount(PRESETS.small)).toBeGreaterThan(9e6);
+    expect(paramCount(PRESETS.small)).toBeLessThan(11e6);
+    expect(paramCount(PRESETS.base)).toBeGreaterThan(45e6);
+    expect(paramCount(PRESETS.base)).toBeLessThan(55e6);
+  });
+
+  it('accounts weights, gradients, Adam moments and activations', () => {
+    const est = memoryEstimate(PRESETS.tiny, 8, 128);
+    expect(est.gradients).toBe(est.weights);
+    expect(est.adamMoments).toBe(2 * est.weights);
+    expect(est.weights).toBeGreaterThanOrEqual(est.parameters * 4);
+    expect(est.total).toBe(est.weights + est.gradients + est.adamMoments + est.activations);
+    // Activations grow linearly with tokens.
+    expect(memoryEstimate(PRESETS.tiny, 16, 128).activations).toBeCloseTo(2 * est.activations, -3);
+  });
+
+  it('refuses, with the numbers, a configuration beyond the adapter limit', () => {
+    expect(() => checkFits(PRESETS.base, 64, 1024, 128 * 2 ** 20)).toThrow(/largest buffer needs [\d.]+ MiB but the adapter binds at most 128.0 MiB/);
+    expect(() => checkFits(PRESETS.tiny, 1, 512, 2 ** 30)).toThrow(/exceeds max_position_embeddings 256/);
+    expect(checkFits(PRESETS.tiny, 8, 128, 2 ** 30).total).toBeGreaterThan(0);
+  });
+});

@@ -1,0 +1,238 @@
+/**
+ * Reader and writer for the safetensors format (https://github.com/huggingface/safetensors):
+ * an 8-byte little-endian header length, a JSON header, then the raw tensor bytes.
+ *
+ * Everything is validated before any tensor is decoded, so a damaged file is refused whole
+ * instead of yielding a partly loaded model.
+ */
+
+export type SafetensorsDtype = 'F32' | 'F16' | 'BF16';
+
+export interface SafetensorsTensor {
+  /** Storage type in the file; `data` is always decoded to float32. */
+  dtype: SafetensorsDtype;
+  shape: number[];
+  data: Float32Array;
+}
+
+export interface ParsedSafetensors {
+  tensors: Map<string, SafetensorsTensor>;
+  metadata: Record<string, string>;
+}
+
+export interface TensorToWrite {
+  name: string;
+  shape: number[];
+  data: Float32Array;
+}
+
+const DTYPE_BYTES: Record<SafetensorsDtype, number> = { F32: 4, F16: 2, BF16: 2 };
+
+/** The reference implementation refuses headers above this size; a larger one means a corrupt length. */
+const MAX_HEADER_BYTES = 100_000_000;
+
+function fail(message: string): never {
+  throw new Error(`invalid safetensors file: ${message}`);
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function fmtShape(shape: readonly number[]): string {
+  return `[${shape.join(', ')}]`;
+}
+
+const littleEndianHost = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+interface PlannedTensor {
+  name: string;
+  dtype: SafetensorsDtype;
+  shape: number[];
+  begin: number;
+  end: number;
+}
+
+export function parseSafetensors(bytes: Uint8Array): ParsedSafetensors {
+  if (bytes.byteLength < 8) {
+    fail(`file is ${bytes.byteLength} bytes, shorter than the 8-byte header length prefix`);
+  }
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const headerLen64 = view.getBigUint64(0, true);
+  const available = bytes.byteLength - 8;
+  if (headerLen64 > BigInt(available)) {
+    fail(`header length ${headerLen64} exceeds the ${available} bytes after the length prefix (truncated file?)`);
+  }
+  const headerLen = Number(headerLen64);
+  if (headerLen > MAX_HEADER_BYTES) fail(`header length ${headerLen} exceeds the ${MAX_HEADER_BYTES}-byte limit`);
+
+  let headerText: string;
+  try {
+    headerText = new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(8, 8 + headerLen));
+  } catch {
+    fail('header is not valid UTF-8');
+  }
+  let header: unknown;
+  try {
+    header = JSON.parse(headerText);
+  } catch (e) {
+    fail(`header is not valid JSON (${(e as Error).message})`);
+  }
+  if (!isPlainObject(header)) fail('header is not a JSON object');
+
+  const dataStart = 8 + headerLen;
+  const dataLen = bytes.byteLength - dataStart;
+  const metadata: Record<string, string> = {};
+  const planned: PlannedTensor[] = [];
+
+  for (const [name, entry] of Object.entries(header)) {
+    if (name === '__metadata__') {
+      if (!isPlainObject(entry)) fail('__metadata__ is not a JSON object');
+      for (const [k, v] of Object.entries(entry)) {
+        if (typeof v !== 'string') fail(`__metadata__ value for "${k}" is not a string`);
+        metadata[k] = v;
+      }
+      continue;
+    }
+    if (!isPlainObject(entry)) fail(`tensor "${name}" entry is not a JSON object`);
+    const missing = (['dtype', 'shape', 'data_offsets'] as const).filter((k) => !(k in entry));
+    if (missing.length) fail(`tensor "${name}" is missing ${missing.join(', ')}`);
+
+    const { dtype, shape, data_offsets: offsets } = entry;
+    if (typeof dtype !== 'string') fail(`tensor "${name}" dtype is not a string`);
+    if (!(dtype in DTYPE_BYTES)) {
+      fail(`tensor "${name}" has unsupported dtype ${dtype} (supported: F32, F16, BF16)`);
+    }
+    if (!Array.isArray(shape) || !shape.every((d) => Number.isSafeInteger(d) && d >= 0)) {
+      fail(`tensor "${name}" shape ${JSON.stringify(shape)} is not a list of non-negative integers`);
+    }
+    if (
+      !Array.isArray(offsets) ||
+      offsets.length !== 2 ||
+      !offsets.every((o) => Number.isSafeInteger(o) && o >= 0) ||
+      offsets[0] > offsets[1]
+    ) {
+      fail(`tensor "${name}" data_offsets ${JSON.stringify(offsets)} is not a [begin, end] pair with begin <= end`);
+    }
+    const [begin, end] = offsets as [number, number];
+    const dims = shape as number[];
+    if (end > dataLen) {
+      fail(
+        `tensor "${name}" data_offsets [${begin}, ${end}] exceed the ${dataLen}-byte data section (truncated file?)`,
+      );
+    }
+    const typed = dtype as SafetensorsDtype;
+    const expectedBytes = dims.reduce((a, b) => a * b, 1) * DTYPE_BYTES[typed];
+    if (end - begin !== expectedBytes) {
+      fail(
+        `tensor "${name}" occupies ${end - begin} bytes but shape ${fmtShape(dims)} of ${typed} needs ${expectedBytes}`,
+      );
+    }
+    planned.push({ name, dtype: typed, shape: dims, begin, end });
+  }
+
+  const byStart = planned.filter((p) => p.end > p.begin).sort((a, b) => a.begin - b.begin);
+  // Empty tensors occupy no bytes, so they cannot overlap anything.
+  let furthest: PlannedTensor | undefined;
+  for (const cur of byStart) {
+    if (furthest && cur.begin < furthest.end) {
+      fail(
+        `tensors "${furthest.name}" [${furthest.begin}, ${furthest.end}] and "${cur.name}" [${cur.begin}, ${cur.end}] overlap`,
+      );
+    }
+    if (!furthest || cur.end > furthest.end) furthest = cur;
+  }
+
+  const tensors = new Map<string, SafetensorsTensor>();
+  for (const p of planned) {
+    const raw = bytes.subarray(dataStart + p.begin, dataStart + p.end);
+    tensors.set(p.name, { dtype: p.dtype, shape: p.shape, data: decode(p.dtype, raw) });
+  }
+  return { tensors, metadata };
+}
+
+function decode(dtype: SafetensorsDtype, raw: Uint8Array): Float32Array {
+  const n = raw.byteLength / DTYPE_BYTES[dtype];
+  if (dtype === 'F32') {
+    if (littleEndianHost) return new Float32Array(raw.slice().buffer);
+    const out = new Float32Array(n);
+    const dv = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
+    for (let i = 0; i < n; i++) out[i] = dv.getFloat32(i * 4, true);
+    return out;
+  }
+  const halves = new Uint16Array(n);
+  for (let i = 0; i < n; i++) halves[i] = raw[2 * i]! | (raw[2 * i + 1]! << 8);
+  const out = new Float32Array(n);
+  if (dtype === 'BF16') {
+    // bfloat16 is the top half of a float32, so widening is a shift.
+    const bits = new Uint32Array(out.buffer);
+    for (let i = 0; i < n; i++) bits[i] = halves[i]! << 16;
+  } else {
+    const table = f16Table();
+    for (let i = 0; i < n; i++) out[i] = table[halves[i]!]!;
+  }
+  return out;
+}
+
+let f16Lookup: Float32Array | undefined;
+
+/** All 65536 half-precision values widened once; a lookup beats per-element bit fiddling. */
+function f16Table(): Float32Array {
+  if (f16Lookup) return f16Lookup;
+  const t = new Float32Array(65536);
+  for (let h = 0; h < 65536; h++) t[h] = f16ToF32(h);
+  f16Lookup = t;
+  return t;
+}
+
+export function f16ToF32(h: number): number {
+  const sign = h & 0x8000 ? -1 : 1;
+  const exp = (h >> 10) & 0x1f;
+  const frac = h & 0x3ff;
+  if (exp === 0) return sign * frac * 2 ** -24;
+  if (exp === 0x1f) return frac ? NaN : sign * Infinity;
+  return sign * (1 + frac / 1024) * 2 ** (exp - 15);
+}
+
+export function serializeSafetensors(tensors: TensorToWrite[], metadata: Record<string, string> = {}): Uint8Array {
+  const sorted = [...tensors].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const header: Record<string, unknown> = {
+    // transformers refuses to load weights whose metadata lacks format "pt".
+    __metadata__: { ...metadata, format: 'pt' },
+  };
+  let offset = 0;
+  for (let i = 0; i < sorted.length; i++) {
+    const t = sorted[i]!;
+    if (t.name === '__metadata__') throw new Error('cannot name a tensor "__metadata__"');
+    if (i > 0 && sorted[i - 1]!.name === t.name) throw new Error(`duplicate tensor name "${t.name}"`);
+    if (!t.shape.every((d) => Number.isSafeInteger(d) && d >= 0)) {
+      throw new Error(`tensor "${t.name}" shape ${fmtShape(t.shape)} is not a list of non-negative integers`);
+    }
+    const count = t.shape.reduce((a, b) => a * b, 1);
+    if (count !== t.data.length) {
+      throw new Error(`tensor "${t.name}" has ${t.data.length} elements but shape ${fmtShape(t.shape)} needs ${count}`);
+    }
+    header[t.name] = { dtype: 'F32', shape: t.shape, data_offsets: [offset, offset + count * 4] };
+    offset += count * 4;
+  }
+
+  const json = new TextEncoder().encode(JSON.stringify(header));
+  // Padding keeps the data section 8-byte aligned so readers can map tensors in place.
+  const headerLen = Math.ceil(json.byteLength / 8) * 8;
+  const out = new Uint8Array(8 + headerLen + offset);
+  const view = new DataView(out.buffer);
+  view.setBigUint64(0, BigInt(headerLen), true);
+  out.set(json, 8);
+  out.fill(0x20, 8 + json.byteLength, 8 + headerLen);
+
+  let pos = 8 + headerLen;
+  for (const t of sorted) {
+    if (littleEndianHost) {
+      out.set(new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength), pos);
+    } else {
+      for (let i = 0; i < t.data.length; i++) view.setFloat32(pos + i * 4, t.data[i]!, true);
+    }
+    pos += t.data.byteLength;
+  }
+  return out;
+}
