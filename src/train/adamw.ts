@@ -35,8 +35,8 @@ export interface StepStats {
  * all in the same submit as the gradient-norm clip that precedes them.
  */
 export class AdamW {
-  readonly m: Tensor;
-  readonly v: Tensor;
+  readonly m: Tensor<'f32'>;
+  readonly v: Tensor<'f32'>;
   private readonly stats: Tensor;
   step = 0;
 

@@ -24,6 +24,18 @@ describe('SFT data', () => {
     expect(batch!.mask).toEqual([1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0]);
   });
 
+  it('truncates long prompts from the front so the response is always trained on', () => {
+    const tok = new ByteTokenizer();
+    const s = encodePair(tok, { prompt: 'x'.repeat(100) + 'END', response: 'answer' }, 16);
+    expect(s.ids.length).toBe(16);
+    expect(s.ids[0]).toBe(tok.specials.bos);
+    expect(tok.decode(s.ids.slice(1))).toBe('xxxxxENDanswer<|eos|>');
+    expect(s.lossMask.filter(Boolean).length).toBe(7);
+    const long = encodePair(tok, { prompt: 'q'.repeat(50), response: 'r'.repeat(50) }, 16);
+    expect(long.ids.slice(1, 8).every((t) => t === 113)).toBe(true); // half the budget keeps prompt
+    expect(long.lossMask.filter(Boolean).length).toBe(8);
+  });
+
   it('packs examples back to back into full rows', () => {
     const tok = new ByteTokenizer();
     const seqs = PAIRS.map((p) => encodePair(tok, p, 64));

@@ -17,12 +17,19 @@ export interface SftSequence {
   lossMask: number[];
 }
 
-/** [BOS] prompt response [EOS]; truncated to maxLen tokens (the prompt keeps its head). */
+/**
+ * [BOS] prompt response [EOS] in at most maxLen tokens. When too long, the prompt loses its
+ * beginning (the end of a question is what the answer follows) and keeps at most half the
+ * budget if the response needs it; the response is cut at the end last.
+ */
 export function encodePair(tokenizer: Tokenizer, pair: SftPair, maxLen: number): SftSequence {
-  const prompt = [tokenizer.specials.bos, ...tokenizer.encode(pair.prompt)];
+  const prompt = tokenizer.encode(pair.prompt);
   const response = [...tokenizer.encode(pair.response), tokenizer.specials.eos];
-  const ids = [...prompt, ...response].slice(0, maxLen);
-  const lossMask = ids.map((_, i) => (i >= prompt.length ? 1 : 0));
+  const budget = maxLen - 1; // BOS
+  const responseLen = Math.min(response.length, budget - Math.min(prompt.length, Math.floor(budget / 2)));
+  const promptLen = Math.min(prompt.length, budget - responseLen);
+  const ids = [tokenizer.specials.bos, ...prompt.slice(prompt.length - promptLen), ...response.slice(0, responseLen)];
+  const lossMask = ids.map((_, i) => (i > promptLen ? 1 : 0));
   return { ids, lossMask };
 }
 

@@ -1,6 +1,6 @@
 import { Params } from '../params';
 import type { Runtime } from '../runtime';
-import type { Tensor } from '../tensor';
+import type { DType, Tensor } from '../tensor';
 import { distinctBuffers, f32Only, grid, sameSize } from './common';
 
 const BINARY = { add: 0, mul: 1, sub: 2, siluBackward: 3 } as const;
@@ -64,7 +64,7 @@ export function axpy(rt: Runtime, alpha: number, x: Tensor, y: Tensor): Tensor {
   return y;
 }
 
-export function fill(rt: Runtime, t: Tensor, value: number): Tensor {
+export function fill<D extends DType>(rt: Runtime, t: Tensor<D>, value: number): Tensor<D> {
   f32Only('fill', t);
   rt.dispatch({
     kernel: { shader: 'elementwise', entry: 'fill' },

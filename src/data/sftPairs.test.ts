@@ -1,0 +1,36 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { sftPairsFromJsonl } from './sftPairs';
+
+describe('seed JSONL to SFT pairs', () => {
+  it('reads every shipped seed format', () => {
+    for (const [file, lines] of [['gsm8k-148', 148], ['math-156', 156], ['humaneval-87', 87], ['mbppplus-109', 109]] as const) {
+      const { pairs, errors } = sftPairsFromJsonl(readFileSync(`../shared/data/seeds/${file}.jsonl`, 'utf8'));
+      expect(errors).toEqual([]);
+      expect(pairs.length).toBe(lines);
+      expect(pairs.every((p) => p.prompt.length > 0 && p.response.length > 0)).toBe(true);
+    }
+  });
+
+  it('reports bad lines with their number and reason and keeps the good ones', () => {
+    const text = [
+      '{"question": "1+1?", "answer": 2}',
+      '{"question": "broken"',
+      '[1, 2]',
+      '',
+      '{"title": "no fields"}',
+      '{"problem": "x", "solution": "  "}',
+      '{"prompt": "def f():", "canonical_solution": "    return 1"}',
+    ].join('\n');
+    const { pairs, errors } = sftPairsFromJsonl(text);
+    expect(pairs).toEqual([
+      { prompt: '1+1?', response: '2' },
+      { prompt: 'def f():', response: '    return 1' },
+    ]);
+    expect(errors.map((e) => e.line)).toEqual([2, 3, 5, 6]);
+    expect(errors[0]!.reason).toMatch(/not valid JSON/);
+    expect(errors[1]!.reason).toMatch(/expected a JSON object, got an array/);
+    expect(errors[2]!.reason).toMatch(/no prompt field/);
+    expect(errors[3]!.reason).toMatch(/empty "solution"/);
+  });
+});
