@@ -9,6 +9,10 @@
 //   attention_backward_dq:  D_i = dO_i·O_i, dQ_i = scale Σ_j P_ij (dO_i·V_j − D_i) K_j
 //   attention_backward_dkv: dV_j = Σ_i P_ij dO_i,  dK_j = scale Σ_i P_ij (dO_i·V_j − D_i) Q_i
 // each summed by the one invocation that owns the output: deterministic, no atomics.
+//
+// With HD4 defined (head_dim = 4·HD4) the head vectors are unrolled into vec4 registers;
+// otherwise (head_dim not a multiple of 4) loops over arrays are used. On SwiftShader the
+// unrolled form is several times faster (arrays indexed in loops live in memory there).
 
 const MAX_HD = 128u;
 
@@ -38,6 +42,11 @@ struct Params {
 fn qIndex(row: u32, h: u32) -> u32 { return row * p.heads * p.hd + h * p.hd; }
 fn kvIndex(row: u32, g: u32) -> u32 { return row * p.kvHeads * p.hd + g * p.hd; }
 
+fn ldQ(i: u32) -> vec4<f32> { let b = p.offQ + i; return vec4<f32>(Q[b], Q[b + 1u], Q[b + 2u], Q[b + 3u]); }
+fn ldK(i: u32) -> vec4<f32> { let b = p.offK + i; return vec4<f32>(K[b], K[b + 1u], K[b + 2u], K[b + 3u]); }
+fn ldV(i: u32) -> vec4<f32> { let b = p.offV + i; return vec4<f32>(V[b], V[b + 1u], V[b + 2u], V[b + 3u]); }
+fn ldDO(i: u32) -> vec4<f32> { let b = p.offDO + i; return vec4<f32>(dO[b], dO[b + 1u], dO[b + 2u], dO[b + 3u]); }
+
 fn dotQK(qi: u32, kj: u32) -> f32 {
   var s = 0.0;
   for (var d = 0u; d < p.hd; d++) { s += Q[p.offQ + qi + d] * K[p.offK + kj + d]; }
@@ -50,93 +59,184 @@ fn dotDOV(oi: u32, vj: u32) -> f32 {
   return s;
 }
 
+struct Where { row: u32, b: u32, i: u32, head: u32 }
+
+// Invocation index → (token row, sequence, position, head) for `heads` heads per row.
+fn locate(wid: vec3<u32>, nwg: vec3<u32>, lid: vec3<u32>, heads: u32) -> Where {
+  let idx = (wid.y * nwg.x + wid.x) * 64u + lid.x;
+  let row = idx / heads;
+  let b = row / p.T;
+  return Where(row, b, row - b * p.T, idx - row * heads);
+}
+
 @compute @workgroup_size(64)
 fn attention_forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_id) lid: vec3<u32>) {
-  let idx = (wid.y * nwg.x + wid.x) * 64u + lid.x;
-  if (idx >= p.B * p.T * p.heads) { return; }
-  let h = idx % p.heads;
-  let row = idx / p.heads;
-  let b = row / p.T;
-  let i = row - b * p.T;
+                     @builtin(local_invocation_id) lid: vec3<u32>) {
+  let w = locate(wid, nwg, lid, p.heads);
+  if (w.row >= p.B * p.T) { return; }
+  let h = w.head;
   let g = h / (p.heads / p.kvHeads);
-  let qi = qIndex(row, h);
+  let qi = qIndex(w.row, h);
+#if HD4
+#for d in 0..HD4
+  let q{{d}} = ldQ(qi + {{d}}u * 4u) * p.scale;
+  var acc{{d}} = vec4<f32>(0.0);
+#endfor
+#else
   var acc: array<f32, MAX_HD>;
+#endif
   var m = bitcast<f32>(0xff7fffffu);
   var l = 0.0;
-  for (var j = 0u; j <= i; j++) {
-    let key = b * p.T + j;
+  for (var j = 0u; j <= w.i; j++) {
+    let key = w.b * p.T + j;
     if (mask[p.offMask + key] == 0u) { continue; }
     let kj = kvIndex(key, g);
+#if HD4
+    var s = 0.0;
+#for d in 0..HD4
+    s += dot(q{{d}}, ldK(kj + {{d}}u * 4u));
+#endfor
+#else
     let s = dotQK(qi, kj);
+#endif
     let mNew = max(m, s);
     let corr = exp(m - mNew);
     let e = exp(s - mNew);
     l = l * corr + e;
+#if HD4
+#for d in 0..HD4
+    acc{{d}} = acc{{d}} * corr + e * ldV(kj + {{d}}u * 4u);
+#endfor
+#else
     for (var d = 0u; d < p.hd; d++) { acc[d] = acc[d] * corr + e * V[p.offV + kj + d]; }
+#endif
     m = mNew;
   }
   let inv = select(0.0, 1.0 / l, l > 0.0);
+#if HD4
+#for d in 0..HD4
+  for (var c = 0u; c < 4u; c++) { O[p.offO + qi + {{d}}u * 4u + c] = acc{{d}}[c] * inv; }
+#endfor
+#else
   for (var d = 0u; d < p.hd; d++) { O[p.offO + qi + d] = acc[d] * inv; }
-  Lse[p.offLse + row * p.heads + h] = select(0.0, m + log(l), l > 0.0);
+#endif
+  Lse[p.offLse + w.row * p.heads + h] = select(0.0, m + log(l), l > 0.0);
 }
 
 @compute @workgroup_size(64)
 fn attention_backward_dq(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_id) lid: vec3<u32>) {
-  let idx = (wid.y * nwg.x + wid.x) * 64u + lid.x;
-  if (idx >= p.B * p.T * p.heads) { return; }
-  let h = idx % p.heads;
-  let row = idx / p.heads;
-  let b = row / p.T;
-  let i = row - b * p.T;
+                         @builtin(local_invocation_id) lid: vec3<u32>) {
+  let w = locate(wid, nwg, lid, p.heads);
+  if (w.row >= p.B * p.T) { return; }
+  let h = w.head;
   let g = h / (p.heads / p.kvHeads);
-  let qi = qIndex(row, h);
+  let qi = qIndex(w.row, h);
   var D = 0.0;
   for (var d = 0u; d < p.hd; d++) { D += dO[p.offDO + qi + d] * O[p.offO + qi + d]; }
-  Dbuf[p.offD + row * p.heads + h] = D;
-  let lse = Lse[p.offLse + row * p.heads + h];
+  Dbuf[p.offD + w.row * p.heads + h] = D;
+  let lse = Lse[p.offLse + w.row * p.heads + h];
+#if HD4
+#for d in 0..HD4
+  let q{{d}} = ldQ(qi + {{d}}u * 4u) * p.scale;
+  let do{{d}} = ldDO(qi + {{d}}u * 4u);
+  var acc{{d}} = vec4<f32>(0.0);
+#endfor
+#else
   var acc: array<f32, MAX_HD>;
-  for (var j = 0u; j <= i; j++) {
-    let key = b * p.T + j;
+#endif
+  for (var j = 0u; j <= w.i; j++) {
+    let key = w.b * p.T + j;
     if (mask[p.offMask + key] == 0u) { continue; }
     let kj = kvIndex(key, g);
-    let prob = exp(dotQK(qi, kj) - lse);
-    let ds = prob * (dotDOV(qi, kj) - D);
+#if HD4
+    var s = 0.0;
+    var dp = 0.0;
+#for d in 0..HD4
+    s += dot(q{{d}}, ldK(kj + {{d}}u * 4u));
+    dp += dot(do{{d}}, ldV(kj + {{d}}u * 4u));
+#endfor
+    let ds = exp(s - lse) * (dp - D);
+#for d in 0..HD4
+    acc{{d}} += ds * ldK(kj + {{d}}u * 4u);
+#endfor
+#else
+    let ds = exp(dotQK(qi, kj) - lse) * (dotDOV(qi, kj) - D);
     for (var d = 0u; d < p.hd; d++) { acc[d] += ds * K[p.offK + kj + d]; }
+#endif
   }
+#if HD4
+#for d in 0..HD4
+  for (var c = 0u; c < 4u; c++) { dQ[p.offDQ + qi + {{d}}u * 4u + c] = acc{{d}}[c] * p.scale; }
+#endfor
+#else
   for (var d = 0u; d < p.hd; d++) { dQ[p.offDQ + qi + d] = acc[d] * p.scale; }
+#endif
 }
 
 @compute @workgroup_size(64)
 fn attention_backward_dkv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_id) lid: vec3<u32>) {
-  let idx = (wid.y * nwg.x + wid.x) * 64u + lid.x;
-  if (idx >= p.B * p.T * p.kvHeads) { return; }
-  let g = idx % p.kvHeads;
-  let key = idx / p.kvHeads;
-  let b = key / p.T;
-  let j = key - b * p.T;
+                          @builtin(local_invocation_id) lid: vec3<u32>) {
+  let w = locate(wid, nwg, lid, p.kvHeads);
+  if (w.row >= p.B * p.T) { return; }
+  let g = w.head;
+  let key = w.row;
   let kj = kvIndex(key, g);
+#if HD4
+#for d in 0..HD4
+  let k{{d}} = ldK(kj + {{d}}u * 4u) * p.scale;
+  let v{{d}} = ldV(kj + {{d}}u * 4u);
+  var accK{{d}} = vec4<f32>(0.0);
+  var accV{{d}} = vec4<f32>(0.0);
+#endfor
+#else
   var accK: array<f32, MAX_HD>;
   var accV: array<f32, MAX_HD>;
+#endif
   if (mask[p.offMask + key] != 0u) {
     let group = p.heads / p.kvHeads;
     for (var h = g * group; h < (g + 1u) * group; h++) {
-      for (var i = j; i < p.T; i++) {
-        let row = b * p.T + i;
+      for (var i = w.i; i < p.T; i++) {
+        let row = w.b * p.T + i;
         let qi = qIndex(row, h);
-        let prob = exp(dotQK(qi, kj) - Lse[p.offLse + row * p.heads + h]);
-        let ds = prob * (dotDOV(qi, kj) - Dbuf[p.offD + row * p.heads + h]);
+        let lse = Lse[p.offLse + row * p.heads + h];
+        let D = Dbuf[p.offD + row * p.heads + h];
+#if HD4
+        var s = 0.0;
+        var dp = 0.0;
+#for d in 0..HD4
+        let q{{d}} = ldQ(qi + {{d}}u * 4u);
+        let do{{d}} = ldDO(qi + {{d}}u * 4u);
+        s += dot(q{{d}}, k{{d}});
+        dp += dot(do{{d}}, v{{d}});
+#endfor
+        let prob = exp(s - lse);
+        let ds = prob * (dp - D);
+#for d in 0..HD4
+        accV{{d}} += prob * do{{d}};
+        accK{{d}} += ds * q{{d}};
+#endfor
+#else
+        let prob = exp(dotQK(qi, kj) - lse);
+        let ds = prob * (dotDOV(qi, kj) - D);
         for (var d = 0u; d < p.hd; d++) {
           accV[d] += prob * dO[p.offDO + qi + d];
           accK[d] += ds * Q[p.offQ + qi + d];
         }
+#endif
       }
     }
   }
+#if HD4
+#for d in 0..HD4
+  for (var c = 0u; c < 4u; c++) {
+    dK[p.offDK + kj + {{d}}u * 4u + c] = accK{{d}}[c] * p.scale;
+    dV[p.offDV + kj + {{d}}u * 4u + c] = accV{{d}}[c];
+  }
+#endfor
+#else
   for (var d = 0u; d < p.hd; d++) {
     dK[p.offDK + kj + d] = accK[d] * p.scale;
     dV[p.offDV + kj + d] = accV[d];
   }
+#endif
 }

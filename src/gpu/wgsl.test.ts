@@ -14,6 +14,11 @@ describe('wgsl preprocess', () => {
     expect(preprocess(src).split('\n')).toEqual(['v01 = 0 * 1;', 'v02 = 0 * 2;', 'v11 = 1 * 1;', 'v12 = 1 * 2;']);
   });
 
+  it('takes #for bounds from numeric defines', () => {
+    expect(preprocess('#for i in 0..N\nx{{i}}\n#endfor', { N: 3 }).split('\n')).toEqual(['x0', 'x1', 'x2']);
+    expect(() => preprocess('#for i in 0..N\nx\n#endfor', {})).toThrow(/not an integer define/);
+  });
+
   it('rejects malformed directives', () => {
     expect(() => preprocess('#if X\nfoo')).toThrow(/unterminated #if/);
     expect(() => preprocess('#endif')).toThrow(/#endif without #if/);

@@ -2,16 +2,24 @@
  * A minimal WGSL preprocessor for what `override` cannot express:
  *  - `#if NAME` / `#if !NAME` / `#else` / `#endif` (nestable): binding types, optional code.
  *  - `#for NAME in A..B` / `#endfor` (nestable): repeats the lines with `{{NAME}}` replaced
- *    by A, A+1, ..., B-1. Register tiles must be unrolled in the source: SwiftShader keeps
- *    arrays indexed inside loops in memory, which measured 9x slower than unrolled code.
- * Numeric compile-time constants use WGSL `override` instead.
+ *    by A, A+1, ..., B-1; A and B are integers or the names of numeric defines. Register
+ *    tiles must be unrolled in the source: SwiftShader keeps arrays indexed inside loops in
+ *    memory, which measured 9x slower than unrolled code.
+ * Other numeric compile-time constants use WGSL `override` instead.
  */
-export type Defines = Readonly<Record<string, boolean>>;
+export type Defines = Readonly<Record<string, boolean | number>>;
 
-const FOR = /^\s*#for\s+(\w+)\s+in\s+(\d+)\.\.(\d+)\s*$/;
+const FOR = /^\s*#for\s+(\w+)\s+in\s+(\w+)\.\.(\w+)\s*$/;
 const ENDFOR = /^\s*#endfor\s*$/;
 
-function expandLoops(lines: readonly string[]): string[] {
+function bound(token: string, defines: Defines): number {
+  if (/^\d+$/.test(token)) return Number(token);
+  const v = defines[token];
+  if (typeof v !== 'number' || !Number.isInteger(v)) throw new Error(`wgsl preprocess: #for bound "${token}" is not an integer define`);
+  return v;
+}
+
+function expandLoops(lines: readonly string[], defines: Defines): string[] {
   const out: string[] = [];
   for (let i = 0; i < lines.length; i++) {
     const m = FOR.exec(lines[i]!);
@@ -27,9 +35,9 @@ function expandLoops(lines: readonly string[]): string[] {
       else if (ENDFOR.test(lines[j]!) && --depth === 0) break;
     }
     if (depth !== 0) throw new Error(`wgsl preprocess: unterminated #for ${m[1]}`);
-    const body = expandLoops(lines.slice(i + 1, j));
+    const body = expandLoops(lines.slice(i + 1, j), defines);
     const token = new RegExp(`\\{\\{${m[1]}\\}\\}`, 'g');
-    for (let v = Number(m[2]); v < Number(m[3]); v++) {
+    for (let v = bound(m[2]!, defines); v < bound(m[3]!, defines); v++) {
       for (const line of body) out.push(line.replace(token, String(v)));
     }
     i = j;
@@ -38,14 +46,21 @@ function expandLoops(lines: readonly string[]): string[] {
 }
 
 export function preprocess(source: string, defines: Defines = {}): string {
+  // #if first (its conditions are defines, never loop variables), then #for unrolling.
+  return expandLoops(resolveConditions(source.split('\n'), defines), defines).join('\n');
+}
+
+function resolveConditions(lines: readonly string[], defines: Defines): string[] {
   const out: string[] = [];
   // Each frame: is this branch active, is the enclosing block active, was a branch taken.
   const stack: { active: boolean; parentActive: boolean; taken: boolean }[] = [];
   const active = () => (stack.length === 0 ? true : stack[stack.length - 1]!.active);
-  expandLoops(source.split('\n')).forEach((line, i) => {
+  lines.forEach((line, i) => {
     const directive = /^\s*#(if|else|endif)\b\s*(!?)\s*(\w*)\s*$/.exec(line);
     if (!directive) {
-      if (/^\s*#/.test(line)) throw new Error(`wgsl preprocess: line ${i + 1}: unknown directive "${line.trim()}"`);
+      if (/^\s*#/.test(line) && !FOR.test(line) && !ENDFOR.test(line)) {
+        throw new Error(`wgsl preprocess: line ${i + 1}: unknown directive "${line.trim()}"`);
+      }
       if (active()) out.push(line);
       return;
     }
@@ -65,5 +80,5 @@ export function preprocess(source: string, defines: Defines = {}): string {
     }
   });
   if (stack.length) throw new Error('wgsl preprocess: unterminated #if');
-  return out.join('\n');
+  return out;
 }

@@ -192,7 +192,7 @@ export class Transformer {
    * weighted losses and unweighted log-probabilities [B·T]; call backward() next to
    * accumulate gradients.
    */
-  forwardLoss(batch: Batch): { loss: Tensor; logp: Tensor } {
+  forwardLoss(batch: Batch): { loss: Tensor<'f32'>; logp: Tensor<'f32'> } {
     if (!batch.targets || !batch.weights) throw new Error('forwardLoss needs batch.targets and batch.weights');
     const logits = this.forward(batch);
     const ws = this.ws!;
@@ -287,8 +287,8 @@ class Workspace {
   readonly lnf: Tensor;
   readonly rstdf: Tensor;
   readonly logits: Tensor;
-  readonly tokenLoss: Tensor;
-  readonly logp: Tensor;
+  readonly tokenLoss: Tensor<'f32'>;
+  readonly logp: Tensor<'f32'>;
   readonly grad: { res: Tensor; ln: Tensor; att: Tensor; q: Tensor; k: Tensor; v: Tensor; D: Tensor; act: Tensor; gate: Tensor; up: Tensor };
   tokenIds: ArrayLike<number> = [];
   lossReady = false;

@@ -28,6 +28,11 @@ function params(s: AttentionShape, t: Offsets): Params {
     .u32(0, 0, 0);
 }
 
+/** head_dim a multiple of 4 compiles the unrolled vec4 form (see attention.wgsl). */
+function defines(s: AttentionShape): { HD4: number } | undefined {
+  return s.hd % 4 === 0 ? { HD4: s.hd / 4 } : undefined;
+}
+
 function check(s: AttentionShape): void {
   if (s.hd > MAX_HEAD_DIM) throw new Error(`attention: head_dim ${s.hd} exceeds the kernel's limit of ${MAX_HEAD_DIM}`);
   if (s.heads % s.kvHeads !== 0) throw new Error('attention: heads must be a multiple of kv heads');
@@ -41,7 +46,7 @@ export function attentionForward(
 ): void {
   check(s);
   rt.dispatch({
-    kernel: { shader: 'attention', entry: 'attention_forward' },
+    kernel: { shader: 'attention', entry: 'attention_forward', defines: defines(s) },
     params: params(s, t),
     buffers: [t.q.buffer, t.k.buffer, t.v.buffer, t.mask.buffer, t.o.buffer, t.lse.buffer],
     workgroups: grid(rt, s.B * s.T * s.heads, 64),
@@ -61,14 +66,14 @@ export function attentionBackward(
   check(s);
   const p = params(s, t);
   rt.dispatch({
-    kernel: { shader: 'attention', entry: 'attention_backward_dq' },
+    kernel: { shader: 'attention', entry: 'attention_backward_dq', defines: defines(s) },
     params: p,
     buffers: [t.q.buffer, t.k.buffer, t.v.buffer, t.mask.buffer, t.o.buffer, t.lse.buffer, t.dO.buffer, t.d.buffer, t.dq.buffer],
     workgroups: grid(rt, s.B * s.T * s.heads, 64),
     label: 'attention_backward_dq',
   });
   rt.dispatch({
-    kernel: { shader: 'attention', entry: 'attention_backward_dkv' },
+    kernel: { shader: 'attention', entry: 'attention_backward_dkv', defines: defines(s) },
     params: p,
     buffers: [
       t.q.buffer, t.k.buffer, t.v.buffer, t.mask.buffer, null, t.lse.buffer, t.dO.buffer, t.d.buffer, null,
