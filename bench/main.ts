@@ -9,6 +9,8 @@ import { SUITES } from './suites';
 declare global {
   interface Window {
     __benchResult?: BenchPageResult;
+    /** Results of the suites' Node halves, by suite name, set by scripts/bench.mjs before load. */
+    __benchNode?: Record<string, unknown>;
   }
 }
 
@@ -35,7 +37,7 @@ async function main(): Promise<BenchPageResult> {
     log(`suite ${name}${quick ? ' (quick)' : ''}: start`);
     const t0 = performance.now();
     const suite = await SUITES[name]!();
-    suites.push(await suite({ quick, log }));
+    suites.push(await suite({ quick, log, node: window.__benchNode?.[name] }));
     log(`suite ${name}: done in ${((performance.now() - t0) / 1e3).toFixed(1)} s`);
   }
   if (!crossOriginIsolated) log('not cross-origin isolated: timer resolution is coarse (100 µs)');

@@ -9,6 +9,11 @@ export interface SuiteOptions {
   quick: boolean;
   /** Progress line, forwarded to the terminal while the suite runs. */
   log(message: string): void;
+  /**
+   * What the suite's Node half (bench/node/<suite>.ts) reported, when scripts/bench.mjs ran
+   * one: its JSON output, or `{ error }` if it failed. Undefined when the page is opened alone.
+   */
+  node?: unknown;
 }
 
 export interface Table {

@@ -5,12 +5,15 @@
  * Serves bench/index.html with Vite, opens it in headless Chromium on WebGPU, waits for the
  * page's result, prints each suite's tables and writes bench/results/<suite>-<date>.json
  * (plus latest-<suite>.json for a full, passing run). Exits non-zero on any failure.
+ * Suites with a Node half (bench/node/<suite>.ts) run it first, in Node on Dawn; the page's
+ * suite reports its result beside the browser figures (see scripts/bench-node.mjs).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { nodeSuites, runNodeSuite } from './bench-node.mjs';
 import { chromiumArgs, chromiumPath } from './browser.mjs';
 import { ensureBrowser } from './ensure-browser.mjs';
 
@@ -22,7 +25,7 @@ function usage() {
     'usage: npm run bench -- [--suite NAME[,NAME]] [--quick] [--timeout-min N] [--no-write]',
     '  --suite        suites to run (default: all); repeatable',
     '  --quick        fewer shapes and runs: checks the harness, not a measurement',
-    '  --timeout-min  give up after N minutes (default 20)',
+    '  --timeout-min  give up on the page, and on each Node half, after N minutes (default 20)',
     '  --no-write     print only; write no files under bench/results',
     '  env CHROMIUM_PATH  browser executable (default /usr/bin/chromium)',
     '  env SAGE_GPU=hardware  use the real GPU instead of SwiftShader',
@@ -74,6 +77,13 @@ function localDate(d) {
 }
 
 async function main() {
+  // Before Vite starts, whose dependency pre-bundling would share the CPU with the measurement.
+  const nodeResults = {};
+  for (const name of nodeSuites(root, suites)) {
+    progress(`bench: ${name} in Node (Dawn)${args.quick ? ' (quick)' : ''}`);
+    nodeResults[name] = await runNodeSuite(root, name, { quick: args.quick, progress, timeoutMs });
+  }
+
   const { createServer } = await import('vite');
   const { chromium } = await import('@playwright/test');
 
@@ -115,6 +125,9 @@ async function main() {
     browser = await chromium.launch({ executablePath: chromiumPath, headless: true, args: chromiumArgs });
     const chromiumVersion = browser.version();
     const page = await browser.newPage();
+    await page.addInitScript((results) => {
+      window.__benchNode = results;
+    }, nodeResults);
     let crashed = null;
     page.on('console', (msg) => {
       if (msg.type() !== 'debug') progress(`  ${msg.type() === 'log' ? '' : `${msg.type()}: `}${msg.text()}`);

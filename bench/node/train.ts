@@ -1,0 +1,73 @@
+/**
+ * Our training throughput in Node on Dawn (the `webgpu` package), with the workloads, batches
+ * and step of the page's train suite. scripts/bench.mjs runs this before opening the page
+ * and hands the result to the suite, which prints it beside the browser figures.
+ *
+ *   node --import tsx bench/node/train.ts [--quick] [--out FILE]
+ *
+ * Needs the environment of scripts/gpu-env.mjs (SwiftShader's Vulkan driver without a GPU).
+ * Progress goes to stderr; the JSON result (NodeTrainResult[]) to FILE or stdout.
+ */
+import { writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { parseArgs } from 'node:util';
+import { Runtime } from '../../src/gpu/runtime';
+import { nodePlatform } from '../../src/platform/node';
+import {
+  initialWeights,
+  isolatedCache,
+  makeBatches,
+  measure,
+  oursTrainer,
+  workloadLabel,
+  workloads,
+  type NodeTrainResult,
+} from '../trainCore';
+
+const { values: args } = parseArgs({
+  options: { quick: { type: 'boolean', default: false }, out: { type: 'string' } },
+});
+
+const log = (m: string) => process.stderr.write(`[bench node] ${m}\n`);
+
+async function main(): Promise<NodeTrainResult[]> {
+  const platform = isolatedCache(nodePlatform());
+  const out: NodeTrainResult[] = [];
+  for (const w of workloads(args.quick ?? false)) {
+    const rt = await Runtime.create(platform);
+    const a = rt.ctx.adapter;
+    const dawn = [a.vendor, a.architecture, a.description].filter(Boolean).join(' / ');
+    const before = loadavg();
+    try {
+      log(`train ${workloadLabel(w)}: ours (node) on ${dawn}`);
+      const { results, errors } = await measure(
+        w,
+        [{ name: 'ours (node)', trainer: oursTrainer(rt, w, initialWeights(w)) }],
+        makeBatches(w.B, w.T),
+        log,
+      );
+      const loadAvg = { before, after: loadavg() };
+      out.push({ workload: w, dawn, loadAvg, result: results['ours (node)'], error: errors['ours (node)'] });
+    } catch (e) {
+      const loadAvg = { before, after: loadavg() };
+      out.push({ workload: w, dawn, loadAvg, error: e instanceof Error ? (e.stack ?? e.message) : String(e) });
+    } finally {
+      rt.destroy();
+    }
+  }
+  return out;
+}
+
+main().then(
+  (result) => {
+    const json = JSON.stringify(result);
+    if (args.out) writeFileSync(args.out, json);
+    else process.stdout.write(`${json}\n`);
+    // Dawn's worker threads can keep the event loop alive after the device is destroyed.
+    process.exit(0);
+  },
+  (e: unknown) => {
+    log(`failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+    process.exit(1);
+  },
+);
