@@ -81,24 +81,24 @@ const ceil = (x: number, d: number) => Math.ceil(x / d);
 const REG_TILE = 8;
 
 function plan(variant: MatmulVariant, g: Geometry) {
-  const constants = { TRANS_A: g.transA, TRANS_B: g.transB };
+  const defines = { TRANS_A: g.transA, TRANS_B: g.transB };
   switch (variant) {
     case 'reg':
     case 'reg-wide': {
       const [wx, wy] = variant === 'reg' ? [8, 4] : [16, 16];
       return {
-        kernel: { shader: 'matmul', entry: 'matmul_reg', constants: { ...constants, WG_X: wx, WG_Y: wy } },
+        kernel: { shader: 'matmul', entry: 'matmul_reg', defines, constants: { WG_X: wx, WG_Y: wy } },
         workgroups: [ceil(g.N, REG_TILE * wx), ceil(g.M, REG_TILE * wy), g.batch] as const,
       };
     }
     case 'tiled':
       return {
-        kernel: { shader: 'matmul', entry: 'matmul_tiled', constants },
+        kernel: { shader: 'matmul', entry: 'matmul_tiled', defines },
         workgroups: [ceil(g.N, 64), ceil(g.M, 64), g.batch] as const,
       };
     case 'gemv':
       return {
-        kernel: { shader: 'matmul', entry: 'matmul_gemv', constants: { ...constants, WG_X: 64, WG_Y: 1 } },
+        kernel: { shader: 'matmul', entry: 'matmul_gemv', defines, constants: { WG_X: 64, WG_Y: 1 } },
         workgroups: [ceil(g.N, 64), ceil(g.M, 4), g.batch] as const,
       };
   }
