@@ -72,3 +72,31 @@ fn cross_entropy(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups)
     logpOut[p.offLogp + row] = zt - lse;
   }
 }
+
+// One invocation per row, no barriers: for CPU adapters (see norm.wgsl).
+@compute @workgroup_size(64)
+fn cross_entropy_serial(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                        @builtin(local_invocation_id) lid: vec3<u32>) {
+  let row = (wid.y * nwg.x + wid.x) * 64u + lid.x;
+  if (row >= p.rows) { return; }
+  let base = p.offZ + row * p.vocab;
+  let tgt = targets[p.offTargets + row];
+  let w = weights[p.offWeights + row];
+  if (tgt < 0) {
+    for (var c = 0u; c < p.vocab; c++) { Z[base + c] = 0.0; }
+    lossOut[p.offLoss + row] = 0.0;
+    logpOut[p.offLogp + row] = 0.0;
+    return;
+  }
+  var m = LOWEST;
+  for (var c = 0u; c < p.vocab; c++) { m = max(m, Z[base + c]); }
+  var s = 0.0;
+  for (var c = 0u; c < p.vocab; c++) { s += exp(Z[base + c] - m); }
+  let lse = m + log(s);
+  let zt = Z[base + u32(tgt)];
+  for (var c = 0u; c < p.vocab; c++) {
+    Z[base + c] = w * (exp(Z[base + c] - lse) - select(0.0, 1.0, c == u32(tgt)));
+  }
+  lossOut[p.offLoss + row] = w * (lse - zt);
+  logpOut[p.offLogp + row] = zt - lse;
+}

@@ -99,6 +99,29 @@ fn scalar_partial(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocati
   if (lid == 0u) { Out[p.offOut + wid.x] = scratch[0]; }
 }
 
+// Pass 1 without barriers, for CPU adapters: invocation i sums the i-th of 1024 contiguous
+// chunks into Out[offOut + i].
+@compute @workgroup_size(64)
+fn scalar_partial_serial(@builtin(global_invocation_id) gid: vec3<u32>) {
+  let chunk = (p.n + 1023u) / 1024u;
+  let start = gid.x * chunk;
+  let end = min(start + chunk, p.n);
+  var acc = 0.0;
+  for (var i = start; i < end; i++) {
+    let v = X[p.offX + i];
+    acc += select(v, v * v, OP == 1u);
+  }
+  Out[p.offOut + gid.x] = acc;
+}
+
+// Pass 2 without barriers: one invocation adds the n partials.
+@compute @workgroup_size(1)
+fn scalar_final_serial() {
+  var acc = 0.0;
+  for (var i = 0u; i < p.n; i++) { acc += X[p.offX + i]; }
+  Out[p.offOut] = acc;
+}
+
 // Pass 2: Out[offOut] = Σ X[offX .. offX + n) in one workgroup.
 @compute @workgroup_size(256)
 fn scalar_final(@builtin(local_invocation_id) lid3: vec3<u32>) {

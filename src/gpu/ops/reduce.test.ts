@@ -53,8 +53,11 @@ describe('reductions', () => {
     }
   });
 
-  it('sum and sum of squares to a scalar, small to large', async () => {
-    const rt = await testRuntime();
+  it.each([
+    ['serial', true],
+    ['cooperative', false],
+  ])('sum and sum of squares to a scalar, small to large (%s)', async (_, serialRows) => {
+    const rt = await testRuntime({ serialRows });
     for (const n of [1, 3, 17, 255, 256, 257, 65537, 1_000_003]) {
       const seed = freshSeed();
       const x = uniform(n, rng(seed));

@@ -43,24 +43,25 @@ export function softmax(rt: Runtime, x: Tensor, out?: Tensor): Tensor {
   return o;
 }
 
-const PARTIALS = 256;
-
 function scalar(rt: Runtime, op: number, x: Tensor, out?: Tensor): Tensor {
   f32Only('reduce', x);
   const o = out ?? rt.empty([1]);
   distinctBuffers('reduce', [o], [x]);
-  const partial = rt.empty([PARTIALS]);
-  const groups = Math.min(PARTIALS, Math.max(1, Math.ceil(x.size / 256)));
+  // Cooperative: 256 workgroups of 256 with tree reductions. Serial (CPU adapters, where
+  // barriers are costly): 1024 invocations over contiguous chunks, then one adds them up.
+  const serial = rt.serialRows;
+  const partials = serial ? 1024 : Math.min(256, Math.max(1, Math.ceil(x.size / 256)));
+  const partial = rt.empty([partials]);
   rt.dispatch({
-    kernel: { shader: 'reduce', entry: 'scalar_partial', constants: { OP: op } },
+    kernel: { shader: 'reduce', entry: serial ? 'scalar_partial_serial' : 'scalar_partial', constants: { OP: op } },
     params: new Params().u32(0, 0, x.offset, partial.offset, x.size, 0, 0, 0),
     buffers: [x.buffer, partial.buffer],
-    workgroups: [groups],
+    workgroups: [serial ? 1024 / 64 : partials],
     label: op ? 'sum_squares' : 'sum',
   });
   rt.dispatch({
-    kernel: { shader: 'reduce', entry: 'scalar_final' },
-    params: new Params().u32(0, 0, partial.offset, o.offset, groups, 0, 0, 0),
+    kernel: { shader: 'reduce', entry: serial ? 'scalar_final_serial' : 'scalar_final' },
+    params: new Params().u32(0, 0, partial.offset, o.offset, partials, 0, 0, 0),
     buffers: [partial.buffer, o.buffer],
     workgroups: [1],
     label: 'reduce_final',

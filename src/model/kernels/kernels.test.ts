@@ -229,8 +229,11 @@ describe('attention', () => {
 });
 
 describe('cross entropy', () => {
-  it('fused loss, log-probs and in-place logit gradients, with ignored targets', async () => {
-    const rt = await testRuntime();
+  it.each([
+    ['row per invocation', true],
+    ['workgroup per row', false],
+  ])('fused loss, log-probs and in-place logit gradients, with ignored targets (%s)', async (_, serialRows) => {
+    const rt = await testRuntime({ serialRows });
     for (const [rows, vocab] of [[1, 2], [7, 17], [33, 264], [5, 3001]] as const) {
       const seed = freshSeed();
       const r = rng(seed);

@@ -18,10 +18,10 @@ export function crossEntropy(
   }
   if (t.loss.buffer === t.logp.buffer) throw new Error('cross entropy: loss and logp must be separate buffers');
   rt.dispatch({
-    kernel: { shader: 'loss', entry: 'cross_entropy' },
+    kernel: { shader: 'loss', entry: rt.serialRows ? 'cross_entropy_serial' : 'cross_entropy' },
     params: new Params().u32(rows, vocab, t.logits.offset, t.targets.offset, t.weights.offset, t.loss.offset, t.logp.offset, 0),
     buffers: [t.logits.buffer, t.targets.buffer, t.weights.buffer, t.loss.buffer, t.logp.buffer],
-    workgroups: grid(rt, rows, 1),
+    workgroups: grid(rt, rows, rt.serialRows ? 64 : 1),
     label: 'cross_entropy',
   });
 }
