@@ -58,17 +58,7 @@ export function median(samples: readonly number[]): number {
   return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
 
-/** mulberry32: seeded, so a failing comparison can be replayed with the same inputs. */
-export function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { rng } from '../src/util/random';
 
 /** Uniform values in [-1, 1). */
 export function uniform(n: number, random: () => number): Float32Array<ArrayBuffer> {

@@ -1,19 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { paramSpecs, type LlamaConfig } from './config';
+import { rng as seeded } from '../util/random';
 import { randomParams, refBackward, refForward, type RefBatch, type RefParams } from './reference';
-
-/** mulberry32, local so these tests depend on nothing but the reference itself. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const small = {
   vocab_size: 23,
