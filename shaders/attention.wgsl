@@ -1,6 +1,7 @@
 // Fused causal self-attention with grouped-query heads and a key padding mask.
-// Rows are tokens (row = b·T + t). Q/dQ/O/dO are [rows, heads·hd]; K/V/dK/dV are
-// [rows, kvHeads·hd]; query head h reads kv head h / (heads / kvHeads).
+// Rows are tokens (row = b·T + t). Q/dQ rows hold heads·hd values and K/V/dK/dV rows
+// kvHeads·hd, each at a row stride (sQ, sKV) so that they can sit inside a fused q|k|v row;
+// O/dO are dense [rows, heads·hd]. Query head h reads kv head h / (heads / kvHeads).
 // Query i of sequence b attends key j iff j ≤ i and mask[b·T + j] ≠ 0.
 //
 // Forward: one invocation per (row, head), online softmax over the keys: never more than
@@ -21,7 +22,7 @@ struct Params {
   hd: u32, offQ: u32, offK: u32, offV: u32,
   offO: u32, offLse: u32, offMask: u32, offDO: u32,
   offD: u32, offDQ: u32, offDK: u32, offDV: u32,
-  scale: f32, _pad0: u32, _pad1: u32, _pad2: u32,
+  scale: f32, sQ: u32, sKV: u32, _pad: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -36,11 +37,13 @@ struct Params {
 // D = rowwise dO·O, written by the dq pass and read by the dkv pass.
 @group(0) @binding(8) var<storage, read_write> Dbuf: array<f32>;
 @group(0) @binding(9) var<storage, read_write> dQ: array<f32>;
-@group(0) @binding(10) var<storage, read_write> dK: array<f32>;
-@group(0) @binding(11) var<storage, read_write> dV: array<f32>;
+// dK and dV share one binding (at offDK and offDV): WebGPU forbids two writable bindings
+// of one buffer, and in a fused q|k|v gradient they are one buffer.
+@group(0) @binding(10) var<storage, read_write> dKV: array<f32>;
 
-fn qIndex(row: u32, h: u32) -> u32 { return row * p.heads * p.hd + h * p.hd; }
-fn kvIndex(row: u32, g: u32) -> u32 { return row * p.kvHeads * p.hd + g * p.hd; }
+fn qIndex(row: u32, h: u32) -> u32 { return row * p.sQ + h * p.hd; }
+fn kvIndex(row: u32, g: u32) -> u32 { return row * p.sKV + g * p.hd; }
+fn oIndex(row: u32, h: u32) -> u32 { return row * p.heads * p.hd + h * p.hd; }
 
 fn ldQ(i: u32) -> vec4<f32> { let b = p.offQ + i; return vec4<f32>(Q[b], Q[b + 1u], Q[b + 2u], Q[b + 3u]); }
 fn ldK(i: u32) -> vec4<f32> { let b = p.offK + i; return vec4<f32>(K[b], K[b + 1u], K[b + 2u], K[b + 3u]); }
@@ -77,6 +80,7 @@ fn attention_forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgro
   let h = w.head;
   let g = h / (p.heads / p.kvHeads);
   let qi = qIndex(w.row, h);
+  let oi = oIndex(w.row, h);
 #if HD4
 #for d in 0..HD4
   let q{{d}} = ldQ(qi + {{d}}u * 4u) * p.scale;
@@ -115,10 +119,10 @@ fn attention_forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgro
   let inv = select(0.0, 1.0 / l, l > 0.0);
 #if HD4
 #for d in 0..HD4
-  for (var c = 0u; c < 4u; c++) { O[p.offO + qi + {{d}}u * 4u + c] = acc{{d}}[c] * inv; }
+  for (var c = 0u; c < 4u; c++) { O[p.offO + oi + {{d}}u * 4u + c] = acc{{d}}[c] * inv; }
 #endfor
 #else
-  for (var d = 0u; d < p.hd; d++) { O[p.offO + qi + d] = acc[d] * inv; }
+  for (var d = 0u; d < p.hd; d++) { O[p.offO + oi + d] = acc[d] * inv; }
 #endif
   Lse[p.offLse + w.row * p.heads + h] = select(0.0, m + log(l), l > 0.0);
 }
@@ -131,14 +135,15 @@ fn attention_backward_dq(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_wor
   let h = w.head;
   let g = h / (p.heads / p.kvHeads);
   let qi = qIndex(w.row, h);
+  let oi = oIndex(w.row, h);
   var D = 0.0;
-  for (var d = 0u; d < p.hd; d++) { D += dO[p.offDO + qi + d] * O[p.offO + qi + d]; }
+  for (var d = 0u; d < p.hd; d++) { D += dO[p.offDO + oi + d] * O[p.offO + oi + d]; }
   Dbuf[p.offD + w.row * p.heads + h] = D;
   let lse = Lse[p.offLse + w.row * p.heads + h];
 #if HD4
 #for d in 0..HD4
   let q{{d}} = ldQ(qi + {{d}}u * 4u) * p.scale;
-  let do{{d}} = ldDO(qi + {{d}}u * 4u);
+  let do{{d}} = ldDO(oi + {{d}}u * 4u);
   var acc{{d}} = vec4<f32>(0.0);
 #endfor
 #else
@@ -160,7 +165,7 @@ fn attention_backward_dq(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_wor
     acc{{d}} += ds * ldK(kj + {{d}}u * 4u);
 #endfor
 #else
-    let ds = exp(dotQK(qi, kj) - lse) * (dotDOV(qi, kj) - D);
+    let ds = exp(dotQK(qi, kj) - lse) * (dotDOV(oi, kj) - D);
     for (var d = 0u; d < p.hd; d++) { acc[d] += ds * K[p.offK + kj + d]; }
 #endif
   }
@@ -198,6 +203,7 @@ fn attention_backward_dkv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_wo
       for (var i = w.i; i < p.T; i++) {
         let row = w.b * p.T + i;
         let qi = qIndex(row, h);
+        let oi = oIndex(row, h);
         let lse = Lse[p.offLse + row * p.heads + h];
         let D = Dbuf[p.offD + row * p.heads + h];
 #if HD4
@@ -205,7 +211,7 @@ fn attention_backward_dkv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_wo
         var dp = 0.0;
 #for d in 0..HD4
         let q{{d}} = ldQ(qi + {{d}}u * 4u);
-        let do{{d}} = ldDO(qi + {{d}}u * 4u);
+        let do{{d}} = ldDO(oi + {{d}}u * 4u);
         s += dot(q{{d}}, k{{d}});
         dp += dot(do{{d}}, v{{d}});
 #endfor
@@ -217,9 +223,9 @@ fn attention_backward_dkv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_wo
 #endfor
 #else
         let prob = exp(dotQK(qi, kj) - lse);
-        let ds = prob * (dotDOV(qi, kj) - D);
+        let ds = prob * (dotDOV(oi, kj) - D);
         for (var d = 0u; d < p.hd; d++) {
-          accV[d] += prob * dO[p.offDO + qi + d];
+          accV[d] += prob * dO[p.offDO + oi + d];
           accK[d] += ds * Q[p.offQ + qi + d];
         }
 #endif
@@ -229,14 +235,14 @@ fn attention_backward_dkv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_wo
 #if HD4
 #for d in 0..HD4
   for (var c = 0u; c < 4u; c++) {
-    dK[p.offDK + kj + {{d}}u * 4u + c] = accK{{d}}[c] * p.scale;
-    dV[p.offDV + kj + {{d}}u * 4u + c] = accV{{d}}[c];
+    dKV[p.offDK + kj + {{d}}u * 4u + c] = accK{{d}}[c] * p.scale;
+    dKV[p.offDV + kj + {{d}}u * 4u + c] = accV{{d}}[c];
   }
 #endfor
 #else
   for (var d = 0u; d < p.hd; d++) {
-    dK[p.offDK + kj + d] = accK[d] * p.scale;
-    dV[p.offDV + kj + d] = accV[d];
+    dKV[p.offDK + kj + d] = accK[d] * p.scale;
+    dKV[p.offDV + kj + d] = accV[d];
   }
 #endif
 }

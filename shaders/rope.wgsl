@@ -1,5 +1,7 @@
-// Rotary position embedding in the Hugging Face "rotate half" layout, in place on
-// X [rows, heads · hd]: the pair (i, i + hd/2) of each head rotates by pos · inv_freq[i].
+// Rotary position embedding in the Hugging Face "rotate half" layout, in place on the
+// heads · hd values at column `col` of each row of X (row stride `stride`, so q and k can
+// sit inside a fused q|k|v row): the pair (i, i + hd/2) of each head rotates by
+// pos · inv_freq[i].
 // cos/sin come from a table [maxPos, hd/2] built on the host in float64.
 // INVERSE applies the transposed rotation: the backward pass.
 
@@ -7,7 +9,7 @@ override INVERSE: bool = false;
 
 struct Params {
   rows: u32, heads: u32, hd: u32, offX: u32,
-  offPos: u32, maxPos: u32, _pad0: u32, _pad1: u32,
+  offPos: u32, maxPos: u32, stride: u32, col: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -25,11 +27,12 @@ fn rope(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let i = idx % half;
   let rh = idx / half; // row · heads + head
   let row = rh / p.heads;
+  let head = rh - row * p.heads;
   let pos = min(positions[p.offPos + row], p.maxPos - 1u);
   let c = cosTable[pos * half + i];
   var s = sinTable[pos * half + i];
   if (INVERSE) { s = -s; }
-  let base = p.offX + rh * p.hd;
+  let base = p.offX + row * p.stride + p.col + head * p.hd;
   let a = X[base + i];
   let b = X[base + i + half];
   X[base + i] = a * c - b * s;

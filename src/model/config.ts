@@ -63,7 +63,7 @@ export interface ParamSpec {
   size: number;
 }
 
-/** Parameters in a fixed order, laid out in one flat buffer (llm.c style), 4-element aligned. */
+/** Parameters in a fixed order, packed back to back in one flat buffer (llm.c style). */
 export function paramSpecs(c: LlamaConfig): ParamSpec[] {
   validateConfig(c);
   const H = c.hidden_size;
@@ -76,14 +76,18 @@ export function paramSpecs(c: LlamaConfig): ParamSpec[] {
   for (let i = 0; i < c.num_hidden_layers; i++) {
     const p = `model.layers.${i}`;
     list.push({ name: `${p}.input_layernorm.weight`, shape: [H], decay: false });
+    // q, k, v weights (and then their biases) are adjacent, so one matmul computes all three.
     list.push({ name: `${p}.self_attn.q_proj.weight`, shape: [qDim, H], decay: true });
-    if (c.attention_bias) list.push({ name: `${p}.self_attn.q_proj.bias`, shape: [qDim], decay: false });
     list.push({ name: `${p}.self_attn.k_proj.weight`, shape: [kvDim, H], decay: true });
-    if (c.attention_bias) list.push({ name: `${p}.self_attn.k_proj.bias`, shape: [kvDim], decay: false });
     list.push({ name: `${p}.self_attn.v_proj.weight`, shape: [kvDim, H], decay: true });
-    if (c.attention_bias) list.push({ name: `${p}.self_attn.v_proj.bias`, shape: [kvDim], decay: false });
+    if (c.attention_bias) {
+      list.push({ name: `${p}.self_attn.q_proj.bias`, shape: [qDim], decay: false });
+      list.push({ name: `${p}.self_attn.k_proj.bias`, shape: [kvDim], decay: false });
+      list.push({ name: `${p}.self_attn.v_proj.bias`, shape: [kvDim], decay: false });
+    }
     list.push({ name: `${p}.self_attn.o_proj.weight`, shape: [H, qDim], decay: true });
     list.push({ name: `${p}.post_attention_layernorm.weight`, shape: [H], decay: false });
+    // gate and up adjacent: one matmul computes both.
     list.push({ name: `${p}.mlp.gate_proj.weight`, shape: [I, H], decay: true });
     list.push({ name: `${p}.mlp.up_proj.weight`, shape: [I, H], decay: true });
     list.push({ name: `${p}.mlp.down_proj.weight`, shape: [H, I], decay: true });
@@ -94,7 +98,7 @@ export function paramSpecs(c: LlamaConfig): ParamSpec[] {
   return list.map((p) => {
     const size = p.shape.reduce((a, b) => a * b, 1);
     const spec = { ...p, offset, size };
-    offset += Math.ceil(size / 4) * 4;
+    offset += size;
     return spec;
   });
 }
@@ -103,11 +107,11 @@ export function paramCount(c: LlamaConfig): number {
   return paramSpecs(c).reduce((n, p) => n + p.size, 0);
 }
 
-/** Elements of the flat parameter buffer (with alignment padding). */
+/** Elements of the flat parameter buffer. */
 export function flatParamSize(c: LlamaConfig): number {
   const specs = paramSpecs(c);
   const last = specs[specs.length - 1]!;
-  return last.offset + Math.ceil(last.size / 4) * 4;
+  return last.offset + last.size;
 }
 
 /** Byte-level vocabulary: 256 bytes, then special tokens; padded to a multiple of 8. */

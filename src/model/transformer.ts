@@ -7,7 +7,7 @@ import { view, type DType, type Tensor } from '../gpu/tensor';
 import { normal, rng } from '../util/random';
 import { flatParamSize, headDim, paramSpecs, validateConfig, type LlamaConfig, type ParamSpec } from './config';
 import { checkFits } from './memory';
-import { attentionBackward, attentionForward, MAX_HEAD_DIM } from './kernels/attention';
+import { attentionBackward, attentionForward, MAX_HEAD_DIM, type AttentionShape } from './kernels/attention';
 import { embeddingBackward, embeddingForward, tokenIndex } from './kernels/embedding';
 import { crossEntropy } from './kernels/loss';
 import { rmsnormBackward, rmsnormForward } from './kernels/norm';
@@ -30,8 +30,9 @@ export interface Batch {
 
 /** Activation buffers of one layer, kept from forward for backward. */
 interface LayerActs {
-  ln1: Tensor; rstd1: Tensor; q: Tensor; k: Tensor; v: Tensor; att: Tensor; lse: Tensor;
-  mid: Tensor; ln2: Tensor; rstd2: Tensor; gate: Tensor; up: Tensor; act: Tensor;
+  /** Fused projections: each row is q | k | v (rotated in place), and gate | up. */
+  ln1: Tensor; rstd1: Tensor; qkv: Tensor; att: Tensor; lse: Tensor;
+  mid: Tensor; ln2: Tensor; rstd2: Tensor; gu: Tensor; act: Tensor;
 }
 
 /**
@@ -102,6 +103,16 @@ export class Transformer {
     return t;
   }
 
+  /**
+   * A run of adjacent parameters (q|k|v weights or biases, gate|up weights) as one tensor of
+   * the given shape, starting at `first`; from the parameters or the gradients.
+   */
+  private block(first: string, shape: number[], grads = false): Tensor {
+    const spec = this.specs.find((s) => s.name === first);
+    if (!spec) throw new Error(`no parameter "${first}"`);
+    return view(grads ? this.grads : this.params, shape, spec.offset);
+  }
+
   zeroGrad(): void {
     fill(this.rt, this.grads, 0);
   }
@@ -150,26 +161,35 @@ export class Transformer {
     this.upload(batch, ws);
     const rt = this.rt;
     const hd = headDim(c);
-    const shape = { B: batch.B, T: batch.T, heads: c.num_attention_heads, kvHeads: c.num_key_value_heads, hd };
+    const shape = attentionShape(c, batch.B, batch.T);
     embeddingForward(rt, ws.tokens, this.param('model.embed_tokens.weight'), ws.residual[0]!);
+    const qd = c.num_attention_heads * hd;
+    const kvd = c.num_key_value_heads * hd;
+    const S = qd + 2 * kvd;
+    const I = c.intermediate_size;
+    const H = c.hidden_size;
     for (let l = 0; l < c.num_hidden_layers; l++) {
-      const p = (n: string) => this.param(`model.layers.${l}.${n}`);
-      const bias = (n: string) => (c.attention_bias ? this.param(`model.layers.${l}.${n}`) : undefined);
+      const name = (n: string) => `model.layers.${l}.${n}`;
+      const p = (n: string) => this.param(name(n));
       const a = ws.layers[l]!;
       const x = ws.residual[l]!;
       rmsnormForward(rt, x, p('input_layernorm.weight'), c.rms_norm_eps, a.ln1, a.rstd1);
-      matmul(rt, { a: a.ln1, b: p('self_attn.q_proj.weight'), transB: true, bias: bias('self_attn.q_proj.bias'), out: a.q });
-      matmul(rt, { a: a.ln1, b: p('self_attn.k_proj.weight'), transB: true, bias: bias('self_attn.k_proj.bias'), out: a.k });
-      matmul(rt, { a: a.ln1, b: p('self_attn.v_proj.weight'), transB: true, bias: bias('self_attn.v_proj.bias'), out: a.v });
-      rope(rt, a.q, c.num_attention_heads, hd, ws.positions, this.rope);
-      rope(rt, a.k, c.num_key_value_heads, hd, ws.positions, this.rope);
-      attentionForward(rt, shape, { q: a.q, k: a.k, v: a.v, mask: ws.mask, o: a.att, lse: a.lse });
+      matmul(rt, {
+        a: a.ln1,
+        b: this.block(name('self_attn.q_proj.weight'), [S, H]),
+        transB: true,
+        bias: c.attention_bias ? this.block(name('self_attn.q_proj.bias'), [S]) : undefined,
+        out: a.qkv,
+      });
+      rope(rt, a.qkv, { heads: c.num_attention_heads, hd, stride: S, col: 0 }, ws.positions, this.rope);
+      rope(rt, a.qkv, { heads: c.num_key_value_heads, hd, stride: S, col: qd }, ws.positions, this.rope);
+      const [q, k, v] = qkvViews(a.qkv, qd, kvd);
+      attentionForward(rt, shape, { q, k, v, mask: ws.mask, o: a.att, lse: a.lse });
       copy(rt, x, a.mid);
       matmul(rt, { a: a.att, b: p('self_attn.o_proj.weight'), transB: true, out: a.mid, beta: 1 });
       rmsnormForward(rt, a.mid, p('post_attention_layernorm.weight'), c.rms_norm_eps, a.ln2, a.rstd2);
-      matmul(rt, { a: a.ln2, b: p('mlp.gate_proj.weight'), transB: true, out: a.gate });
-      matmul(rt, { a: a.ln2, b: p('mlp.up_proj.weight'), transB: true, out: a.up });
-      swigluForward(rt, a.gate, a.up, a.act);
+      matmul(rt, { a: a.ln2, b: this.block(name('mlp.gate_proj.weight'), [2 * I, H]), transB: true, out: a.gu });
+      swigluForward(rt, a.gu, I, a.act);
       const next = ws.residual[l + 1]!;
       copy(rt, a.mid, next);
       matmul(rt, { a: a.act, b: p('mlp.down_proj.weight'), transB: true, out: next, beta: 1 });
@@ -209,7 +229,7 @@ export class Transformer {
     const c = this.config;
     const rt = this.rt;
     const hd = headDim(c);
-    const shape = { B: ws.B, T: ws.T, heads: c.num_attention_heads, kvHeads: c.num_key_value_heads, hd };
+    const shape = attentionShape(c, ws.B, ws.T);
     const d = ws.grad;
     void this.grads;
     // LM head: logits = lnf · Wᵀ.
@@ -219,38 +239,39 @@ export class Transformer {
       x: ws.residual[c.num_hidden_layers]!, w: this.param('model.norm.weight'), rstd: ws.rstdf,
       dy: d.ln, dx: d.res, dw: this.grad('model.norm.weight'), accumulate: false,
     });
+    const qd = c.num_attention_heads * hd;
+    const kvd = c.num_key_value_heads * hd;
+    const S = qd + 2 * kvd;
+    const I = c.intermediate_size;
+    const H = c.hidden_size;
     for (let l = c.num_hidden_layers - 1; l >= 0; l--) {
       const name = (n: string) => `model.layers.${l}.${n}`;
       const p = (n: string) => this.param(name(n));
       const g = (n: string) => this.grad(name(n));
       const a = ws.layers[l]!;
-      // MLP: next = mid + act · Wdᵀ.
+      // MLP: next = mid + act · Wdᵀ, act = swiglu(ln2 · [Wg | Wu]ᵀ).
       matmul(rt, { a: d.res, b: p('mlp.down_proj.weight'), out: d.act });
       matmul(rt, { a: d.res, b: a.act, transA: true, out: g('mlp.down_proj.weight'), beta: 1 });
-      swigluBackward(rt, a.gate, a.up, d.act, { dGate: d.gate, dUp: d.up });
-      matmul(rt, { a: d.gate, b: p('mlp.gate_proj.weight'), out: d.ln });
-      matmul(rt, { a: d.up, b: p('mlp.up_proj.weight'), out: d.ln, beta: 1 });
-      matmul(rt, { a: d.gate, b: a.ln2, transA: true, out: g('mlp.gate_proj.weight'), beta: 1 });
-      matmul(rt, { a: d.up, b: a.ln2, transA: true, out: g('mlp.up_proj.weight'), beta: 1 });
+      swigluBackward(rt, a.gu, I, d.act, d.gu);
+      matmul(rt, { a: d.gu, b: this.block(name('mlp.gate_proj.weight'), [2 * I, H]), out: d.ln });
+      matmul(rt, { a: d.gu, b: a.ln2, transA: true, out: this.block(name('mlp.gate_proj.weight'), [2 * I, H], true), beta: 1 });
       rmsnormBackward(rt, {
         x: a.mid, w: p('post_attention_layernorm.weight'), rstd: a.rstd2,
         dy: d.ln, dx: d.res, dw: g('post_attention_layernorm.weight'), accumulate: true,
       });
-      // Attention: mid = x + att · Woᵀ.
+      // Attention: mid = x + att · Woᵀ, with q|k|v = ln1 · [Wq | Wk | Wv]ᵀ (+ b) rotated.
       matmul(rt, { a: d.res, b: p('self_attn.o_proj.weight'), out: d.att });
       matmul(rt, { a: d.res, b: a.att, transA: true, out: g('self_attn.o_proj.weight'), beta: 1 });
-      attentionBackward(rt, shape, {
-        q: a.q, k: a.k, v: a.v, mask: ws.mask, o: a.att, lse: a.lse,
-        dO: d.att, d: d.D, dq: d.q, dk: d.k, dv: d.v,
-      });
-      rope(rt, d.q, c.num_attention_heads, hd, ws.positions, this.rope, true);
-      rope(rt, d.k, c.num_key_value_heads, hd, ws.positions, this.rope, true);
-      const proj = [['q', d.q], ['k', d.k], ['v', d.v]] as const;
-      proj.forEach(([which, dy], i) => {
-        matmul(rt, { a: dy, b: p(`self_attn.${which}_proj.weight`), out: d.ln, beta: i === 0 ? 0 : 1 });
-        matmul(rt, { a: dy, b: a.ln1, transA: true, out: g(`self_attn.${which}_proj.weight`), beta: 1 });
-        if (c.attention_bias) colReduce(rt, { x: dy, out: g(`self_attn.${which}_proj.bias`), accumulate: true });
-      });
+      const [q, k, v] = qkvViews(a.qkv, qd, kvd);
+      const [dq, dk, dv] = qkvViews(d.qkv, qd, kvd);
+      attentionBackward(rt, shape, { q, k, v, mask: ws.mask, o: a.att, lse: a.lse, dO: d.att, d: d.D, dq, dk, dv });
+      rope(rt, d.qkv, { heads: c.num_attention_heads, hd, stride: S, col: 0 }, ws.positions, this.rope, true);
+      rope(rt, d.qkv, { heads: c.num_key_value_heads, hd, stride: S, col: qd }, ws.positions, this.rope, true);
+      matmul(rt, { a: d.qkv, b: this.block(name('self_attn.q_proj.weight'), [S, H]), out: d.ln });
+      matmul(rt, { a: d.qkv, b: a.ln1, transA: true, out: this.block(name('self_attn.q_proj.weight'), [S, H], true), beta: 1 });
+      if (c.attention_bias) {
+        colReduce(rt, { x: d.qkv, out: this.block(name('self_attn.q_proj.bias'), [S], true), accumulate: true });
+      }
       rmsnormBackward(rt, {
         x: ws.residual[l]!, w: p('input_layernorm.weight'), rstd: a.rstd1,
         dy: d.ln, dx: d.res, dw: g('input_layernorm.weight'), accumulate: true,
@@ -289,7 +310,7 @@ class Workspace {
   readonly logits: Tensor;
   readonly tokenLoss: Tensor<'f32'>;
   readonly logp: Tensor<'f32'>;
-  readonly grad: { res: Tensor; ln: Tensor; att: Tensor; q: Tensor; k: Tensor; v: Tensor; D: Tensor; act: Tensor; gate: Tensor; up: Tensor };
+  readonly grad: { res: Tensor; ln: Tensor; att: Tensor; qkv: Tensor; D: Tensor; act: Tensor; gu: Tensor };
   tokenIds: ArrayLike<number> = [];
   lossReady = false;
   private readonly all: Tensor[] = [];
@@ -310,9 +331,9 @@ class Workspace {
     this.weights = f([N], 'weights');
     this.residual = Array.from({ length: c.num_hidden_layers + 1 }, (_, l) => f([N, H], `residual.${l}`));
     this.layers = Array.from({ length: c.num_hidden_layers }, () => ({
-      ln1: f([N, H], 'ln1'), rstd1: f([N], 'rstd1'), q: f([N, qd], 'q'), k: f([N, kvd], 'k'), v: f([N, kvd], 'v'),
+      ln1: f([N, H], 'ln1'), rstd1: f([N], 'rstd1'), qkv: f([N, qd + 2 * kvd], 'qkv'),
       att: f([N, qd], 'att'), lse: f([N, nH], 'lse'), mid: f([N, H], 'mid'), ln2: f([N, H], 'ln2'), rstd2: f([N], 'rstd2'),
-      gate: f([N, I], 'gate'), up: f([N, I], 'up'), act: f([N, I], 'act'),
+      gu: f([N, 2 * I], 'gate_up'), act: f([N, I], 'act'),
     }));
     this.lnf = f([N, H], 'lnf');
     this.rstdf = f([N], 'rstdf');
@@ -320,9 +341,8 @@ class Workspace {
     this.tokenLoss = f([N], 'token_loss');
     this.logp = f([N], 'logp');
     this.grad = {
-      res: f([N, H], 'd.res'), ln: f([N, H], 'd.ln'), att: f([N, qd], 'd.att'), q: f([N, qd], 'd.q'),
-      k: f([N, kvd], 'd.k'), v: f([N, kvd], 'd.v'), D: f([N, nH], 'd.D'), act: f([N, I], 'd.act'),
-      gate: f([N, I], 'd.gate'), up: f([N, I], 'd.up'),
+      res: f([N, H], 'd.res'), ln: f([N, H], 'd.ln'), att: f([N, qd], 'd.att'), qkv: f([N, qd + 2 * kvd], 'd.qkv'),
+      D: f([N, nH], 'd.D'), act: f([N, I], 'd.act'), gu: f([N, 2 * I], 'd.gate_up'),
     };
   }
 
@@ -352,4 +372,15 @@ export function initialParams(c: LlamaConfig, seed: number, std = 0.02): Float32
     }
   }
   return flat;
+}
+
+function attentionShape(c: LlamaConfig, B: number, T: number): AttentionShape {
+  const hd = headDim(c);
+  const stride = (c.num_attention_heads + 2 * c.num_key_value_heads) * hd;
+  return { B, T, heads: c.num_attention_heads, kvHeads: c.num_key_value_heads, hd, qStride: stride, kvStride: stride };
+}
+
+/** q, k and v inside fused q|k|v rows: views offset by their first column. */
+function qkvViews(qkv: Tensor, qd: number, kvd: number): [Tensor, Tensor, Tensor] {
+  return [view(qkv, [qkv.size], 0), view(qkv, [qkv.size - qd], qd), view(qkv, [qkv.size - qd - kvd], qd + kvd)];
 }

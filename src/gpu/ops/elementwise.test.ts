@@ -96,24 +96,39 @@ describe('element-wise kernels', () => {
     }
   });
 
-  it('SwiGLU forward and backward', async () => {
+  it('SwiGLU forward and backward on fused gate|up rows', async () => {
     const rt = await testRuntime();
-    for (const n of SIZES) {
+    for (const [rows, cols] of [[1, 1], [3, 17], [65, 64], [7, 300]] as const) {
+      const n = rows * cols;
       const seed = freshSeed();
       const r = rng(seed);
       const [g, u, dh] = [uniform(n, r, 5), uniform(n, r, 5), uniform(n, r, 2)];
-      const [tg, tu, tdh] = [rt.upload(g, [n]), rt.upload(u, [n]), rt.upload(dh, [n])];
-      const h = poisoned(rt, [n]);
-      swigluForward(rt, tg, tu, h);
-      assertClose(`swiglu n=${n} seed ${seed}`, await rt.read(h), Float64Array.from(g, (v, i) => siluRef(v) * u[i]!), 1);
-      const outs = { dGate: poisoned(rt, [n]), dUp: poisoned(rt, [n]) };
-      swigluBackward(rt, tg, tu, tdh, outs);
+      // Row i is [gate row i | up row i].
+      const both = new Float32Array(2 * n);
+      for (let i = 0; i < rows; i++) {
+        both.set(g.subarray(i * cols, (i + 1) * cols), 2 * i * cols);
+        both.set(u.subarray(i * cols, (i + 1) * cols), (2 * i + 1) * cols);
+      }
+      const gu = rt.upload(both, [rows, 2 * cols]);
+      const tdh = rt.upload(dh, [rows, cols]);
+      const h = poisoned(rt, [rows, cols]);
+      swigluForward(rt, gu, cols, h);
+      assertClose(`swiglu ${rows}x${cols} seed ${seed}`, await rt.read(h), Float64Array.from(g, (v, i) => siluRef(v) * u[i]!), 1);
+      const dgu = poisoned(rt, [rows, 2 * cols]);
+      swigluBackward(rt, gu, cols, tdh, dgu);
+      const all = await rt.read(dgu);
+      const dGot = new Float32Array(n);
+      const uGot = new Float32Array(n);
+      for (let i = 0; i < rows; i++) {
+        dGot.set(all.subarray(2 * i * cols, (2 * i + 1) * cols), i * cols);
+        uGot.set(all.subarray((2 * i + 1) * cols, (2 * i + 2) * cols), i * cols);
+      }
       const dGate = Float64Array.from(g, (v, i) => dh[i]! * u[i]! * dSiluRef(v));
       const dGateScale = Float64Array.from(g, (v, i) => Math.abs(dh[i]! * u[i]!) * dSiluScale(v));
       const dUp = Float64Array.from(g, (v, i) => dh[i]! * siluRef(v));
-      assertClose(`swiglu dgate n=${n} seed ${seed}`, await rt.read(outs.dGate), dGate, 1, 1e-5, dGateScale);
-      assertClose(`swiglu dup n=${n} seed ${seed}`, await rt.read(outs.dUp), dUp, 1);
-      rt.release(tg, tu, tdh, h, outs.dGate, outs.dUp);
+      assertClose(`swiglu dgate ${rows}x${cols} seed ${seed}`, dGot, dGate, 1, 1e-5, dGateScale);
+      assertClose(`swiglu dup ${rows}x${cols} seed ${seed}`, uGot, dUp, 1);
+      rt.release(gu, tdh, h, dgu);
     }
   });
 

@@ -1,45 +1,44 @@
 import { Params } from '../params';
 import type { Runtime } from '../runtime';
 import type { Tensor } from '../tensor';
-import { distinctBuffers, f32Only, grid, sameSize } from './common';
+import { distinctBuffers, f32Only, grid } from './common';
 
-/** h = silu(gate) · up. */
-export function swigluForward(rt: Runtime, gate: Tensor, up: Tensor, out?: Tensor): Tensor {
-  const h = out ?? rt.empty(gate.shape);
-  sameSize('swiglu', gate, up, h);
-  f32Only('swiglu', gate, up, h);
-  distinctBuffers('swiglu', [h], [gate, up]);
+/** Rows of a fused [rows, 2·cols] gate|up tensor. */
+function rowsOf(op: string, gu: Tensor, cols: number): number {
+  if (gu.size % (2 * cols) !== 0) throw new Error(`${op}: ${gu.size} values are not rows of 2·${cols} (gate|up)`);
+  return gu.size / (2 * cols);
+}
+
+/** h = silu(gate) · up for fused rows gu = [gate | up] ([rows, 2·cols]); h is [rows, cols]. */
+export function swigluForward(rt: Runtime, gu: Tensor, cols: number, out?: Tensor): Tensor {
+  const rows = rowsOf('swiglu', gu, cols);
+  const h = out ?? rt.empty([rows, cols]);
+  if (h.size !== rows * cols) throw new Error(`swiglu: output holds ${h.size} values, need ${rows}×${cols}`);
+  f32Only('swiglu', gu, h);
+  distinctBuffers('swiglu', [h], [gu]);
   rt.dispatch({
     kernel: { shader: 'mlp', entry: 'swiglu_forward' },
-    params: new Params().u32(gate.size, gate.offset, up.offset, h.offset, 0, 0, 0, 0),
-    buffers: [gate.buffer, up.buffer, h.buffer],
-    workgroups: grid(rt, gate.size),
+    params: new Params().u32(rows * cols, gu.offset, h.offset, 0, cols, 0, 0, 0),
+    buffers: [gu.buffer, h.buffer],
+    workgroups: grid(rt, rows * cols),
     label: 'swiglu_forward',
   });
   return h;
 }
 
-/** Given dh, returns (dgate, dup) for h = silu(gate) · up. */
-export function swigluBackward(
-  rt: Runtime,
-  gate: Tensor,
-  up: Tensor,
-  dh: Tensor,
-  outs?: { dGate: Tensor; dUp: Tensor },
-): { dGate: Tensor; dUp: Tensor } {
-  const dGate = outs?.dGate ?? rt.empty(gate.shape);
-  const dUp = outs?.dUp ?? rt.empty(gate.shape);
-  sameSize('swiglu backward', gate, up, dh, dGate, dUp);
-  f32Only('swiglu backward', gate, up, dh, dGate, dUp);
-  distinctBuffers('swiglu backward', [dh, dGate, dUp], [gate, up]);
-  distinctBuffers('swiglu backward', [dGate], [dh, dUp]);
-  distinctBuffers('swiglu backward', [dUp], [dh]);
+/** Given dh [rows, cols], writes [d gate | d up] into dgu in the fused layout of gu. */
+export function swigluBackward(rt: Runtime, gu: Tensor, cols: number, dh: Tensor, dgu: Tensor): Tensor {
+  const rows = rowsOf('swiglu backward', gu, cols);
+  if (dgu.size !== gu.size || dh.size !== rows * cols) throw new Error('swiglu backward: shape mismatch');
+  f32Only('swiglu backward', gu, dh, dgu);
+  distinctBuffers('swiglu backward', [dh, dgu], [gu]);
+  distinctBuffers('swiglu backward', [dgu], [dh]);
   rt.dispatch({
     kernel: { shader: 'mlp', entry: 'swiglu_backward' },
-    params: new Params().u32(gate.size, gate.offset, up.offset, dh.offset, dGate.offset, dUp.offset, 0, 0),
-    buffers: [gate.buffer, up.buffer, dh.buffer, dGate.buffer, dUp.buffer],
-    workgroups: grid(rt, gate.size),
+    params: new Params().u32(rows * cols, gu.offset, dh.offset, dgu.offset, cols, 0, 0, 0),
+    buffers: [gu.buffer, dh.buffer, dgu.buffer],
+    workgroups: grid(rt, rows * cols),
     label: 'swiglu_backward',
   });
-  return { dGate, dUp };
+  return dgu;
 }

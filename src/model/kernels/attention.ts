@@ -11,6 +11,12 @@ export interface AttentionShape {
   heads: number;
   kvHeads: number;
   hd: number;
+  /**
+   * Row strides of q/dq and of k/v/dk/dv, default dense (heads·hd, kvHeads·hd). With a fused
+   * q|k|v row, q, k and v are views of one tensor offset by their first column.
+   */
+  qStride?: number;
+  kvStride?: number;
 }
 
 interface Offsets {
@@ -25,7 +31,7 @@ function params(s: AttentionShape, t: Offsets): Params {
     .u32(t.o?.offset ?? 0, t.lse?.offset ?? 0, t.mask?.offset ?? 0, t.dO?.offset ?? 0)
     .u32(t.d?.offset ?? 0, t.dq?.offset ?? 0, t.dk?.offset ?? 0, t.dv?.offset ?? 0)
     .f32(1 / Math.sqrt(s.hd))
-    .u32(0, 0, 0);
+    .u32(s.qStride ?? s.heads * s.hd, s.kvStride ?? s.kvHeads * s.hd, 0);
 }
 
 /** head_dim a multiple of 4 compiles the unrolled vec4 form (see attention.wgsl). */
@@ -54,7 +60,11 @@ export function attentionForward(
   });
 }
 
-/** dq, dk, dv from dO; `d` [B·T, heads] is scratch (dO·O per row and head). */
+/**
+ * dq, dk, dv from dO; `d` [B·T, heads] is scratch (dO·O per row and head). dk and dv must be
+ * views of one buffer (e.g. of a fused q|k|v gradient), which the kernel writes through a
+ * single binding.
+ */
 export function attentionBackward(
   rt: Runtime,
   s: AttentionShape,
@@ -64,6 +74,7 @@ export function attentionBackward(
   },
 ): void {
   check(s);
+  if (t.dk.buffer !== t.dv.buffer) throw new Error('attention backward: dk and dv must be views of one buffer');
   const p = params(s, t);
   rt.dispatch({
     kernel: { shader: 'attention', entry: 'attention_backward_dq', defines: defines(s) },
@@ -77,7 +88,7 @@ export function attentionBackward(
     params: p,
     buffers: [
       t.q.buffer, t.k.buffer, t.v.buffer, t.mask.buffer, null, t.lse.buffer, t.dO.buffer, t.d.buffer, null,
-      t.dk.buffer, t.dv.buffer,
+      t.dk.buffer,
     ],
     workgroups: grid(rt, s.B * s.T * s.kvHeads, 64),
     label: 'attention_backward_dkv',

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { assertClose, freshSeed, poisoned, rng, testRuntime, uniform } from '../../gpu/testing';
+import { view, type Tensor } from '../../gpu/tensor';
 import { attentionBackward, attentionForward, type AttentionShape } from './attention';
 import { embeddingBackward, embeddingForward, tokenIndex } from './embedding';
 import { crossEntropy } from './loss';
@@ -89,35 +90,38 @@ describe('rmsnorm', () => {
 });
 
 describe('rope', () => {
-  it('rotates pairs (i, i + hd/2) by position, and the inverse undoes it', async () => {
+  it('rotates pairs (i, i + hd/2) by position inside strided rows; the inverse undoes it', async () => {
     const rt = await testRuntime();
-    for (const [rows, heads, hd] of [[1, 1, 2], [7, 3, 16], [33, 4, 64]] as const) {
+    for (const [rows, heads, hd, extra, col] of [[1, 1, 2, 0, 0], [7, 3, 16, 5, 3], [33, 4, 64, 64, 32]] as const) {
       const seed = freshSeed();
       const r = rng(seed);
       const maxPos = 64;
       const theta = 10000;
-      const x = uniform(rows * heads * hd, r);
+      const stride = heads * hd + extra;
+      const x = uniform(rows * stride, r);
       const pos = Uint32Array.from({ length: rows }, () => Math.floor(r() * maxPos));
       const tables = ropeTables(hd, maxPos, theta);
       const t = { cos: rt.upload(tables.cos, [tables.cos.length]), sin: rt.upload(tables.sin, [tables.sin.length]), maxPos };
-      const tx = rt.upload(x, [rows, heads * hd]);
+      const tx = rt.upload(x, [rows, stride]);
       const tpos = rt.upload(pos, [rows], 'u32');
-      rope(rt, tx, heads, hd, tpos, t);
-      const ref = new Float64Array(x.length);
+      const layout = { heads, hd, stride, col };
+      rope(rt, tx, layout, tpos, t);
+      // Columns outside the rotated heads keep their values.
+      const ref = Float64Array.from(x);
       const half = hd / 2;
       for (let row = 0; row < rows; row++)
         for (let h = 0; h < heads; h++)
           for (let i = 0; i < half; i++) {
             const angle = pos[row]! * theta ** (-(2 * i) / hd);
-            const base = row * heads * hd + h * hd;
+            const base = row * stride + col + h * hd;
             const a = x[base + i]!;
             const b = x[base + i + half]!;
             ref[base + i] = a * Math.cos(angle) - b * Math.sin(angle);
             ref[base + i + half] = b * Math.cos(angle) + a * Math.sin(angle);
           }
-      assertClose(`rope ${rows}x${heads}x${hd} seed ${seed}`, await rt.read(tx), ref, hd);
-      rope(rt, tx, heads, hd, tpos, t, true);
-      assertClose(`rope inverse seed ${seed}`, await rt.read(tx), x, hd);
+      assertClose(`rope ${rows}x${heads}x${hd} stride ${stride} seed ${seed}`, await rt.read(tx), ref, stride);
+      rope(rt, tx, layout, tpos, t, true);
+      assertClose(`rope inverse seed ${seed}`, await rt.read(tx), x, stride);
     }
   });
 });
@@ -180,50 +184,76 @@ function attentionRef(s: AttentionShape, q: Float32Array, k: Float32Array, v: Fl
 }
 
 describe('attention', () => {
-  it('fused causal forward and backward with GQA and padding masks', async () => {
+  it('fused causal forward and backward with GQA and padding masks, dense and fused q|k|v rows', async () => {
     const rt = await testRuntime();
-    const shapes: [AttentionShape, 'none' | 'left' | 'right'][] = [
-      [{ B: 1, T: 1, heads: 1, kvHeads: 1, hd: 2 }, 'none'],
-      [{ B: 2, T: 7, heads: 4, kvHeads: 2, hd: 8 }, 'right'],
-      [{ B: 3, T: 17, heads: 4, kvHeads: 1, hd: 16 }, 'left'],
-      [{ B: 1, T: 65, heads: 2, kvHeads: 2, hd: 32 }, 'none'],
+    const shapes: [AttentionShape, 'none' | 'left' | 'right', boolean][] = [
+      [{ B: 1, T: 1, heads: 1, kvHeads: 1, hd: 2 }, 'none', false],
+      [{ B: 2, T: 7, heads: 4, kvHeads: 2, hd: 8 }, 'right', true],
+      [{ B: 3, T: 17, heads: 4, kvHeads: 1, hd: 16 }, 'left', false],
+      [{ B: 2, T: 9, heads: 2, kvHeads: 2, hd: 6 }, 'left', true],
+      [{ B: 1, T: 65, heads: 2, kvHeads: 2, hd: 32 }, 'none', true],
     ];
-    for (const [s, padding] of shapes) {
+    for (const [s, padding, fusedRows] of shapes) {
       const seed = freshSeed();
       const r = rng(seed);
       const N = s.B * s.T;
-      const q = uniform(N * s.heads * s.hd, r);
-      const k = uniform(N * s.kvHeads * s.hd, r);
-      const v = uniform(N * s.kvHeads * s.hd, r);
-      const dO = uniform(N * s.heads * s.hd, r);
+      const qd = s.heads * s.hd;
+      const kvd = s.kvHeads * s.hd;
+      const q = uniform(N * qd, r);
+      const k = uniform(N * kvd, r);
+      const v = uniform(N * kvd, r);
+      const dO = uniform(N * qd, r);
       const mask = new Uint32Array(N).fill(1);
       for (let b = 0; b < s.B && padding !== 'none'; b++) {
         const pad = Math.floor(r() * (s.T - 1)) + (b === 0 ? 1 : 0);
         for (let n = 0; n < pad; n++) mask[b * s.T + (padding === 'left' ? n : s.T - 1 - n)] = 0;
       }
-      const t = {
-        q: rt.upload(q, [N, s.heads * s.hd]),
-        k: rt.upload(k, [N, s.kvHeads * s.hd]),
-        v: rt.upload(v, [N, s.kvHeads * s.hd]),
-        mask: rt.upload(mask, [N], 'u32'),
-        o: poisoned(rt, [N, s.heads * s.hd]),
-        lse: poisoned(rt, [N, s.heads]),
+      // Fused: each row is [q | k | v]; dense: q, k, v separate (dk and dv still share one
+      // buffer, as the kernel requires).
+      const S = qd + 2 * kvd;
+      const pack = () => {
+        const all = new Float32Array(N * S);
+        for (let i = 0; i < N; i++) {
+          all.set(q.subarray(i * qd, (i + 1) * qd), i * S);
+          all.set(k.subarray(i * kvd, (i + 1) * kvd), i * S + qd);
+          all.set(v.subarray(i * kvd, (i + 1) * kvd), i * S + qd + kvd);
+        }
+        return all;
       };
-      attentionForward(rt, s, t);
+      const shape = fusedRows ? { ...s, qStride: S, kvStride: S } : s;
+      let tq: Tensor, tk: Tensor, tv: Tensor, dq: Tensor, dk: Tensor, dv: Tensor;
+      const made: Tensor[] = [];
+      if (fusedRows) {
+        const qkv = rt.upload(pack(), [N, S]);
+        const dqkv = poisoned(rt, [N, S]);
+        made.push(qkv, dqkv);
+        [tq, tk, tv] = [view(qkv, [N * S], 0), view(qkv, [N * S - qd], qd), view(qkv, [N * S - qd - kvd], qd + kvd)];
+        [dq, dk, dv] = [view(dqkv, [N * S], 0), view(dqkv, [N * S - qd], qd), view(dqkv, [N * S - qd - kvd], qd + kvd)];
+      } else {
+        [tq, tk, tv] = [rt.upload(q, [N, qd]), rt.upload(k, [N, kvd]), rt.upload(v, [N, kvd])];
+        const dkv = poisoned(rt, [2, N, kvd]);
+        dq = poisoned(rt, [N, qd]);
+        [dk, dv] = [view(dkv, [N, kvd], 0), view(dkv, [N, kvd], N * kvd)];
+        made.push(tq, tk, tv, dq, dkv);
+      }
+      const t = { q: tq, k: tk, v: tv, mask: rt.upload(mask, [N], 'u32'), o: poisoned(rt, [N, qd]), lse: poisoned(rt, [N, s.heads]) };
+      attentionForward(rt, shape, t);
       const ref = attentionRef(s, q, k, v, mask, dO);
-      const what = `${JSON.stringify(s)} ${padding} seed ${seed}`;
+      const what = `${JSON.stringify(s)} ${padding} ${fusedRows ? 'fused' : 'dense'} seed ${seed}`;
       assertClose(`attention o ${what}`, await rt.read(t.o), ref.o, s.hd);
-      const g = {
-        dO: rt.upload(dO, [N, s.heads * s.hd]),
-        d: poisoned(rt, [N, s.heads]),
-        dq: poisoned(rt, [N, s.heads * s.hd]),
-        dk: poisoned(rt, [N, s.kvHeads * s.hd]),
-        dv: poisoned(rt, [N, s.kvHeads * s.hd]),
+      const g = { dO: rt.upload(dO, [N, qd]), d: poisoned(rt, [N, s.heads]), dq, dk, dv };
+      attentionBackward(rt, shape, { ...t, ...g });
+      const unpack = async (x: Tensor, width: number, col: number, stride: number) => {
+        const all = await rt.read(x);
+        return Float32Array.from({ length: N * width }, (_, e) => all[Math.floor(e / width) * stride + col + (e % width)]!);
       };
-      attentionBackward(rt, s, { ...t, ...g });
-      assertClose(`attention dq ${what}`, await rt.read(g.dq), ref.dq, s.hd, 1e-5, ref.dqAbs);
-      assertClose(`attention dk ${what}`, await rt.read(g.dk), ref.dk, s.hd, 1e-5, ref.dkAbs);
-      assertClose(`attention dv ${what}`, await rt.read(g.dv), ref.dv, s.hd, 1e-5, ref.dvAbs);
+      const [gq, gk, gv] = fusedRows
+        ? [await unpack(made[1]!, qd, 0, S), await unpack(made[1]!, kvd, qd, S), await unpack(made[1]!, kvd, qd + kvd, S)]
+        : [await rt.read(dq), await rt.read(dk), await rt.read(dv)];
+      assertClose(`attention dq ${what}`, gq, ref.dq, s.hd, 1e-5, ref.dqAbs);
+      assertClose(`attention dk ${what}`, gk, ref.dk, s.hd, 1e-5, ref.dkAbs);
+      assertClose(`attention dv ${what}`, gv, ref.dv, s.hd, 1e-5, ref.dvAbs);
+      rt.release(...made, t.mask, t.o, t.lse, g.dO, g.d);
     }
   });
 });

@@ -24,21 +24,34 @@ export interface RopeTables {
   maxPos: number;
 }
 
-/** Rotates x [rows, heads·hd] in place; `inverse` applies the transpose (backward pass). */
+/** Where the rotated values sit: `heads` heads of `hd` at column `col` of rows of `stride`. */
+export interface RopeLayout {
+  heads: number;
+  hd: number;
+  /** Row stride in elements; default heads·hd (a dense [rows, heads·hd] tensor). */
+  stride?: number;
+  /** First column of the rotated values within a row; default 0. */
+  col?: number;
+}
+
+/** Rotates in place; `inverse` applies the transpose (the backward pass). */
 export function rope(
   rt: Runtime,
   x: Tensor,
-  heads: number,
-  hd: number,
+  layout: RopeLayout,
   positions: Tensor<'u32'>,
   tables: RopeTables,
   inverse = false,
 ): void {
-  const rows = x.size / (heads * hd);
+  const { heads, hd } = layout;
+  const stride = layout.stride ?? heads * hd;
+  const col = layout.col ?? 0;
+  if (col + heads * hd > stride) throw new Error(`rope: ${heads}×${hd} values at column ${col} exceed the row stride ${stride}`);
+  const rows = x.size / stride;
   if (positions.size !== rows) throw new Error(`rope: ${positions.size} positions for ${rows} rows`);
   rt.dispatch({
     kernel: { shader: 'rope', entry: 'rope', constants: { INVERSE: inverse } },
-    params: new Params().u32(rows, heads, hd, x.offset, positions.offset, tables.maxPos, 0, 0),
+    params: new Params().u32(rows, heads, hd, x.offset, positions.offset, tables.maxPos, stride, col),
     buffers: [x.buffer, positions.buffer, tables.cos.buffer, tables.sin.buffer],
     workgroups: grid(rt, (rows * heads * hd) / 2),
     label: inverse ? 'rope_backward' : 'rope_forward',
