@@ -290,5 +290,7 @@ export interface NodeTrainResult {
   /** os.loadavg() before and after: other processes on the machine skew CPU-adapter timings. */
   loadAvg: { before: number[]; after: number[] };
   result?: Measurement;
+  /** Per-kernel GPU time in Node (Dawn's timestamp queries), when the adapter has them. */
+  profile?: KernelProfile | null;
   error?: string;
 }

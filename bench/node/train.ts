@@ -19,6 +19,7 @@ import {
   makeBatches,
   measure,
   oursTrainer,
+  profileOurs,
   workloadLabel,
   workloads,
   type NodeTrainResult,
@@ -40,14 +41,17 @@ async function main(): Promise<NodeTrainResult[]> {
     const before = loadavg();
     try {
       log(`train ${workloadLabel(w)}: ours (node) on ${dawn}`);
+      const batches = makeBatches(w.B, w.T);
       const { results, errors } = await measure(
         w,
         [{ name: 'ours (node)', trainer: oursTrainer(rt, w, initialWeights(w)) }],
-        makeBatches(w.B, w.T),
+        batches,
         log,
       );
       const loadAvg = { before, after: loadavg() };
-      out.push({ workload: w, dawn, loadAvg, result: results['ours (node)'], error: errors['ours (node)'] });
+      log(`train ${workloadLabel(w)}: ours (node) per-kernel profile`);
+      const profile = await profileOurs((options) => Runtime.create(platform, options), w, initialWeights(w), batches);
+      out.push({ workload: w, dawn, loadAvg, result: results['ours (node)'], profile, error: errors['ours (node)'] });
     } catch (e) {
       const loadAvg = { before, after: loadavg() };
       out.push({ workload: w, dawn, loadAvg, error: e instanceof Error ? (e.stack ?? e.message) : String(e) });

@@ -205,23 +205,22 @@ export const trainSuite: Suite = async ({ quick, log, node }: SuiteOptions) => {
     ],
   };
 
-  const kernelTables: Table[] = out.flatMap((r) => {
-    const p = r.profile;
-    if (!p) return [];
-    const wall = r.results[OURS]?.medianMs;
-    return [{
-      title: `Ours, GPU time per kernel, ${workloadLabel(r.workload)} (timestamp queries, ${p.steps} profiled step(s))`,
-      columns: ['kernel', 'calls/step', 'GPU ms/step', 'share'],
-      rows: [
-        ...p.kernels.map((k) => [k.label, fmt(k.callsPerStep, k.callsPerStep % 1 ? 1 : 0), k.msPerStep.toFixed(1), `${(100 * k.share).toFixed(1)}%`]),
-        ['Σ GPU', fmt(p.kernels.reduce((n, k) => n + k.callsPerStep, 0)), p.gpuMsPerStep.toFixed(1), '100%'],
-      ],
-      notes: [
-        `Wall time per step: ${fmt(wall)} ms unprofiled (median above), ${fmt(p.wallMsPerStep)} ms in this profiled pass, where every`,
-        'dispatch gets its own compute pass; wall − Σ GPU is host work, submission and readback.',
-      ],
-    }];
+  const kernelTable = (where: string, r: (typeof out)[number], p: KernelProfile, wall: number | undefined): Table => ({
+    title: `Ours (${where}), GPU time per kernel, ${workloadLabel(r.workload)} (timestamp queries, ${p.steps} profiled step(s))`,
+    columns: ['kernel', 'calls/step', 'GPU ms/step', 'share'],
+    rows: [
+      ...p.kernels.map((k) => [k.label, fmt(k.callsPerStep, k.callsPerStep % 1 ? 1 : 0), k.msPerStep.toFixed(1), `${(100 * k.share).toFixed(1)}%`]),
+      ['Σ GPU', fmt(p.kernels.reduce((n, k) => n + k.callsPerStep, 0)), p.gpuMsPerStep.toFixed(1), '100%'],
+    ],
+    notes: [
+      `Wall time per step: ${fmt(wall)} ms unprofiled (median above), ${fmt(p.wallMsPerStep)} ms in this profiled pass, where every`,
+      'dispatch gets its own compute pass; wall − Σ GPU is host work, submission and readback.',
+    ],
   });
+  const kernelTables: Table[] = out.flatMap((r) => [
+    ...(r.profile ? [kernelTable('browser', r, r.profile, r.results[OURS]?.medianMs)] : []),
+    ...(r.node?.profile ? [kernelTable('Node', r, r.node.profile, r.node.result?.medianMs)] : []),
+  ]);
 
   return {
     suite: 'train',
