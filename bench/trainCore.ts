@@ -6,6 +6,7 @@
 import type { ProfileEntry } from '../src/gpu/profiler';
 import type { Runtime } from '../src/gpu/runtime';
 import { PRESETS, type LlamaConfig, type PresetName } from '../src/model/config';
+import { matmulTuner } from '../src/gpu/ops/matmul';
 import { initialParams, Transformer } from '../src/model/transformer';
 import { AdamW, DEFAULT_ADAMW, type AdamWConfig } from '../src/train/adamw';
 import type { Platform } from '../src/platform/types';
@@ -121,6 +122,7 @@ export function oursTrainer(rt: Runtime, w: Workload, flat: Float32Array): Train
   );
   // Every token is trained on, so each weighs 1/N and the summed loss is the mean.
   const weights = new Float32Array(N).fill(1 / N);
+  let tuned = false;
   return {
     async step({ tokens, targets }) {
       model.zeroGrad();
@@ -128,6 +130,11 @@ export function oursTrainer(rt: Runtime, w: Workload, flat: Float32Array): Train
       model.backward();
       const [stats, losses] = await Promise.all([optimizer.update(model.params, model.grads, LR), rt.read(loss)]);
       if (!stats.finite) throw new Error('ours: non-finite gradient (the step was skipped)');
+      // As SftTrainer does: after the first (warm-up) step, tune the matmul shapes it used.
+      if (!tuned) {
+        tuned = true;
+        await matmulTuner(rt).tunePending();
+      }
       let sum = 0;
       for (const x of losses) sum += x;
       return { loss: sum, gradNorm: stats.gradNorm };
@@ -141,8 +148,8 @@ export function oursTrainer(rt: Runtime, w: Workload, flat: Float32Array): Train
 
 /**
  * The platform with a private, empty autotune cache: results then do not depend on which
- * suites ran before in the same browser profile (the matmul suite tunes shapes), and the
- * matmul variants are the defaults a first run of the lab gets.
+ * suites ran before in the same browser profile (the matmul suite tunes shapes); the
+ * first warm-up step tunes the training shapes, as a first run of the lab does.
  */
 export function isolatedCache(platform: Platform): Platform {
   const memory = new Map<string, string>();

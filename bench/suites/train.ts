@@ -176,7 +176,7 @@ export const trainSuite: Suite = async ({ quick, log, node }: SuiteOptions) => {
       'model + global-norm clip + AdamW, all under one jit; the loss is read back every step. All start from identical',
       `weights, see the same batches (a fresh upload every step) and use AdamW(lr ${LR}, β ${ADAMW.beta1}/${ADAMW.beta2}, wd ${ADAMW.weightDecay} on matrices, clip ${ADAMW.maxGradNorm}).`,
       'jax-js wasm runs on the CPU (a worker per core), not WebGPU: listed because on a machine without a GPU it is what',
-      "a jax-js user would pick. Our matmuls use the untuned defaults (an empty autotune cache), as the lab's first run does.",
+      "a jax-js user would pick. Ours starts with an empty autotune cache and tunes its matmul shapes after the first warm-up step.",
     ],
   };
 

@@ -1,6 +1,7 @@
 import type { Batch, Transformer } from '../model/transformer';
 import type { Tokenizer } from '../model/tokenizer';
 import { rng, shuffle } from '../util/random';
+import { matmulTuner } from '../gpu/ops/matmul';
 import { AdamW, DEFAULT_ADAMW, type AdamWConfig } from './adamw';
 import { learningRate, type LrSchedule } from './schedule';
 
@@ -95,6 +96,11 @@ export interface SftOptions {
   adamw?: AdamWConfig;
   packing?: boolean;
   seed?: number;
+  /**
+   * After the first step, measure the matmul variants for every shape the step used (once
+   * per adapter; cached). Default true. Off makes runs bit-reproducible from the first step.
+   */
+  autotune?: boolean;
 }
 
 export interface SftStepResult {
@@ -114,6 +120,7 @@ export class SftTrainer {
   readonly optimizer: AdamW;
   private readonly random: () => number;
   private queue: SftBatch[] = [];
+  private tuned = false;
 
   constructor(
     readonly model: Transformer,
@@ -154,6 +161,10 @@ export class SftTrainer {
     }
     const lr = learningRate(this.options.schedule, this.optimizer.step);
     const stats = await this.optimizer.update(model.params, model.grads, lr);
+    if (this.options.autotune !== false && !this.tuned) {
+      this.tuned = true;
+      await matmulTuner(model.rt).tunePending();
+    }
     return {
       step: this.optimizer.step,
       loss,

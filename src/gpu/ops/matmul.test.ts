@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { matmulRef } from '../reference';
 import { assertClose, freshSeed, poisoned, rng, testRuntime, uniform } from '../testing';
 import { view } from '../tensor';
-import { MATMUL_VARIANTS, matmul, matmulTuner, type MatmulVariant } from './matmul';
+import { MATMUL_VARIANTS, matmul, matmulTuner, shapeClass, type MatmulVariant } from './matmul';
 
 interface Case {
   batch: number;
@@ -101,6 +101,12 @@ describe('matmul', () => {
     for (const v of MATMUL_VARIANTS) expect(times[v]).toBeGreaterThan(0);
     const winner = Object.entries(times).sort((x, y) => x[1] - y[1])[0]![0];
     expect(tuner.choose({ batch: 1, M: 64, N: 64, K: 64, transA: false, transB: true })).toBe(winner);
+    // Shapes used without a measurement are remembered and tuned on request.
+    const used = { batch: 1, M: 40, N: 24, K: 72, transA: true, transB: false };
+    expect(tuner.choose(used)).toBeTruthy();
+    expect(await tuner.tunePending(1)).toBe(1);
+    expect(await tuner.tunePending(1)).toBe(0);
+    expect(tuner.entries()[shapeClass(used)]).toBeDefined();
     tuner.forced = 'gemv';
     expect(tuner.choose({ batch: 1, M: 64, N: 64, K: 64, transA: false, transB: true })).toBe('gemv');
     tuner.forced = null;

@@ -150,6 +150,8 @@ const CACHE_VERSION = 'matmul-autotune:v2';
 export class MatmulTuner {
   private readonly table: Record<string, MatmulVariant>;
   private readonly cacheKey: string;
+  /** Shape classes used without a measurement, with a representative shape each. */
+  private readonly pending = new Map<string, MatmulShape>();
   forced: MatmulVariant | null = null;
 
   constructor(private readonly rt: Runtime) {
@@ -170,10 +172,25 @@ export class MatmulTuner {
 
   choose(s: MatmulShape): MatmulVariant {
     if (this.forced) return this.forced;
-    const tuned = this.table[shapeClass(s)];
+    const key = shapeClass(s);
+    const tuned = this.table[key];
     if (tuned) return tuned;
+    if (!this.pending.has(key)) {
+      this.pending.set(key, { batch: s.batch, M: s.M, N: s.N, K: s.K, transA: s.transA, transB: s.transB });
+    }
     if (s.M <= 4) return 'gemv';
     return this.rt.ctx.adapter.architecture === 'swiftshader' ? 'reg' : 'tiled';
+  }
+
+  /**
+   * Tunes every shape class used since the last call that has no measurement yet (e.g.
+   * after a model's first training step); returns how many were tuned.
+   */
+  async tunePending(runs = 3): Promise<number> {
+    const shapes = [...this.pending.values()];
+    this.pending.clear();
+    for (const s of shapes) await this.tune(s, runs);
+    return shapes.length;
   }
 
   /**
