@@ -17,24 +17,8 @@ struct Params {
 @group(0) @binding(5) var<storage, read_write> logpOut: array<f32>;
 
 const WG = 64u;
-const LOWEST = bitcast<f32>(0xff7fffffu);
-var<workgroup> scratch: array<f32, WG>;
-
-fn reduce(lid: u32, v: f32, isMax: bool) -> f32 {
-  scratch[lid] = v;
-  for (var stride = WG / 2u; stride > 0u; stride /= 2u) {
-    workgroupBarrier();
-    if (lid < stride) {
-      let a = scratch[lid];
-      let b = scratch[lid + stride];
-      scratch[lid] = select(a + b, max(a, b), isMax);
-    }
-  }
-  workgroupBarrier();
-  let r = scratch[0];
-  workgroupBarrier();
-  return r;
-}
+const SCRATCH = WG;
+#include workgroup_reduce
 
 @compute @workgroup_size(WG)
 fn cross_entropy(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -47,10 +31,10 @@ fn cross_entropy(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups)
   let w = weights[p.offWeights + row];
   var m = LOWEST;
   for (var c = lid; c < p.vocab; c += WG) { m = max(m, Z[base + c]); }
-  m = reduce(lid, m, true);
+  m = workgroupReduce(lid, WG, m, true);
   var s = 0.0;
   for (var c = lid; c < p.vocab; c += WG) { s += exp(Z[base + c] - m); }
-  s = reduce(lid, s, false);
+  s = workgroupReduce(lid, WG, s, false);
   let lse = m + log(s);
   if (tgt < 0) {
     for (var c = lid; c < p.vocab; c += WG) { Z[base + c] = 0.0; }

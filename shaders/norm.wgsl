@@ -18,19 +18,8 @@ struct Params {
 @group(0) @binding(6) var<storage, read_write> Dx: array<f32>;
 
 const WG = 64u;
-var<workgroup> scratch: array<f32, WG>;
-
-fn rowSum(lid: u32, v: f32) -> f32 {
-  scratch[lid] = v;
-  for (var stride = WG / 2u; stride > 0u; stride /= 2u) {
-    workgroupBarrier();
-    if (lid < stride) { scratch[lid] += scratch[lid + stride]; }
-  }
-  workgroupBarrier();
-  let total = scratch[0];
-  workgroupBarrier(); // scratch is reused by the next call
-  return total;
-}
+const SCRATCH = WG;
+#include workgroup_reduce
 
 @compute @workgroup_size(WG)
 fn rmsnorm_forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -44,7 +33,7 @@ fn rmsnorm_forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
     let x = X[p.offX + base + c];
     ss += x * x;
   }
-  let rstd = inverseSqrt(rowSum(lid, ss) / f32(p.cols) + p.eps);
+  let rstd = inverseSqrt(workgroupReduce(lid, WG, ss, false) / f32(p.cols) + p.eps);
   for (var c = lid; c < p.cols; c += WG) {
     Y[p.offY + base + c] = X[p.offX + base + c] * rstd * W[p.offW + c];
   }
@@ -65,7 +54,7 @@ fn rmsnorm_backward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgrou
   for (var c = lid; c < p.cols; c += WG) {
     dot += W[p.offW + c] * Dy[p.offDy + base + c] * X[p.offX + base + c] * rstd;
   }
-  let meanDot = rowSum(lid, dot) / f32(p.cols);
+  let meanDot = workgroupReduce(lid, WG, dot, false) / f32(p.cols);
   for (var c = lid; c < p.cols; c += WG) {
     let xhat = X[p.offX + base + c] * rstd;
     let g = W[p.offW + c] * Dy[p.offDy + base + c];

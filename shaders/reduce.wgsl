@@ -20,26 +20,12 @@ override HAS_S: bool = false;
 @group(0) @binding(4) var<storage, read> S: array<f32>;
 
 const WG = 64u;
-var<workgroup> scratch: array<f32, 256>;
-// -FLT_MAX: the identity of max (WGSL has no infinity literal).
-const LOWEST = bitcast<f32>(0xff7fffffu);
+const SCRATCH = 256u;
+#include workgroup_reduce
 
 fn combine(a: f32, b: f32) -> f32 {
   if (OP == 1u) { return max(a, b); }
   return a + b;
-}
-
-// Tree reduction of scratch[0..size) with `combine`; the result is in scratch[0].
-fn treeReduce(lid: u32, size: u32, isMax: bool) {
-  for (var stride = size / 2u; stride > 0u; stride /= 2u) {
-    workgroupBarrier();
-    if (lid < stride) {
-      let a = scratch[lid];
-      let b = scratch[lid + stride];
-      scratch[lid] = select(a + b, max(a, b), isMax);
-    }
-  }
-  workgroupBarrier();
 }
 
 fn rowIndex(wid: vec3<u32>, nwg: vec3<u32>) -> u32 {
@@ -55,9 +41,8 @@ fn row_reduce(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
   let base = p.offX + row * p.cols;
   var acc = select(0.0, LOWEST, OP == 1u);
   for (var c = lid; c < p.cols; c += WG) { acc = combine(acc, X[base + c]); }
-  scratch[lid] = acc;
-  treeReduce(lid, WG, OP == 1u);
-  if (lid == 0u) { Out[p.offOut + row] = scratch[0]; }
+  let total = workgroupReduce(lid, WG, acc, OP == 1u);
+  if (lid == 0u) { Out[p.offOut + row] = total; }
 }
 
 // Numerically stable softmax of each row: exp(x - max) / Σ exp(x - max).
@@ -70,15 +55,10 @@ fn softmax_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
   let base = p.offX + row * p.cols;
   var m = LOWEST;
   for (var c = lid; c < p.cols; c += WG) { m = max(m, X[base + c]); }
-  scratch[lid] = m;
-  treeReduce(lid, WG, true);
-  let rowMax = scratch[0];
-  workgroupBarrier();
+  let rowMax = workgroupReduce(lid, WG, m, true);
   var s = 0.0;
   for (var c = lid; c < p.cols; c += WG) { s += exp(X[base + c] - rowMax); }
-  scratch[lid] = s;
-  treeReduce(lid, WG, false);
-  let inv = 1.0 / scratch[0];
+  let inv = 1.0 / workgroupReduce(lid, WG, s, false);
   let outBase = p.offOut + row * p.cols;
   for (var c = lid; c < p.cols; c += WG) { Out[outBase + c] = exp(X[base + c] - rowMax) * inv; }
 }
@@ -94,9 +74,8 @@ fn scalar_partial(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocati
     let v = X[p.offX + i];
     acc += select(v, v * v, OP == 1u);
   }
-  scratch[lid] = acc;
-  treeReduce(lid, 256u, false);
-  if (lid == 0u) { Out[p.offOut + wid.x] = scratch[0]; }
+  let total = workgroupReduce(lid, 256u, acc, false);
+  if (lid == 0u) { Out[p.offOut + wid.x] = total; }
 }
 
 // Pass 1 without barriers, for CPU adapters: invocation i sums the i-th of 1024 contiguous
@@ -128,9 +107,8 @@ fn scalar_final(@builtin(local_invocation_id) lid3: vec3<u32>) {
   let lid = lid3.x;
   var acc = 0.0;
   for (var i = lid; i < p.n; i += 256u) { acc += X[p.offX + i]; }
-  scratch[lid] = acc;
-  treeReduce(lid, 256u, false);
-  if (lid == 0u) { Out[p.offOut] = scratch[0]; }
+  let total = workgroupReduce(lid, 256u, acc, false);
+  if (lid == 0u) { Out[p.offOut] = total; }
 }
 
 // Out[c] (+)= Σ_r X[r, c] · Y[r, c] · S[r]: bias gradients (Σ dy) and RMSNorm weight

@@ -37,7 +37,7 @@ export class PipelineCache {
     let module = this.modules.get(moduleKey);
     if (!module) {
       module = this.device.createShaderModule({
-        code: preprocess(this.source(spec.shader), spec.defines),
+        code: preprocess(this.source(spec.shader), spec.defines, this.source),
         label: moduleKey,
       });
       this.modules.set(moduleKey, module);

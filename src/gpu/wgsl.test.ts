@@ -19,6 +19,13 @@ describe('wgsl preprocess', () => {
     expect(() => preprocess('#for i in 0..N\nx\n#endfor', {})).toThrow(/not an integer define/);
   });
 
+  it('inlines #include files, recursively, and refuses cycles', () => {
+    const files: Record<string, string> = { a: 'A1\n#include b', b: 'B1', c: '#include c' };
+    expect(preprocess('x\n#include a\ny', {}, (n) => files[n]!).split('\n')).toEqual(['x', 'A1', 'B1', 'y']);
+    expect(() => preprocess('#include c', {}, (n) => files[n]!)).toThrow(/#include cycle c -> c/);
+    expect(() => preprocess('#include a')).toThrow(/without an include source/);
+  });
+
   it('rejects malformed directives', () => {
     expect(() => preprocess('#if X\nfoo')).toThrow(/unterminated #if/);
     expect(() => preprocess('#endif')).toThrow(/#endif without #if/);

@@ -5,6 +5,7 @@
  *    by A, A+1, ..., B-1; A and B are integers or the names of numeric defines. Register
  *    tiles must be unrolled in the source: SwiftShader keeps arrays indexed inside loops in
  *    memory, which measured 9x slower than unrolled code.
+ *  - `#include NAME`: the text of shaders/NAME.wgsl, for helpers shared between modules.
  * Other numeric compile-time constants use WGSL `override` instead.
  */
 export type Defines = Readonly<Record<string, boolean | number>>;
@@ -45,9 +46,28 @@ function expandLoops(lines: readonly string[], defines: Defines): string[] {
   return out;
 }
 
-export function preprocess(source: string, defines: Defines = {}): string {
-  // #if first (its conditions are defines, never loop variables), then #for unrolling.
-  return expandLoops(resolveConditions(source.split('\n'), defines), defines).join('\n');
+const INCLUDE = /^\s*#include\s+(\w+)\s*$/;
+
+function expandIncludes(lines: readonly string[], include: (name: string) => string, seen: string[]): string[] {
+  return lines.flatMap((line) => {
+    const m = INCLUDE.exec(line);
+    if (!m) return [line];
+    const name = m[1]!;
+    if (seen.includes(name)) throw new Error(`wgsl preprocess: #include cycle ${[...seen, name].join(' -> ')}`);
+    return expandIncludes(include(name).split('\n'), include, [...seen, name]);
+  });
+}
+
+export function preprocess(
+  source: string,
+  defines: Defines = {},
+  include: (name: string) => string = (name) => {
+    throw new Error(`wgsl preprocess: #include ${name} without an include source`);
+  },
+): string {
+  // Includes, then #if (its conditions are defines, never loop variables), then #for.
+  const lines = expandIncludes(source.split('\n'), include, []);
+  return expandLoops(resolveConditions(lines, defines), defines).join('\n');
 }
 
 function resolveConditions(lines: readonly string[], defines: Defines): string[] {
