@@ -1,0 +1,41 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { importCheckpoint } from '../model/checkpoint';
+
+describe('sft command line', () => {
+  it('trains from a JSONL file, reports bad lines, and writes a checkpoint that loads', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sage-sft-'));
+    const data = join(dir, 'seeds.jsonl');
+    writeFileSync(
+      data,
+      ['{"question": "1+1?", "answer": "2"}', 'not json', '{"problem": "2+2?", "solution": "4"}', '{"prompt": "x"}'].join('\n'),
+    );
+    const out = join(dir, 'ckpt');
+    const r = spawnSync(
+      'npx',
+      ['tsx', 'src/cli/sft.ts', '--data', data, '--steps', '3', '--batch', '2', '--seq', '16', '--log-every', '1', '--out', out],
+      { encoding: 'utf8', env: process.env, timeout: 240_000 },
+    );
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/seeds\.jsonl:2: skipped: not valid JSON/);
+    expect(r.stderr).toMatch(/seeds\.jsonl:4: skipped: no response field/);
+    expect(r.stdout).toMatch(/2 examples/);
+    expect(r.stdout).toMatch(/step +3 +loss \d/);
+    const files = new Map(readdirSync(out).map((f) => [f, new Uint8Array(readFileSync(join(out, f)))]));
+    const ckpt = importCheckpoint(files);
+    expect(ckpt.config.hidden_size).toBe(128);
+    expect(ckpt.optimizer?.step).toBe(3);
+  });
+
+  it('fails with a clear message when no example is usable', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sage-sft-'));
+    const data = join(dir, 'bad.jsonl');
+    writeFileSync(data, 'nope\n[1]\n');
+    const r = spawnSync('npx', ['tsx', 'src/cli/sft.ts', '--data', data], { encoding: 'utf8', env: process.env, timeout: 120_000 });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/sft: no usable examples/);
+  });
+});
