@@ -36,3 +36,19 @@ test('without WebGPU the page says what is needed instead of failing silently', 
   await expect(notice).toContainText('--enable-unsafe-webgpu');
   await context.close();
 });
+
+test('the training check trains the tiny preset in the engine worker and plots the loss live', async ({ page }) => {
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  await page.goto('/');
+  await expect(page.getByTestId('selfcheck-status')).toHaveText('passed', { timeout: 120_000 });
+  await page.getByTestId('train-start').click();
+  await expect(page.getByTestId('train-status')).toHaveText('running');
+  // Live: progress appears while training runs, and the chart draws a line.
+  await expect(page.getByTestId('train-progress')).toContainText('step 5', { timeout: 120_000 });
+  await expect(page.getByTestId('train-chart').locator('path.recharts-line-curve')).toHaveCount(1);
+  await expect(page.getByTestId('train-status')).toHaveText('passed', { timeout: 600_000 });
+  await expect(page.getByTestId('train-progress')).toContainText('step 60');
+  await page.screenshot({ path: 'test-results/train-check.png', fullPage: true });
+  expect(errors).toEqual([]);
+});

@@ -2,6 +2,7 @@ import { useEffect } from 'react';
 import { DevicePanel } from './DevicePanel';
 import { ModelPanel } from './ModelPanel';
 import { SelfCheckPanel } from './SelfCheckPanel';
+import { TrainCheckPanel } from './TrainCheckPanel';
 import { useLab } from './store';
 
 export function App() {
@@ -24,6 +25,7 @@ export function App() {
         <DevicePanel />
         <SelfCheckPanel />
         <ModelPanel />
+        <TrainCheckPanel />
       </main>
     </div>
   );

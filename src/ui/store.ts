@@ -1,5 +1,6 @@
 import { create, type StateCreator } from 'zustand';
-import type { DeviceReport, SelfCheckResult } from '../worker/api';
+import { proxy } from 'comlink';
+import type { DeviceReport, SelfCheckResult, TrainCheckResult, TrainStepReport } from '../worker/api';
 import { callEngine } from './engineClient';
 
 type Status = 'idle' | 'running' | 'done' | 'error';
@@ -18,7 +19,15 @@ export interface SelfCheckSlice {
   runSelfCheck(shape?: { M: number; N: number; K: number }): Promise<void>;
 }
 
-export type LabState = DeviceSlice & SelfCheckSlice;
+export interface TrainCheckSlice {
+  trainStatus: Status;
+  trainSteps: TrainStepReport[];
+  train: TrainCheckResult | null;
+  trainError: string | null;
+  runTrainCheck(steps?: number): Promise<void>;
+}
+
+export type LabState = DeviceSlice & SelfCheckSlice & TrainCheckSlice;
 
 const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
@@ -50,4 +59,20 @@ const selfCheckSlice: StateCreator<LabState, [], [], SelfCheckSlice> = (set) => 
   },
 });
 
-export const useLab = create<LabState>()((...a) => ({ ...deviceSlice(...a), ...selfCheckSlice(...a) }));
+const trainCheckSlice: StateCreator<LabState, [], [], TrainCheckSlice> = (set, get) => ({
+  trainStatus: 'idle',
+  trainSteps: [],
+  train: null,
+  trainError: null,
+  async runTrainCheck(steps = 60) {
+    set({ trainStatus: 'running', trainSteps: [], train: null, trainError: null });
+    const onStep = proxy((r: TrainStepReport) => set({ trainSteps: [...get().trainSteps, r] }));
+    try {
+      set({ train: await callEngine((e) => e.trainCheck({ steps }, onStep)), trainStatus: 'done' });
+    } catch (e) {
+      set({ trainStatus: 'error', trainError: message(e) });
+    }
+  },
+});
+
+export const useLab = create<LabState>()((...a) => ({ ...deviceSlice(...a), ...selfCheckSlice(...a), ...trainCheckSlice(...a) }));

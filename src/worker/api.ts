@@ -16,9 +16,34 @@ export interface SelfCheckResult {
   gflops: number;
 }
 
+/** One optimizer step of a training check, as reported live. */
+export interface TrainStepReport {
+  step: number;
+  loss: number;
+  gradNorm: number;
+  tokensPerS: number;
+}
+
+export interface TrainCheckResult {
+  preset: string;
+  parameters: number;
+  steps: number;
+  firstLoss: number;
+  finalLoss: number;
+  /** The loss fell below the threshold: forward, backward and AdamW all work on this GPU. */
+  passed: boolean;
+  threshold: number;
+  tokensPerS: number;
+}
+
 export interface EngineApi {
   /** Acquires the device; rejects with a plain explanation when WebGPU is unavailable. */
   init(): Promise<DeviceReport>;
   /** Runs a matmul on the GPU and checks it against a float64 CPU reference. */
   selfCheck(shape: { M: number; N: number; K: number }): Promise<SelfCheckResult>;
+  /**
+   * Trains the tiny preset from scratch to memorise a few short answers (forward, backward,
+   * AdamW, all in WGSL), reporting every step; passes when the loss falls below a threshold.
+   */
+  trainCheck(options: { steps: number }, onStep: (report: TrainStepReport) => void): Promise<TrainCheckResult>;
 }

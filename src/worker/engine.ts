@@ -3,7 +3,20 @@ import { OPTIONAL_FEATURES } from '../gpu/device';
 import { Runtime } from '../gpu/runtime';
 import { matmul, matmulTuner } from '../gpu/ops/matmul';
 import { matmulRef } from '../gpu/reference';
-import type { DeviceReport, EngineApi, SelfCheckResult } from './api';
+import { paramCount, PRESETS } from '../model/config';
+import { ByteTokenizer } from '../model/tokenizer';
+import { Transformer } from '../model/transformer';
+import { SftTrainer, type SftPair } from '../train/sft';
+import type { DeviceReport, EngineApi, SelfCheckResult, TrainCheckResult, TrainStepReport } from './api';
+
+/** What the training check memorises: short answers, so the loss can reach near zero. */
+const CHECK_PAIRS: SftPair[] = [
+  { prompt: 'Q: 2+3=', response: '5' },
+  { prompt: 'Q: capital of France?', response: 'Paris' },
+  { prompt: 'Q: reverse abc', response: 'cba' },
+  { prompt: 'Q: first prime?', response: '2' },
+];
+const CHECK_THRESHOLD = 0.2;
 
 /** The engine: owns the device. Runs in a Web Worker in the browser, in-process in Node. */
 export function createEngine(platform: Platform): EngineApi {
@@ -71,6 +84,50 @@ export function createEngine(platform: Platform): EngineApi {
       } finally {
         r.release(ta, tb);
       }
+    },
+
+    async trainCheck({ steps }, onStep: (report: TrainStepReport) => void): Promise<TrainCheckResult> {
+      const r = await rt();
+      const config = PRESETS.tiny;
+      const model = Transformer.init(r, config, 1234);
+      const trainer = new SftTrainer(model, new ByteTokenizer(), CHECK_PAIRS, {
+        batchSize: 4,
+        seqLen: 32,
+        accumulation: 1,
+        schedule: { lr: 3e-3, warmupSteps: 5, totalSteps: steps, kind: 'cosine' },
+        adamw: { beta1: 0.9, beta2: 0.95, eps: 1e-8, weightDecay: 0, maxGradNorm: 1 },
+        seed: 7,
+      });
+      let first = Number.NaN;
+      let last = Number.NaN;
+      let tokens = 0;
+      let ms = 0;
+      try {
+        for (let i = 0; i < steps; i++) {
+          const s = await trainer.step();
+          if (i === 0) first = s.loss;
+          last = s.loss;
+          // The first step compiles pipelines and tunes matmuls: leave it out of the rate.
+          if (i > 0) {
+            tokens += s.tokens;
+            ms += s.ms;
+          }
+          onStep({ step: s.step, loss: s.loss, gradNorm: s.gradNorm, tokensPerS: ms > 0 ? tokens / (ms / 1000) : 0 });
+        }
+      } finally {
+        trainer.destroy();
+        model.destroy();
+      }
+      return {
+        preset: 'tiny',
+        parameters: paramCount(config),
+        steps,
+        firstLoss: first,
+        finalLoss: last,
+        passed: last < CHECK_THRESHOLD,
+        threshold: CHECK_THRESHOLD,
+        tokensPerS: ms > 0 ? tokens / (ms / 1000) : 0,
+      };
     },
   };
 }
