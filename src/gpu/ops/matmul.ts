@@ -197,7 +197,7 @@ export class MatmulTuner {
    * Times every variant on this shape (random inputs, `runs` timed runs after a warm-up,
    * median) and records the winner for its class. Returns the timings in ms.
    */
-  async tune(s: MatmulShape, runs = 3): Promise<Record<MatmulVariant, number>> {
+  async tune(s: MatmulShape, runs = 3): Promise<Partial<Record<MatmulVariant, number>>> {
     const rt = this.rt;
     const aDims = s.transA ? [s.K, s.M] : [s.M, s.K];
     const bDims = s.transB ? [s.N, s.K] : [s.K, s.N];
@@ -205,9 +205,9 @@ export class MatmulTuner {
     const a = rt.upload(rand(s.batch * s.M * s.K), [s.batch, ...aDims]);
     const b = rt.upload(rand(s.batch * s.K * s.N), [s.batch, ...bDims]);
     const out = rt.empty([s.batch, s.M, s.N]);
-    const times = {} as Record<MatmulVariant, number>;
+    const times: Partial<Record<MatmulVariant, number>> = {};
     try {
-      for (const variant of MATMUL_VARIANTS) {
+      for (const variant of tuneCandidates(s)) {
         const once = async () => {
           const t0 = performance.now();
           matmul(rt, { a, b, out, transA: s.transA, transB: s.transB, variant });
@@ -223,11 +223,21 @@ export class MatmulTuner {
     } finally {
       rt.release(a, b, out);
     }
-    const best = MATMUL_VARIANTS.reduce((x, y) => (times[y] < times[x] ? y : x));
+    const tried = Object.keys(times) as MatmulVariant[];
+    const best = tried.reduce((x, y) => (times[y]! < times[x]! ? y : x));
     this.table[shapeClass(s)] = best;
     rt.platform.cacheSet(this.cacheKey, JSON.stringify(this.table));
     return times;
   }
+}
+
+/**
+ * The variants worth timing for a shape: gemv (one output column per invocation) only for
+ * decode-sized M, where it can win; on larger M it is many times slower and timing it would
+ * only lengthen tuning.
+ */
+export function tuneCandidates(s: MatmulShape): MatmulVariant[] {
+  return MATMUL_VARIANTS.filter((v) => v !== 'gemv' || s.M <= 16);
 }
 
 const tuners = new WeakMap<Runtime, MatmulTuner>();
