@@ -42,7 +42,7 @@ interface LayerActs {
 export class Transformer {
   readonly specs: ParamSpec[];
   readonly params: Tensor<'f32'>;
-  private gradBuffer: Tensor | null = null;
+  private gradBuffer: Tensor<'f32'> | null = null;
   private readonly paramViews = new Map<string, Tensor>();
   private readonly gradViews = new Map<string, Tensor>();
   private readonly rope: RopeTables;
@@ -86,21 +86,25 @@ export class Transformer {
     return t;
   }
 
-  /** The flat gradient buffer (allocated on first use, zeroed by zeroGrad). */
-  get grads(): Tensor {
+  /** The flat gradient buffer (allocated, zeroed, on first use; zeroGrad clears it). */
+  get grads(): Tensor<'f32'> {
+    return this.allocateGrads();
+  }
+
+  grad(name: string): Tensor {
+    this.allocateGrads();
+    const t = this.gradViews.get(name);
+    if (!t) throw new Error(`no parameter "${name}"`);
+    return t;
+  }
+
+  private allocateGrads(): Tensor<'f32'> {
     if (!this.gradBuffer) {
       this.gradBuffer = this.rt.empty([this.params.size], 'f32', 'grads');
       for (const s of this.specs) this.gradViews.set(s.name, view(this.gradBuffer, s.shape, s.offset));
       fill(this.rt, this.gradBuffer, 0);
     }
     return this.gradBuffer;
-  }
-
-  grad(name: string): Tensor {
-    void this.grads;
-    const t = this.gradViews.get(name);
-    if (!t) throw new Error(`no parameter "${name}"`);
-    return t;
   }
 
   /**
@@ -231,7 +235,6 @@ export class Transformer {
     const hd = headDim(c);
     const shape = attentionShape(c, ws.B, ws.T);
     const d = ws.grad;
-    void this.grads;
     // LM head: logits = lnf · Wᵀ.
     matmul(rt, { a: ws.logits, b: this.lmHead(), out: d.ln });
     matmul(rt, { a: ws.logits, b: ws.lnf, transA: true, out: this.lmHeadGrad(), beta: 1 });
