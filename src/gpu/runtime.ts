@@ -31,6 +31,7 @@ export interface RuntimeOptions {
 }
 
 const UNIFORM_USAGE = 0x40 /* UNIFORM */ | 0x08; /* COPY_DST */
+const MAX_PROFILED_DISPATCHES = 2048;
 
 /**
  * The GPU runtime: a device, a buffer pool, compiled pipelines, and a recorder that encodes
@@ -115,6 +116,8 @@ export class Runtime {
       }
     }
     this.commands.push({ kind: 'dispatch', d, paramBytes: d.params.bytes() });
+    // A query set holds at most 4096 timestamps: two per profiled dispatch.
+    if (this.profiler && this.commands.length >= MAX_PROFILED_DISPATCHES) this.submit();
   }
 
   /** Copies `src` into `dst` (same element count) in recording order. */
