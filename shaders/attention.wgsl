@@ -7,7 +7,8 @@
 // Forward: one invocation per (row, head), online softmax over the keys: never more than
 // one score at a time, so memory is O(T) whatever the sequence length. It saves the
 // log-sum-exp per (row, head). Backward recomputes the probabilities from it:
-//   attention_backward_dq:  D_i = dO_i·O_i, dQ_i = scale Σ_j P_ij (dO_i·V_j − D_i) K_j
+//   attention_backward_d:   D_i = dO_i·O_i
+//   attention_backward_dq:  dQ_i = scale Σ_j P_ij (dO_i·V_j − D_i) K_j
 //   attention_backward_dkv: dV_j = Σ_i P_ij dO_i,  dK_j = scale Σ_i P_ij (dO_i·V_j − D_i) Q_i
 // each summed by the one invocation that owns the output: deterministic, no atomics.
 //
@@ -127,6 +128,19 @@ fn attention_forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgro
   Lse[p.offLse + w.row * p.heads + h] = select(0.0, m + log(l), l > 0.0);
 }
 
+// D_i = dO_i · O_i per (row, head), in a pass of its own so that no backward kernel binds
+// more than 8 storage buffers (the WebGPU default limit per shader stage).
+@compute @workgroup_size(64)
+fn attention_backward_d(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                        @builtin(local_invocation_id) lid: vec3<u32>) {
+  let w = locate(wid, nwg, lid, p.heads);
+  if (w.row >= p.B * p.T) { return; }
+  let oi = oIndex(w.row, w.head);
+  var D = 0.0;
+  for (var d = 0u; d < p.hd; d++) { D += dO[p.offDO + oi + d] * O[p.offO + oi + d]; }
+  Dbuf[p.offD + w.row * p.heads + w.head] = D;
+}
+
 @compute @workgroup_size(64)
 fn attention_backward_dq(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                          @builtin(local_invocation_id) lid: vec3<u32>) {
@@ -136,9 +150,7 @@ fn attention_backward_dq(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_wor
   let g = h / (p.heads / p.kvHeads);
   let qi = qIndex(w.row, h);
   let oi = oIndex(w.row, h);
-  var D = 0.0;
-  for (var d = 0u; d < p.hd; d++) { D += dO[p.offDO + oi + d] * O[p.offO + oi + d]; }
-  Dbuf[p.offD + w.row * p.heads + h] = D;
+  let D = Dbuf[p.offD + w.row * p.heads + h];
   let lse = Lse[p.offLse + w.row * p.heads + h];
 #if HD4
 #for d in 0..HD4

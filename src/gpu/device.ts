@@ -66,7 +66,11 @@ export function summarizeAdapter(info: GPUAdapterInfo | undefined): AdapterSumma
 /** One code path for page, worker and Node: the platform supplies the `GPU` object. */
 export async function acquireDevice(
   platform: Platform,
-  options: { powerPreference?: GPUPowerPreference } = {},
+  options: {
+    powerPreference?: GPUPowerPreference;
+    /** Keep WebGPU's default limits instead of raising them to the adapter's (portability checks). */
+    defaultLimits?: boolean;
+  } = {},
 ): Promise<GpuContext> {
   const gpu = await platform.gpu();
   if (!gpu) throw new WebGPUUnavailableError(`in this ${platform.name} (no navigator.gpu)`);
@@ -74,7 +78,7 @@ export async function acquireDevice(
   if (!adapter) throw new WebGPUUnavailableError(`in this ${platform.name} (no adapter was found)`);
   const features = OPTIONAL_FEATURES.filter((f) => adapter.features.has(f));
   const requiredLimits: Record<string, number> = {};
-  for (const name of RAISED_LIMITS) requiredLimits[name] = adapter.limits[name];
+  if (!options.defaultLimits) for (const name of RAISED_LIMITS) requiredLimits[name] = adapter.limits[name];
   const device = await adapter.requestDevice({ requiredFeatures: features, requiredLimits });
   const lostListeners: ((info: DeviceLost) => void)[] = [];
   const errorListeners: ((message: string) => void)[] = [];

@@ -28,6 +28,8 @@ export interface RuntimeOptions {
   profile?: boolean;
   /** Overrides the adapter-based choice of row-per-invocation kernels (see serialRows). */
   serialRows?: boolean;
+  /** Keep WebGPU's default limits (e.g. 8 storage buffers per stage) to check portability. */
+  defaultLimits?: boolean;
 }
 
 const UNIFORM_USAGE = 0x40 /* UNIFORM */ | 0x08; /* COPY_DST */
@@ -70,7 +72,7 @@ export class Runtime {
   }
 
   static async create(platform: Platform, options: RuntimeOptions = {}): Promise<Runtime> {
-    return new Runtime(await acquireDevice(platform), options);
+    return new Runtime(await acquireDevice(platform, { defaultLimits: options.defaultLimits }), options);
   }
 
   get platform(): Platform {

@@ -5,6 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import type { RuntimeOptions } from '../gpu/runtime';
 import { assertClose, freshSeed, rng, testRuntime } from '../gpu/testing';
 import { flatParamSize, paramSpecs, type LlamaConfig } from './config';
 import { randomParams, refBackward, type RefBatch, type RefParams } from './reference';
@@ -54,8 +55,8 @@ function rowLength(config: LlamaConfig, name: string): number {
   return spec.shape[spec.shape.length - 1]!;
 }
 
-async function compare(config: LlamaConfig, params: RefParams, batch: RefBatch, what: string): Promise<void> {
-  const rt = await testRuntime();
+async function compare(config: LlamaConfig, params: RefParams, batch: RefBatch, what: string, options: RuntimeOptions = {}): Promise<void> {
+  const rt = await testRuntime(options);
   const model = Transformer.fromFlat(rt, config, toFlat(config, params));
   const ref = refBackward(config, params, batch);
   const logits = await rt.read(model.forward(gpuBatch(batch)));
@@ -102,6 +103,19 @@ describe('GPU transformer vs float64 reference', () => {
       await compare(config, params, makeBatch(config, B, T, padding, r), `${name} (seed ${seed})`);
     });
   }
+});
+
+describe('portability', () => {
+  it('every kernel runs within WebGPU default limits (8 storage buffers per stage), cooperative variants too', async () => {
+    const seed = freshSeed();
+    const r = rng(seed);
+    const config = { ...BASE, attention_bias: true };
+    const params = roundToF32(randomParams(config, r, 0.3));
+    await compare(config, params, makeBatch(config, 2, 7, 'left', r), `default limits (seed ${seed})`, {
+      defaultLimits: true,
+      serialRows: false,
+    });
+  });
 });
 
 describe('GPU transformer vs Hugging Face transformers', () => {

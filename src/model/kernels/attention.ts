@@ -77,9 +77,16 @@ export function attentionBackward(
   if (t.dk.buffer !== t.dv.buffer) throw new Error('attention backward: dk and dv must be views of one buffer');
   const p = params(s, t);
   rt.dispatch({
+    kernel: { shader: 'attention', entry: 'attention_backward_d' },
+    params: p,
+    buffers: [null, null, null, null, t.o.buffer, null, t.dO.buffer, t.d.buffer],
+    workgroups: grid(rt, s.B * s.T * s.heads, 64),
+    label: 'attention_backward_d',
+  });
+  rt.dispatch({
     kernel: { shader: 'attention', entry: 'attention_backward_dq', defines: defines(s) },
     params: p,
-    buffers: [t.q.buffer, t.k.buffer, t.v.buffer, t.mask.buffer, t.o.buffer, t.lse.buffer, t.dO.buffer, t.d.buffer, t.dq.buffer],
+    buffers: [t.q.buffer, t.k.buffer, t.v.buffer, t.mask.buffer, null, t.lse.buffer, t.dO.buffer, t.d.buffer, t.dq.buffer],
     workgroups: grid(rt, s.B * s.T * s.heads, 64),
     label: 'attention_backward_dq',
   });
