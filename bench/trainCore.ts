@@ -157,8 +157,8 @@ export function isolatedCache(platform: Platform): Platform {
     name: platform.name,
     gpu: () => platform.gpu(),
     shaderSource: (name) => platform.shaderSource(name),
-    cacheGet: (key) => memory.get(key) ?? null,
-    cacheSet: (key, value) => void memory.set(key, value),
+    loadCache: async () => Object.fromEntries(memory),
+    saveCache: async (key, value) => void memory.set(key, value),
   };
 }
 

@@ -13,6 +13,11 @@ test('the lab shell reports the WebGPU adapter and passes the worker matmul self
   await expect(page.getByTestId('selfcheck-status')).toHaveText('passed', { timeout: 120_000 });
   const err = Number(await page.getByTestId('selfcheck-error').textContent());
   expect(err).toBeLessThanOrEqual(1e-5);
+  // The self-check autotuned its shape in the worker; the winner persists (IndexedDB).
+  await expect(page.getByTestId('selfcheck-tuning')).toContainText('autotuned now');
+  await page.reload();
+  await expect(page.getByTestId('selfcheck-status')).toHaveText('passed', { timeout: 120_000 });
+  await expect(page.getByTestId('selfcheck-tuning')).toContainText('autotuned earlier on this GPU');
   await expect(page.getByTestId('preset-tiny')).toContainText('1.02 M');
   await expect(page.getByTestId('preset-tiny')).toContainText('yes');
   await page.screenshot({ path: 'test-results/shell.png', fullPage: true });

@@ -8,7 +8,7 @@ import { Runtime } from './runtime';
 import type { Tensor } from './tensor';
 import { testRuntime } from './testing';
 import { add, scale } from './ops/elementwise';
-import { matmul } from './ops/matmul';
+import { matmul, matmulTuner } from './ops/matmul';
 
 describe('buffer pool', () => {
   it('size classes waste at most 25%', () => {
@@ -121,6 +121,21 @@ describe('runtime', () => {
       expect(e.totalMs).toBeGreaterThanOrEqual(0);
     }
     rt.destroy();
+  });
+
+  it('persists settings through the platform: an autotuned winner survives a restart', async () => {
+    const cacheFile = join(tmpdir(), `sage-cache-${process.pid}-${Date.now()}.json`);
+    const shape = { batch: 1, M: 48, N: 40, K: 32, transA: false, transB: false };
+    const first = await Runtime.create(nodePlatform({ cacheFile }));
+    expect(matmulTuner(first).isTuned(shape)).toBe(false);
+    await matmulTuner(first).tune(shape, 1);
+    await first.cacheFlush();
+    const winner = matmulTuner(first).choose(shape);
+    first.destroy();
+    const second = await Runtime.create(nodePlatform({ cacheFile }));
+    expect(matmulTuner(second).isTuned(shape)).toBe(true);
+    expect(matmulTuner(second).choose(shape)).toBe(winner);
+    second.destroy();
   });
 
   it('reports device loss with its reason and refuses further work', async () => {

@@ -50,6 +50,8 @@ export class Runtime {
   private arena: GPUBuffer | null = null;
   private lost: string | null = null;
   private readonly errors: string[] = [];
+  private readonly cache: Map<string, string>;
+  private readonly cacheWrites: Promise<void>[] = [];
 
   /**
    * Row-wise kernels should give each invocation a whole row instead of sharing rows across
@@ -58,7 +60,8 @@ export class Runtime {
    */
   readonly serialRows: boolean;
 
-  private constructor(readonly ctx: GpuContext, options: RuntimeOptions) {
+  private constructor(readonly ctx: GpuContext, options: RuntimeOptions, cache: Record<string, string>) {
+    this.cache = new Map(Object.entries(cache));
     this.device = ctx.device;
     this.serialRows = options.serialRows ?? ctx.adapter.architecture === 'swiftshader';
     this.pool = new BufferPool(this.device, ctx.limits.maxBufferSize);
@@ -72,7 +75,31 @@ export class Runtime {
   }
 
   static async create(platform: Platform, options: RuntimeOptions = {}): Promise<Runtime> {
-    return new Runtime(await acquireDevice(platform, { defaultLimits: options.defaultLimits }), options);
+    const [ctx, cache] = await Promise.all([
+      acquireDevice(platform, { defaultLimits: options.defaultLimits }),
+      platform.loadCache().catch(() => ({})),
+    ]);
+    return new Runtime(ctx, options, cache);
+  }
+
+  /** Persistent per-machine settings (autotune tables), loaded once when the runtime starts. */
+  cacheGet(key: string): string | null {
+    return this.cache.get(key) ?? null;
+  }
+
+  /** Stores a setting now and persists it in the background (see cacheFlush). */
+  cacheSet(key: string, value: string): void {
+    this.cache.set(key, value);
+    this.cacheWrites.push(
+      this.platform.saveCache(key, value).catch((e: unknown) => {
+        this.errors.push(`could not persist "${key}": ${e instanceof Error ? e.message : String(e)}`);
+      }),
+    );
+  }
+
+  /** Waits until every cacheSet so far is persisted. */
+  async cacheFlush(): Promise<void> {
+    await Promise.all(this.cacheWrites.splice(0));
   }
 
   get platform(): Platform {

@@ -1,3 +1,4 @@
+import { createStore, entries, set } from 'idb-keyval';
 import type { Platform } from './types';
 
 const sources = import.meta.glob('../../shaders/*.wgsl', {
@@ -10,10 +11,9 @@ const shaders = new Map<string, string>(
   Object.entries(sources).map(([path, text]) => [path.replace(/^.*\/(.*)\.wgsl$/, '$1'), text]),
 );
 
-/** localStorage exists in pages but not in workers; fall back to memory there. */
-const memory = new Map<string, string>();
-const storage: Pick<Storage, 'getItem' | 'setItem'> | null =
-  typeof localStorage === 'undefined' ? null : localStorage;
+/** IndexedDB is reachable from pages and workers alike (localStorage is not in workers). */
+let store: ReturnType<typeof createStore> | null = null;
+const cacheStore = () => (store ??= createStore('sage-lab', 'cache'));
 
 export const browserPlatform: Platform = {
   name: typeof window === 'undefined' ? 'browser worker' : 'browser page',
@@ -25,11 +25,12 @@ export const browserPlatform: Platform = {
     if (text === undefined) throw new Error(`unknown shader "${name}" (looked in shaders/*.wgsl)`);
     return text;
   },
-  cacheGet(key) {
-    return storage ? storage.getItem(key) : (memory.get(key) ?? null);
+  async loadCache() {
+    if (typeof indexedDB === 'undefined') return {};
+    const all = await entries<string, string>(cacheStore());
+    return Object.fromEntries(all.filter(([k, v]) => typeof k === 'string' && typeof v === 'string'));
   },
-  cacheSet(key, value) {
-    if (storage) storage.setItem(key, value);
-    else memory.set(key, value);
+  async saveCache(key, value) {
+    if (typeof indexedDB !== 'undefined') await set(key, value, cacheStore());
   },
 };

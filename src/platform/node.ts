@@ -51,10 +51,10 @@ export function nodePlatform(options: NodePlatformOptions = {}): Platform {
     shaderSource(name) {
       return readFileSync(join(root, 'shaders', `${name}.wgsl`), 'utf8');
     },
-    cacheGet(key) {
-      return load()[key] ?? null;
+    async loadCache() {
+      return { ...load() };
     },
-    cacheSet(key, value) {
+    async saveCache(key, value) {
       const all = load();
       all[key] = value;
       mkdirSync(dirname(cacheFile), { recursive: true });

@@ -6,7 +6,10 @@ export interface Platform {
   gpu(): Promise<GPU | null>;
   /** The text of `shaders/<name>.wgsl`. */
   shaderSource(name: string): string;
-  /** Small persistent key/value store (autotune results): localStorage or a JSON file. */
-  cacheGet(key: string): string | null;
-  cacheSet(key: string, value: string): void;
+  /**
+   * A small persistent key/value store (autotune results): IndexedDB in the browser (pages
+   * and workers alike), a JSON file in Node. Read whole once; written entry by entry.
+   */
+  loadCache(): Promise<Record<string, string>>;
+  saveCache(key: string, value: string): Promise<void>;
 }

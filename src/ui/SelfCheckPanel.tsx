@@ -19,7 +19,12 @@ export function SelfCheckPanel() {
             {check.shape.M}×{check.shape.K}×{check.shape.N}
           </dd>
           <dt>Kernel variant</dt>
-          <dd>{check.variant}</dd>
+          <dd data-testid="selfcheck-variant">
+            {check.variant}{' '}
+            <span className="muted" data-testid="selfcheck-tuning">
+              ({check.tuning === 'cached' ? 'autotuned earlier on this GPU' : 'autotuned now'})
+            </span>
+          </dd>
           <dt>Max relative error</dt>
           <dd data-testid="selfcheck-error">{check.maxRelError.toExponential(2)}</dd>
           <dt>Time (incl. readback)</dt>

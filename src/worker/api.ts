@@ -9,6 +9,8 @@ export interface DeviceReport {
 export interface SelfCheckResult {
   shape: { M: number; N: number; K: number };
   variant: string;
+  /** Whether the variant was measured now or came from this adapter's autotune cache. */
+  tuning: 'measured' | 'cached';
   /** Largest |gpu − cpu| over the row scale Σ|a||b|. */
   maxRelError: number;
   passed: boolean;

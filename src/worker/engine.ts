@@ -52,7 +52,13 @@ export function createEngine(platform: Platform): EngineApi {
       const ta = r.upload(a, [M, K]);
       const tb = r.upload(b, [K, N]);
       const shape = { batch: 1, M, N, K, transA: false, transB: false };
-      const variant = matmulTuner(r).choose(shape);
+      const tuner = matmulTuner(r);
+      const tuning = tuner.isTuned(shape) ? 'cached' : 'measured';
+      if (tuning === 'measured') {
+        await tuner.tune(shape);
+        await r.cacheFlush();
+      }
+      const variant = tuner.choose(shape);
       try {
         matmul(r, { a: ta, b: tb }); // warm-up: compiles the pipeline
         await r.sync();
@@ -76,6 +82,7 @@ export function createEngine(platform: Platform): EngineApi {
         return {
           shape: { M, N, K },
           variant,
+          tuning,
           maxRelError,
           passed: maxRelError <= 1e-5,
           gpuMs,

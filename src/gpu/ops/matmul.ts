@@ -158,7 +158,7 @@ export class MatmulTuner {
     this.cacheKey = `${CACHE_VERSION}:${rt.ctx.adapter.key}`;
     let table: Record<string, MatmulVariant> = {};
     try {
-      table = JSON.parse(rt.platform.cacheGet(this.cacheKey) ?? '{}') as Record<string, MatmulVariant>;
+      table = JSON.parse(rt.cacheGet(this.cacheKey) ?? '{}') as Record<string, MatmulVariant>;
     } catch {
       table = {};
     }
@@ -168,6 +168,11 @@ export class MatmulTuner {
   /** The tuned table (shape class → variant). */
   entries(): Readonly<Record<string, MatmulVariant>> {
     return this.table;
+  }
+
+  /** Whether this shape's class has a measured winner (now or from an earlier run). */
+  isTuned(s: MatmulShape): boolean {
+    return shapeClass(s) in this.table;
   }
 
   choose(s: MatmulShape): MatmulVariant {
@@ -226,7 +231,7 @@ export class MatmulTuner {
     const tried = Object.keys(times) as MatmulVariant[];
     const best = tried.reduce((x, y) => (times[y]! < times[x]! ? y : x));
     this.table[shapeClass(s)] = best;
-    rt.platform.cacheSet(this.cacheKey, JSON.stringify(this.table));
+    rt.cacheSet(this.cacheKey, JSON.stringify(this.table));
     return times;
   }
 }
