@@ -2,6 +2,8 @@ import type { Batch, Transformer } from '../model/transformer';
 import type { Tokenizer } from '../model/tokenizer';
 import { rng, shuffle } from '../util/random';
 import { matmulTuner } from '../gpu/ops/matmul';
+import { sum } from '../gpu/ops/reduce';
+import { view } from '../gpu/tensor';
 import { AdamW, DEFAULT_ADAMW, type AdamWConfig } from './adamw';
 import { learningRate, type LrSchedule } from './schedule';
 
@@ -151,16 +153,20 @@ export class SftTrainer {
     const micro = Array.from({ length: this.options.accumulation }, () => this.nextBatch());
     const counted = micro.reduce((n, b) => n + b.targets.filter((t) => t >= 0).length, 0);
     model.zeroGrad();
-    let loss = 0;
-    for (const b of micro) {
+    const rt = model.rt;
+    const lossSums = rt.empty([micro.length]);
+    micro.forEach((b, i) => {
       // Every trained token weighs 1/count, so the summed loss is the step's mean.
       const weights = b.targets.map((t) => (t >= 0 && counted > 0 ? 1 / counted : 0));
       const out = model.forwardLoss({ ...b, weights });
       model.backward();
-      for (const x of await model.rt.read(out.loss)) loss += x;
-    }
+      // Summed on the GPU, so the step reads back once, with the optimizer's statistics.
+      sum(rt, out.loss, view(lossSums, [1], i));
+    });
     const lr = learningRate(this.options.schedule, this.optimizer.step);
-    const stats = await this.optimizer.update(model.params, model.grads, lr);
+    const [stats, sums] = await Promise.all([this.optimizer.update(model.params, model.grads, lr), rt.read(lossSums)]);
+    rt.release(lossSums);
+    const loss = sums.reduce((a, x) => a + x, 0);
     if (this.options.autotune !== false && !this.tuned) {
       this.tuned = true;
       await matmulTuner(model.rt).tunePending();
