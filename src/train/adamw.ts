@@ -31,56 +31,62 @@ export interface StepStats {
 }
 
 /**
- * AdamW over a flat parameter buffer: one kernel per parameter range (decay on or off),
- * all in the same submit as the gradient-norm clip that precedes them.
+ * AdamW over a flat parameter buffer in one dispatch (a table of ranges says where weight
+ * decay applies), in the same submit as the gradient-norm clip that precedes it.
  */
 export class AdamW {
   readonly m: Tensor<'f32'>;
   readonly v: Tensor<'f32'>;
   private readonly stats: Tensor;
+  private readonly table: Tensor<'u32'>;
+  private readonly segments: number;
   step = 0;
 
   constructor(
     private readonly rt: Runtime,
     private readonly size: number,
-    private readonly ranges: ParamGroupRange[],
+    ranges: ParamGroupRange[],
     readonly config: AdamWConfig = DEFAULT_ADAMW,
   ) {
     this.m = fill(rt, rt.empty([size], 'f32', 'adam.m'), 0);
     this.v = fill(rt, rt.empty([size], 'f32', 'adam.v'), 0);
     this.stats = rt.empty([4], 'f32', 'adam.stats');
+    const sorted = [...ranges].sort((a, b) => a.offset - b.offset);
+    sorted.forEach((r, i) => {
+      if (r.offset < 0 || r.size < 0 || r.offset + r.size > size) throw new Error(`adamw: range ${i} lies outside the buffer`);
+      const next = sorted[i + 1];
+      if (next && r.offset + r.size > next.offset) throw new Error('adamw: parameter ranges overlap');
+    });
+    this.segments = sorted.length;
+    const table = new Uint32Array(Math.max(4, 4 * sorted.length));
+    sorted.forEach((r, i) => table.set([r.offset, r.offset + r.size, r.decay ? 1 : 0, 0], 4 * i));
+    this.table = rt.upload(table, [table.length], 'u32');
   }
 
   /** Records clip + update; returns a promise of the step's gradient statistics. */
-  update(params: Tensor, grads: Tensor, lr: number): Promise<StepStats> {
+  update(weights: Tensor, grads: Tensor, lr: number): Promise<StepStats> {
     const { rt, config: c } = this;
-    if (params.size !== this.size || grads.size !== this.size) throw new Error('adamw: parameter/gradient size mismatch');
+    if (weights.size !== this.size || grads.size !== this.size) throw new Error('adamw: parameter/gradient size mismatch');
     this.step++;
     sumSquares(rt, grads, view(this.stats, [1], 0));
-    const common = (n: number) =>
-      new Params()
-        .u32(n, 0, 0, 0, 0, 0, 0, 0)
-        .f32(lr, c.beta1, c.beta2, c.eps, c.weightDecay, 1 - c.beta1 ** this.step, 1 - c.beta2 ** this.step, c.maxGradNorm);
+    const params = new Params()
+      .u32(this.size, weights.offset, grads.offset, this.m.offset)
+      .u32(this.v.offset, this.segments, 0, 0)
+      .f32(lr, c.beta1, c.beta2, c.eps, c.weightDecay, 1 - c.beta1 ** this.step, 1 - c.beta2 ** this.step, c.maxGradNorm);
     rt.dispatch({
       kernel: { shader: 'optimizer', entry: 'clip_scale' },
-      params: common(0),
+      params,
       buffers: [null, null, null, null, this.stats.buffer],
       workgroups: [1],
       label: 'clip_scale',
     });
-    for (const r of this.ranges) {
-      const p = new Params()
-        .u32(r.size, params.offset + r.offset, grads.offset + r.offset, this.m.offset + r.offset)
-        .u32(this.v.offset + r.offset, r.decay ? 1 : 0, 0, 0)
-        .f32(lr, c.beta1, c.beta2, c.eps, c.weightDecay, 1 - c.beta1 ** this.step, 1 - c.beta2 ** this.step, c.maxGradNorm);
-      rt.dispatch({
-        kernel: { shader: 'optimizer', entry: 'adamw' },
-        params: p,
-        buffers: [params.buffer, grads.buffer, this.m.buffer, this.v.buffer, this.stats.buffer],
-        workgroups: grid(rt, r.size),
-        label: 'adamw',
-      });
-    }
+    rt.dispatch({
+      kernel: { shader: 'optimizer', entry: 'adamw' },
+      params,
+      buffers: [weights.buffer, grads.buffer, this.m.buffer, this.v.buffer, this.stats.buffer, this.table.buffer],
+      workgroups: grid(rt, this.size),
+      label: 'adamw',
+    });
     return rt.read(this.stats).then((s) => {
       const finite = s[3] === 1;
       // A skipped step leaves the moments untouched, so it must not advance bias correction.
@@ -97,6 +103,6 @@ export class AdamW {
   }
 
   destroy(): void {
-    this.rt.release(this.m, this.v, this.stats);
+    this.rt.release(this.m, this.v, this.stats, this.table);
   }
 }
