@@ -28,6 +28,19 @@ describe('sft command line', () => {
     const ckpt = importCheckpoint(files);
     expect(ckpt.config.hidden_size).toBe(128);
     expect(ckpt.optimizer?.step).toBe(3);
+
+    // Resuming continues the optimizer's step count and moments.
+    const out2 = join(dir, 'ckpt2');
+    const again = spawnSync(
+      'npx',
+      ['tsx', 'src/cli/sft.ts', '--data', data, '--from', out, '--steps', '2', '--batch', '2', '--seq', '16', '--log-every', '1', '--out', out2],
+      { encoding: 'utf8', env: process.env, timeout: 240_000 },
+    );
+    expect(again.status, again.stderr).toBe(0);
+    expect(again.stdout).toMatch(/resuming AdamW at step 3/);
+    expect(again.stdout).toMatch(/step +5 +loss/);
+    const files2 = new Map(readdirSync(out2).map((f) => [f, new Uint8Array(readFileSync(join(out2, f)))]));
+    expect(importCheckpoint(files2).optimizer?.step).toBe(5);
   });
 
   it('fails with a clear message when no example is usable', () => {

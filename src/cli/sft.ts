@@ -2,14 +2,17 @@
  * Headless supervised fine-tuning on Dawn:
  *   npm run sft -- --data seeds.jsonl [--preset tiny | --from <checkpoint dir>] [--steps 200]
  *                  [--batch 8] [--seq 128] [--accum 1] [--lr 1e-3] [--warmup 20] [--seed 0]
- *                  [--packing] [--out <dir>]
+ *                  [--packing] [--reset-optimizer] [--out <dir>]
+ * With --from, the checkpoint's AdamW moments and step are resumed (unless
+ * --reset-optimizer) and --steps more steps follow on the same schedule; the data order
+ * starts afresh from --seed.
  */
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { sftPairsFromJsonl } from '../data/sftPairs';
 import { Runtime } from '../gpu/runtime';
-import { exportCheckpoint, importCheckpoint } from '../model/checkpoint';
+import { exportCheckpoint, importCheckpoint, type OptimizerState } from '../model/checkpoint';
 import { PRESETS, paramCount, type PresetName } from '../model/config';
 import { memoryEstimate } from '../model/memory';
 import { ByteTokenizer, HFTokenizer, type Tokenizer } from '../model/tokenizer';
@@ -30,6 +33,7 @@ const { values: o } = parseArgs({
     warmup: { type: 'string', default: '20' },
     seed: { type: 'string', default: '0' },
     packing: { type: 'boolean', default: false },
+    'reset-optimizer': { type: 'boolean', default: false },
     out: { type: 'string' },
     'log-every': { type: 'string', default: '10' },
   },
@@ -49,11 +53,13 @@ if (!pairs.length) fail(`no usable examples in ${o.data}`);
 const rt = await Runtime.create(nodePlatform());
 let model: Transformer;
 let tokenizer: Tokenizer;
+let resume: OptimizerState | undefined;
 if (o.from) {
   const files = new Map(readdirSync(o.from).map((f) => [f, new Uint8Array(readFileSync(join(o.from!, f)))]));
   const ckpt = importCheckpoint(files);
   model = Transformer.fromFlat(rt, ckpt.config, ckpt.flatParams);
   tokenizer = ckpt.tokenizerJson ? HFTokenizer.fromJson(ckpt.tokenizerJson, ckpt.tokenizerConfigJson) : new ByteTokenizer();
+  if (!o['reset-optimizer']) resume = ckpt.optimizer;
 } else {
   if (!(o.preset in PRESETS)) fail(`unknown preset "${o.preset}" (${Object.keys(PRESETS).join(', ')})`);
   model = Transformer.init(rt, PRESETS[o.preset as PresetName], Number(o.seed));
@@ -62,6 +68,7 @@ if (o.from) {
 const B = Number(o.batch);
 const T = Number(o.seq);
 const steps = Number(o.steps);
+const startStep = resume?.step ?? 0;
 const est = memoryEstimate(model.config, B, T);
 console.log(
   `adapter ${rt.ctx.adapter.key} · model ${(paramCount(model.config) / 1e6).toFixed(2)}M params · ` +
@@ -71,10 +78,14 @@ const trainer = new SftTrainer(model, tokenizer, pairs, {
   batchSize: B,
   seqLen: T,
   accumulation: Number(o.accum),
-  schedule: { lr: Number(o.lr), warmupSteps: Number(o.warmup), totalSteps: steps, kind: 'cosine' },
+  schedule: { lr: Number(o.lr), warmupSteps: Number(o.warmup), totalSteps: startStep + steps, kind: 'cosine' },
   packing: o.packing,
   seed: Number(o.seed),
 });
+if (resume) {
+  trainer.optimizer.load(resume.m, resume.v, resume.step);
+  console.log(`resuming AdamW at step ${resume.step}`);
+}
 const every = Number(o['log-every']);
 let tokens = 0;
 let ms = 0;
@@ -85,7 +96,7 @@ for (let i = 0; i < steps; i++) {
   if (!r.finite) console.warn(`step ${r.step}: non-finite gradient, update skipped`);
   if ((i + 1) % every === 0 || i === 0 || i === steps - 1) {
     console.log(
-      `step ${String(i + 1).padStart(5)}  loss ${r.loss.toFixed(4)}  grad-norm ${r.gradNorm.toFixed(3)}  ` +
+      `step ${String(r.step).padStart(5)}  loss ${r.loss.toFixed(4)}  grad-norm ${r.gradNorm.toFixed(3)}  ` +
         `lr ${r.lr.toExponential(2)}  ${(tokens / (ms / 1000)).toFixed(0)} tok/s`,
     );
   }
@@ -98,7 +109,7 @@ if (o.out) {
       v: await rt.read(trainer.optimizer.v),
       step: trainer.optimizer.step,
     },
-    runState: { kind: 'sft', steps, data: o.data, seed: Number(o.seed) },
+    runState: { kind: 'sft', steps: trainer.optimizer.step, data: o.data, seed: Number(o.seed) },
   });
   for (const [name, bytes] of files) writeFileSync(join(o.out, name), bytes);
   console.log(`checkpoint written to ${o.out} (${[...files.keys()].join(', ')})`);
