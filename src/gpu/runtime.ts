@@ -87,12 +87,15 @@ export class Runtime {
     return this.cache.get(key) ?? null;
   }
 
-  /** Stores a setting now and persists it in the background (see cacheFlush). */
+  /**
+   * Stores a setting now and persists it in the background (see cacheFlush). A store that
+   * cannot be written (private browsing, read-only disk) costs only a re-measurement later.
+   */
   cacheSet(key: string, value: string): void {
     this.cache.set(key, value);
     this.cacheWrites.push(
       this.platform.saveCache(key, value).catch((e: unknown) => {
-        this.errors.push(`could not persist "${key}": ${e instanceof Error ? e.message : String(e)}`);
+        console.warn(`sage-lab: could not persist "${key}": ${e instanceof Error ? e.message : String(e)}`);
       }),
     );
   }
@@ -133,6 +136,7 @@ export class Runtime {
     this.device.queue.writeBuffer(t.buffer, t.offset * 4, data.buffer, data.byteOffset, data.byteLength);
   }
 
+  /** Returns tensors made by empty/upload to the pool (not views: they share a buffer). */
   release(...tensors: Tensor[]): void {
     for (const t of tensors) this.pool.release(t.buffer);
   }
