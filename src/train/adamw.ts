@@ -31,15 +31,14 @@ export interface StepStats {
 }
 
 /**
- * AdamW over a flat parameter buffer in one dispatch (a table of ranges says where weight
- * decay applies), in the same submit as the gradient-norm clip that precedes it.
+ * AdamW over a flat parameter buffer in one dispatch (a 2-bit code per element says where
+ * weight decay applies), in the same submit as the gradient-norm clip that precedes it.
  */
 export class AdamW {
   readonly m: Tensor<'f32'>;
   readonly v: Tensor<'f32'>;
   private readonly stats: Tensor;
-  private readonly table: Tensor<'u32'>;
-  private readonly segments: number;
+  private readonly codes: Tensor<'u32'>;
   step = 0;
 
   constructor(
@@ -51,16 +50,18 @@ export class AdamW {
     this.m = fill(rt, rt.empty([size], 'f32', 'adam.m'), 0);
     this.v = fill(rt, rt.empty([size], 'f32', 'adam.v'), 0);
     this.stats = rt.empty([4], 'f32', 'adam.stats');
-    const sorted = [...ranges].sort((a, b) => a.offset - b.offset);
-    sorted.forEach((r, i) => {
-      if (r.offset < 0 || r.size < 0 || r.offset + r.size > size) throw new Error(`adamw: range ${i} lies outside the buffer`);
-      const next = sorted[i + 1];
-      if (next && r.offset + r.size > next.offset) throw new Error('adamw: parameter ranges overlap');
-    });
-    this.segments = sorted.length;
-    const table = new Uint32Array(Math.max(4, 4 * sorted.length));
-    sorted.forEach((r, i) => table.set([r.offset, r.offset + r.size, r.decay ? 1 : 0, 0], 4 * i));
-    this.table = rt.upload(table, [table.length], 'u32');
+    // 2 bits per element, 16 per word: inside a parameter (bit 0), weight decay (bit 1).
+    const codes = new Uint32Array(Math.max(1, Math.ceil(size / 16)));
+    for (const r of ranges) {
+      if (r.offset < 0 || r.size < 0 || r.offset + r.size > size) throw new Error('adamw: a parameter range lies outside the buffer');
+      const code = r.decay ? 3 : 1;
+      for (let i = r.offset; i < r.offset + r.size; i++) {
+        const shift = (i & 15) * 2;
+        if ((codes[i >> 4]! >>> shift) & 1) throw new Error('adamw: parameter ranges overlap');
+        codes[i >> 4] = codes[i >> 4]! | (code << shift);
+      }
+    }
+    this.codes = rt.upload(codes, [codes.length], 'u32');
   }
 
   /** Records clip + update; returns a promise of the step's gradient statistics. */
@@ -71,7 +72,7 @@ export class AdamW {
     sumSquares(rt, grads, view(this.stats, [1], 0));
     const params = new Params()
       .u32(this.size, weights.offset, grads.offset, this.m.offset)
-      .u32(this.v.offset, this.segments, 0, 0)
+      .u32(this.v.offset, 0, 0, 0)
       .f32(lr, c.beta1, c.beta2, c.eps, c.weightDecay, 1 - c.beta1 ** this.step, 1 - c.beta2 ** this.step, c.maxGradNorm);
     rt.dispatch({
       kernel: { shader: 'optimizer', entry: 'clip_scale' },
@@ -83,7 +84,7 @@ export class AdamW {
     rt.dispatch({
       kernel: { shader: 'optimizer', entry: 'adamw' },
       params,
-      buffers: [weights.buffer, grads.buffer, this.m.buffer, this.v.buffer, this.stats.buffer, this.table.buffer],
+      buffers: [weights.buffer, grads.buffer, this.m.buffer, this.v.buffer, this.stats.buffer, this.codes.buffer],
       workgroups: grid(rt, this.size),
       label: 'adamw',
     });
@@ -103,6 +104,6 @@ export class AdamW {
   }
 
   destroy(): void {
-    this.rt.release(this.m, this.v, this.stats, this.table);
+    this.rt.release(this.m, this.v, this.stats, this.codes);
   }
 }
