@@ -54,7 +54,7 @@ export class WebGPUUnavailableError extends Error {
   }
 }
 
-export function summarizeAdapter(info: GPUAdapterInfo | undefined): AdapterSummary {
+function summarizeAdapter(info: GPUAdapterInfo | undefined): AdapterSummary {
   const vendor = info?.vendor ?? '';
   const architecture = info?.architecture ?? '';
   const device = info?.device ?? '';
