@@ -1,9 +1,11 @@
-import { useEffect } from 'react';
+import { lazy, Suspense, useEffect } from 'react';
 import { DevicePanel } from './DevicePanel';
 import { ModelPanel } from './ModelPanel';
 import { SelfCheckPanel } from './SelfCheckPanel';
-import { TrainCheckPanel } from './TrainCheckPanel';
 import { useLab } from './store';
+
+// Charts (recharts) load with the panel that draws them, not with the first paint.
+const TrainCheckPanel = lazy(() => import('./TrainCheckPanel').then((m) => ({ default: m.TrainCheckPanel })));
 
 export function App() {
   const connect = useLab((s) => s.connect);
@@ -25,7 +27,9 @@ export function App() {
         <DevicePanel />
         <SelfCheckPanel />
         <ModelPanel />
-        <TrainCheckPanel />
+        <Suspense fallback={null}>
+          <TrainCheckPanel />
+        </Suspense>
       </main>
     </div>
   );
