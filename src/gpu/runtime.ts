@@ -2,7 +2,7 @@ import type { Platform } from '../platform/types';
 import { acquireDevice, type GpuContext } from './device';
 import { Params } from './params';
 import { PipelineCache, type KernelSpec } from './pipelines';
-import { BufferPool, type PoolStats } from './pool';
+import { BufferPool, sizeClass, type PoolStats } from './pool';
 import { Profiler, type ProfileEntry } from './profiler';
 import { BYTES_PER_ELEMENT, numel, type DType, type Tensor, type TypedArrayFor } from './tensor';
 
@@ -52,6 +52,7 @@ export class Runtime {
   private readonly errors: string[] = [];
   private readonly cache: Map<string, string>;
   private readonly cacheWrites: Promise<void>[] = [];
+  private readonly staging = new Map<number, GPUBuffer[]>();
 
   /**
    * Row-wise kernels should give each invocation a whole row instead of sharing rows across
@@ -245,7 +246,10 @@ export class Runtime {
   /** Submits recorded work and reads a tensor back to the host. */
   async read<D extends DType>(t: Tensor<D>): Promise<TypedArrayFor<D>> {
     const bytes = t.size * 4;
-    const staging = this.device.createBuffer({ size: Math.max(bytes, 4), usage: 0x01 | 0x08 /* MAP_READ|COPY_DST */ });
+    // Staging buffers are reused by size class: a read per training step should not
+    // allocate GPU memory each time.
+    const size = sizeClass(Math.max(bytes, 4));
+    const staging = this.staging.get(size)?.pop() ?? this.device.createBuffer({ size, usage: 0x01 | 0x08 /* MAP_READ|COPY_DST */ });
     if (bytes > 0) {
       this.commands.push({ kind: 'copy', src: t.buffer, srcOffset: t.offset * 4, dst: staging, dstOffset: 0, bytes });
     }
@@ -253,7 +257,13 @@ export class Runtime {
     await staging.mapAsync(0x0001 /* READ */);
     const copy = staging.getMappedRange(0, bytes).slice(0);
     staging.unmap();
-    staging.destroy();
+    const free = this.staging.get(size) ?? [];
+    if (free.length < 4) {
+      free.push(staging);
+      this.staging.set(size, free);
+    } else {
+      staging.destroy();
+    }
     this.check();
     const Ctor = t.dtype === 'f32' ? Float32Array : t.dtype === 'i32' ? Int32Array : Uint32Array;
     return new Ctor(copy) as TypedArrayFor<D>;
@@ -277,6 +287,8 @@ export class Runtime {
   destroy(): void {
     this.commands = [];
     this.pool.destroy();
+    for (const list of this.staging.values()) for (const b of list) b.destroy();
+    this.staging.clear();
     this.arena?.destroy();
     this.placeholder.destroy();
     this.profiler?.destroy();
