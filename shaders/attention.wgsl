@@ -41,6 +41,8 @@ struct Params {
 // dK and dV share one binding (at offDK and offDV): WebGPU forbids two writable bindings
 // of one buffer, and in a fused q|k|v gradient they are one buffer.
 @group(0) @binding(10) var<storage, read_write> dKV: array<f32>;
+#include grid
+
 
 fn qIndex(row: u32, h: u32) -> u32 { return row * p.sQ + h * p.hd; }
 fn kvIndex(row: u32, g: u32) -> u32 { return row * p.sKV + g * p.hd; }
@@ -67,7 +69,7 @@ struct Where { row: u32, b: u32, i: u32, head: u32 }
 
 // Invocation index → (token row, sequence, position, head) for `heads` heads per row.
 fn locate(wid: vec3<u32>, nwg: vec3<u32>, lid: vec3<u32>, heads: u32) -> Where {
-  let idx = (wid.y * nwg.x + wid.x) * 64u + lid.x;
+  let idx = gridIndex(wid, nwg, lid, 64u);
   let row = idx / heads;
   let b = row / p.T;
   return Where(row, b, row - b * p.T, idx - row * heads);

@@ -16,9 +16,7 @@ struct Params {
 @group(0) @binding(2) var<storage, read> Y: array<f32>;
 @group(0) @binding(3) var<storage, read_write> Out: array<f32>;
 
-fn index(wid: vec3<u32>, nwg: vec3<u32>, lid: vec3<u32>) -> u32 {
-  return (wid.y * nwg.x + wid.x) * 256u + lid.x;
-}
+#include grid
 
 fn sigmoid(x: f32) -> f32 {
   return 1.0 / (1.0 + exp(-x));
@@ -27,7 +25,7 @@ fn sigmoid(x: f32) -> f32 {
 @compute @workgroup_size(256)
 fn binary(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
           @builtin(local_invocation_id) lid: vec3<u32>) {
-  let i = index(wid, nwg, lid);
+  let i = gridIndex(wid, nwg, lid, 256u);
   if (i >= p.n) { return; }
   let x = X[p.offX + i];
   let y = Y[p.offY + i];
@@ -47,7 +45,7 @@ fn binary(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
 @compute @workgroup_size(256)
 fn unary(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
          @builtin(local_invocation_id) lid: vec3<u32>) {
-  let i = index(wid, nwg, lid);
+  let i = gridIndex(wid, nwg, lid, 256u);
   if (i >= p.n) { return; }
   let x = X[p.offX + i];
   var v: f32;
@@ -62,7 +60,7 @@ fn unary(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: ve
 @compute @workgroup_size(256)
 fn axpy(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_id) lid: vec3<u32>) {
-  let i = index(wid, nwg, lid);
+  let i = gridIndex(wid, nwg, lid, 256u);
   if (i >= p.n) { return; }
   Out[p.offOut + i] += p.alpha * X[p.offX + i];
 }
@@ -70,7 +68,7 @@ fn axpy(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 @compute @workgroup_size(256)
 fn fill(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_id) lid: vec3<u32>) {
-  let i = index(wid, nwg, lid);
+  let i = gridIndex(wid, nwg, lid, 256u);
   if (i >= p.n) { return; }
   Out[p.offOut + i] = p.alpha;
 }
@@ -79,7 +77,7 @@ fn fill(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 @compute @workgroup_size(256)
 fn transpose(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
              @builtin(local_invocation_id) lid: vec3<u32>) {
-  let i = index(wid, nwg, lid);
+  let i = gridIndex(wid, nwg, lid, 256u);
   if (i >= p.n) { return; }
   let plane = p.rows * p.cols;
   let b = i / plane;

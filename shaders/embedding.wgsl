@@ -11,11 +11,13 @@ struct Params {
 @group(0) @binding(1) var<storage, read> tokens: array<u32>;
 @group(0) @binding(2) var<storage, read> W: array<f32>;
 @group(0) @binding(3) var<storage, read_write> Out: array<f32>;
+#include grid
+
 
 @compute @workgroup_size(256)
 fn embedding_forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                      @builtin(local_invocation_id) lid: vec3<u32>) {
-  let idx = (wid.y * nwg.x + wid.x) * 256u + lid.x;
+  let idx = gridIndex(wid, nwg, lid, 256u);
   if (idx >= p.n * p.H) { return; }
   let t = idx / p.H;
   let c = idx - t * p.H;
@@ -31,7 +33,7 @@ fn embedding_forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgro
 @compute @workgroup_size(256)
 fn embedding_backward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                       @builtin(local_invocation_id) lid: vec3<u32>) {
-  let idx = (wid.y * nwg.x + wid.x) * 256u + lid.x;
+  let idx = gridIndex(wid, nwg, lid, 256u);
   if (idx >= p.unique * p.H) { return; }
   let u = idx / p.H;
   let c = idx - u * p.H;

@@ -19,11 +19,13 @@ struct Params {
 const WG = 64u;
 const SCRATCH = WG;
 #include workgroup_reduce
+#include grid
+
 
 @compute @workgroup_size(WG)
 fn cross_entropy(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                  @builtin(local_invocation_id) lid3: vec3<u32>) {
-  let row = wid.y * nwg.x + wid.x;
+  let row = gridIndex(wid, nwg, vec3<u32>(0u), 1u);
   if (row >= p.rows) { return; }
   let lid = lid3.x;
   let base = p.offZ + row * p.vocab;
@@ -61,7 +63,7 @@ fn cross_entropy(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups)
 @compute @workgroup_size(64)
 fn cross_entropy_serial(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                         @builtin(local_invocation_id) lid: vec3<u32>) {
-  let row = (wid.y * nwg.x + wid.x) * 64u + lid.x;
+  let row = gridIndex(wid, nwg, lid, 64u);
   if (row >= p.rows) { return; }
   let base = p.offZ + row * p.vocab;
   let tgt = targets[p.offTargets + row];

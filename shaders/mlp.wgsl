@@ -13,9 +13,7 @@ struct Params {
 @group(0) @binding(2) var<storage, read_write> h: array<f32>;
 @group(0) @binding(3) var<storage, read_write> dGU: array<f32>;
 
-fn index(wid: vec3<u32>, nwg: vec3<u32>, lid: vec3<u32>) -> u32 {
-  return (wid.y * nwg.x + wid.x) * 256u + lid.x;
-}
+#include grid
 
 // Element i of the dense [rows, cols] h as the index of its gate in the fused rows (its up
 // is cols further).
@@ -27,7 +25,7 @@ fn fused(i: u32) -> u32 {
 @compute @workgroup_size(256)
 fn swiglu_forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                   @builtin(local_invocation_id) lid: vec3<u32>) {
-  let i = index(wid, nwg, lid);
+  let i = gridIndex(wid, nwg, lid, 256u);
   if (i >= p.n) { return; }
   let j = fused(i);
   let g = GU[p.offGU + j];
@@ -37,7 +35,7 @@ fn swiglu_forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups
 @compute @workgroup_size(256)
 fn swiglu_backward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                    @builtin(local_invocation_id) lid: vec3<u32>) {
-  let i = index(wid, nwg, lid);
+  let i = gridIndex(wid, nwg, lid, 256u);
   if (i >= p.n) { return; }
   let j = fused(i);
   let g = GU[p.offGU + j];

@@ -20,11 +20,13 @@ struct Params {
 const WG = 64u;
 const SCRATCH = WG;
 #include workgroup_reduce
+#include grid
+
 
 @compute @workgroup_size(WG)
 fn rmsnorm_forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                    @builtin(local_invocation_id) lid3: vec3<u32>) {
-  let row = wid.y * nwg.x + wid.x;
+  let row = gridIndex(wid, nwg, vec3<u32>(0u), 1u);
   if (row >= p.rows) { return; }
   let lid = lid3.x;
   let base = row * p.cols;
@@ -45,7 +47,7 @@ fn rmsnorm_forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
 @compute @workgroup_size(WG)
 fn rmsnorm_backward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                     @builtin(local_invocation_id) lid3: vec3<u32>) {
-  let row = wid.y * nwg.x + wid.x;
+  let row = gridIndex(wid, nwg, vec3<u32>(0u), 1u);
   if (row >= p.rows) { return; }
   let lid = lid3.x;
   let base = row * p.cols;
@@ -70,7 +72,7 @@ fn rmsnorm_backward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgrou
 @compute @workgroup_size(64)
 fn rmsnorm_forward_serial(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                           @builtin(local_invocation_id) lid: vec3<u32>) {
-  let row = (wid.y * nwg.x + wid.x) * 64u + lid.x;
+  let row = gridIndex(wid, nwg, lid, 64u);
   if (row >= p.rows) { return; }
   let base = row * p.cols;
   var ss = 0.0;
@@ -88,7 +90,7 @@ fn rmsnorm_forward_serial(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_wo
 @compute @workgroup_size(64)
 fn rmsnorm_backward_serial(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                            @builtin(local_invocation_id) lid: vec3<u32>) {
-  let row = (wid.y * nwg.x + wid.x) * 64u + lid.x;
+  let row = gridIndex(wid, nwg, lid, 64u);
   if (row >= p.rows) { return; }
   let base = row * p.cols;
   let rstd = Rstd[p.offRstd + row];

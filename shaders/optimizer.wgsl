@@ -19,6 +19,8 @@ struct Params {
 // 16 elements per word, 2 bits each: bit 0 = inside a parameter, bit 1 = weight decay.
 // (A binary search over parameter ranges per element measured 3x slower on SwiftShader.)
 @group(0) @binding(6) var<storage, read> codes: array<u32>;
+#include grid
+
 
 // From Σ g² (stats[0], written by reduce.wgsl's sum of squares): the norm, the clip scale
 // min(1, maxNorm / ‖g‖) (no clipping when maxNorm ≤ 0), and whether every gradient is finite.
@@ -40,7 +42,7 @@ fn clip_scale() {
 @compute @workgroup_size(256)
 fn adamw(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
          @builtin(local_invocation_id) lid: vec3<u32>) {
-  let i = (wid.y * nwg.x + wid.x) * 256u + lid.x;
+  let i = gridIndex(wid, nwg, lid, 256u);
   if (i >= p.n || stats[3] == 0.0) { return; }
   let code = (codes[i >> 4u] >> ((i & 15u) * 2u)) & 3u;
   if ((code & 1u) == 0u) { return; } // outside every parameter

@@ -28,14 +28,12 @@ fn combine(a: f32, b: f32) -> f32 {
   return a + b;
 }
 
-fn rowIndex(wid: vec3<u32>, nwg: vec3<u32>) -> u32 {
-  return wid.y * nwg.x + wid.x;
-}
+#include grid
 
 @compute @workgroup_size(WG)
 fn row_reduce(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
               @builtin(local_invocation_id) lid3: vec3<u32>) {
-  let row = rowIndex(wid, nwg);
+  let row = gridIndex(wid, nwg, vec3<u32>(0u), 1u);
   let lid = lid3.x;
   if (row >= p.rows) { return; } // uniform per workgroup, so barriers stay uniform
   let base = p.offX + row * p.cols;
@@ -49,7 +47,7 @@ fn row_reduce(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
 @compute @workgroup_size(WG)
 fn softmax_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                 @builtin(local_invocation_id) lid3: vec3<u32>) {
-  let row = rowIndex(wid, nwg);
+  let row = gridIndex(wid, nwg, vec3<u32>(0u), 1u);
   let lid = lid3.x;
   if (row >= p.rows) { return; }
   let base = p.offX + row * p.cols;

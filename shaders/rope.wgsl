@@ -17,12 +17,14 @@ struct Params {
 @group(0) @binding(2) var<storage, read> positions: array<u32>;
 @group(0) @binding(3) var<storage, read> cosTable: array<f32>;
 @group(0) @binding(4) var<storage, read> sinTable: array<f32>;
+#include grid
+
 
 @compute @workgroup_size(256)
 fn rope(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_id) lid: vec3<u32>) {
   let half = p.hd / 2u;
-  let idx = (wid.y * nwg.x + wid.x) * 256u + lid.x;
+  let idx = gridIndex(wid, nwg, lid, 256u);
   if (idx >= p.rows * p.heads * half) { return; }
   let i = idx % half;
   let rh = idx / half; // row · heads + head
