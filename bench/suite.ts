@@ -58,36 +58,8 @@ export function median(samples: readonly number[]): number {
   return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
 
-export { rng } from '../src/util/random';
-
-/** Uniform values in [-1, 1). */
-export function uniform(n: number, random: () => number): Float32Array<ArrayBuffer> {
-  const out = new Float32Array(n);
-  for (let i = 0; i < n; i++) out[i] = 2 * random() - 1;
-  return out;
-}
-
-/**
- * Largest error of `got` against `ref`, each element relative to the largest magnitude in
- * its row of `ref`: f32 rounding in a dot product scales with the row, not the element,
- * so an element that happens to cancel to near zero must not dominate. NaN or a length
- * mismatch is reported as Infinity.
- */
-export function rowRelativeError(got: ArrayLike<number>, ref: ArrayLike<number>, rowLength: number): number {
-  if (got.length !== ref.length) return Number.POSITIVE_INFINITY;
-  let worst = 0;
-  for (let start = 0; start < ref.length; start += rowLength) {
-    const end = Math.min(ref.length, start + rowLength);
-    let scale = 0;
-    for (let i = start; i < end; i++) scale = Math.max(scale, Math.abs(ref[i]!));
-    scale = Math.max(scale, 1e-30);
-    for (let i = start; i < end; i++) {
-      const err = Math.abs(got[i]! - ref[i]!) / scale;
-      if (!(err <= worst)) worst = Number.isNaN(err) ? Number.POSITIVE_INFINITY : err;
-    }
-  }
-  return worst;
-}
+export { rng, uniform } from '../src/util/random';
+export { rowRelativeError } from '../src/gpu/reference';
 
 export function errorMessage(e: unknown): string {
   return e instanceof Error ? (e.stack ?? e.message) : String(e);

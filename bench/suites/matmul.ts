@@ -230,7 +230,7 @@ export const matmulSuite: Suite = async ({ quick, log }: SuiteOptions) => {
       failures.push(`${name} ${label(shape)}: ${what}`);
     };
     const check = (name: ContenderName, got: Float32Array): number => {
-      const err = rowRelativeError(got, ref, N);
+      const err = rowRelativeError(got, ref, N).error;
       if (!(err <= TOLERANCE)) throw new Error(`wrong result: relative error ${err.toExponential(2)} > ${TOLERANCE}`);
       return err;
     };

@@ -45,3 +45,37 @@ export function matmulRef(x: MatmulRefArgs): Float64Array {
   }
   return out;
 }
+
+/** The worst element of a comparison: its error relative to its row's scale, and where. */
+export interface RowError {
+  error: number;
+  at: number;
+}
+
+/**
+ * Largest error of `got` against `ref`, each element relative to its row's scale: the
+ * largest magnitude in that row of `scaleOf` (by default `ref`). f32 rounding in a sum
+ * follows the magnitude of its terms, not of the result, so for sums that can cancel pass
+ * the same computation over absolute values (Σ|a||b| for a matmul). NaN counts as Infinity.
+ */
+export function rowRelativeError(
+  got: ArrayLike<number>,
+  ref: ArrayLike<number>,
+  rowLength: number,
+  scaleOf: ArrayLike<number> = ref,
+): RowError {
+  if (got.length !== ref.length) return { error: Number.POSITIVE_INFINITY, at: -1 };
+  let worst: RowError = { error: 0, at: -1 };
+  for (let start = 0; start < ref.length; start += rowLength) {
+    const end = Math.min(ref.length, start + rowLength);
+    let scale = 0;
+    for (let i = start; i < end; i++) scale = Math.max(scale, Math.abs(scaleOf[i]!));
+    scale = Math.max(scale, 1e-30);
+    for (let i = start; i < end; i++) {
+      const err = Math.abs(got[i]! - ref[i]!) / scale;
+      const e = Number.isNaN(err) ? Number.POSITIVE_INFINITY : err;
+      if (e > worst.error || worst.at < 0) worst = { error: e, at: i };
+    }
+  }
+  return worst;
+}

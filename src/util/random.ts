@@ -35,3 +35,10 @@ export function shuffle<T>(items: T[], random: () => number): T[] {
   }
   return items;
 }
+
+/** Uniform values in [-scale, scale). */
+export function uniform(n: number, random: () => number, scale = 1): Float32Array<ArrayBuffer> {
+  const out = new Float32Array(n);
+  for (let i = 0; i < n; i++) out[i] = (2 * random() - 1) * scale;
+  return out;
+}

@@ -2,7 +2,7 @@ import type { Platform } from '../platform/types';
 import { OPTIONAL_FEATURES } from '../gpu/device';
 import { Runtime } from '../gpu/runtime';
 import { matmul, matmulTuner } from '../gpu/ops/matmul';
-import { matmulRef } from '../gpu/reference';
+import { matmulRef, rowRelativeError } from '../gpu/reference';
 import { paramCount, PRESETS } from '../model/config';
 import { ByteTokenizer } from '../model/tokenizer';
 import { Transformer } from '../model/transformer';
@@ -69,16 +69,7 @@ export function createEngine(platform: Platform): EngineApi {
         r.release(out);
         const ref = matmulRef({ a, b, ...shape });
         const scale = matmulRef({ a: a.map(Math.abs), b: b.map(Math.abs), ...shape });
-        let maxRelError = 0;
-        for (let m = 0; m < M; m++) {
-          let rowScale = 1e-30;
-          for (let n = 0; n < N; n++) rowScale = Math.max(rowScale, scale[m * N + n]!);
-          for (let n = 0; n < N; n++) {
-            const g = got[m * N + n]!;
-            const err = Number.isFinite(g) ? Math.abs(g - ref[m * N + n]!) / rowScale : Infinity;
-            maxRelError = Math.max(maxRelError, err);
-          }
-        }
+        const maxRelError = rowRelativeError(got, ref, N, scale).error;
         return {
           shape: { M, N, K },
           variant,
