@@ -6,9 +6,9 @@
 import type { ProfileEntry } from '../src/gpu/profiler';
 import type { Runtime } from '../src/gpu/runtime';
 import { PRESETS, type LlamaConfig, type PresetName } from '../src/model/config';
-import { matmulTuner } from '../src/gpu/ops/matmul';
 import { initialParams, Transformer } from '../src/model/transformer';
 import { AdamW, DEFAULT_ADAMW, type AdamWConfig } from '../src/train/adamw';
+import { trainStep } from '../src/train/step';
 import type { Platform } from '../src/platform/types';
 import { median, rng } from './suite';
 
@@ -104,40 +104,23 @@ export interface Trainer {
 }
 
 /**
- * Our training step as an application runs it: zeroGrad, forward + fused loss, backward,
- * AdamW (gradient clip on the GPU), then the host reads the grad-norm statistics (which
- * update() returns) and the per-token losses. Both reads are issued before either is
- * awaited, so the step pays one GPU round trip, not two.
+ * Our training step as an application runs it (src/train/step.ts, the step SftTrainer
+ * takes): zeroGrad, forward + fused loss, backward, AdamW with the gradient clip on the
+ * GPU, one readback of the loss and the grad-norm statistics; the first step also tunes the
+ * matmul shapes it used.
  */
 export function oursTrainer(rt: Runtime, w: Workload, flat: Float32Array): Trainer {
   const config = presetConfig(w);
   const { B, T } = w;
-  const N = B * T;
   const model = Transformer.fromFlat(rt, config, flat);
-  const optimizer = new AdamW(
-    rt,
-    model.params.size,
-    model.specs.map((s) => ({ offset: s.offset, size: s.size, decay: s.decay })),
-    ADAMW,
-  );
+  const optimizer = new AdamW(rt, model.params.size, model.specs, ADAMW);
   // Every token is trained on, so each weighs 1/N and the summed loss is the mean.
-  const weights = new Float32Array(N).fill(1 / N);
-  let tuned = false;
+  const weights = new Float32Array(B * T).fill(1 / (B * T));
   return {
     async step({ tokens, targets }) {
-      model.zeroGrad();
-      const { loss } = model.forwardLoss({ B, T, tokens, targets, weights });
-      model.backward();
-      const [stats, losses] = await Promise.all([optimizer.update(model.params, model.grads, LR), rt.read(loss)]);
-      if (!stats.finite) throw new Error('ours: non-finite gradient (the step was skipped)');
-      // As SftTrainer does: after the first (warm-up) step, tune the matmul shapes it used.
-      if (!tuned) {
-        tuned = true;
-        await matmulTuner(rt).tunePending();
-      }
-      let sum = 0;
-      for (const x of losses) sum += x;
-      return { loss: sum, gradNorm: stats.gradNorm };
+      const r = await trainStep(model, optimizer, [{ B, T, tokens, targets, weights }], LR);
+      if (!r.finite) throw new Error('ours: non-finite gradient (the step was skipped)');
+      return { loss: r.loss, gradNorm: r.gradNorm };
     },
     dispose() {
       optimizer.destroy();

@@ -1,11 +1,9 @@
 import type { Batch, Transformer } from '../model/transformer';
 import type { Tokenizer } from '../model/tokenizer';
 import { rng, shuffle } from '../util/random';
-import { matmulTuner } from '../gpu/ops/matmul';
-import { sum } from '../gpu/ops/reduce';
-import { view } from '../gpu/tensor';
 import { AdamW, DEFAULT_ADAMW, type AdamWConfig } from './adamw';
 import { learningRate, type LrSchedule } from './schedule';
+import { trainStep } from './step';
 
 /** One supervised example: the loss covers only the response (and its closing EOS). */
 export interface SftPair {
@@ -122,7 +120,6 @@ export class SftTrainer {
   readonly optimizer: AdamW;
   private readonly random: () => number;
   private queue: SftBatch[] = [];
-  private tuned = false;
 
   constructor(
     readonly model: Transformer,
@@ -131,8 +128,7 @@ export class SftTrainer {
     readonly options: SftOptions,
   ) {
     if (pairs.length === 0) throw new Error('SFT needs at least one example');
-    const ranges = model.specs.map((s) => ({ offset: s.offset, size: s.size, decay: s.decay }));
-    this.optimizer = new AdamW(model.rt, model.params.size, ranges, options.adamw ?? DEFAULT_ADAMW);
+    this.optimizer = new AdamW(model.rt, model.params.size, model.specs, options.adamw ?? DEFAULT_ADAMW);
     this.random = rng(options.seed ?? 0);
   }
 
@@ -152,31 +148,16 @@ export class SftTrainer {
     const { model } = this;
     const micro = Array.from({ length: this.options.accumulation }, () => this.nextBatch());
     const counted = micro.reduce((n, b) => n + b.targets.filter((t) => t >= 0).length, 0);
-    model.zeroGrad();
-    const rt = model.rt;
-    const lossSums = rt.empty([micro.length]);
-    micro.forEach((b, i) => {
-      // Every trained token weighs 1/count, so the summed loss is the step's mean.
-      const weights = b.targets.map((t) => (t >= 0 && counted > 0 ? 1 / counted : 0));
-      const out = model.forwardLoss({ ...b, weights });
-      model.backward();
-      // Summed on the GPU, so the step reads back once, with the optimizer's statistics.
-      sum(rt, out.loss, view(lossSums, [1], i));
-    });
+    // Every trained token weighs 1/count, so the summed loss is the step's mean.
+    const weighted = micro.map((b) => ({ ...b, weights: b.targets.map((t) => (t >= 0 && counted > 0 ? 1 / counted : 0)) }));
     const lr = learningRate(this.options.schedule, this.optimizer.step);
-    const [stats, sums] = await Promise.all([this.optimizer.update(model.params, model.grads, lr), rt.read(lossSums)]);
-    rt.release(lossSums);
-    const loss = sums.reduce((a, x) => a + x, 0);
-    if (this.options.autotune !== false && !this.tuned) {
-      this.tuned = true;
-      await matmulTuner(model.rt).tunePending();
-    }
+    const { loss, gradNorm, finite } = await trainStep(model, this.optimizer, weighted, lr, this.options.autotune !== false);
     return {
       step: this.optimizer.step,
       loss,
-      gradNorm: stats.gradNorm,
+      gradNorm,
       lr,
-      finite: stats.finite,
+      finite,
       tokens: micro.reduce((n, b) => n + b.mask.filter((m) => m).length, 0),
       ms: performance.now() - t0,
     };
