@@ -89,6 +89,11 @@ describe('runtime', () => {
       expect(submits).toBe(0);
       expect(Array.from(await rt.read(y))).toEqual([1024, 2048, 3072]);
       expect(submits).toBe(1);
+      // Reads issued together share one submit.
+      const [a, b] = await Promise.all([rt.read(x), rt.read(made[0]!)]);
+      expect(Array.from(a)).toEqual([1, 2, 3]);
+      expect(Array.from(b)).toEqual([2, 4, 6]);
+      expect(submits).toBe(2);
       rt.release(x, ...made);
     } finally {
       queue.submit = original;

@@ -53,6 +53,7 @@ export class Runtime {
   private readonly cache: Map<string, string>;
   private readonly cacheWrites: Promise<void>[] = [];
   private readonly staging = new Map<number, GPUBuffer[]>();
+  private readSubmit: Promise<void> | null = null;
 
   /**
    * Row-wise kernels should give each invocation a whole row instead of sharing rows across
@@ -243,7 +244,7 @@ export class Runtime {
     collect?.();
   }
 
-  /** Submits recorded work and reads a tensor back to the host. */
+  /** Submits recorded work and reads a tensor back to the host (one submit for reads issued together). */
   async read<D extends DType>(t: Tensor<D>): Promise<TypedArrayFor<D>> {
     const bytes = t.size * 4;
     // Staging buffers are reused by size class: a read per training step should not
@@ -253,7 +254,13 @@ export class Runtime {
     if (bytes > 0) {
       this.commands.push({ kind: 'copy', src: t.buffer, srcOffset: t.offset * 4, dst: staging, dstOffset: 0, bytes });
     }
-    this.submit();
+    // Reads requested together (e.g. a step's loss and its gradient statistics) share one
+    // submit: it happens once the current synchronous code has finished recording.
+    this.readSubmit ??= Promise.resolve().then(() => {
+      this.readSubmit = null;
+      this.submit();
+    });
+    await this.readSubmit;
     await staging.mapAsync(0x0001 /* READ */);
     const copy = staging.getMappedRange(0, bytes).slice(0);
     staging.unmap();
