@@ -25,10 +25,6 @@ export class PipelineCache {
     private readonly source: (shader: string) => string,
   ) {}
 
-  get size(): number {
-    return this.pipelines.size;
-  }
-
   get(spec: KernelSpec): GPUComputePipeline {
     const moduleKey = `${spec.shader}|${sortedJson(spec.defines)}`;
     const key = `${moduleKey}|${spec.entry}|${sortedJson(spec.constants)}`;

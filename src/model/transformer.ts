@@ -1,4 +1,4 @@
-import { copy, fill } from '../gpu/ops/elementwise';
+import { fill } from '../gpu/ops/elementwise';
 import { matmul } from '../gpu/ops/matmul';
 import { swigluBackward, swigluForward } from '../gpu/ops/mlp';
 import { colReduce } from '../gpu/ops/reduce';
@@ -189,13 +189,13 @@ export class Transformer {
       rope(rt, a.qkv, { heads: c.num_key_value_heads, hd, stride: S, col: qd }, ws.positions, this.rope);
       const [q, k, v] = qkvViews(a.qkv, qd, kvd);
       attentionForward(rt, shape, { q, k, v, mask: ws.mask, o: a.att, lse: a.lse });
-      copy(rt, x, a.mid);
+      rt.copy(x, a.mid);
       matmul(rt, { a: a.att, b: p('self_attn.o_proj.weight'), transB: true, out: a.mid, beta: 1 });
       rmsnormForward(rt, a.mid, p('post_attention_layernorm.weight'), c.rms_norm_eps, a.ln2, a.rstd2);
       matmul(rt, { a: a.ln2, b: this.block(name('mlp.gate_proj.weight'), [2 * I, H]), transB: true, out: a.gu });
       swigluForward(rt, a.gu, I, a.act);
       const next = ws.residual[l + 1]!;
-      copy(rt, a.mid, next);
+      rt.copy(a.mid, next);
       matmul(rt, { a: a.act, b: p('mlp.down_proj.weight'), transB: true, out: next, beta: 1 });
     }
     rmsnormForward(rt, ws.residual[c.num_hidden_layers]!, this.param('model.norm.weight'), c.rms_norm_eps, ws.lnf, ws.rstdf);

@@ -3,14 +3,8 @@ import { testRuntime } from '../gpu/testing';
 import { PRESETS } from '../model/config';
 import { ByteTokenizer } from '../model/tokenizer';
 import { Transformer } from '../model/transformer';
+import { MEMORISE_PAIRS, memorisationRun } from './memorise';
 import { encodePair, makeBatches, SftTrainer } from './sft';
-
-const PAIRS = [
-  { prompt: 'Q: 2+3=', response: '5' },
-  { prompt: 'Q: capital of France?', response: 'Paris' },
-  { prompt: 'Q: reverse abc', response: 'cba' },
-  { prompt: 'Q: first prime?', response: '2' },
-];
 
 describe('SFT data', () => {
   it('frames [BOS] prompt response [EOS] and trains only on the response', () => {
@@ -38,7 +32,7 @@ describe('SFT data', () => {
 
   it('packs examples back to back into full rows', () => {
     const tok = new ByteTokenizer();
-    const seqs = PAIRS.map((p) => encodePair(tok, p, 64));
+    const seqs = MEMORISE_PAIRS.map((p) => encodePair(tok, p, 64));
     const batches = makeBatches(seqs, 2, 16, tok.specials.pad, true);
     const total = seqs.reduce((n, s) => n + s.ids.length, 0);
     const real = batches.reduce((n, b) => n + b.mask.filter(Boolean).length, 0);
@@ -51,17 +45,8 @@ describe('SFT training', () => {
   it('memorises a small set: the tiny preset reaches low loss, deterministically', async () => {
     const rt = await testRuntime();
     const run = async () => {
-      const model = Transformer.init(rt, PRESETS.tiny, 1234);
-      const trainer = new SftTrainer(model, new ByteTokenizer(), PAIRS, {
-        batchSize: 4,
-        seqLen: 32,
-        accumulation: 1,
-        schedule: { lr: 3e-3, warmupSteps: 5, totalSteps: 60, kind: 'cosine' },
-        adamw: { beta1: 0.9, beta2: 0.95, eps: 1e-8, weightDecay: 0, maxGradNorm: 1 },
-        seed: 7,
-        // Kernel choices fixed from the first step, so the two runs are bit-identical.
-        autotune: false,
-      });
+      // Kernel choices fixed from the first step (no autotuning), so two runs are bit-identical.
+      const { model, trainer } = memorisationRun(rt, 60, false);
       const losses: number[] = [];
       for (let i = 0; i < 60; i++) {
         const r = await trainer.step();
@@ -82,7 +67,7 @@ describe('SFT training', () => {
   it('keeps live GPU buffers and bytes flat over 50 training steps', async () => {
     const rt = await testRuntime();
     const model = Transformer.init(rt, { ...PRESETS.tiny, num_hidden_layers: 1 }, 1);
-    const trainer = new SftTrainer(model, new ByteTokenizer(), PAIRS, {
+    const trainer = new SftTrainer(model, new ByteTokenizer(), MEMORISE_PAIRS, {
       batchSize: 2,
       seqLen: 16,
       accumulation: 2,

@@ -3,19 +3,11 @@ import { OPTIONAL_FEATURES } from '../gpu/device';
 import { Runtime } from '../gpu/runtime';
 import { matmul, matmulTuner } from '../gpu/ops/matmul';
 import { matmulRef, rowRelativeError } from '../gpu/reference';
-import { paramCount, PRESETS } from '../model/config';
-import { ByteTokenizer } from '../model/tokenizer';
-import { Transformer } from '../model/transformer';
-import { SftTrainer, type SftPair } from '../train/sft';
+import { paramCount } from '../model/config';
+import { memorisationRun } from '../train/memorise';
 import type { DeviceReport, EngineApi, SelfCheckResult, TrainCheckResult, TrainStepReport } from './api';
 
-/** What the training check memorises: short answers, so the loss can reach near zero. */
-const CHECK_PAIRS: SftPair[] = [
-  { prompt: 'Q: 2+3=', response: '5' },
-  { prompt: 'Q: capital of France?', response: 'Paris' },
-  { prompt: 'Q: reverse abc', response: 'cba' },
-  { prompt: 'Q: first prime?', response: '2' },
-];
+/** The loss per answer token below which the training check passes. */
 const CHECK_THRESHOLD = 0.2;
 
 /** The engine: owns the device. Runs in a Web Worker in the browser, in-process in Node. */
@@ -86,16 +78,7 @@ export function createEngine(platform: Platform): EngineApi {
 
     async trainCheck({ steps }, onStep: (report: TrainStepReport) => void): Promise<TrainCheckResult> {
       const r = await rt();
-      const config = PRESETS.tiny;
-      const model = Transformer.init(r, config, 1234);
-      const trainer = new SftTrainer(model, new ByteTokenizer(), CHECK_PAIRS, {
-        batchSize: 4,
-        seqLen: 32,
-        accumulation: 1,
-        schedule: { lr: 3e-3, warmupSteps: 5, totalSteps: steps, kind: 'cosine' },
-        adamw: { beta1: 0.9, beta2: 0.95, eps: 1e-8, weightDecay: 0, maxGradNorm: 1 },
-        seed: 7,
-      });
+      const { model, trainer } = memorisationRun(r, steps);
       let first = Number.NaN;
       let last = Number.NaN;
       let tokens = 0;
@@ -118,7 +101,7 @@ export function createEngine(platform: Platform): EngineApi {
       }
       return {
         preset: 'tiny',
-        parameters: paramCount(config),
+        parameters: paramCount(model.config),
         steps,
         firstLoss: first,
         finalLoss: last,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { assertClose, freshSeed, poisoned, rng, testRuntime, uniform } from '../testing';
 import { view } from '../tensor';
-import { add, axpy, copy, fill, mul, scale, silu, siluBackward, sub, transpose } from './elementwise';
+import { add, axpy, fill, mul, scale, silu, siluBackward, sub, transpose } from './elementwise';
 import { swigluBackward, swigluForward } from './mlp';
 
 const SIZES = [1, 3, 17, 65, 127, 300, 4099];
@@ -59,7 +59,7 @@ describe('element-wise kernels', () => {
       fill(rt, out, alpha);
       assertClose(`fill n=${n}`, await rt.read(out), new Float64Array(n).fill(Math.fround(alpha)), 1);
       const dst = poisoned(rt, [n]);
-      copy(rt, tx, dst);
+      rt.copy(tx, dst);
       expect(Array.from(await rt.read(dst))).toEqual(Array.from(x));
       rt.release(tx, ty, out, dst);
     }

@@ -76,12 +76,6 @@ export function fill<D extends DType>(rt: Runtime, t: Tensor<D>, value: number):
   return t;
 }
 
-/** Copies src into dst (same element count, any dtype) in recording order. */
-export function copy(rt: Runtime, src: Tensor, dst: Tensor): Tensor {
-  rt.copy(src, dst);
-  return dst;
-}
-
 /** [..., R, C] → [..., C, R]. */
 export function transpose(rt: Runtime, x: Tensor, out?: Tensor): Tensor {
   if (x.shape.length < 2) throw new Error(`transpose needs a matrix, got [${x.shape.join(', ')}]`);

@@ -241,7 +241,7 @@ export class MatmulTuner {
  * decode-sized M, where it can win; on larger M it is many times slower and timing it would
  * only lengthen tuning.
  */
-export function tuneCandidates(s: MatmulShape): MatmulVariant[] {
+function tuneCandidates(s: MatmulShape): MatmulVariant[] {
   return MATMUL_VARIANTS.filter((v) => v !== 'gemv' || s.M <= 16);
 }
 
