@@ -15,21 +15,27 @@ function sortedJson(o: object | undefined): string {
   return o ? JSON.stringify(Object.entries(o).sort(([a], [b]) => (a < b ? -1 : 1))) : '';
 }
 
+/** A pipeline with its bind group layout, fetched once rather than on every dispatch. */
+export interface CompiledKernel {
+  pipeline: GPUComputePipeline;
+  layout: GPUBindGroupLayout;
+}
+
 /** Shader modules keyed by (source, defines); pipelines by (module, entry, constants). */
 export class PipelineCache {
   private readonly modules = new Map<string, GPUShaderModule>();
-  private readonly pipelines = new Map<string, GPUComputePipeline>();
+  private readonly kernels = new Map<string, CompiledKernel>();
 
   constructor(
     private readonly device: GPUDevice,
     private readonly source: (shader: string) => string,
   ) {}
 
-  get(spec: KernelSpec): GPUComputePipeline {
+  get(spec: KernelSpec): CompiledKernel {
     const moduleKey = `${spec.shader}|${sortedJson(spec.defines)}`;
     const key = `${moduleKey}|${spec.entry}|${sortedJson(spec.constants)}`;
-    let pipeline = this.pipelines.get(key);
-    if (pipeline) return pipeline;
+    const cached = this.kernels.get(key);
+    if (cached) return cached;
     let module = this.modules.get(moduleKey);
     if (!module) {
       module = this.device.createShaderModule({
@@ -40,12 +46,13 @@ export class PipelineCache {
     }
     const constants: Record<string, number> = {};
     for (const [k, v] of Object.entries(spec.constants ?? {})) constants[k] = Number(v);
-    pipeline = this.device.createComputePipeline({
+    const pipeline = this.device.createComputePipeline({
       layout: 'auto',
       compute: { module, entryPoint: spec.entry, constants },
       label: key,
     });
-    this.pipelines.set(key, pipeline);
-    return pipeline;
+    const kernel = { pipeline, layout: pipeline.getBindGroupLayout(0) };
+    this.kernels.set(key, kernel);
+    return kernel;
   }
 }

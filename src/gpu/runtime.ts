@@ -206,14 +206,14 @@ export class Runtime {
         continue;
       }
       const { d, paramBytes } = c;
-      const pipeline = this.pipelines.get(d.kernel);
+      const { pipeline, layout } = this.pipelines.get(d.kernel);
       const entries: GPUBindGroupEntry[] = [
         { binding: 0, resource: { buffer: this.arena!, offset: offsets[i]!, size: paramBytes.byteLength } },
       ];
       d.buffers.forEach((buffer, k) => {
         if (buffer) entries.push({ binding: k + 1, resource: { buffer } });
       });
-      const bindGroup = this.device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries });
+      const bindGroup = this.device.createBindGroup({ layout, entries });
       if (querySet) {
         // One pass per dispatch so that each has its own begin/end timestamps.
         pass?.end();
