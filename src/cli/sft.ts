@@ -91,13 +91,16 @@ let tokens = 0;
 let ms = 0;
 for (let i = 0; i < steps; i++) {
   const r = await trainer.step();
-  tokens += r.tokens;
-  ms += r.ms;
+  // The first step compiles pipelines and autotunes matmuls: it would hide the rate.
+  if (i > 0) {
+    tokens += r.tokens;
+    ms += r.ms;
+  }
   if (!r.finite) console.warn(`step ${r.step}: non-finite gradient, update skipped`);
   if ((i + 1) % every === 0 || i === 0 || i === steps - 1) {
     console.log(
       `step ${String(r.step).padStart(5)}  loss ${r.loss.toFixed(4)}  grad-norm ${r.gradNorm.toFixed(3)}  ` +
-        `lr ${r.lr.toExponential(2)}  ${(tokens / (ms / 1000)).toFixed(0)} tok/s`,
+        `lr ${r.lr.toExponential(2)}  ${ms > 0 ? `${(tokens / (ms / 1000)).toFixed(0)} tok/s` : `first step ${(r.ms / 1000).toFixed(1)} s (compiling, tuning)`}`,
     );
   }
 }
