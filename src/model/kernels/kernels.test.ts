@@ -165,10 +165,19 @@ function attentionRef(s: AttentionShape, q: Float32Array, k: Float32Array, v: Fl
           for (let c = 0; c < hd; c++) d += dO[qi(row, h) + c]! * v[ki(key, g) + c]!;
           return d;
         });
+        // dP and D are f32 dot products, rounded relative to the magnitudes of their terms,
+        // which cancel: a key whose dP equals D (one visible key) has dS = 0 in exact
+        // arithmetic but not in f32.
+        const dPAbs = keys.map((key) => {
+          let d = 0;
+          for (let c = 0; c < hd; c++) d += Math.abs(dO[qi(row, h) + c]! * v[ki(key, g) + c]!);
+          return d;
+        });
         const D = P.reduce((acc, p, n) => acc + p * dP[n]!, 0);
+        const DAbs = P.reduce((acc, p, n) => acc + p * dPAbs[n]!, 0);
         keys.forEach((key, n) => {
           const dS = P[n]! * (dP[n]! - D);
-          const dSAbs = P[n]! * (Math.abs(dP[n]!) + Math.abs(D));
+          const dSAbs = P[n]! * (dPAbs[n]! + DAbs);
           for (let c = 0; c < hd; c++) {
             dq[qi(row, h) + c] = dq[qi(row, h) + c]! + (dS * scale * k[ki(key, g) + c]!);
             dk[ki(key, g) + c] = dk[ki(key, g) + c]! + (dS * scale * q[qi(row, h) + c]!);
