@@ -6,6 +6,7 @@ import { useLab } from './store';
 
 // Charts (recharts) load with the panel that draws them, not with the first paint.
 const TrainCheckPanel = lazy(() => import('./TrainCheckPanel').then((m) => ({ default: m.TrainCheckPanel })));
+const SftPanel = lazy(() => import('./SftPanel').then((m) => ({ default: m.SftPanel })));
 
 export function App() {
   const connect = useLab((s) => s.connect);
@@ -29,6 +30,7 @@ export function App() {
         <ModelPanel />
         <Suspense fallback={null}>
           <TrainCheckPanel />
+          <SftPanel />
         </Suspense>
       </main>
     </div>

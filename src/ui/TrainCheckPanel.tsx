@@ -1,4 +1,4 @@
-import { CartesianGrid, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
+import { LossChart } from './LossChart';
 import { useLab } from './store';
 
 /** Trains the tiny preset in the engine worker and plots its loss live. */
@@ -30,28 +30,7 @@ export function TrainCheckPanel() {
         ) : null}
       </div>
       {trainError ? <p className="error-text">{trainError}</p> : null}
-      <div className="chart" data-testid="train-chart">
-        <ResponsiveContainer width="100%" height={240}>
-          <LineChart data={trainSteps} margin={{ top: 8, right: 24, bottom: 20, left: 8 }}>
-            <CartesianGrid stroke="#2a3642" strokeDasharray="3 3" />
-            <XAxis
-              dataKey="step"
-              type="number"
-              domain={[1, 'dataMax']}
-              allowDecimals={false}
-              stroke="#8b98a5"
-              label={{ value: 'optimizer step', position: 'insideBottom', offset: -10, fill: '#8b98a5' }}
-            />
-            <YAxis
-              stroke="#8b98a5"
-              domain={[0, 'auto']}
-              label={{ value: 'loss (nats/token)', angle: -90, position: 'insideLeft', fill: '#8b98a5', dy: 50 }}
-            />
-            <Tooltip contentStyle={{ background: '#182028', border: '1px solid #2a3642' }} formatter={(v) => Number(v).toFixed(4)} />
-            <Line type="linear" dataKey="loss" stroke="#34d399" strokeWidth={2} dot={false} isAnimationActive={false} />
-          </LineChart>
-        </ResponsiveContainer>
-      </div>
+      <LossChart data={trainSteps} testId="train-chart" />
     </section>
   );
 }

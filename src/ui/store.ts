@@ -1,6 +1,19 @@
 import { create, type StateCreator } from 'zustand';
 import { proxy } from 'comlink';
-import type { DeviceReport, SelfCheckResult, TrainCheckResult, TrainStepReport } from '../worker/api';
+import { sftPairsFromJsonl } from '../data/sftPairs';
+import type {
+  DeviceReport,
+  ModelSummary,
+  PresetName,
+  SelfCheckResult,
+  SftPair,
+  SftRunResult,
+  SftSettings,
+  SftStepReport,
+  TrainCheckResult,
+  TrainStepReport,
+} from '../worker/api';
+import { canSaveToFolder, downloadBytes, readCheckpointFiles, saveToFolder, zipCheckpoint } from './checkpointFiles';
 import { callEngine } from './engineClient';
 
 type Status = 'idle' | 'running' | 'done' | 'error';
@@ -27,7 +40,34 @@ export interface TrainCheckSlice {
   runTrainCheck(steps?: number): Promise<void>;
 }
 
-export type LabState = DeviceSlice & SelfCheckSlice & TrainCheckSlice;
+export interface SeedSet {
+  name: string;
+  pairs: SftPair[];
+  /** Lines that could not be used, with their numbers and reasons. */
+  errors: { line: number; reason: string }[];
+}
+
+export interface SftSlice {
+  seeds: SeedSet | null;
+  model: ModelSummary | null;
+  /** What the model controls are doing: loading a preset, importing, exporting. */
+  modelBusy: string | null;
+  modelError: string | null;
+  sftStatus: Status;
+  sftSteps: SftStepReport[];
+  sftResult: SftRunResult | null;
+  sftError: string | null;
+  /** Where the last export went. */
+  exported: string | null;
+  loadSeeds(name: string, text: string): void;
+  newModel(preset: PresetName, seed: number): Promise<void>;
+  importModel(files: File[]): Promise<void>;
+  runSft(settings: SftSettings): Promise<void>;
+  stopSft(): void;
+  exportModel(to: 'zip' | 'folder'): Promise<void>;
+}
+
+export type LabState = DeviceSlice & SelfCheckSlice & TrainCheckSlice & SftSlice;
 
 const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
@@ -75,4 +115,76 @@ const trainCheckSlice: StateCreator<LabState, [], [], TrainCheckSlice> = (set, g
   },
 });
 
-export const useLab = create<LabState>()((...a) => ({ ...deviceSlice(...a), ...selfCheckSlice(...a), ...trainCheckSlice(...a) }));
+const sftSlice: StateCreator<LabState, [], [], SftSlice> = (set, get) => {
+  /** Runs a model action, showing what it does and any refusal beside the model. */
+  const modelAction = async (what: string, action: () => Promise<void>) => {
+    set({ modelBusy: what, modelError: null });
+    try {
+      await action();
+    } catch (e) {
+      set({ modelError: message(e) });
+    } finally {
+      set({ modelBusy: null });
+    }
+  };
+  return {
+    seeds: null,
+    model: null,
+    modelBusy: null,
+    modelError: null,
+    sftStatus: 'idle',
+    sftSteps: [],
+    sftResult: null,
+    sftError: null,
+    exported: null,
+    loadSeeds(name, text) {
+      set({ seeds: { name, ...sftPairsFromJsonl(text) } });
+    },
+    newModel: (preset, seed) =>
+      modelAction(`initialising ${preset}`, async () => {
+        set({ model: await callEngine((e) => e.loadPreset(preset, seed)), sftSteps: [], sftResult: null, exported: null });
+      }),
+    importModel: (picked) =>
+      modelAction('importing', async () => {
+        const { name, files } = await readCheckpointFiles(picked);
+        set({ model: await callEngine((e) => e.importCheckpoint(name, files)), sftSteps: [], sftResult: null, exported: null });
+      }),
+    async runSft(settings) {
+      const pairs = get().seeds?.pairs;
+      if (!pairs?.length) {
+        set({ sftStatus: 'error', sftError: 'load seed examples first' });
+        return;
+      }
+      set({ sftStatus: 'running', sftError: null, sftResult: null, exported: null });
+      const onStep = proxy((r: SftStepReport) => set({ sftSteps: [...get().sftSteps, r] }));
+      try {
+        if (!get().model) set({ model: await callEngine((e) => e.loadPreset('tiny', settings.seed)) });
+        const result = await callEngine((e) => e.sft(pairs, settings, onStep));
+        set({ sftResult: result, model: result.model, sftStatus: 'done' });
+      } catch (e) {
+        set({ sftStatus: 'error', sftError: message(e) });
+      }
+    },
+    stopSft() {
+      void callEngine((e) => e.stopSft());
+    },
+    exportModel: (to) =>
+      modelAction('exporting', async () => {
+        const files = await callEngine((e) => e.exportCheckpoint());
+        const base = `${get().model?.origin ?? 'model'}-step${get().model?.optimizerStep ?? 0}`.replace(/[^\w.-]+/g, '_');
+        if (to === 'folder' && canSaveToFolder()) {
+          if (await saveToFolder(files)) set({ exported: `${files.length} files written to the chosen folder` });
+        } else {
+          downloadBytes(`${base}.zip`, zipCheckpoint(files), 'application/zip');
+          set({ exported: `${base}.zip downloaded (${files.map((f) => f.name).join(', ')})` });
+        }
+      }),
+  };
+};
+
+export const useLab = create<LabState>()((...a) => ({
+  ...deviceSlice(...a),
+  ...selfCheckSlice(...a),
+  ...trainCheckSlice(...a),
+  ...sftSlice(...a),
+}));

@@ -1,4 +1,9 @@
 /** The engine worker's API, shared by the worker and the UI (types only). */
+import type { PresetName } from '../model/config';
+import type { SftPair } from '../train/sft';
+import type { SftSettings } from '../train/sftSettings';
+
+export type { PresetName, SftPair, SftSettings };
 export interface DeviceReport {
   platform: string;
   adapter: { vendor: string; architecture: string; device: string; description: string };
@@ -38,6 +43,46 @@ export interface TrainCheckResult {
   tokensPerS: number;
 }
 
+/** The model the engine holds for fine-tuning and export. */
+export interface ModelSummary {
+  /** A preset name, or the imported checkpoint's name. */
+  origin: string;
+  parameters: number;
+  layers: number;
+  hidden: number;
+  heads: number;
+  kvHeads: number;
+  vocab: number;
+  context: number;
+  tokenizer: 'byte-level' | 'Hugging Face';
+  /** AdamW steps the model has been trained for (0 for a fresh preset). */
+  optimizerStep: number;
+}
+
+/** One file of a Hugging Face checkpoint folder. */
+export interface CheckpointFile {
+  name: string;
+  bytes: Uint8Array;
+}
+
+export interface SftStepReport extends TrainStepReport {
+  lr: number;
+  /** False when the gradient was not finite and the update was skipped. */
+  finite: boolean;
+}
+
+export interface SftRunResult {
+  model: ModelSummary;
+  steps: number;
+  firstLoss: number;
+  finalLoss: number;
+  tokensPerS: number;
+  /** Updates skipped for a non-finite gradient. */
+  skipped: number;
+  /** The run ended early because stopSft was called. */
+  stopped: boolean;
+}
+
 export interface EngineApi {
   /** Acquires the device; rejects with a plain explanation when WebGPU is unavailable. */
   init(): Promise<DeviceReport>;
@@ -48,4 +93,18 @@ export interface EngineApi {
    * AdamW, all in WGSL), reporting every step; passes when the loss falls below a threshold.
    */
   trainCheck(options: { steps: number }, onStep: (report: TrainStepReport) => void): Promise<TrainCheckResult>;
+  /** Replaces the held model with a freshly initialised preset. */
+  loadPreset(preset: PresetName, seed: number): Promise<ModelSummary>;
+  /**
+   * Replaces the held model with a checkpoint folder's files (config.json, safetensors,
+   * tokenizer, optional optimizer state); a bad checkpoint is refused with the reason and the
+   * held model is kept.
+   */
+  importCheckpoint(name: string, files: CheckpointFile[]): Promise<ModelSummary>;
+  /** Fine-tunes the held model on prompt → response pairs, reporting every step. */
+  sft(pairs: SftPair[], settings: SftSettings, onStep: (report: SftStepReport) => void): Promise<SftRunResult>;
+  /** Ends a running sft() after its current step. */
+  stopSft(): void;
+  /** The held model, its tokenizer and AdamW state as a Hugging Face checkpoint folder. */
+  exportCheckpoint(): Promise<CheckpointFile[]>;
 }

@@ -3,9 +3,22 @@ import { OPTIONAL_FEATURES } from '../gpu/device';
 import { Runtime } from '../gpu/runtime';
 import { matmul, matmulTuner } from '../gpu/ops/matmul';
 import { matmulRef, rowRelativeError } from '../gpu/reference';
+import { transfer } from 'comlink';
+import { importCheckpoint } from '../model/checkpoint';
 import { paramCount } from '../model/config';
+import { ByteTokenizer } from '../model/tokenizer';
 import { memorisationRun } from '../train/memorise';
-import type { DeviceReport, EngineApi, SelfCheckResult, TrainCheckResult, TrainStepReport } from './api';
+import { ModelSession, RateMeter } from '../train/session';
+import type {
+  CheckpointFile,
+  DeviceReport,
+  EngineApi,
+  ModelSummary,
+  SelfCheckResult,
+  SftRunResult,
+  TrainCheckResult,
+  TrainStepReport,
+} from './api';
 
 /** The loss per answer token below which the training check passes. */
 const CHECK_THRESHOLD = 0.2;
@@ -14,6 +27,33 @@ const CHECK_THRESHOLD = 0.2;
 export function createEngine(platform: Platform): EngineApi {
   let runtime: Promise<Runtime> | null = null;
   const rt = () => (runtime ??= Runtime.create(platform));
+  /** The model held for fine-tuning and export. */
+  let session: ModelSession | null = null;
+  /** What is using the held model (training, importing, exporting), if anything. */
+  let busy: string | null = null;
+  let stopRequested = false;
+
+  /** Runs `work` alone: the held model is never trained, replaced or exported twice at once. */
+  async function exclusive<T>(what: string, work: () => Promise<T>): Promise<T> {
+    if (busy) throw new Error(`cannot start ${what} while ${busy} is running`);
+    busy = what;
+    try {
+      return await work();
+    } finally {
+      busy = null;
+    }
+  }
+
+  const held = (): ModelSession => {
+    if (!session) throw new Error('no model loaded: start from a preset or import a checkpoint first');
+    return session;
+  };
+
+  const replaceModel = (next: ModelSession): ModelSummary => {
+    session?.destroy();
+    session = next;
+    return summary(next);
+  };
 
   return {
     async init(): Promise<DeviceReport> {
@@ -77,38 +117,96 @@ export function createEngine(platform: Platform): EngineApi {
     },
 
     async trainCheck({ steps }, onStep: (report: TrainStepReport) => void): Promise<TrainCheckResult> {
-      const r = await rt();
-      const { model, trainer } = memorisationRun(r, steps);
-      let first = Number.NaN;
-      let last = Number.NaN;
-      let tokens = 0;
-      let ms = 0;
-      try {
-        for (let i = 0; i < steps; i++) {
-          const s = await trainer.step();
-          if (i === 0) first = s.loss;
-          last = s.loss;
-          // The first step compiles pipelines and tunes matmuls: leave it out of the rate.
-          if (i > 0) {
-            tokens += s.tokens;
-            ms += s.ms;
+      return exclusive('the training check', async () => {
+        const r = await rt();
+        const { model, trainer } = memorisationRun(r, steps);
+        let first = Number.NaN;
+        let last = Number.NaN;
+        const rate = new RateMeter();
+        try {
+          for (let i = 0; i < steps; i++) {
+            const s = await trainer.step();
+            if (i === 0) first = s.loss;
+            last = s.loss;
+            rate.add(s);
+            onStep({ step: s.step, loss: s.loss, gradNorm: s.gradNorm, tokensPerS: rate.tokensPerS });
           }
-          onStep({ step: s.step, loss: s.loss, gradNorm: s.gradNorm, tokensPerS: ms > 0 ? tokens / (ms / 1000) : 0 });
+        } finally {
+          trainer.destroy();
+          model.destroy();
         }
-      } finally {
-        trainer.destroy();
-        model.destroy();
-      }
-      return {
-        preset: 'tiny',
-        parameters: paramCount(model.config),
-        steps,
-        firstLoss: first,
-        finalLoss: last,
-        passed: last < CHECK_THRESHOLD,
-        threshold: CHECK_THRESHOLD,
-        tokensPerS: ms > 0 ? tokens / (ms / 1000) : 0,
-      };
+        return {
+          preset: 'tiny',
+          parameters: paramCount(model.config),
+          steps,
+          firstLoss: first,
+          finalLoss: last,
+          passed: last < CHECK_THRESHOLD,
+          threshold: CHECK_THRESHOLD,
+          tokensPerS: rate.tokensPerS,
+        };
+      });
     },
+
+    async loadPreset(preset, seed) {
+      return exclusive('loading a preset', async () => replaceModel(ModelSession.create(await rt(), { kind: 'preset', preset, seed })));
+    },
+
+    async importCheckpoint(name, files) {
+      return exclusive('importing a checkpoint', async () => {
+        const checkpoint = importCheckpoint(new Map(files.map((f) => [f.name, f.bytes])));
+        return replaceModel(ModelSession.create(await rt(), { kind: 'checkpoint', checkpoint, name }));
+      });
+    },
+
+    async sft(pairs, settings, onStep): Promise<SftRunResult> {
+      return exclusive('fine-tuning', async () => {
+        const s = held();
+        stopRequested = false;
+        const trainer = await s.startSft(pairs, settings);
+        const rate = new RateMeter();
+        let first = Number.NaN;
+        let last = Number.NaN;
+        let skipped = 0;
+        let done = 0;
+        for (; done < settings.steps && !stopRequested; done++) {
+          const r = await trainer.step();
+          if (done === 0) first = r.loss;
+          if (r.finite) last = r.loss;
+          else skipped++;
+          rate.add(r);
+          onStep({ step: r.step, loss: r.loss, gradNorm: r.gradNorm, tokensPerS: rate.tokensPerS, lr: r.lr, finite: r.finite });
+        }
+        return { model: summary(s), steps: done, firstLoss: first, finalLoss: last, tokensPerS: rate.tokensPerS, skipped, stopped: done < settings.steps };
+      });
+    },
+
+    stopSft() {
+      stopRequested = true;
+    },
+
+    async exportCheckpoint(): Promise<CheckpointFile[]> {
+      return exclusive('exporting a checkpoint', async () => {
+        const s = held();
+        const files = [...(await s.exportFiles({ kind: 'sft' }))].map(([name, bytes]) => ({ name, bytes }));
+        return transfer(files, [...new Set(files.map((f) => f.bytes.buffer as ArrayBuffer))]);
+      });
+    },
+  };
+}
+
+function summary(s: ModelSession): ModelSummary {
+  const c = s.config;
+  return {
+    origin: s.origin,
+    parameters: s.parameters,
+    layers: c.num_hidden_layers,
+    hidden: c.hidden_size,
+    heads: c.num_attention_heads,
+    kvHeads: c.num_key_value_heads,
+    vocab: c.vocab_size,
+    context: c.max_position_embeddings,
+    tokenizer: s.tokenizer instanceof ByteTokenizer ? 'byte-level' : 'Hugging Face',
+    optimizerStep: s.optimizerStep,
   };
 }

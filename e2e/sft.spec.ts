@@ -1,0 +1,64 @@
+import { readFileSync } from 'node:fs';
+import { expect, test } from '@playwright/test';
+
+const SEEDS = [
+  '{"question": "What is 2+3?", "answer": "5"}',
+  '{"question": "broken',
+  '{"problem": "Name the first prime.", "solution": "2"}',
+  '{"prompt": "only a prompt"}',
+  '{"instruction": "Reverse abc.", "output": "cba"}',
+].join('\n');
+
+test('fine-tunes on dropped seeds in the engine worker, exports a checkpoint and imports it back', async ({ page }) => {
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  await page.goto('/');
+  await expect(page.getByTestId('selfcheck-status')).toHaveText('passed', { timeout: 120_000 });
+
+  // Bad lines are reported with their numbers and reasons; the good ones load.
+  await page.getByTestId('seed-file').setInputFiles({ name: 'mine.jsonl', mimeType: 'application/jsonl', buffer: Buffer.from(SEEDS) });
+  const summary = page.getByTestId('seed-summary');
+  await expect(summary).toContainText('3 examples from mine.jsonl');
+  await expect(summary).toContainText('2 lines skipped');
+  await expect(page.getByTestId('seed-errors')).toContainText('line 2: not valid JSON');
+  await expect(page.getByTestId('seed-errors')).toContainText('line 4: no response field');
+
+  for (const [key, value] of [['steps', '6'], ['batchSize', '2'], ['seqLen', '32'], ['warmupSteps', '1']]) {
+    await page.getByTestId(`sft-${key}`).fill(value!);
+  }
+  await page.getByTestId('sft-start').click();
+  await expect(page.getByTestId('sft-status')).toHaveText('running');
+  await expect(page.getByTestId('sft-progress')).toContainText(/step [1-6] · loss \d/, { timeout: 120_000 });
+  await expect(page.getByTestId('sft-chart').locator('path.recharts-line-curve')).toHaveCount(1);
+  await expect(page.getByTestId('sft-status')).toHaveText('done', { timeout: 300_000 });
+  await expect(page.getByTestId('sft-progress')).toContainText('step 6');
+  await expect(page.getByTestId('model-summary')).toContainText('tiny');
+  await expect(page.getByTestId('model-summary')).toContainText('trained 6 steps');
+
+  // Export: one zip of the Hugging Face folder.
+  const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('export-zip').click()]);
+  expect(download.suggestedFilename()).toBe('tiny-step6.zip');
+  const zip = readFileSync(await download.path());
+  await expect(page.getByTestId('exported')).toContainText('model.safetensors');
+
+  // A bad checkpoint is refused with the reason; the held model stays.
+  await page.getByTestId('model-import').setInputFiles({ name: 'config.json', mimeType: 'application/json', buffer: Buffer.from('{"model_type": ') });
+  await expect(page.getByTestId('model-error')).toContainText('config.json');
+  await expect(page.getByTestId('model-summary')).toContainText('trained 6 steps');
+
+  // Importing the export brings back the trained model with its optimizer state.
+  await page.getByTestId('model-import').setInputFiles({ name: 'run-a.zip', mimeType: 'application/zip', buffer: zip });
+  await expect(page.getByTestId('model-summary')).toContainText('run-a');
+  await expect(page.getByTestId('model-summary')).toContainText('trained 6 steps');
+  await expect(page.getByTestId('model-error')).toHaveCount(0);
+
+  await page.getByTestId('seed-demo').click();
+  await expect(summary).toContainText('148 examples from gsm8k-148.jsonl');
+  await page.getByTestId('sft-steps').fill('2');
+  await page.getByTestId('sft-start').click();
+  await expect(page.getByTestId('sft-status')).toHaveText('done', { timeout: 300_000 });
+  await expect(page.getByTestId('model-summary')).toContainText('trained 8 steps');
+  await page.getByTestId('sft-chart').scrollIntoViewIfNeeded();
+  await page.screenshot({ path: 'test-results/sft.png', fullPage: true });
+  expect(errors).toEqual([]);
+});

@@ -1,0 +1,207 @@
+import { useState, type DragEvent } from 'react';
+import { PRESETS, type PresetName } from '../model/config';
+import { DEFAULT_SFT, type SftSettings } from '../train/sftSettings';
+import { canSaveToFolder } from './checkpointFiles';
+import { LossChart } from './LossChart';
+import { useLab } from './store';
+
+const DEMO_SEEDS = 'gsm8k-148.jsonl';
+/** How many skipped lines are listed; the rest are counted. */
+const LISTED_ERRORS = 12;
+
+const NUMERIC_FIELDS: { key: keyof SftSettings; label: string; step?: number }[] = [
+  { key: 'steps', label: 'steps' },
+  { key: 'batchSize', label: 'batch' },
+  { key: 'seqLen', label: 'sequence length' },
+  { key: 'accumulation', label: 'accumulation' },
+  { key: 'lr', label: 'learning rate', step: 1e-4 },
+  { key: 'warmupSteps', label: 'warm-up steps' },
+  { key: 'seed', label: 'seed' },
+];
+
+/** Supervised fine-tuning in the engine worker: seeds in, live loss, checkpoint out. */
+export function SftPanel() {
+  const lab = useLab();
+  const [settings, setSettings] = useState<SftSettings>({ ...DEFAULT_SFT, steps: 100 });
+  const [preset, setPreset] = useState<PresetName>('tiny');
+  const [dragging, setDragging] = useState(false);
+  if (!lab.device) return null;
+  const running = lab.sftStatus === 'running';
+  const busy = running || lab.modelBusy !== null;
+  const last = lab.sftSteps[lab.sftSteps.length - 1];
+
+  const readSeedFile = async (file: File | undefined) => {
+    if (file) lab.loadSeeds(file.name, await file.text());
+  };
+  const loadDemo = async () => {
+    const r = await fetch(`${import.meta.env.BASE_URL}seeds/${DEMO_SEEDS}`);
+    if (r.ok) lab.loadSeeds(DEMO_SEEDS, await r.text());
+  };
+  const onDrop = (e: DragEvent) => {
+    e.preventDefault();
+    setDragging(false);
+    void readSeedFile(e.dataTransfer.files[0]);
+  };
+
+  const status = running ? 'running' : lab.sftStatus === 'error' ? 'error' : lab.sftResult ? (lab.sftResult.stopped ? 'stopped' : 'done') : 'idle';
+  return (
+    <section className="panel wide">
+      <h2>Supervised fine-tuning</h2>
+      <p className="muted">
+        Trains the held model on prompt → response pairs (loss on response tokens only) in the engine worker, then exports it
+        as a Hugging Face folder that <code>transformers</code> loads unchanged.
+      </p>
+
+      <h3>Seed examples</h3>
+      <div
+        className={`dropzone${dragging ? ' over' : ''}`}
+        data-testid="seed-drop"
+        onDragOver={(e) => {
+          e.preventDefault();
+          setDragging(true);
+        }}
+        onDragLeave={() => setDragging(false)}
+        onDrop={onDrop}
+      >
+        <span>Drop a JSONL file here, or</span>
+        <label className="file-button">
+          choose one…
+          <input type="file" accept=".jsonl,.json,.txt" data-testid="seed-file" onChange={(e) => void readSeedFile(e.target.files?.[0])} />
+        </label>
+        <button type="button" onClick={() => void loadDemo()} data-testid="seed-demo">
+          Use the demo seeds (GSM8K, 148)
+        </button>
+      </div>
+      {lab.seeds ? (
+        <div data-testid="seed-summary">
+          <p>
+            <strong>{lab.seeds.pairs.length}</strong> examples from <code>{lab.seeds.name}</code>
+            {lab.seeds.errors.length ? (
+              <span className="error-text">
+                {' '}
+                · {lab.seeds.errors.length} line{lab.seeds.errors.length > 1 ? 's' : ''} skipped
+              </span>
+            ) : null}
+          </p>
+          {lab.seeds.errors.length ? (
+            <ul className="line-errors" data-testid="seed-errors">
+              {lab.seeds.errors.slice(0, LISTED_ERRORS).map((e) => (
+                <li key={e.line}>
+                  line {e.line}: {e.reason}
+                </li>
+              ))}
+              {lab.seeds.errors.length > LISTED_ERRORS ? <li>… and {lab.seeds.errors.length - LISTED_ERRORS} more</li> : null}
+            </ul>
+          ) : null}
+        </div>
+      ) : null}
+
+      <h3>Model</h3>
+      <div className="row-controls">
+        <label>
+          preset{' '}
+          <select value={preset} onChange={(e) => setPreset(e.target.value as PresetName)} data-testid="sft-preset">
+            {(Object.keys(PRESETS) as PresetName[]).map((p) => (
+              <option key={p} value={p}>
+                {p}
+              </option>
+            ))}
+          </select>
+        </label>
+        <button type="button" disabled={busy} onClick={() => void lab.newModel(preset, settings.seed)} data-testid="model-new">
+          New model
+        </button>
+        <label className="file-button">
+          Import checkpoint…
+          <input
+            type="file"
+            multiple
+            accept=".zip,.json,.safetensors"
+            disabled={busy}
+            data-testid="model-import"
+            onChange={(e) => {
+              const files = [...(e.target.files ?? [])];
+              e.target.value = '';
+              void lab.importModel(files);
+            }}
+          />
+        </label>
+        {lab.modelBusy ? <span className="status running">{lab.modelBusy}…</span> : null}
+      </div>
+      {lab.model ? (
+        <p data-testid="model-summary">
+          <strong>{lab.model.origin}</strong> · {(lab.model.parameters / 1e6).toFixed(2)} M parameters · {lab.model.layers} layers ×{' '}
+          {lab.model.hidden} · {lab.model.heads} heads ({lab.model.kvHeads} kv) · vocab {lab.model.vocab} · context{' '}
+          {lab.model.context} · {lab.model.tokenizer} tokenizer · trained {lab.model.optimizerStep} steps
+        </p>
+      ) : (
+        <p className="muted">No model yet: Start begins from a fresh tiny preset.</p>
+      )}
+      {lab.modelError ? (
+        <p className="error-text" data-testid="model-error">
+          {lab.modelError}
+        </p>
+      ) : null}
+
+      <h3>Run</h3>
+      <div className="row-controls settings">
+        {NUMERIC_FIELDS.map((f) => (
+          <label key={f.key}>
+            {f.label}{' '}
+            <input
+              type="number"
+              value={settings[f.key] as number}
+              step={f.step ?? 1}
+              min={f.key === 'seed' ? 0 : f.step ?? 1}
+              data-testid={`sft-${f.key}`}
+              onChange={(e) => setSettings({ ...settings, [f.key]: Number(e.target.value) })}
+            />
+          </label>
+        ))}
+        <label>
+          <input type="checkbox" checked={settings.packing} onChange={(e) => setSettings({ ...settings, packing: e.target.checked })} />{' '}
+          packing
+        </label>
+      </div>
+      <div className="row-controls">
+        <button type="button" disabled={busy || !lab.seeds?.pairs.length} onClick={() => void lab.runSft(settings)} data-testid="sft-start">
+          {running ? 'Training…' : lab.model?.optimizerStep ? 'Continue training' : 'Start'}
+        </button>
+        <button type="button" disabled={!running} onClick={lab.stopSft} data-testid="sft-stop">
+          Stop
+        </button>
+        <span>
+          Status: <strong className={`status ${status}`} data-testid="sft-status">{status}</strong>
+        </span>
+        {last ? (
+          <span className="muted" data-testid="sft-progress">
+            step {last.step} · loss {last.loss.toFixed(3)} · grad-norm {last.gradNorm.toFixed(2)} · lr {last.lr.toExponential(1)} ·{' '}
+            {last.tokensPerS ? `${last.tokensPerS.toFixed(0)} tokens/s` : 'compiling…'}
+          </span>
+        ) : null}
+      </div>
+      {lab.sftError ? <p className="error-text">{lab.sftError}</p> : null}
+      {lab.sftResult?.skipped ? (
+        <p className="error-text">{lab.sftResult.skipped} updates skipped for a non-finite gradient (weights left unchanged)</p>
+      ) : null}
+      <LossChart data={lab.sftSteps} testId="sft-chart" />
+
+      <h3>Checkpoint</h3>
+      <div className="row-controls">
+        <button type="button" disabled={busy || !lab.model} onClick={() => void lab.exportModel('zip')} data-testid="export-zip">
+          Download .zip
+        </button>
+        {canSaveToFolder() ? (
+          <button type="button" disabled={busy || !lab.model} onClick={() => void lab.exportModel('folder')} data-testid="export-folder">
+            Save to folder…
+          </button>
+        ) : null}
+        {lab.exported ? (
+          <span className="muted" data-testid="exported">
+            {lab.exported}
+          </span>
+        ) : null}
+      </div>
+    </section>
+  );
+}

@@ -1,0 +1,70 @@
+/**
+ * Checkpoint folders between the user's disk and the engine: a .zip download, a folder chosen
+ * with the File System Access API, or files picked or dropped (a folder's files or one .zip).
+ */
+import { unzipSync, zipSync } from 'fflate';
+import type { CheckpointFile } from '../worker/api';
+
+/** Files of a checkpoint from what the user picked: the loose files of a folder, or one .zip of them. */
+export async function readCheckpointFiles(picked: readonly File[]): Promise<{ name: string; files: CheckpointFile[] }> {
+  if (picked.length === 0) throw new Error('no files chosen');
+  const zip = picked.find((f) => f.name.toLowerCase().endsWith('.zip'));
+  if (zip) {
+    if (picked.length > 1) throw new Error('choose either one .zip or the loose files of a checkpoint folder, not both');
+    let entries: Record<string, Uint8Array>;
+    try {
+      entries = unzipSync(new Uint8Array(await zip.arrayBuffer()));
+    } catch (e) {
+      throw new Error(`${zip.name} is not a readable zip archive (${e instanceof Error ? e.message : String(e)})`);
+    }
+    // A zip of a folder holds "folder/config.json": keep the base names of its files.
+    const files = Object.entries(entries)
+      .filter(([path]) => !path.endsWith('/'))
+      .map(([path, bytes]) => ({ name: path.slice(path.lastIndexOf('/') + 1), bytes }));
+    return { name: zip.name.replace(/\.zip$/i, ''), files };
+  }
+  const files = await Promise.all(picked.map(async (f) => ({ name: f.name, bytes: new Uint8Array(await f.arrayBuffer()) })));
+  const folder = picked[0]!.webkitRelativePath.split('/')[0];
+  return { name: folder || 'checkpoint', files };
+}
+
+export function zipCheckpoint(files: readonly CheckpointFile[]): Uint8Array {
+  // safetensors are incompressible floats: store them, deflate only the JSON.
+  return zipSync(Object.fromEntries(files.map((f) => [f.name, [f.bytes, { level: f.name.endsWith('.json') ? 6 : 0 }]])));
+}
+
+export function downloadBytes(name: string, bytes: Uint8Array, type: string): void {
+  const url = URL.createObjectURL(new Blob([bytes as Uint8Array<ArrayBuffer>], { type }));
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = name;
+  a.click();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}
+
+interface DirectoryPickerWindow {
+  showDirectoryPicker(options: { mode: 'readwrite'; id?: string }): Promise<FileSystemDirectoryHandle>;
+}
+
+/** Whether this browser can write a folder directly (File System Access API). */
+export function canSaveToFolder(): boolean {
+  return typeof (window as unknown as Partial<DirectoryPickerWindow>).showDirectoryPicker === 'function';
+}
+
+/** Writes the files into a folder the user picks; resolves false if they cancel. */
+export async function saveToFolder(files: readonly CheckpointFile[]): Promise<boolean> {
+  let dir: FileSystemDirectoryHandle;
+  try {
+    dir = await (window as unknown as DirectoryPickerWindow).showDirectoryPicker({ mode: 'readwrite', id: 'sage-checkpoint' });
+  } catch (e) {
+    if (e instanceof DOMException && e.name === 'AbortError') return false;
+    throw e;
+  }
+  for (const f of files) {
+    const writable = await (await dir.getFileHandle(f.name, { create: true })).createWritable();
+    await writable.write(f.bytes as Uint8Array<ArrayBuffer>);
+    await writable.close();
+  }
+  return true;
+}
+

@@ -1,0 +1,79 @@
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { importCheckpoint } from '../model/checkpoint';
+import { nodePlatform } from '../platform/node';
+import { DEFAULT_SFT, type SftSettings } from '../train/sftSettings';
+import type { CheckpointFile, SftStepReport } from './api';
+import { createEngine } from './engine';
+
+const PAIRS = [
+  { prompt: 'Q: 1+1=', response: '2' },
+  { prompt: 'Q: 2+2=', response: '4' },
+  { prompt: 'Q: colour of the sky?', response: 'blue' },
+];
+const SMALL: SftSettings = { ...DEFAULT_SFT, batchSize: 2, seqLen: 16, steps: 3, warmupSteps: 1, lr: 3e-3 };
+
+function engine() {
+  return createEngine(nodePlatform({ cacheFile: join(tmpdir(), `sage-lab-engine-${process.pid}.json`) }));
+}
+
+describe('engine: fine-tuning the held model', () => {
+  it('trains a preset, exports it, and imports the export with its optimizer state', async () => {
+    const e = engine();
+    await expect(e.sft(PAIRS, SMALL, () => {})).rejects.toThrow(/no model loaded/);
+    const fresh = await e.loadPreset('tiny', 3);
+    expect(fresh).toMatchObject({ origin: 'tiny', layers: 4, hidden: 128, tokenizer: 'byte-level', optimizerStep: 0 });
+
+    const steps: SftStepReport[] = [];
+    const run = await e.sft(PAIRS, SMALL, (r) => steps.push(r));
+    expect(steps.map((s) => s.step)).toEqual([1, 2, 3]);
+    expect(steps.every((s) => Number.isFinite(s.loss) && s.finite)).toBe(true);
+    expect(run).toMatchObject({ steps: 3, stopped: false, skipped: 0 });
+    expect(run.model.optimizerStep).toBe(3);
+
+    // A second run continues the optimizer's step count and schedule.
+    const more = await e.sft(PAIRS, { ...SMALL, steps: 2 }, () => {});
+    expect(more.model.optimizerStep).toBe(5);
+
+    const files = await e.exportCheckpoint();
+    const names = files.map((f) => f.name);
+    expect(names).toEqual(expect.arrayContaining(['config.json', 'model.safetensors', 'tokenizer.json', 'optimizer.safetensors']));
+    const ckpt = importCheckpoint(new Map(files.map((f) => [f.name, f.bytes])));
+    expect(ckpt.optimizer?.step).toBe(5);
+    expect(ckpt.runState).toMatchObject({ origin: 'tiny', steps: 5 });
+
+    const other = engine();
+    const imported = await other.importCheckpoint('my-run', files);
+    expect(imported).toMatchObject({ origin: 'my-run', parameters: fresh.parameters, optimizerStep: 5 });
+    // The imported weights are the exported ones: exporting again gives the same tensors.
+    const again = await other.exportCheckpoint();
+    const bytes = (fs: CheckpointFile[]) => fs.find((f) => f.name === 'model.safetensors')!.bytes;
+    expect(Buffer.from(bytes(again)).equals(Buffer.from(bytes(files)))).toBe(true);
+  });
+
+  it('refuses a bad checkpoint with the reason and keeps the held model', async () => {
+    const e = engine();
+    await e.loadPreset('tiny', 1);
+    const files = await e.exportCheckpoint();
+    const truncated = files.map((f) => (f.name === 'model.safetensors' ? { ...f, bytes: f.bytes.subarray(0, f.bytes.length - 100) } : f));
+    await expect(e.importCheckpoint('broken', truncated)).rejects.toThrow(/model\.safetensors/);
+    await expect(e.importCheckpoint('no config', files.filter((f) => f.name !== 'config.json'))).rejects.toThrow(/config\.json is missing/);
+    const kept = await e.sft(PAIRS, { ...SMALL, steps: 1 }, () => {});
+    expect(kept.model.origin).toBe('tiny');
+  });
+
+  it('stops a run after the current step, refuses bad settings, and runs one job at a time', async () => {
+    const e = engine();
+    await e.loadPreset('tiny', 2);
+    await expect(e.sft(PAIRS, { ...SMALL, batchSize: 0 }, () => {})).rejects.toThrow(/batchSize must be a positive integer/);
+    await expect(e.sft(PAIRS, { ...SMALL, seqLen: 4096 }, () => {})).rejects.toThrow(/exceeds the model's context/);
+    await expect(e.sft([], SMALL, () => {})).rejects.toThrow(/no examples/);
+    const running = e.sft(PAIRS, { ...SMALL, steps: 50 }, (r) => {
+      if (r.step === 2) e.stopSft();
+    });
+    await expect(e.exportCheckpoint()).rejects.toThrow(/while fine-tuning is running/);
+    const result = await running;
+    expect(result).toMatchObject({ stopped: true, steps: 2 });
+  });
+});
