@@ -21,8 +21,16 @@ struct Params {
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
+// VEC4: A and B are read as vec4 (every dimension, offset and stride a multiple of 4);
+// only matmul_reg is compiled then. One vec4 load replaces four scalar loads, each a
+// bounds-checked gather per lane on SIMD CPU backends.
+#if VEC4
+@group(0) @binding(1) var<storage, read> A: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read> B: array<vec4<f32>>;
+#else
 @group(0) @binding(1) var<storage, read> A: array<f32>;
 @group(0) @binding(2) var<storage, read> B: array<f32>;
+#endif
 @group(0) @binding(3) var<storage, read_write> C: array<f32>;
 @group(0) @binding(4) var<storage, read> bias: array<f32>;
 
@@ -80,7 +88,43 @@ fn matmul_reg(@builtin(global_invocation_id) gid: vec3<u32>) {
 #endfor
   var acc: array<array<f32, 8>, 8>;
   let K4 = p.K & ~3u;
+#if VEC4
+  // Flat indices of the first element of each 4-wide group along M (TRANS_A) or N (!TRANS_B),
+  // clamped like the rows and columns above (M, N ≥ 4 here).
+  let aG0 = baseA(b) + min(row0, p.M - 4u);
+  let aG1 = baseA(b) + min(row0 + 4u, p.M - 4u);
+  let bG0 = baseB(b) + min(col0, p.N - 4u);
+  let bG1 = baseB(b) + min(col0 + 4u, p.N - 4u);
+#endif
   for (var k = 0u; k < K4; k += 4u) {
+#if VEC4
+#if TRANS_A
+#for t in 0..4
+    let vAl{{t}} = A[(aG0 + (k + {{t}}u) * p.M) >> 2u];
+    let vAh{{t}} = A[(aG1 + (k + {{t}}u) * p.M) >> 2u];
+    let a0_{{t}} = vAl{{t}}.x; let a1_{{t}} = vAl{{t}}.y; let a2_{{t}} = vAl{{t}}.z; let a3_{{t}} = vAl{{t}}.w;
+    let a4_{{t}} = vAh{{t}}.x; let a5_{{t}} = vAh{{t}}.y; let a6_{{t}} = vAh{{t}}.z; let a7_{{t}} = vAh{{t}}.w;
+#endfor
+#else
+#for i in 0..8
+    let vA{{i}} = A[(rowOff{{i}} + k) >> 2u];
+    let a{{i}}_0 = vA{{i}}.x; let a{{i}}_1 = vA{{i}}.y; let a{{i}}_2 = vA{{i}}.z; let a{{i}}_3 = vA{{i}}.w;
+#endfor
+#endif
+#if TRANS_B
+#for j in 0..8
+    let vB{{j}} = B[(colOff{{j}} + k) >> 2u];
+    let b0_{{j}} = vB{{j}}.x; let b1_{{j}} = vB{{j}}.y; let b2_{{j}} = vB{{j}}.z; let b3_{{j}} = vB{{j}}.w;
+#endfor
+#else
+#for t in 0..4
+    let vBl{{t}} = B[(bG0 + (k + {{t}}u) * p.N) >> 2u];
+    let vBh{{t}} = B[(bG1 + (k + {{t}}u) * p.N) >> 2u];
+    let b{{t}}_0 = vBl{{t}}.x; let b{{t}}_1 = vBl{{t}}.y; let b{{t}}_2 = vBl{{t}}.z; let b{{t}}_3 = vBl{{t}}.w;
+    let b{{t}}_4 = vBh{{t}}.x; let b{{t}}_5 = vBh{{t}}.y; let b{{t}}_6 = vBh{{t}}.z; let b{{t}}_7 = vBh{{t}}.w;
+#endfor
+#endif
+#else
 #for t in 0..4
 #if TRANS_A
     let kA{{t}} = (k + {{t}}u) * ksA;
@@ -103,12 +147,14 @@ fn matmul_reg(@builtin(global_invocation_id) gid: vec3<u32>) {
     let b{{t}}_{{j}} = B[colOff{{j}} + kB{{t}}];
 #endfor
 #endfor
+#endif
 #for i in 0..8
 #for j in 0..8
     acc[{{i}}][{{j}}] += a{{i}}_0 * b0_{{j}} + a{{i}}_1 * b1_{{j}} + a{{i}}_2 * b2_{{j}} + a{{i}}_3 * b3_{{j}};
 #endfor
 #endfor
   }
+#if !VEC4
   for (var k = K4; k < p.K; k++) {
 #for i in 0..8
     let a{{i}} = A[rowOff{{i}} + k * ksA];
@@ -122,6 +168,7 @@ fn matmul_reg(@builtin(global_invocation_id) gid: vec3<u32>) {
 #endfor
 #endfor
   }
+#endif
   // Unrolled too: indexing acc with a loop variable would move the whole tile to memory.
 #for i in 0..8
 #for j in 0..8
@@ -130,6 +177,7 @@ fn matmul_reg(@builtin(global_invocation_id) gid: vec3<u32>) {
 #endfor
 }
 
+#if !VEC4
 // Workgroup-memory tiles: (4·WG_Y)×TILE_K of op(A) and TILE_K×(4·WG_X) of op(B),
 // with WG_X = WG_Y = 16.
 const TILE = 64u;
@@ -204,3 +252,4 @@ fn matmul_gemv(@builtin(global_invocation_id) gid: vec3<u32>) {
     storeOne(b, row0 + i, n, acc[i]);
   }
 }
+#endif

@@ -17,7 +17,11 @@ interface Case {
   alpha?: number;
 }
 
-async function check(variant: MatmulVariant, c: Case): Promise<void> {
+/** reg-vec4 runs only on dimensions that are multiples of 4: its cases round up to them. */
+const fit = (variant: MatmulVariant, n: number) => (variant === 'reg-vec4' ? Math.ceil(n / 4) * 4 : n);
+
+async function check(variant: MatmulVariant, shape: Case): Promise<void> {
+  const c = { ...shape, M: fit(variant, shape.M), N: fit(variant, shape.N), K: fit(variant, shape.K) };
   const rt = await testRuntime();
   const seed = freshSeed();
   const r = rng(seed);
@@ -70,19 +74,47 @@ describe('matmul', () => {
   it('respects tensor offsets (views into one buffer)', async () => {
     const rt = await testRuntime();
     const r = rng(freshSeed());
-    const M = 5, K = 7, N = 9;
-    const whole = uniform(3 + M * K + K * N, r);
-    const buf = rt.upload(whole, [whole.length]);
-    const a = view(buf, [M, K], 3);
-    const b = view(buf, [K, N], 3 + M * K);
     for (const variant of MATMUL_VARIANTS) {
+      const [off, M, K, N] = variant === 'reg-vec4' ? [4, 8, 12, 20] : [3, 5, 7, 9];
+      const whole = uniform(off + M * K + K * N, r);
+      const buf = rt.upload(whole, [whole.length]);
+      const a = view(buf, [M, K], off);
+      const b = view(buf, [K, N], off + M * K);
       const out = poisoned(rt, [M, N]);
       matmul(rt, { a, b, out, variant });
-      const ref = matmulRef({ a: whole.subarray(3), b: whole.subarray(3 + M * K), batch: 1, M, N, K });
+      const ref = matmulRef({ a: whole.subarray(off), b: whole.subarray(off + M * K), batch: 1, M, N, K });
       assertClose(`offset ${variant}`, await rt.read(out), ref, N);
-      rt.release(out);
+      rt.release(out, buf);
     }
-    rt.release(buf);
+  });
+
+  it('reg-vec4: a tuned choice falls back on unaligned operands, a forced one is refused', async () => {
+    const rt = await testRuntime();
+    const tuner = matmulTuner(rt);
+    const r = rng(freshSeed());
+    const cases = [
+      { off: 0, M: 6, K: 8, N: 8 },
+      { off: 0, M: 8, K: 7, N: 8 },
+      { off: 2, M: 8, K: 8, N: 8 },
+    ];
+    try {
+      for (const { off, M, K, N } of cases) {
+        const whole = uniform(off + M * K + K * N, r);
+        const buf = rt.upload(whole, [whole.length]);
+        const a = view(buf, [M, K], off);
+        const b = view(buf, [K, N], off + M * K);
+        const out = poisoned(rt, [M, N]);
+        expect(() => matmul(rt, { a, b, out, variant: 'reg-vec4' })).toThrow(/multiples of 4/);
+        tuner.forced = 'reg-vec4';
+        matmul(rt, { a, b, out });
+        tuner.forced = null;
+        const ref = matmulRef({ a: whole.subarray(off), b: whole.subarray(off + M * K), batch: 1, M, N, K });
+        assertClose(`fallback ${JSON.stringify({ off, M, K, N })}`, await rt.read(out), ref, N);
+        rt.release(out, buf);
+      }
+    } finally {
+      tuner.forced = null;
+    }
   });
 
   it('rejects mismatched shapes and aliasing', async () => {
@@ -98,10 +130,12 @@ describe('matmul', () => {
     const rt = await testRuntime();
     const tuner = matmulTuner(rt);
     const times = await tuner.tune({ batch: 1, M: 64, N: 64, K: 64, transA: false, transB: true }, 1);
-    expect(Object.keys(times).sort()).toEqual(['reg', 'reg-wide', 'tiled']);
+    expect(Object.keys(times).sort()).toEqual(['reg', 'reg-vec4', 'reg-wide', 'tiled']);
     for (const t of Object.values(times)) expect(t).toBeGreaterThan(0);
     const decode = await tuner.tune({ batch: 1, M: 4, N: 64, K: 64, transA: false, transB: true }, 1);
     expect(decode.gemv).toBeGreaterThan(0);
+    // reg-vec4 is timed only where it can run.
+    expect(Object.keys(await tuner.tune({ batch: 1, M: 30, N: 64, K: 64, transA: false, transB: false }, 1))).not.toContain('reg-vec4');
     const winner = Object.entries(times).sort((x, y) => x[1] - y[1])[0]![0];
     expect(tuner.choose({ batch: 1, M: 64, N: 64, K: 64, transA: false, transB: true })).toBe(winner);
     // Shapes used without a measurement are remembered and tuned on request.

@@ -4,7 +4,7 @@ import type { Tensor } from '../tensor';
 import { shapeString } from '../tensor';
 
 /** Kernel variants; see shaders/matmul.wgsl. */
-export const MATMUL_VARIANTS = ['reg', 'reg-wide', 'tiled', 'gemv'] as const;
+export const MATMUL_VARIANTS = ['reg', 'reg-wide', 'reg-vec4', 'tiled', 'gemv'] as const;
 export type MatmulVariant = (typeof MATMUL_VARIANTS)[number];
 
 export interface MatmulArgs {
@@ -84,10 +84,16 @@ function plan(variant: MatmulVariant, g: Geometry) {
   const defines = { TRANS_A: g.transA, TRANS_B: g.transB };
   switch (variant) {
     case 'reg':
-    case 'reg-wide': {
-      const [wx, wy] = variant === 'reg' ? [8, 4] : [16, 16];
+    case 'reg-wide':
+    case 'reg-vec4': {
+      const [wx, wy] = variant === 'reg-wide' ? [16, 16] : [8, 4];
       return {
-        kernel: { shader: 'matmul', entry: 'matmul_reg', defines, constants: { WG_X: wx, WG_Y: wy } },
+        kernel: {
+          shader: 'matmul',
+          entry: 'matmul_reg',
+          defines: { ...defines, VEC4: variant === 'reg-vec4' },
+          constants: { WG_X: wx, WG_Y: wy },
+        },
         workgroups: [ceil(g.N, REG_TILE * wx), ceil(g.M, REG_TILE * wy), g.batch] as const,
       };
     }
@@ -104,6 +110,11 @@ function plan(variant: MatmulVariant, g: Geometry) {
   }
 }
 
+/** Whether A and B can be read as vec4: every row, column group and batch starts on 16 bytes. */
+function vec4Aligned(g: Geometry, args: MatmulArgs): boolean {
+  return [g.M, g.N, g.K, args.a.offset, args.b.offset, g.strideA, g.strideB].every((x) => x % 4 === 0);
+}
+
 /** C = alpha·op(A)·op(B) (+ bias) (+ beta·C), batched. Returns C. */
 export function matmul(rt: Runtime, args: MatmulArgs): Tensor {
   const g = resolveShape(args);
@@ -117,7 +128,16 @@ export function matmul(rt: Runtime, args: MatmulArgs): Tensor {
     if (t && t.buffer === out.buffer) throw new Error(`matmul output shares a buffer with ${name} (WebGPU forbids it)`);
   }
   if (args.bias && args.bias.size !== g.N) throw new Error(`matmul bias ${shapeString(args.bias)} is not [${g.N}]`);
-  const variant = args.variant ?? matmulTuner(rt).choose(g);
+  let variant = args.variant ?? matmulTuner(rt).choose(g);
+  if (variant === 'reg-vec4' && !vec4Aligned(g, args)) {
+    if (args.variant) {
+      throw new Error(
+        `matmul variant reg-vec4 needs M, N, K and the offsets of a and b to be multiples of 4 ` +
+          `(got ${g.M}×${g.K}×${g.N}, offsets ${args.a.offset} and ${args.b.offset})`,
+      );
+    }
+    variant = 'reg';
+  }
   const { kernel, workgroups } = plan(variant, g);
   const params = new Params()
     .u32(g.M, g.N, g.K, g.batch)
@@ -141,7 +161,7 @@ export function shapeClass(s: MatmulShape): string {
   return `${s.transA ? 'T' : 'N'}${s.transB ? 'T' : 'N'}|m${b(s.M)}|n${b(s.N)}|k${b(s.K)}`;
 }
 
-const CACHE_VERSION = 'matmul-autotune:v2';
+const CACHE_VERSION = 'matmul-autotune:v3';
 
 /**
  * Measures the variants once per adapter and shape class and remembers the fastest in the
@@ -238,11 +258,12 @@ export class MatmulTuner {
 
 /**
  * The variants worth timing for a shape: gemv (one output column per invocation) only for
- * decode-sized M, where it can win; on larger M it is many times slower and timing it would
- * only lengthen tuning.
+ * decode-sized M, where it can win (on larger M it is many times slower and timing it would
+ * only lengthen tuning); reg-vec4 only where M, N and K are multiples of 4.
  */
 function tuneCandidates(s: MatmulShape): MatmulVariant[] {
-  return MATMUL_VARIANTS.filter((v) => v !== 'gemv' || s.M <= 16);
+  const aligned = s.M % 4 === 0 && s.N % 4 === 0 && s.K % 4 === 0;
+  return MATMUL_VARIANTS.filter((v) => (v !== 'gemv' || s.M <= 16) && (v !== 'reg-vec4' || aligned));
 }
 
 const tuners = new WeakMap<Runtime, MatmulTuner>();
