@@ -12,9 +12,12 @@
 //   attention_backward_dkv: dV_j = Σ_i P_ij dO_i,  dK_j = scale Σ_i P_ij (dO_i·V_j − D_i) Q_i
 // each summed by the one invocation that owns the output: deterministic, no atomics.
 //
-// With HD4 defined (head_dim = 4·HD4) the head vectors are unrolled into vec4 registers;
-// otherwise (head_dim not a multiple of 4) loops over arrays are used. On SwiftShader the
-// unrolled form is several times faster (arrays indexed in loops live in memory there).
+// With HD4 defined (head_dim = 4·HD4) the head vectors are unrolled into vec4 registers
+// and each invocation owns a block of RB consecutive rows (queries in the forward and dQ
+// passes, keys in the dK/dV pass) of one sequence and head: every K/V (or Q/dO) row it loads
+// serves RB rows, 1.5× faster on SwiftShader for RB = 4 at head_dim 32. Otherwise
+// (head_dim not a multiple of 4) one row per invocation and loops over arrays, which
+// SwiftShader keeps in memory, several times slower.
 
 const MAX_HD = 128u;
 
@@ -75,59 +78,104 @@ fn locate(wid: vec3<u32>, nwg: vec3<u32>, lid: vec3<u32>, heads: u32) -> Where {
   return Where(row, b, row - b * p.T, idx - row * heads);
 }
 
+// Rows per invocation with HD4. Also a preprocessor define: the #for loops over the block
+// unroll with it; the two always agree (src/model/kernels/attention.ts).
+override RB: u32 = 1u;
+
+struct Block { b: u32, i0: u32, head: u32, valid: bool }
+
+fn locateBlock(wid: vec3<u32>, nwg: vec3<u32>, lid: vec3<u32>, heads: u32, span: u32) -> Block {
+  let idx = gridIndex(wid, nwg, lid, 64u);
+  let perSeq = (p.T + span - 1u) / span;
+  let blk = idx / heads;
+  let b = blk / perSeq;
+  return Block(b, (blk - b * perSeq) * span, idx - blk * heads, b < p.B);
+}
+
 @compute @workgroup_size(64)
 fn attention_forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                      @builtin(local_invocation_id) lid: vec3<u32>) {
+#if HD4
+  let w = locateBlock(wid, nwg, lid, p.heads, RB);
+  if (!w.valid) { return; }
+  let h = w.head;
+  let g = h / (p.heads / p.kvHeads);
+  // Queries past the end are clamped onto the last one: computed, never stored.
+#for r in 0..RB
+  let i{{r}} = min(w.i0 + {{r}}u, p.T - 1u);
+  let qi{{r}} = qIndex(w.b * p.T + i{{r}}, h);
+  var m{{r}} = bitcast<f32>(0xff7fffffu);
+  var l{{r}} = 0.0;
+#endfor
+#for r in 0..RB
+#for d in 0..HD4
+  let q{{r}}_{{d}} = ldQ(qi{{r}} + {{d}}u * 4u) * p.scale;
+  var acc{{r}}_{{d}} = vec4<f32>(0.0);
+#endfor
+#endfor
+  let jEnd = min(w.i0 + RB - 1u, p.T - 1u);
+  for (var j = 0u; j <= jEnd; j++) {
+    let key = w.b * p.T + j;
+    if (mask[p.offMask + key] == 0u) { continue; }
+    let kj = kvIndex(key, g);
+#for d in 0..HD4
+    let k{{d}} = ldK(kj + {{d}}u * 4u);
+    let v{{d}} = ldV(kj + {{d}}u * 4u);
+#endfor
+#for r in 0..RB
+    if (j <= i{{r}}) {
+      var s = 0.0;
+#for d in 0..HD4
+      s += dot(q{{r}}_{{d}}, k{{d}});
+#endfor
+      let mNew = max(m{{r}}, s);
+      let corr = exp(m{{r}} - mNew);
+      let e = exp(s - mNew);
+      l{{r}} = l{{r}} * corr + e;
+#for d in 0..HD4
+      acc{{r}}_{{d}} = acc{{r}}_{{d}} * corr + e * v{{d}};
+#endfor
+      m{{r}} = mNew;
+    }
+#endfor
+  }
+#for r in 0..RB
+  if (w.i0 + {{r}}u < p.T) {
+    let row = w.b * p.T + i{{r}};
+    let oi = oIndex(row, h);
+    let inv = select(0.0, 1.0 / l{{r}}, l{{r}} > 0.0);
+#for d in 0..HD4
+    for (var c = 0u; c < 4u; c++) { O[p.offO + oi + {{d}}u * 4u + c] = acc{{r}}_{{d}}[c] * inv; }
+#endfor
+    Lse[p.offLse + row * p.heads + h] = select(0.0, m{{r}} + log(l{{r}}), l{{r}} > 0.0);
+  }
+#endfor
+#else
   let w = locate(wid, nwg, lid, p.heads);
   if (w.row >= p.B * p.T) { return; }
   let h = w.head;
   let g = h / (p.heads / p.kvHeads);
   let qi = qIndex(w.row, h);
   let oi = oIndex(w.row, h);
-#if HD4
-#for d in 0..HD4
-  let q{{d}} = ldQ(qi + {{d}}u * 4u) * p.scale;
-  var acc{{d}} = vec4<f32>(0.0);
-#endfor
-#else
   var acc: array<f32, MAX_HD>;
-#endif
   var m = bitcast<f32>(0xff7fffffu);
   var l = 0.0;
   for (var j = 0u; j <= w.i; j++) {
     let key = w.b * p.T + j;
     if (mask[p.offMask + key] == 0u) { continue; }
     let kj = kvIndex(key, g);
-#if HD4
-    var s = 0.0;
-#for d in 0..HD4
-    s += dot(q{{d}}, ldK(kj + {{d}}u * 4u));
-#endfor
-#else
     let s = dotQK(qi, kj);
-#endif
     let mNew = max(m, s);
     let corr = exp(m - mNew);
     let e = exp(s - mNew);
     l = l * corr + e;
-#if HD4
-#for d in 0..HD4
-    acc{{d}} = acc{{d}} * corr + e * ldV(kj + {{d}}u * 4u);
-#endfor
-#else
     for (var d = 0u; d < p.hd; d++) { acc[d] = acc[d] * corr + e * V[p.offV + kj + d]; }
-#endif
     m = mNew;
   }
   let inv = select(0.0, 1.0 / l, l > 0.0);
-#if HD4
-#for d in 0..HD4
-  for (var c = 0u; c < 4u; c++) { O[p.offO + oi + {{d}}u * 4u + c] = acc{{d}}[c] * inv; }
-#endfor
-#else
   for (var d = 0u; d < p.hd; d++) { O[p.offO + oi + d] = acc[d] * inv; }
-#endif
   Lse[p.offLse + w.row * p.heads + h] = select(0.0, m + log(l), l > 0.0);
+#endif
 }
 
 // D_i = dO_i · O_i per (row, head), in a pass of its own so that no backward kernel binds
@@ -146,6 +194,57 @@ fn attention_backward_d(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_work
 @compute @workgroup_size(64)
 fn attention_backward_dq(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                          @builtin(local_invocation_id) lid: vec3<u32>) {
+#if HD4
+  let w = locateBlock(wid, nwg, lid, p.heads, RB);
+  if (!w.valid) { return; }
+  let h = w.head;
+  let g = h / (p.heads / p.kvHeads);
+#for r in 0..RB
+  let i{{r}} = min(w.i0 + {{r}}u, p.T - 1u);
+  let row{{r}} = w.b * p.T + i{{r}};
+  let qi{{r}} = qIndex(row{{r}}, h);
+  let D{{r}} = Dbuf[p.offD + row{{r}} * p.heads + h];
+  let lse{{r}} = Lse[p.offLse + row{{r}} * p.heads + h];
+#endfor
+#for r in 0..RB
+#for d in 0..HD4
+  let q{{r}}_{{d}} = ldQ(qi{{r}} + {{d}}u * 4u) * p.scale;
+  let do{{r}}_{{d}} = ldDO(oIndex(row{{r}}, h) + {{d}}u * 4u);
+  var acc{{r}}_{{d}} = vec4<f32>(0.0);
+#endfor
+#endfor
+  let jEnd = min(w.i0 + RB - 1u, p.T - 1u);
+  for (var j = 0u; j <= jEnd; j++) {
+    let key = w.b * p.T + j;
+    if (mask[p.offMask + key] == 0u) { continue; }
+    let kj = kvIndex(key, g);
+#for d in 0..HD4
+    let k{{d}} = ldK(kj + {{d}}u * 4u);
+    let v{{d}} = ldV(kj + {{d}}u * 4u);
+#endfor
+#for r in 0..RB
+    if (j <= i{{r}}) {
+      var s = 0.0;
+      var dp = 0.0;
+#for d in 0..HD4
+      s += dot(q{{r}}_{{d}}, k{{d}});
+      dp += dot(do{{r}}_{{d}}, v{{d}});
+#endfor
+      let ds = exp(s - lse{{r}}) * (dp - D{{r}});
+#for d in 0..HD4
+      acc{{r}}_{{d}} += ds * k{{d}};
+#endfor
+    }
+#endfor
+  }
+#for r in 0..RB
+  if (w.i0 + {{r}}u < p.T) {
+#for d in 0..HD4
+    for (var c = 0u; c < 4u; c++) { dQ[p.offDQ + qi{{r}} + {{d}}u * 4u + c] = acc{{r}}_{{d}}[c] * p.scale; }
+#endfor
+  }
+#endfor
+#else
   let w = locate(wid, nwg, lid, p.heads);
   if (w.row >= p.B * p.T) { return; }
   let h = w.head;
@@ -154,40 +253,14 @@ fn attention_backward_dq(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_wor
   let oi = oIndex(w.row, h);
   let D = Dbuf[p.offD + w.row * p.heads + h];
   let lse = Lse[p.offLse + w.row * p.heads + h];
-#if HD4
-#for d in 0..HD4
-  let q{{d}} = ldQ(qi + {{d}}u * 4u) * p.scale;
-  let do{{d}} = ldDO(oi + {{d}}u * 4u);
-  var acc{{d}} = vec4<f32>(0.0);
-#endfor
-#else
   var acc: array<f32, MAX_HD>;
-#endif
   for (var j = 0u; j <= w.i; j++) {
     let key = w.b * p.T + j;
     if (mask[p.offMask + key] == 0u) { continue; }
     let kj = kvIndex(key, g);
-#if HD4
-    var s = 0.0;
-    var dp = 0.0;
-#for d in 0..HD4
-    s += dot(q{{d}}, ldK(kj + {{d}}u * 4u));
-    dp += dot(do{{d}}, ldV(kj + {{d}}u * 4u));
-#endfor
-    let ds = exp(s - lse) * (dp - D);
-#for d in 0..HD4
-    acc{{d}} += ds * ldK(kj + {{d}}u * 4u);
-#endfor
-#else
     let ds = exp(dotQK(qi, kj) - lse) * (dotDOV(oi, kj) - D);
     for (var d = 0u; d < p.hd; d++) { acc[d] += ds * K[p.offK + kj + d]; }
-#endif
   }
-#if HD4
-#for d in 0..HD4
-  for (var c = 0u; c < 4u; c++) { dQ[p.offDQ + qi + {{d}}u * 4u + c] = acc{{d}}[c] * p.scale; }
-#endfor
-#else
   for (var d = 0u; d < p.hd; d++) { dQ[p.offDQ + qi + d] = acc[d] * p.scale; }
 #endif
 }
@@ -195,24 +268,73 @@ fn attention_backward_dq(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_wor
 @compute @workgroup_size(64)
 fn attention_backward_dkv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                           @builtin(local_invocation_id) lid: vec3<u32>) {
+  let group = p.heads / p.kvHeads;
+#if HD4
+  // A block of RB keys: each query row loaded serves all of them.
+  let w = locateBlock(wid, nwg, lid, p.kvHeads, RB);
+  if (!w.valid) { return; }
+  let g = w.head;
+#for r in 0..RB
+  let j{{r}} = min(w.i0 + {{r}}u, p.T - 1u);
+  let kj{{r}} = kvIndex(w.b * p.T + j{{r}}, g);
+  let on{{r}} = mask[p.offMask + w.b * p.T + j{{r}}] != 0u;
+#endfor
+#for r in 0..RB
+#for d in 0..HD4
+  let k{{r}}_{{d}} = ldK(kj{{r}} + {{d}}u * 4u) * p.scale;
+  let v{{r}}_{{d}} = ldV(kj{{r}} + {{d}}u * 4u);
+  var accK{{r}}_{{d}} = vec4<f32>(0.0);
+  var accV{{r}}_{{d}} = vec4<f32>(0.0);
+#endfor
+#endfor
+  for (var h = g * group; h < (g + 1u) * group; h++) {
+    for (var i = w.i0; i < p.T; i++) {
+      let row = w.b * p.T + i;
+      let qi = qIndex(row, h);
+      let oi = oIndex(row, h);
+      let lse = Lse[p.offLse + row * p.heads + h];
+      let D = Dbuf[p.offD + row * p.heads + h];
+#for d in 0..HD4
+      let q{{d}} = ldQ(qi + {{d}}u * 4u);
+      let do{{d}} = ldDO(oi + {{d}}u * 4u);
+#endfor
+#for r in 0..RB
+      if (on{{r}} && i >= j{{r}}) {
+        var s = 0.0;
+        var dp = 0.0;
+#for d in 0..HD4
+        s += dot(q{{d}}, k{{r}}_{{d}});
+        dp += dot(do{{d}}, v{{r}}_{{d}});
+#endfor
+        let prob = exp(s - lse);
+        let ds = prob * (dp - D);
+#for d in 0..HD4
+        accV{{r}}_{{d}} += prob * do{{d}};
+        accK{{r}}_{{d}} += ds * q{{d}};
+#endfor
+      }
+#endfor
+    }
+  }
+#for r in 0..RB
+  if (w.i0 + {{r}}u < p.T) {
+#for d in 0..HD4
+    for (var c = 0u; c < 4u; c++) {
+      dKV[p.offDK + kj{{r}} + {{d}}u * 4u + c] = accK{{r}}_{{d}}[c] * p.scale;
+      dKV[p.offDV + kj{{r}} + {{d}}u * 4u + c] = accV{{r}}_{{d}}[c];
+    }
+#endfor
+  }
+#endfor
+#else
   let w = locate(wid, nwg, lid, p.kvHeads);
   if (w.row >= p.B * p.T) { return; }
   let g = w.head;
   let key = w.row;
   let kj = kvIndex(key, g);
-#if HD4
-#for d in 0..HD4
-  let k{{d}} = ldK(kj + {{d}}u * 4u) * p.scale;
-  let v{{d}} = ldV(kj + {{d}}u * 4u);
-  var accK{{d}} = vec4<f32>(0.0);
-  var accV{{d}} = vec4<f32>(0.0);
-#endfor
-#else
   var accK: array<f32, MAX_HD>;
   var accV: array<f32, MAX_HD>;
-#endif
   if (mask[p.offMask + key] != 0u) {
-    let group = p.heads / p.kvHeads;
     for (var h = g * group; h < (g + 1u) * group; h++) {
       for (var i = w.i; i < p.T; i++) {
         let row = w.b * p.T + i;
@@ -220,40 +342,15 @@ fn attention_backward_dkv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_wo
         let oi = oIndex(row, h);
         let lse = Lse[p.offLse + row * p.heads + h];
         let D = Dbuf[p.offD + row * p.heads + h];
-#if HD4
-        var s = 0.0;
-        var dp = 0.0;
-#for d in 0..HD4
-        let q{{d}} = ldQ(qi + {{d}}u * 4u);
-        let do{{d}} = ldDO(oi + {{d}}u * 4u);
-        s += dot(q{{d}}, k{{d}});
-        dp += dot(do{{d}}, v{{d}});
-#endfor
-        let prob = exp(s - lse);
-        let ds = prob * (dp - D);
-#for d in 0..HD4
-        accV{{d}} += prob * do{{d}};
-        accK{{d}} += ds * q{{d}};
-#endfor
-#else
         let prob = exp(dotQK(qi, kj) - lse);
         let ds = prob * (dotDOV(oi, kj) - D);
         for (var d = 0u; d < p.hd; d++) {
           accV[d] += prob * dO[p.offDO + oi + d];
           accK[d] += ds * Q[p.offQ + qi + d];
         }
-#endif
       }
     }
   }
-#if HD4
-#for d in 0..HD4
-  for (var c = 0u; c < 4u; c++) {
-    dKV[p.offDK + kj + {{d}}u * 4u + c] = accK{{d}}[c] * p.scale;
-    dKV[p.offDV + kj + {{d}}u * 4u + c] = accV{{d}}[c];
-  }
-#endfor
-#else
   for (var d = 0u; d < p.hd; d++) {
     dKV[p.offDK + kj + d] = accK[d] * p.scale;
     dKV[p.offDV + kj + d] = accV[d];

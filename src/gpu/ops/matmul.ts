@@ -220,7 +220,8 @@ export class MatmulTuner {
 
   /**
    * Times every variant on this shape (random inputs, `runs` timed runs after a warm-up,
-   * median) and records the winner for its class. Returns the timings in ms.
+   * median; one run for a variant already twice as slow as the best) and records the winner
+   * for its class. Returns the timings in ms.
    */
   async tune(s: MatmulShape, runs = 3): Promise<Partial<Record<MatmulVariant, number>>> {
     const rt = this.rt;
@@ -240,8 +241,12 @@ export class MatmulTuner {
           return performance.now() - t0;
         };
         await once();
-        const samples: number[] = [];
-        for (let i = 0; i < runs; i++) samples.push(await once());
+        const samples = [await once()];
+        // A variant twice as slow as the best so far cannot win: one sample is enough.
+        const best = Math.min(...Object.values(times));
+        if (!(samples[0]! > 2 * best)) {
+          for (let i = 1; i < runs; i++) samples.push(await once());
+        }
         samples.sort((x, y) => x - y);
         times[variant] = samples[Math.floor(samples.length / 2)]!;
       }

@@ -34,9 +34,21 @@ function params(s: AttentionShape, t: Offsets): Params {
     .u32(s.qStride ?? s.heads * s.hd, s.kvStride ?? s.kvHeads * s.hd, 0);
 }
 
+/** Rows (queries, or keys for dK/dV) per invocation of the unrolled kernels (see attention.wgsl). */
+const ROW_BLOCK = 4;
+
 /** head_dim a multiple of 4 compiles the unrolled vec4 form (see attention.wgsl). */
-function defines(s: AttentionShape): { HD4: number } | undefined {
-  return s.hd % 4 === 0 ? { HD4: s.hd / 4 } : undefined;
+function defines(s: AttentionShape): { HD4: number; RB: number } | undefined {
+  return s.hd % 4 === 0 ? { HD4: s.hd / 4, RB: ROW_BLOCK } : undefined;
+}
+
+/** The kernel's name, defines, override and how many invocations cover `heads` per token. */
+function blocked(s: AttentionShape, entry: string, heads: number) {
+  const d = defines(s);
+  return {
+    kernel: { shader: 'attention', entry, defines: d, constants: d ? { RB: ROW_BLOCK } : undefined },
+    invocations: s.B * (d ? Math.ceil(s.T / ROW_BLOCK) : s.T) * heads,
+  };
 }
 
 function check(s: AttentionShape): void {
@@ -51,11 +63,12 @@ export function attentionForward(
   t: { q: Tensor; k: Tensor; v: Tensor; mask: Tensor<'u32'>; o: Tensor; lse: Tensor },
 ): void {
   check(s);
+  const { kernel, invocations } = blocked(s, 'attention_forward', s.heads);
   rt.dispatch({
-    kernel: { shader: 'attention', entry: 'attention_forward', defines: defines(s) },
+    kernel,
     params: params(s, t),
     buffers: [t.q.buffer, t.k.buffer, t.v.buffer, t.mask.buffer, t.o.buffer, t.lse.buffer],
-    workgroups: grid(rt, s.B * s.T * s.heads, 64),
+    workgroups: grid(rt, invocations, 64),
     label: 'attention_forward',
   });
 }
@@ -83,21 +96,23 @@ export function attentionBackward(
     workgroups: grid(rt, s.B * s.T * s.heads, 64),
     label: 'attention_backward_d',
   });
+  const dq = blocked(s, 'attention_backward_dq', s.heads);
   rt.dispatch({
-    kernel: { shader: 'attention', entry: 'attention_backward_dq', defines: defines(s) },
+    kernel: dq.kernel,
     params: p,
     buffers: [t.q.buffer, t.k.buffer, t.v.buffer, t.mask.buffer, null, t.lse.buffer, t.dO.buffer, t.d.buffer, t.dq.buffer],
-    workgroups: grid(rt, s.B * s.T * s.heads, 64),
+    workgroups: grid(rt, dq.invocations, 64),
     label: 'attention_backward_dq',
   });
+  const dkv = blocked(s, 'attention_backward_dkv', s.kvHeads);
   rt.dispatch({
-    kernel: { shader: 'attention', entry: 'attention_backward_dkv', defines: defines(s) },
+    kernel: dkv.kernel,
     params: p,
     buffers: [
       t.q.buffer, t.k.buffer, t.v.buffer, t.mask.buffer, null, t.lse.buffer, t.dO.buffer, t.d.buffer, null,
       t.dk.buffer,
     ],
-    workgroups: grid(rt, s.B * s.T * s.kvHeads, 64),
+    workgroups: grid(rt, dkv.invocations, 64),
     label: 'attention_backward_dkv',
   });
 }

@@ -201,6 +201,9 @@ describe('attention', () => {
       [{ B: 3, T: 17, heads: 4, kvHeads: 1, hd: 16 }, 'left', false],
       [{ B: 2, T: 9, heads: 2, kvHeads: 2, hd: 6 }, 'left', true],
       [{ B: 1, T: 65, heads: 2, kvHeads: 2, hd: 32 }, 'none', true],
+      // Fewer positions than a block of rows per invocation.
+      [{ B: 3, T: 2, heads: 2, kvHeads: 1, hd: 4 }, 'left', false],
+      [{ B: 2, T: 3, heads: 3, kvHeads: 3, hd: 12 }, 'right', true],
     ];
     for (const [s, padding, fusedRows] of shapes) {
       const seed = freshSeed();
