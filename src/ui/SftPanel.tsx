@@ -9,14 +9,14 @@ const DEMO_SEEDS = 'gsm8k-148.jsonl';
 /** How many skipped lines are listed; the rest are counted. */
 const LISTED_ERRORS = 12;
 
-const NUMERIC_FIELDS: { key: keyof SftSettings; label: string; step?: number }[] = [
-  { key: 'steps', label: 'steps' },
-  { key: 'batchSize', label: 'batch' },
-  { key: 'seqLen', label: 'sequence length' },
-  { key: 'accumulation', label: 'accumulation' },
-  { key: 'lr', label: 'learning rate', step: 1e-4 },
-  { key: 'warmupSteps', label: 'warm-up steps' },
-  { key: 'seed', label: 'seed' },
+const NUMERIC_FIELDS: { key: keyof SftSettings; label: string; min: number; step: number | 'any' }[] = [
+  { key: 'steps', label: 'steps', min: 1, step: 1 },
+  { key: 'batchSize', label: 'batch', min: 1, step: 1 },
+  { key: 'seqLen', label: 'sequence length', min: 2, step: 1 },
+  { key: 'accumulation', label: 'accumulation', min: 1, step: 1 },
+  { key: 'lr', label: 'learning rate', min: 0, step: 'any' },
+  { key: 'warmupSteps', label: 'warm-up steps', min: 0, step: 1 },
+  { key: 'seed', label: 'seed', min: 0, step: 1 },
 ];
 
 /** Supervised fine-tuning in the engine worker: seeds in, live loss, checkpoint out. */
@@ -32,10 +32,6 @@ export function SftPanel() {
 
   const readSeedFile = async (file: File | undefined) => {
     if (file) lab.loadSeeds(file.name, await file.text());
-  };
-  const loadDemo = async () => {
-    const r = await fetch(`${import.meta.env.BASE_URL}seeds/${DEMO_SEEDS}`);
-    if (r.ok) lab.loadSeeds(DEMO_SEEDS, await r.text());
   };
   const onDrop = (e: DragEvent) => {
     e.preventDefault();
@@ -68,10 +64,11 @@ export function SftPanel() {
           choose one…
           <input type="file" accept=".jsonl,.json,.txt" data-testid="seed-file" onChange={(e) => void readSeedFile(e.target.files?.[0])} />
         </label>
-        <button type="button" onClick={() => void loadDemo()} data-testid="seed-demo">
+        <button type="button" onClick={() => void lab.loadShippedSeeds(DEMO_SEEDS)} data-testid="seed-demo">
           Use the demo seeds (GSM8K, 148)
         </button>
       </div>
+      {lab.seedsError ? <p className="error-text">{lab.seedsError}</p> : null}
       {lab.seeds ? (
         <div data-testid="seed-summary">
           <p>
@@ -151,8 +148,8 @@ export function SftPanel() {
             <input
               type="number"
               value={settings[f.key] as number}
-              step={f.step ?? 1}
-              min={f.key === 'seed' ? 0 : f.step ?? 1}
+              step={f.step}
+              min={f.min}
               data-testid={`sft-${f.key}`}
               onChange={(e) => setSettings({ ...settings, [f.key]: Number(e.target.value) })}
             />

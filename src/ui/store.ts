@@ -49,6 +49,7 @@ export interface SeedSet {
 
 export interface SftSlice {
   seeds: SeedSet | null;
+  seedsError: string | null;
   model: ModelSummary | null;
   /** What the model controls are doing: loading a preset, importing, exporting. */
   modelBusy: string | null;
@@ -60,6 +61,8 @@ export interface SftSlice {
   /** Where the last export went. */
   exported: string | null;
   loadSeeds(name: string, text: string): void;
+  /** Fetches a seed file the lab ships (public/seeds/). */
+  loadShippedSeeds(name: string): Promise<void>;
   newModel(preset: PresetName, seed: number): Promise<void>;
   importModel(files: File[]): Promise<void>;
   runSft(settings: SftSettings): Promise<void>;
@@ -129,6 +132,7 @@ const sftSlice: StateCreator<LabState, [], [], SftSlice> = (set, get) => {
   };
   return {
     seeds: null,
+    seedsError: null,
     model: null,
     modelBusy: null,
     modelError: null,
@@ -138,7 +142,16 @@ const sftSlice: StateCreator<LabState, [], [], SftSlice> = (set, get) => {
     sftError: null,
     exported: null,
     loadSeeds(name, text) {
-      set({ seeds: { name, ...sftPairsFromJsonl(text) } });
+      set({ seeds: { name, ...sftPairsFromJsonl(text) }, seedsError: null });
+    },
+    async loadShippedSeeds(name) {
+      try {
+        const r = await fetch(`${import.meta.env.BASE_URL}seeds/${name}`);
+        if (!r.ok) throw new Error(`HTTP ${r.status}`);
+        get().loadSeeds(name, await r.text());
+      } catch (e) {
+        set({ seedsError: `could not load the demo seeds ${name}: ${message(e)}` });
+      }
     },
     newModel: (preset, seed) =>
       modelAction(`initialising ${preset}`, async () => {
