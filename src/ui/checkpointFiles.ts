@@ -25,7 +25,7 @@ export async function readCheckpointFiles(picked: readonly File[]): Promise<{ na
   }
   const files = await Promise.all(picked.map(async (f) => ({ name: f.name, bytes: new Uint8Array(await f.arrayBuffer()) })));
   const folder = picked[0]!.webkitRelativePath.split('/')[0];
-  return { name: folder || 'checkpoint', files };
+  return { name: folder || 'imported checkpoint', files };
 }
 
 export function zipCheckpoint(files: readonly CheckpointFile[]): Uint8Array {
