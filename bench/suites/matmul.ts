@@ -53,6 +53,10 @@ const TOLERANCE = 1e-4;
 
 const SEED = 0x5a6e;
 
+/** Shapes whose calls are fast get up to MAX_RUNS timed runs, about RUN_BUDGET_MS per library. */
+const RUN_BUDGET_MS = 300;
+const MAX_RUNS = 41;
+
 const CONTENDER_NAMES = ['ours', 'jax-js', 'tfjs'] as const;
 type ContenderName = (typeof CONTENDER_NAMES)[number];
 
@@ -182,6 +186,8 @@ interface Measurement {
 
 interface ShapeResult extends Shape {
   gflop: number;
+  /** Timed runs per library for this shape. */
+  runs: number;
   results: Partial<Record<ContenderName, Measurement>>;
   errors: Partial<Record<ContenderName, string>>;
 }
@@ -222,7 +228,7 @@ export const matmulSuite: Suite = async ({ quick, log }: SuiteOptions) => {
     const a = uniform(M * K, random);
     const b = uniform(K * N, random);
     const ref = matmulRef({ a, b, batch: 1, M, N, K });
-    const row: ShapeResult = { ...shape, gflop, results: {}, errors: {} };
+    const row: ShapeResult = { ...shape, gflop, runs, results: {}, errors: {} };
     results.push(row);
 
     const fail = (name: ContenderName, what: string) => {
@@ -260,9 +266,14 @@ export const matmulSuite: Suite = async ({ quick, log }: SuiteOptions) => {
       }
     }
 
+    // Fast shapes get more runs (the same number for every library), so that a median over
+    // millisecond calls is not at the mercy of a few noisy ones.
+    const slowest = Math.max(...live.map((e) => e.warmupMs[e.warmupMs.length - 1] ?? 0));
+    const shapeRuns = Math.max(runs, Math.min(MAX_RUNS, Math.ceil(RUN_BUDGET_MS / Math.max(slowest, 1e-3))));
+    row.runs = shapeRuns;
     // Runs interleave the libraries, rotating who goes first, so drift in machine load
     // lands on all of them alike instead of on whichever ran last.
-    for (let r = 0; r < runs; r++) {
+    for (let r = 0; r < shapeRuns; r++) {
       const order = live.map((_, i) => live[(i + r) % live.length]!);
       for (const entry of order) {
         if (row.errors[entry.c.name]) continue;
@@ -303,8 +314,8 @@ export const matmulSuite: Suite = async ({ quick, log }: SuiteOptions) => {
   for (const c of contenders) c.close();
 
   const table: Table = {
-    title: `f32 matmul, GFLOP/s (median of ${runs} runs after ${warmup} warm-up, each including readback)`,
-    columns: ['M×K×N', 'ours', 'jax-js', 'tfjs', 'ours/jax', 'ours/tfjs', 'ours/best peer', 'our kernel'],
+    title: `f32 matmul, GFLOP/s (median of ${runs}–${Math.max(...results.map((r) => r.runs))} runs after ${warmup} warm-up, each including readback)`,
+    columns: ['M×K×N', 'runs', 'ours', 'jax-js', 'tfjs', 'ours/jax', 'ours/tfjs', 'ours/best peer', 'our kernel'],
     rows: results.map((r) => {
       const g = (n: ContenderName) => r.results[n]?.gflops;
       const peers = [g('jax-js'), g('tfjs')].filter((x): x is number => x !== undefined);
@@ -312,6 +323,7 @@ export const matmulSuite: Suite = async ({ quick, log }: SuiteOptions) => {
       const variant = r.results.ours?.detail.variant;
       return [
         label(r),
+        String(r.runs),
         fmt(g('ours')),
         fmt(g('jax-js')),
         fmt(g('tfjs')),

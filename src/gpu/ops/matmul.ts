@@ -219,9 +219,9 @@ export class MatmulTuner {
   }
 
   /**
-   * Times every variant on this shape (random inputs, `runs` timed runs after a warm-up,
-   * median; one run for a variant already twice as slow as the best) and records the winner
-   * for its class. Returns the timings in ms.
+   * Times every variant on this shape (random inputs, a warm-up, then the median of `runs`
+   * timed runs, more for kernels under 10 ms, one for a variant already twice as slow as the
+   * best) and records the winner for its class. Returns the timings in ms.
    */
   async tune(s: MatmulShape, runs = 3): Promise<Partial<Record<MatmulVariant, number>>> {
     const rt = this.rt;
@@ -245,7 +245,9 @@ export class MatmulTuner {
         // A variant twice as slow as the best so far cannot win: one sample is enough.
         const best = Math.min(...Object.values(times));
         if (!(samples[0]! > 2 * best)) {
-          for (let i = 1; i < runs; i++) samples.push(await once());
+          // Short kernels get more runs (up to ~30 ms of them): a millisecond is within the noise.
+          const n = Math.max(runs, Math.min(5 * runs, Math.ceil(30 / samples[0]!)));
+          for (let i = 1; i < n; i++) samples.push(await once());
         }
         samples.sort((x, y) => x - y);
         times[variant] = samples[Math.floor(samples.length / 2)]!;
