@@ -22,6 +22,14 @@ test('fine-tunes on dropped seeds in the engine worker, exports a checkpoint and
   await expect(summary).toContainText('2 lines skipped');
   await expect(page.getByTestId('seed-errors')).toContainText('line 2: not valid JSON');
   await expect(page.getByTestId('seed-errors')).toContainText('line 4: no response field');
+  // Dropping a file on the zone reads it the same way.
+  const dataTransfer = await page.evaluateHandle((text) => {
+    const dt = new DataTransfer();
+    dt.items.add(new File([text], 'dropped.jsonl', { type: 'application/jsonl' }));
+    return dt;
+  }, SEEDS);
+  await page.getByTestId('seed-drop').dispatchEvent('drop', { dataTransfer });
+  await expect(summary).toContainText('3 examples from dropped.jsonl');
 
   for (const [key, value] of [['steps', '6'], ['batchSize', '2'], ['seqLen', '32'], ['warmupSteps', '1']]) {
     await page.getByTestId(`sft-${key}`).fill(value!);
