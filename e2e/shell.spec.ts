@@ -8,7 +8,11 @@ test('the lab shell reports the WebGPU adapter and passes the worker matmul self
   const adapter = page.getByTestId('adapter');
   await expect(adapter).not.toBeEmpty({ timeout: 60_000 });
   // On the CPU-only machines the adapter is SwiftShader; on a real GPU it names the vendor.
-  if (!process.env.SAGE_GPU) await expect(adapter).toContainText('swiftshader');
+  if (!process.env.SAGE_GPU) {
+    await expect(adapter).toContainText('swiftshader');
+    // SwiftShader runs 4 invocations per subgroup, and the matmuls use that.
+    await expect(page.getByTestId('subgroup-size')).toContainText('4 (matmuls share row loads');
+  }
   await expect(page.getByTestId('feature-timestamp-query')).toBeVisible();
   await expect(page.getByTestId('selfcheck-status')).toHaveText('passed', { timeout: 120_000 });
   const err = Number(await page.getByTestId('selfcheck-error').textContent());

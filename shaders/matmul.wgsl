@@ -8,6 +8,13 @@
 //   matmul_tiled 64×64 workgroup-memory tiles, 4×4 per invocation (fast on real GPUs)
 //   matmul_gemv  one column × 4 rows per invocation, for decode-sized M
 
+// SUBGROUP (subgroups of 4 consecutive invocations, see Runtime.subgroupMatmul): in
+// matmul_reg the 4 lanes of a subgroup share their rows, so each lane loads two of the
+// eight rows of op(A) and subgroupBroadcast hands them round: a quarter of the A loads.
+#if SUBGROUP
+enable subgroups;
+#endif
+
 // TRANS_A / TRANS_B are preprocessor switches rather than overrides: with literal index
 // arithmetic SwiftShader's JIT runs the register-tiled loop 40% faster.
 override WG_X: u32 = 8u;
@@ -65,7 +72,11 @@ fn storeOne(b: u32, m: u32, n: u32, acc: f32) {
 // Register tile per invocation: 8×8 outputs, scalar loads, unrolled with #for so the
 // tile lives in registers (on SwiftShader 9x faster than loops, 2x faster than 4×4 tiles).
 @compute @workgroup_size(WG_X, WG_Y, 1)
+#if SUBGROUP
+fn matmul_reg(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(subgroup_invocation_id) sid: u32) {
+#else
 fn matmul_reg(@builtin(global_invocation_id) gid: vec3<u32>) {
+#endif
   let b = gid.z;
   let row0 = gid.y * 8u;
   let col0 = gid.x * 8u;
@@ -86,6 +97,11 @@ fn matmul_reg(@builtin(global_invocation_id) gid: vec3<u32>) {
   let rowOff{{i}} = idxA(baseA(b), min(row0 + {{i}}u, p.M - 1u), 0u);
   let colOff{{i}} = idxB(baseB(b), 0u, min(col0 + {{i}}u, p.N - 1u));
 #endfor
+#if SUBGROUP
+  // This lane's two rows of op(A): row0 + sid and row0 + 4 + sid.
+  let rowLo = idxA(baseA(b), min(row0 + sid, p.M - 1u), 0u);
+  let rowHi = idxA(baseA(b), min(row0 + 4u + sid, p.M - 1u), 0u);
+#endif
   var acc: array<array<f32, 8>, 8>;
   let K4 = p.K & ~3u;
 #if VEC4
@@ -99,15 +115,36 @@ fn matmul_reg(@builtin(global_invocation_id) gid: vec3<u32>) {
   for (var k = 0u; k < K4; k += 4u) {
 #if VEC4
 #if TRANS_A
+#if SUBGROUP
+    // Lane sid loads the rows' values at k + sid.
+    let mineL = A[(aG0 + (k + sid) * p.M) >> 2u];
+    let mineH = A[(aG1 + (k + sid) * p.M) >> 2u];
+#endif
 #for t in 0..4
+#if SUBGROUP
+    let vAl{{t}} = subgroupBroadcast(mineL, {{t}}u);
+    let vAh{{t}} = subgroupBroadcast(mineH, {{t}}u);
+#else
     let vAl{{t}} = A[(aG0 + (k + {{t}}u) * p.M) >> 2u];
     let vAh{{t}} = A[(aG1 + (k + {{t}}u) * p.M) >> 2u];
+#endif
     let a0_{{t}} = vAl{{t}}.x; let a1_{{t}} = vAl{{t}}.y; let a2_{{t}} = vAl{{t}}.z; let a3_{{t}} = vAl{{t}}.w;
     let a4_{{t}} = vAh{{t}}.x; let a5_{{t}} = vAh{{t}}.y; let a6_{{t}} = vAh{{t}}.z; let a7_{{t}} = vAh{{t}}.w;
 #endfor
 #else
+#if SUBGROUP
+    let mineLo = A[(rowLo + k) >> 2u];
+    let mineHi = A[(rowHi + k) >> 2u];
+    let vA0 = subgroupBroadcast(mineLo, 0u); let vA1 = subgroupBroadcast(mineLo, 1u);
+    let vA2 = subgroupBroadcast(mineLo, 2u); let vA3 = subgroupBroadcast(mineLo, 3u);
+    let vA4 = subgroupBroadcast(mineHi, 0u); let vA5 = subgroupBroadcast(mineHi, 1u);
+    let vA6 = subgroupBroadcast(mineHi, 2u); let vA7 = subgroupBroadcast(mineHi, 3u);
+#else
 #for i in 0..8
     let vA{{i}} = A[(rowOff{{i}} + k) >> 2u];
+#endfor
+#endif
+#for i in 0..8
     let a{{i}}_0 = vA{{i}}.x; let a{{i}}_1 = vA{{i}}.y; let a{{i}}_2 = vA{{i}}.z; let a{{i}}_3 = vA{{i}}.w;
 #endfor
 #endif
@@ -137,11 +174,22 @@ fn matmul_reg(@builtin(global_invocation_id) gid: vec3<u32>) {
     let kB{{t}} = (k + {{t}}u) * ksB;
 #endif
 #endfor
+#if SUBGROUP
+#for t in 0..4
+    let lo{{t}} = A[rowLo + kA{{t}}];
+    let hi{{t}} = A[rowHi + kA{{t}}];
+    let a0_{{t}} = subgroupBroadcast(lo{{t}}, 0u); let a1_{{t}} = subgroupBroadcast(lo{{t}}, 1u);
+    let a2_{{t}} = subgroupBroadcast(lo{{t}}, 2u); let a3_{{t}} = subgroupBroadcast(lo{{t}}, 3u);
+    let a4_{{t}} = subgroupBroadcast(hi{{t}}, 0u); let a5_{{t}} = subgroupBroadcast(hi{{t}}, 1u);
+    let a6_{{t}} = subgroupBroadcast(hi{{t}}, 2u); let a7_{{t}} = subgroupBroadcast(hi{{t}}, 3u);
+#endfor
+#else
 #for i in 0..8
 #for t in 0..4
     let a{{i}}_{{t}} = A[rowOff{{i}} + kA{{t}}];
 #endfor
 #endfor
+#endif
 #for t in 0..4
 #for j in 0..8
     let b{{t}}_{{j}} = B[colOff{{j}} + kB{{t}}];

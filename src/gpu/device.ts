@@ -35,6 +35,8 @@ export interface GpuContext {
   adapter: AdapterSummary;
   /** Optional features that were granted. */
   features: ReadonlySet<OptionalFeature>;
+  /** The subgroup size when `subgroups` was granted and the adapter has exactly one; else null. */
+  subgroupSize: number | null;
   limits: Readonly<Record<(typeof RAISED_LIMITS)[number] | 'minUniformBufferOffsetAlignment', number>>;
   platform: Platform;
   /** Called once if the device is lost (reason and message from the implementation). */
@@ -97,9 +99,16 @@ export async function acquireDevice(
     device,
     adapter: summarizeAdapter(adapter.info),
     features: new Set(features),
+    subgroupSize: fixedSubgroupSize(adapter.info, features.includes('subgroups')),
     limits,
     platform,
     onLost: (l) => lostListeners.push(l),
     onError: (l) => errorListeners.push(l),
   };
+}
+
+function fixedSubgroupSize(info: GPUAdapterInfo, granted: boolean): number | null {
+  // subgroupMinSize/MaxSize are newer than @webgpu/types' GPUAdapterInfo.
+  const { subgroupMinSize: min, subgroupMaxSize: max } = info as GPUAdapterInfo & { subgroupMinSize?: number; subgroupMaxSize?: number };
+  return granted && typeof min === 'number' && min === max ? min : null;
 }

@@ -23,11 +23,16 @@ type Command =
   | { kind: 'dispatch'; d: Dispatch; paramBytes: Uint8Array }
   | { kind: 'copy'; src: GPUBuffer; srcOffset: number; dst: GPUBuffer; dstOffset: number; bytes: number };
 
+/** Subgroup size the subgroup matmul path is written for (see shaders/matmul.wgsl). */
+export const SUBGROUP_MATMUL_LANES = 4;
+
 export interface RuntimeOptions {
   /** Record GPU time per dispatch with timestamp queries, when the adapter has them. */
   profile?: boolean;
   /** Overrides the adapter-based choice of row-per-invocation kernels (see serialRows). */
   serialRows?: boolean;
+  /** Lets register-tiled matmuls share row loads across a subgroup where they can (default true). */
+  subgroupMatmul?: boolean;
   /** Keep WebGPU's default limits (e.g. 8 storage buffers per stage) to check portability. */
   defaultLimits?: boolean;
 }
@@ -61,11 +66,19 @@ export class Runtime {
    * a barrier costs a coroutine switch per invocation.
    */
   readonly serialRows: boolean;
+  /**
+   * Register-tiled matmuls load each row of op(A) once per subgroup and broadcast it. This
+   * needs subgroups of exactly 4 consecutive invocations (so that a subgroup's lanes share
+   * their rows): SwiftShader's, where it is tested; WebGPU does not promise the layout elsewhere.
+   */
+  readonly subgroupMatmul: boolean;
 
   private constructor(readonly ctx: GpuContext, options: RuntimeOptions, cache: Record<string, string>) {
     this.cache = new Map(Object.entries(cache));
     this.device = ctx.device;
     this.serialRows = options.serialRows ?? ctx.adapter.architecture === 'swiftshader';
+    this.subgroupMatmul =
+      (options.subgroupMatmul ?? true) && ctx.subgroupSize === SUBGROUP_MATMUL_LANES && ctx.adapter.architecture === 'swiftshader';
     this.pool = new BufferPool(this.device, ctx.limits.maxBufferSize);
     this.pipelines = new PipelineCache(this.device, (name) => ctx.platform.shaderSource(name));
     this.profiler = options.profile && ctx.features.has('timestamp-query') ? new Profiler(this.device) : null;

@@ -58,6 +58,11 @@ export function DevicePanel() {
             </span>
           ))}
         </dd>
+        <dt>Subgroup size</dt>
+        <dd data-testid="subgroup-size">
+          {device.subgroupSize ?? 'varies or none'}
+          {device.subgroupMatmul ? <span className="muted"> (matmuls share row loads across subgroups)</span> : null}
+        </dd>
         {LIMITS_SHOWN.map(([key, label]) => (
           <div key={key} className="row">
             <dt>{label}</dt>

@@ -8,6 +8,10 @@ export interface DeviceReport {
   platform: string;
   adapter: { vendor: string; architecture: string; device: string; description: string };
   features: { name: string; granted: boolean }[];
+  /** Invocations per subgroup when the adapter has one fixed size; null otherwise. */
+  subgroupSize: number | null;
+  /** Matmuls share row loads across subgroups (see Runtime.subgroupMatmul). */
+  subgroupMatmul: boolean;
   limits: Record<string, number>;
 }
 

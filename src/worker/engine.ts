@@ -73,6 +73,8 @@ export function createEngine(platform: Platform): EngineApi {
           description: r.ctx.adapter.description,
         },
         features: OPTIONAL_FEATURES.map((name) => ({ name, granted: r.ctx.features.has(name) })),
+        subgroupSize: r.ctx.subgroupSize,
+        subgroupMatmul: r.subgroupMatmul,
         limits: { ...r.ctx.limits },
       };
     },

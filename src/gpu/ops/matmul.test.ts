@@ -20,9 +20,9 @@ interface Case {
 /** reg-vec4 runs only on dimensions that are multiples of 4: its cases round up to them. */
 const fit = (variant: MatmulVariant, n: number) => (variant === 'reg-vec4' ? Math.ceil(n / 4) * 4 : n);
 
-async function check(variant: MatmulVariant, shape: Case): Promise<void> {
+async function check(variant: MatmulVariant, shape: Case, subgroupMatmul = true): Promise<void> {
   const c = { ...shape, M: fit(variant, shape.M), N: fit(variant, shape.N), K: fit(variant, shape.K) };
-  const rt = await testRuntime();
+  const rt = await testRuntime({ subgroupMatmul });
   const seed = freshSeed();
   const r = rng(seed);
   const a = uniform(c.batch * c.M * c.K, r);
@@ -40,36 +40,56 @@ async function check(variant: MatmulVariant, shape: Case): Promise<void> {
   const ref = matmulRef({ a, b, ...c, bias, c: prior });
   const abs = (x: Float32Array | undefined) => x?.map(Math.abs);
   const scale = matmulRef({ a: abs(a)!, b: abs(b)!, ...c, alpha: Math.abs(c.alpha ?? 1), beta: Math.abs(c.beta ?? 0), bias: abs(bias), c: abs(prior) });
-  assertClose(`${variant} ${JSON.stringify(c)} seed ${seed}`, got, ref, c.N, 1e-5, scale);
+  const path = rt.subgroupMatmul ? ' (subgroup rows)' : '';
+  assertClose(`${variant}${path} ${JSON.stringify(c)} seed ${seed}`, got, ref, c.N, 1e-5, scale);
   rt.release(aT, bT, out, ...(biasT ? [biasT] : []));
 }
 
 const sizes = [1, 3, 17, 65, 127, 300];
 
+/** Register-tiled variants also run with rows shared across a subgroup, where the adapter allows it. */
+const SUBGROUP_PATHS: Record<MatmulVariant, boolean[]> = {
+  reg: [true, false],
+  'reg-wide': [true, false],
+  'reg-vec4': [true, false],
+  tiled: [true],
+  gemv: [true],
+};
+
 describe('matmul', () => {
   for (const variant of MATMUL_VARIANTS) {
-    describe(variant, () => {
-      for (const [transA, transB] of [[false, false], [false, true], [true, false], [true, true]] as const) {
-        it(`${transA ? 'T' : 'N'}${transB ? 'T' : 'N'} over odd sizes`, async () => {
-          const r = Math.random;
-          for (const M of sizes) {
-            const N = sizes[Math.floor(r() * sizes.length)]!;
-            const K = sizes[Math.floor(r() * sizes.length)]!;
-            await check(variant, { batch: 1, M, N, K, transA, transB });
-          }
+    for (const sg of SUBGROUP_PATHS[variant]) {
+      describe(`${variant}${sg ? '' : ' without subgroups'}`, () => {
+        for (const [transA, transB] of [[false, false], [false, true], [true, false], [true, true]] as const) {
+          it(`${transA ? 'T' : 'N'}${transB ? 'T' : 'N'} over odd sizes`, async () => {
+            const r = Math.random;
+            for (const M of sizes) {
+              const N = sizes[Math.floor(r() * sizes.length)]!;
+              const K = sizes[Math.floor(r() * sizes.length)]!;
+              await check(variant, { batch: 1, M, N, K, transA, transB }, sg);
+            }
+          });
+          it(`${transA ? 'T' : 'N'}${transB ? 'T' : 'N'} batched, tile-aligned`, async () => {
+            await check(variant, { batch: 3, M: 64, N: 68, K: 40, transA, transB }, sg);
+            await check(variant, { batch: 2, M: 17, N: 65, K: 33, transA, transB }, sg);
+          });
+        }
+        it('broadcast B, bias, alpha and accumulate (beta)', async () => {
+          await check(variant, { batch: 3, M: 20, N: 36, K: 24, transA: false, transB: true, broadcastB: true, bias: true }, sg);
+          await check(variant, { batch: 2, M: 65, N: 17, K: 127, transA: true, transB: false, beta: 1, alpha: 0.5 }, sg);
+          await check(variant, { batch: 1, M: 64, N: 64, K: 64, transA: false, transB: false, beta: -0.25, bias: true }, sg);
         });
-        it(`${transA ? 'T' : 'N'}${transB ? 'T' : 'N'} batched, tile-aligned`, async () => {
-          await check(variant, { batch: 3, M: 64, N: 68, K: 40, transA, transB });
-          await check(variant, { batch: 2, M: 17, N: 65, K: 33, transA, transB });
-        });
-      }
-      it('broadcast B, bias, alpha and accumulate (beta)', async () => {
-        await check(variant, { batch: 3, M: 20, N: 36, K: 24, transA: false, transB: true, broadcastB: true, bias: true });
-        await check(variant, { batch: 2, M: 65, N: 17, K: 127, transA: true, transB: false, beta: 1, alpha: 0.5 });
-        await check(variant, { batch: 1, M: 64, N: 64, K: 64, transA: false, transB: false, beta: -0.25, bias: true });
       });
-    });
+    }
   }
+
+  it('shares row loads across subgroups on SwiftShader', async () => {
+    const rt = await testRuntime();
+    if (rt.ctx.adapter.architecture !== 'swiftshader') return;
+    expect(rt.ctx.subgroupSize).toBe(4);
+    expect(rt.subgroupMatmul).toBe(true);
+    expect((await testRuntime({ subgroupMatmul: false })).subgroupMatmul).toBe(false);
+  });
 
   it('respects tensor offsets (views into one buffer)', async () => {
     const rt = await testRuntime();

@@ -80,7 +80,7 @@ const ceil = (x: number, d: number) => Math.ceil(x / d);
 /** Outputs per invocation along each axis in matmul_reg. */
 const REG_TILE = 8;
 
-function plan(variant: MatmulVariant, g: Geometry) {
+function plan(variant: MatmulVariant, g: Geometry, subgroups: boolean) {
   const defines = { TRANS_A: g.transA, TRANS_B: g.transB };
   switch (variant) {
     case 'reg':
@@ -91,7 +91,7 @@ function plan(variant: MatmulVariant, g: Geometry) {
         kernel: {
           shader: 'matmul',
           entry: 'matmul_reg',
-          defines: { ...defines, VEC4: variant === 'reg-vec4' },
+          defines: { ...defines, VEC4: variant === 'reg-vec4', SUBGROUP: subgroups },
           constants: { WG_X: wx, WG_Y: wy },
         },
         workgroups: [ceil(g.N, REG_TILE * wx), ceil(g.M, REG_TILE * wy), g.batch] as const,
@@ -138,7 +138,7 @@ export function matmul(rt: Runtime, args: MatmulArgs): Tensor {
     }
     variant = 'reg';
   }
-  const { kernel, workgroups } = plan(variant, g);
+  const { kernel, workgroups } = plan(variant, g, rt.subgroupMatmul);
   const params = new Params()
     .u32(g.M, g.N, g.K, g.batch)
     .u32(args.a.offset, args.b.offset, out.offset, args.bias?.offset ?? 0)
@@ -161,7 +161,7 @@ export function shapeClass(s: MatmulShape): string {
   return `${s.transA ? 'T' : 'N'}${s.transB ? 'T' : 'N'}|m${b(s.M)}|n${b(s.N)}|k${b(s.K)}`;
 }
 
-const CACHE_VERSION = 'matmul-autotune:v3';
+const CACHE_VERSION = 'matmul-autotune:v4';
 
 /**
  * Measures the variants once per adapter and shape class and remembers the fastest in the
