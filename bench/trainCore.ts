@@ -139,6 +139,7 @@ export function isolatedCache(platform: Platform): Platform {
   return {
     name: platform.name,
     gpu: () => platform.gpu(),
+    unavailableAdvice: () => platform.unavailableAdvice(),
     shaderSource: (name) => platform.shaderSource(name),
     loadCache: async () => Object.fromEntries(memory),
     saveCache: async (key, value) => void memory.set(key, value),

@@ -5,7 +5,7 @@ import { sftPairsFromJsonl } from './sftPairs';
 describe('seed JSONL to SFT pairs', () => {
   it('reads every shipped seed format', () => {
     for (const [file, lines] of [['gsm8k-148', 148], ['math-156', 156], ['humaneval-87', 87], ['mbppplus-109', 109]] as const) {
-      const { pairs, errors } = sftPairsFromJsonl(readFileSync(`../shared/data/seeds/${file}.jsonl`, 'utf8'));
+      const { pairs, errors } = sftPairsFromJsonl(readFileSync(`data/seeds/${file}.jsonl`, 'utf8'));
       expect(errors).toEqual([]);
       expect(pairs.length).toBe(lines);
       expect(pairs.every((p) => p.prompt.length > 0 && p.response.length > 0)).toBe(true);

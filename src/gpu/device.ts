@@ -46,12 +46,9 @@ export interface GpuContext {
 }
 
 export class WebGPUUnavailableError extends Error {
-  constructor(detail: string) {
-    super(
-      `WebGPU is not available ${detail}. Use a recent Chrome or Edge (113+) with WebGPU enabled; ` +
-        'on Linux start it with --enable-unsafe-webgpu --enable-features=Vulkan, and on a machine ' +
-        'without a GPU add --use-webgpu-adapter=swiftshader --enable-unsafe-swiftshader.',
-    );
+  /** `detail` says what was missing; `advice` (from the platform) how to get WebGPU there. */
+  constructor(detail: string, advice: string) {
+    super(`WebGPU is not available ${detail}. ${advice}`);
     this.name = 'WebGPUUnavailableError';
   }
 }
@@ -75,9 +72,9 @@ export async function acquireDevice(
   } = {},
 ): Promise<GpuContext> {
   const gpu = await platform.gpu();
-  if (!gpu) throw new WebGPUUnavailableError(`in this ${platform.name} (no navigator.gpu)`);
+  if (!gpu) throw new WebGPUUnavailableError(`in this ${platform.name} (no navigator.gpu)`, platform.unavailableAdvice());
   const adapter = await gpu.requestAdapter({ powerPreference: options.powerPreference ?? 'high-performance' });
-  if (!adapter) throw new WebGPUUnavailableError(`in this ${platform.name} (no adapter was found)`);
+  if (!adapter) throw new WebGPUUnavailableError(`in this ${platform.name} (no adapter was found)`, platform.unavailableAdvice());
   const features = OPTIONAL_FEATURES.filter((f) => adapter.features.has(f));
   const requiredLimits: Record<string, number> = {};
   if (!options.defaultLimits) for (const name of RAISED_LIMITS) requiredLimits[name] = adapter.limits[name];

@@ -20,6 +20,13 @@ export const browserPlatform: Platform = {
   async gpu() {
     return typeof navigator !== 'undefined' && navigator.gpu ? navigator.gpu : null;
   },
+  unavailableAdvice() {
+    return (
+      'Use a recent Chrome or Edge (113+) with WebGPU enabled; on Linux start it with ' +
+      '--enable-unsafe-webgpu --enable-features=Vulkan, and on a machine without a GPU add ' +
+      '--use-webgpu-adapter=swiftshader --enable-unsafe-swiftshader.'
+    );
+  },
   shaderSource(name) {
     const text = shaders.get(name);
     if (text === undefined) throw new Error(`unknown shader "${name}" (looked in shaders/*.wgsl)`);

@@ -4,7 +4,31 @@ import { fileURLToPath } from 'node:url';
 import type { Platform } from './types';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const SWIFTSHADER_ICD = '/usr/lib/chromium/vk_swiftshader_icd.json';
+const CHROMIUM_LIB = '/usr/lib/chromium';
+const SWIFTSHADER_ICD = `${CHROMIUM_LIB}/vk_swiftshader_icd.json`;
+const VULKAN_LOADERS = ['/usr/lib/x86_64-linux-gnu', '/usr/lib/aarch64-linux-gnu', '/usr/lib', CHROMIUM_LIB].map(
+  (dir) => `${dir}/libvulkan.so.1`,
+);
+const INSTALL = 'sudo apt-get install -y chromium libvulkan1   (Debian/Ubuntu; as root: npm run setup)';
+
+/**
+ * Why Dawn found no adapter on this machine, and the command that fixes it. Without a GPU,
+ * Dawn runs on SwiftShader, a CPU Vulkan driver that Debian's chromium ships, through a
+ * Vulkan loader (libvulkan1).
+ */
+export function nodeUnavailableAdvice(): string {
+  if (process.env.SAGE_GPU === 'hardware') {
+    return 'SAGE_GPU=hardware asks for a real GPU and Dawn found none: check its Vulkan driver, or unset SAGE_GPU to run on SwiftShader (CPU).';
+  }
+  const missing: string[] = [];
+  const icd = process.env.VK_ICD_FILENAMES ?? SWIFTSHADER_ICD;
+  if (!existsSync(icd)) missing.push(`the SwiftShader Vulkan driver (${icd}, from Debian's chromium package)`);
+  if (!VULKAN_LOADERS.some((p) => existsSync(p))) missing.push('a Vulkan loader (libvulkan.so.1, from libvulkan1)');
+  const what = missing.length
+    ? `Node runs WebGPU through Dawn, which on a machine without a GPU needs ${missing.join(' and ')}.`
+    : `Node runs WebGPU through Dawn on ${icd}, which offered no adapter; if the Vulkan loader is only Chromium's, run through npm (npm run ...), which sets LD_LIBRARY_PATH.`;
+  return `${what} Install: ${INSTALL}`;
+}
 
 export interface NodePlatformOptions {
   /** JSON file for the persistent cache (autotune results). */
@@ -36,7 +60,7 @@ export function nodePlatform(options: NodePlatformOptions = {}): Platform {
     name: 'node (dawn)',
     async gpu() {
       if (instance) return instance;
-      if (!process.env.VK_ICD_FILENAMES && existsSync(SWIFTSHADER_ICD)) {
+      if (!process.env.VK_ICD_FILENAMES && process.env.SAGE_GPU !== 'hardware' && existsSync(SWIFTSHADER_ICD)) {
         process.env.VK_ICD_FILENAMES = SWIFTSHADER_ICD;
       }
       const dawn = (await import('webgpu')) as unknown as {
@@ -48,6 +72,7 @@ export function nodePlatform(options: NodePlatformOptions = {}): Platform {
       keepAlive.push(instance);
       return instance;
     },
+    unavailableAdvice: nodeUnavailableAdvice,
     shaderSource(name) {
       return readFileSync(join(root, 'shaders', `${name}.wgsl`), 'utf8');
     },

@@ -4,6 +4,8 @@ export interface Platform {
   readonly name: string;
   /** The WebGPU entry point (`navigator.gpu` or Dawn's), or null when there is none. */
   gpu(): Promise<GPU | null>;
+  /** What to do when no adapter is found here: the settings or packages it needs. */
+  unavailableAdvice(): string;
   /** The text of `shaders/<name>.wgsl`. */
   shaderSource(name: string): string;
   /**

@@ -15,6 +15,7 @@ import type {
 } from '../worker/api';
 import { canSaveToFolder, downloadBytes, readCheckpointFiles, saveToFolder, zipCheckpoint } from './checkpointFiles';
 import { callEngine } from './engineClient';
+import { SHIPPED_SEEDS } from './shippedData';
 
 type Status = 'idle' | 'running' | 'done' | 'error';
 
@@ -61,7 +62,7 @@ export interface SftSlice {
   /** Where the last export went. */
   exported: string | null;
   loadSeeds(name: string, text: string): void;
-  /** Fetches a seed file the lab ships (public/seeds/). */
+  /** Fetches a seed file the lab ships (data/seeds/, by file name). */
   loadShippedSeeds(name: string): Promise<void>;
   newModel(preset: PresetName, seed: number): Promise<void>;
   importModel(files: File[]): Promise<void>;
@@ -146,7 +147,9 @@ const sftSlice: StateCreator<LabState, [], [], SftSlice> = (set, get) => {
     },
     async loadShippedSeeds(name) {
       try {
-        const r = await fetch(`${import.meta.env.BASE_URL}seeds/${name}`);
+        const url = SHIPPED_SEEDS[name];
+        if (!url) throw new Error('not a shipped seed file');
+        const r = await fetch(url);
         if (!r.ok) throw new Error(`HTTP ${r.status}`);
         get().loadSeeds(name, await r.text());
       } catch (e) {
