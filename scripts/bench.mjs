@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * npm run bench [-- --suite matmul[,other]] [--quick] [--timeout-min 20]
+ * npm run bench [-- --suite matmul[,other]] [--quick] [--timeout-min 20] [--no-write]   (--help: bench/cli.ts)
  *
  * Serves bench/index.html with Vite, opens it in headless Chromium on WebGPU, waits for the
  * page's result, prints each suite's tables and writes bench/results/<suite>-<date>.json
@@ -12,53 +12,14 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { nodeSuites, runNodeSuite } from './bench-node.mjs';
 import { chromiumArgs, chromiumPath } from './browser.mjs';
-import { ensureBrowser } from './ensure-browser.mjs';
+import { ensureGpuRuntimes } from './setup.mjs';
+import { benchCli } from '../bench/cli.ts';
+import { runCli } from '../src/cli/options.ts';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const resultsDir = join(root, 'bench', 'results');
-
-function usage() {
-  return [
-    'usage: npm run bench -- [--suite NAME[,NAME]] [--quick] [--timeout-min N] [--no-write]',
-    '  --suite        suites to run (default: all); repeatable',
-    '  --quick        fewer shapes and runs: checks the harness, not a measurement',
-    '  --timeout-min  give up on the page, and on each Node half, after N minutes (default 20)',
-    '  --no-write     print only; write no files under bench/results',
-    '  env CHROMIUM_PATH  browser executable (default /usr/bin/chromium)',
-    '  env SAGE_GPU=hardware  use the real GPU instead of SwiftShader',
-  ].join('\n');
-}
-
-let args;
-try {
-  args = parseArgs({
-    options: {
-      suite: { type: 'string', multiple: true },
-      quick: { type: 'boolean', default: false },
-      'timeout-min': { type: 'string', default: '20' },
-      'no-write': { type: 'boolean', default: false },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-  }).values;
-} catch (e) {
-  console.error(`${e.message}\n${usage()}`);
-  process.exit(2);
-}
-if (args.help) {
-  console.log(usage());
-  process.exit(0);
-}
-const suites = (args.suite ?? ['all']).flatMap((s) => s.split(',')).filter(Boolean);
-const timeoutMs = Number(args['timeout-min']) * 60_000;
-if (!(timeoutMs > 0)) {
-  console.error(`--timeout-min must be a positive number\n${usage()}`);
-  process.exit(2);
-}
-
-ensureBrowser();
 
 const progress = (line) => process.stderr.write(`${line}\n`);
 
@@ -76,7 +37,10 @@ function localDate(d) {
   return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}`;
 }
 
-async function main() {
+async function main(args) {
+  const suites = args.suite.length ? args.suite : ['all'];
+  const timeoutMs = args['timeout-min'] * 60_000;
+  ensureGpuRuntimes();
   // Before Vite starts, whose dependency pre-bundling would share the CPU with the measurement.
   const nodeResults = {};
   for (const name of nodeSuites(root, suites)) {
@@ -201,10 +165,4 @@ async function main() {
   }
 }
 
-main().then(
-  (code) => process.exit(code),
-  (e) => {
-    console.error(`bench failed: ${e?.stack ?? e}`);
-    process.exit(1);
-  },
-);
+await runCli(benchCli, async (args) => process.exit(await main(args)));

@@ -4,6 +4,7 @@
 import { existsSync } from 'node:fs';
 
 const CHROMIUM_LIB = '/usr/lib/chromium';
+export const SWIFTSHADER_ICD = `${CHROMIUM_LIB}/vk_swiftshader_icd.json`;
 
 function systemHasVulkanLoader() {
   return ['/usr/lib/x86_64-linux-gnu/libvulkan.so.1', '/usr/lib/aarch64-linux-gnu/libvulkan.so.1', '/usr/lib/libvulkan.so.1'].some(
@@ -11,10 +12,14 @@ function systemHasVulkanLoader() {
   );
 }
 
+export function vulkanLoaderAvailable() {
+  return systemHasVulkanLoader() || existsSync(`${CHROMIUM_LIB}/libvulkan.so.1`);
+}
+
 export function gpuEnv(base = process.env) {
   const env = { ...base };
-  if (!env.VK_ICD_FILENAMES && existsSync(`${CHROMIUM_LIB}/vk_swiftshader_icd.json`) && env.SAGE_GPU !== 'hardware') {
-    env.VK_ICD_FILENAMES = `${CHROMIUM_LIB}/vk_swiftshader_icd.json`;
+  if (!env.VK_ICD_FILENAMES && existsSync(SWIFTSHADER_ICD) && env.SAGE_GPU !== 'hardware') {
+    env.VK_ICD_FILENAMES = SWIFTSHADER_ICD;
   }
   if (!systemHasVulkanLoader() && existsSync(`${CHROMIUM_LIB}/libvulkan.so.1`)) {
     env.LD_LIBRARY_PATH = [CHROMIUM_LIB, env.LD_LIBRARY_PATH].filter(Boolean).join(':');

@@ -1,10 +1,10 @@
 // `npm test`: unit and GPU kernel tests in Node (Dawn), then browser tests in headless
 // Chromium with WebGPU (Playwright). Exits non-zero if any step fails.
 import { spawnSync } from 'node:child_process';
-import { ensureBrowser } from './ensure-browser.mjs';
+import { ensureGpuRuntimes } from './setup.mjs';
 import { gpuEnv } from './gpu-env.mjs';
 
-ensureBrowser();
+ensureGpuRuntimes();
 const env = gpuEnv();
 const steps = [
   ['typecheck', ['npx', 'tsc', '--noEmit']],

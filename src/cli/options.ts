@@ -4,6 +4,7 @@
  * accepts (exit code 2). `--help` lists them with their defaults.
  */
 import { existsSync, statSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
 
 interface Base {
   /** One line for --help. */
@@ -205,4 +206,10 @@ export async function runCli<S extends OptionSpecs>(
     if (process.env.SAGE_DEBUG && e instanceof Error && e.stack) console.error(e.stack);
     process.exit(1);
   }
+}
+
+/** True in the module that Node (or tsx) was started with, so a CLI module can also be imported. */
+export function isMain(moduleUrl: string): boolean {
+  const entry = process.argv[1];
+  return entry !== undefined && moduleUrl === pathToFileURL(entry).href;
 }

@@ -1,9 +1,10 @@
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { importCheckpoint } from '../model/checkpoint';
+import { sftCli } from './sft';
+import { expectEveryOptionChecked, runCliProcess } from './testing';
 
 describe('sft command line', () => {
   it('trains from a JSONL file, reports bad lines, and writes a checkpoint that loads', () => {
@@ -14,11 +15,7 @@ describe('sft command line', () => {
       ['{"question": "1+1?", "answer": "2"}', 'not json', '{"problem": "2+2?", "solution": "4"}', '{"prompt": "x"}'].join('\n'),
     );
     const out = join(dir, 'ckpt');
-    const r = spawnSync(
-      'npx',
-      ['tsx', 'src/cli/sft.ts', '--data', data, '--steps', '3', '--batch', '2', '--seq', '16', '--log-every', '1', '--out', out],
-      { encoding: 'utf8', env: process.env, timeout: 240_000 },
-    );
+    const r = runCliProcess('src/cli/sft.ts', ['--data', data, '--steps', '3', '--batch', '2', '--seq', '16', '--log-every', '1', '--out', out]);
     expect(r.status, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/seeds\.jsonl:2: skipped: not valid JSON/);
     expect(r.stderr).toMatch(/seeds\.jsonl:4: skipped: no response field/);
@@ -31,11 +28,7 @@ describe('sft command line', () => {
 
     // Resuming continues the optimizer's step count and moments.
     const out2 = join(dir, 'ckpt2');
-    const again = spawnSync(
-      'npx',
-      ['tsx', 'src/cli/sft.ts', '--data', data, '--from', out, '--steps', '2', '--batch', '2', '--seq', '16', '--log-every', '1', '--out', out2],
-      { encoding: 'utf8', env: process.env, timeout: 240_000 },
-    );
+    const again = runCliProcess('src/cli/sft.ts', ['--data', data, '--from', out, '--steps', '2', '--batch', '2', '--seq', '16', '--log-every', '1', '--out', out2]);
     expect(again.status, again.stderr).toBe(0);
     expect(again.stdout).toMatch(/resuming AdamW at step 3/);
     expect(again.stdout).toMatch(/step +5 +loss/);
@@ -47,8 +40,34 @@ describe('sft command line', () => {
     const dir = mkdtempSync(join(tmpdir(), 'sage-sft-'));
     const data = join(dir, 'bad.jsonl');
     writeFileSync(data, 'nope\n[1]\n');
-    const r = spawnSync('npx', ['tsx', 'src/cli/sft.ts', '--data', data], { encoding: 'utf8', env: process.env, timeout: 120_000 });
+    const r = runCliProcess('src/cli/sft.ts', ['--data', data]);
     expect(r.status).toBe(1);
-    expect(r.stderr).toMatch(/sft: no usable examples/);
+    expect(r.stderr).toMatch(/^sft: no usable examples in .*bad\.jsonl$/m);
+  });
+
+  it('refuses a bad value of every option before any GPU work', () => {
+    expectEveryOptionChecked(sftCli);
+  });
+
+  it('prints one line naming a bad option, with exit code 2, and lists the options with --help', () => {
+    const bad = runCliProcess('src/cli/sft.ts', ['--data', 'data/seeds/gsm8k-148.jsonl', '--steps', '0']);
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toBe('sft: --steps must be an integer ≥ 1 (got "0")');
+    const help = runCliProcess('src/cli/sft.ts', ['--help']);
+    expect(help.status).toBe(0);
+    expect(help.stdout).toMatch(/--steps N +optimizer steps \(default 200\)/);
+    expect(help.stdout).toMatch(/--preset TEXT .*one of tiny, small, base; default tiny/);
+  });
+
+  it('without a GPU adapter, says what Dawn lacks and the command that installs it', () => {
+    const r = runCliProcess('src/cli/sft.ts', ['--data', 'data/seeds/gsm8k-148.jsonl', '--steps', '1'], {
+      ...process.env,
+      VK_ICD_FILENAMES: '/nonexistent/vk_icd.json',
+      SAGE_GPU: '',
+    });
+    expect(r.status).toBe(1);
+    expect(r.stderr.split('\n')).toHaveLength(1);
+    expect(r.stderr).toMatch(/^sft: WebGPU is not available in this node \(dawn\) \(no adapter was found\)\. Node runs WebGPU through Dawn/);
+    expect(r.stderr).toContain('apt-get install -y chromium libvulkan1');
   });
 });

@@ -15,9 +15,9 @@ import { memoryEstimate } from '../model/memory';
 import { nodePlatform } from '../platform/node';
 import { ModelSession, RateMeter, type ModelSource } from '../train/session';
 import { DEFAULT_SFT, type SftSettings } from '../train/sftSettings';
-import { runCli, UsageError, type OptionValues } from './options';
+import { isMain, runCli, UsageError, type OptionValues } from './options';
 
-const cli = {
+export const sftCli = {
   name: 'sft',
   summary: 'Supervised fine-tuning on prompt → response pairs from a JSONL file, on the GPU through Dawn.',
   options: {
@@ -42,7 +42,7 @@ const cli = {
   ],
 } as const;
 
-async function main(o: OptionValues<typeof cli.options>): Promise<void> {
+async function main(o: OptionValues<typeof sftCli.options>): Promise<void> {
   if (o['reset-optimizer'] && !o.from) throw new UsageError('--reset-optimizer needs --from (a preset starts afresh anyway)');
   const { pairs, errors } = sftPairsFromJsonl(readFileSync(o.data, 'utf8'));
   for (const e of errors.slice(0, 20)) console.warn(`${o.data}:${e.line}: skipped: ${e.reason}`);
@@ -99,4 +99,4 @@ async function main(o: OptionValues<typeof cli.options>): Promise<void> {
   rt.destroy();
 }
 
-await runCli(cli, main);
+if (isMain(import.meta.url)) await runCli(sftCli, main);

@@ -44,11 +44,12 @@ describe('SFT data', () => {
 describe('SFT training', () => {
   it('memorises a small set: the tiny preset reaches low loss, deterministically', async () => {
     const rt = await testRuntime();
-    const run = async () => {
-      // Kernel choices fixed from the first step (no autotuning), so two runs are bit-identical.
+    // Kernel choices fixed from the first step (no autotuning), so two runs are bit-identical;
+    // the second run checks that over its first steps, on the same 60-step schedule.
+    const run = async (steps: number) => {
       const { model, trainer } = memorisationRun(rt, 60, false);
       const losses: number[] = [];
-      for (let i = 0; i < 60; i++) {
+      for (let i = 0; i < steps; i++) {
         const r = await trainer.step();
         expect(r.finite).toBe(true);
         losses.push(r.loss);
@@ -57,11 +58,10 @@ describe('SFT training', () => {
       model.destroy();
       return losses;
     };
-    const losses = await run();
+    const losses = await run(60);
     expect(losses[0]!).toBeGreaterThan(4); // ≈ ln(264) at initialisation
     expect(losses[losses.length - 1]!).toBeLessThan(0.1);
-    const again = await run();
-    expect(again).toEqual(losses);
+    expect(await run(8)).toEqual(losses.slice(0, 8));
   });
 
   it('keeps live GPU buffers and bytes flat over 50 training steps', async () => {
