@@ -25,3 +25,41 @@ export function crossEntropy(
     label: 'cross_entropy',
   });
 }
+
+/** Coefficients of the PPO clipped surrogate (see shaders/policy_loss.wgsl). */
+export interface PolicyLossCoefficients {
+  /** Ratio clip range [1 − clipLow, 1 + clipHigh]. */
+  clipLow: number;
+  clipHigh: number;
+  /** Weight of the k3 KL estimate to the reference log-probs (0: no reference needed). */
+  klCoef: number;
+  /** Weight of the entropy bonus. */
+  entCoef: number;
+}
+
+/**
+ * Fused policy-gradient loss: per row of `tokIn` (w, advantage, old log-prob, reference
+ * log-prob) writes `tokOut` (loss, log-prob, entropy) and replaces the logits in place by
+ * d(Σ loss)/d(logits). targets: i32 (−1 ignores a token).
+ */
+export function policyLoss(
+  rt: Runtime,
+  t: { logits: Tensor; targets: Tensor<'i32'>; tokIn: Tensor; tokOut: Tensor },
+  k: PolicyLossCoefficients,
+): void {
+  const vocab = t.logits.shape[t.logits.shape.length - 1]!;
+  const rows = t.logits.size / vocab;
+  if (t.targets.size !== rows) throw new Error(`policy loss: targets holds ${t.targets.size} values for ${rows} rows`);
+  if (t.tokIn.size !== rows * 4) throw new Error(`policy loss: tokIn holds ${t.tokIn.size} values, expected 4 per row (${rows * 4})`);
+  if (t.tokOut.size !== rows * 3) throw new Error(`policy loss: tokOut holds ${t.tokOut.size} values, expected 3 per row (${rows * 3})`);
+  if (!(k.clipLow >= 0 && k.clipLow < 1 && k.clipHigh >= 0)) throw new Error(`policy loss: clip range [1 − ${k.clipLow}, 1 + ${k.clipHigh}] is not around 1`);
+  rt.dispatch({
+    kernel: { shader: 'policy_loss', entry: 'policy_loss', defines: { SERIAL: rt.serialRows } },
+    params: new Params()
+      .u32(rows, vocab, t.logits.offset, t.targets.offset, t.tokIn.offset, t.tokOut.offset, 0, 0)
+      .f32(k.clipLow, k.clipHigh, k.klCoef, k.entCoef),
+    buffers: [t.logits.buffer, t.targets.buffer, t.tokIn.buffer, t.tokOut.buffer],
+    workgroups: grid(rt, rows, rt.serialRows ? 64 : 1),
+    label: 'policy_loss',
+  });
+}
