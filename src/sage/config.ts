@@ -1,0 +1,109 @@
+/**
+ * Methods as data: a method is a set of roles, reward weights and which roles train, so an
+ * ablation is a changed field, not a code path. Every constant of section 4 lives here.
+ */
+
+export const ROLES = ['challenger', 'planner', 'solver', 'critic'] as const;
+export type RoleName = (typeof ROLES)[number];
+
+export interface RewardConfig {
+  /** Quality threshold: a problem is admitted, and earns the difficulty term, only if s_q ≥ alpha. */
+  alpha: number;
+  /** Plan gate: the Solver sees the plan, and is rewarded for it, only if s_p ≥ beta. */
+  beta: number;
+  /** r_s = plan·s̃_p + correct·s_gt + format·r_f. */
+  solver: { plan: number; correct: number; format: number };
+  /** MAE: r_s = judge·s_judge + format·r_f (used when the method's solverReward is 'judge'). */
+  solverJudge: { judge: number; format: number };
+  /** r_c with a usable validator and s_q ≥ alpha. */
+  challenger: { quality: number; difficulty: number; format: number };
+  /** r_c otherwise (difficulty dropped). */
+  challengerFallback: { quality: number; format: number };
+  /** r_p = plan·s_p + format·r_f. */
+  planner: { plan: number; format: number };
+  /** What an unparsable Critic score counts as for its consumer. */
+  unparsableScore: number;
+}
+
+export interface MethodConfig {
+  name: string;
+  /** One line for the settings panel. */
+  summary: string;
+  /** Roles that generate in a step. */
+  roles: readonly RoleName[];
+  /** Roles whose rollouts enter the policy-gradient update. */
+  trained: readonly RoleName[];
+  /** 'sage': validators decide the Solver's correctness; 'judge': MAE's judge scores answers. */
+  solverReward: 'sage' | 'judge';
+  /** New problems from the Challenger enter the bank (false: train on the seeds only). */
+  evolveBank: boolean;
+  rewards: RewardConfig;
+}
+
+export const DEFAULT_REWARDS: RewardConfig = {
+  alpha: 0.7,
+  beta: 0.3,
+  solver: { plan: 0.2, correct: 0.6, format: 0.2 },
+  solverJudge: { judge: 0.5, format: 0.5 },
+  challenger: { quality: 1 / 3, difficulty: 1 / 3, format: 1 / 3 },
+  challengerFallback: { quality: 0.5, format: 0.5 },
+  planner: { plan: 0.8, format: 0.2 },
+  unparsableScore: 0.5,
+};
+
+const SAGE: MethodConfig = {
+  name: 'sage',
+  summary: 'SAGE: Challenger, Planner, Solver and Critic, all trained',
+  roles: ROLES,
+  trained: ROLES,
+  solverReward: 'sage',
+  evolveBank: true,
+  rewards: DEFAULT_REWARDS,
+};
+
+/** SAGE with one role generating as usual but left out of the update. */
+function frozen(role: RoleName): MethodConfig {
+  return { ...SAGE, name: `sage-freeze-${role}`, summary: `SAGE with the ${role}'s training frozen`, trained: ROLES.filter((r) => r !== role) };
+}
+
+/** The method presets of the lab and `npm run evolve --method`. */
+export const METHODS = {
+  sage: SAGE,
+  mae: {
+    name: 'mae',
+    summary: 'MAE: Proposer, Solver and Judge (the Critic also scores answers), no Planner',
+    roles: ['challenger', 'solver', 'critic'],
+    trained: ['challenger', 'solver', 'critic'],
+    solverReward: 'judge',
+    evolveBank: true,
+    rewards: DEFAULT_REWARDS,
+  },
+  rlvr: {
+    name: 'rlvr',
+    summary: 'RLVR baseline: the Solver alone on the seeds, rewarded by the validators',
+    roles: ['solver'],
+    trained: ['solver'],
+    solverReward: 'sage',
+    evolveBank: false,
+    // No plan: correctness and format keep SAGE's 3 : 1 ratio.
+    rewards: { ...DEFAULT_REWARDS, solver: { plan: 0, correct: 0.75, format: 0.25 } },
+  },
+  'sage-no-quality-filter': {
+    ...SAGE,
+    name: 'sage-no-quality-filter',
+    summary: 'SAGE without the quality filter (alpha = 0)',
+    rewards: { ...DEFAULT_REWARDS, alpha: 0 },
+  },
+  'sage-no-plan-gate': {
+    ...SAGE,
+    name: 'sage-no-plan-gate',
+    summary: 'SAGE without the plan gate (beta = 0: every plan reaches the Solver)',
+    rewards: { ...DEFAULT_REWARDS, beta: 0 },
+  },
+  'sage-freeze-challenger': frozen('challenger'),
+  'sage-freeze-planner': frozen('planner'),
+  'sage-freeze-solver': frozen('solver'),
+  'sage-freeze-critic': frozen('critic'),
+} as const satisfies Record<string, MethodConfig>;
+
+export type MethodName = keyof typeof METHODS;
