@@ -9,7 +9,7 @@ import { flatParamSize, headDim, paramSpecs, validateConfig, type LlamaConfig, t
 import { checkFits } from './memory';
 import { attentionBackward, attentionForward, MAX_HEAD_DIM, type AttentionShape } from './kernels/attention';
 import { embeddingBackward, embeddingForward, tokenIndex } from './kernels/embedding';
-import { crossEntropy } from './kernels/loss';
+import { crossEntropy, policyLoss, type PolicyLossCoefficients } from './kernels/loss';
 import { rmsnormBackward, rmsnormForward } from './kernels/norm';
 import { rope, ropeTables, type RopeTables } from './kernels/rope';
 
@@ -225,10 +225,27 @@ export class Transformer {
     return { loss: ws.tokenLoss, logp: ws.logp };
   }
 
+  /**
+   * Records forward + the fused policy-gradient loss (PPO clipped surrogate). `perToken`
+   * holds 4 numbers per token: weight (the token mean's 1/count, 0 off the response),
+   * advantage, old log-prob and reference log-prob. Returns [B·T, 3]: loss, log-prob and
+   * entropy per token; call backward() next.
+   */
+  forwardPolicyLoss(batch: Batch, perToken: ArrayLike<number>, k: PolicyLossCoefficients): Tensor<'f32'> {
+    if (!batch.targets) throw new Error('forwardPolicyLoss needs batch.targets');
+    if (perToken.length !== 4 * batch.B * batch.T) throw new Error(`policy inputs hold ${perToken.length} values, expected 4 per token (${4 * batch.B * batch.T})`);
+    const logits = this.forward(batch);
+    const ws = this.ws!;
+    this.rt.write(ws.policyIn, Float32Array.from(perToken));
+    policyLoss(this.rt, { logits, targets: ws.targets, tokIn: ws.policyIn, tokOut: ws.policyOut }, k);
+    ws.lossReady = true;
+    return ws.policyOut;
+  }
+
   /** Records the backward pass of the last forwardLoss, adding into the gradients. */
   backward(): void {
     const ws = this.ws;
-    if (!ws?.lossReady) throw new Error('backward() needs a forwardLoss() first');
+    if (!ws?.lossReady) throw new Error('backward() needs a forwardLoss() or forwardPolicyLoss() first');
     ws.lossReady = false;
     const c = this.config;
     const rt = this.rt;
@@ -313,6 +330,9 @@ class Workspace {
   readonly logits: Tensor;
   readonly tokenLoss: Tensor<'f32'>;
   readonly logp: Tensor<'f32'>;
+  /** Policy-gradient loss inputs (4 per token) and outputs (3 per token). */
+  readonly policyIn: Tensor<'f32'>;
+  readonly policyOut: Tensor<'f32'>;
   readonly grad: { res: Tensor; ln: Tensor; att: Tensor; qkv: Tensor; D: Tensor; act: Tensor; gu: Tensor };
   tokenIds: ArrayLike<number> = [];
   lossReady = false;
@@ -343,6 +363,8 @@ class Workspace {
     this.logits = f([N, c.vocab_size], 'logits');
     this.tokenLoss = f([N], 'token_loss');
     this.logp = f([N], 'logp');
+    this.policyIn = f([N * 4], 'policy_in');
+    this.policyOut = f([N * 3], 'policy_out');
     this.grad = {
       res: f([N, H], 'd.res'), ln: f([N, H], 'd.ln'), att: f([N, qd], 'd.att'), qkv: f([N, qd + 2 * kvd], 'd.qkv'),
       D: f([N, nH], 'd.D'), act: f([N, I], 'd.act'), gu: f([N, 2 * I], 'd.gate_up'),

@@ -1,0 +1,107 @@
+import { describe, expect, it } from 'vitest';
+import { assertClose, freshSeed, rng, testRuntime } from '../gpu/testing';
+import { PRESETS } from '../model/config';
+import { Transformer, type Batch } from '../model/transformer';
+import { AdamW } from './adamw';
+import { DEFAULT_POLICY_LOSS, policyStep, type PolicyMicroBatch } from './policy';
+
+const CONFIG = { ...PRESETS.tiny, num_hidden_layers: 1 };
+
+/** Two rows sharing a prompt, each with a 3-token response; targets only on the response. */
+function rollouts(prompt: number[], responses: number[][]): Batch {
+  const T = prompt.length + 3;
+  const tokens: number[] = [];
+  const targets: number[] = [];
+  for (const r of responses) {
+    const row = [...prompt, ...r];
+    tokens.push(...row);
+    for (let t = 0; t < T; t++) targets.push(t >= prompt.length - 1 && t < T - 1 ? row[t + 1]! : -1);
+  }
+  return { B: responses.length, T, tokens, targets };
+}
+
+describe('policy-gradient step', () => {
+  it('at ratio 1 the surrogate has the gradient of cross-entropy weighted by w·A', async () => {
+    const rt = await testRuntime();
+    const seed = freshSeed();
+    const r = rng(seed);
+    const model = Transformer.init(rt, CONFIG, seed);
+    const batch = rollouts([1, 70, 71, 72], [[80, 81, 82], [90, 91, 92]]);
+    const N = batch.B * batch.T;
+    const w = Array.from({ length: N }, (_, i) => (batch.targets![i]! < 0 ? 0 : 1 / 6));
+    const A = Array.from({ length: N }, () => (r() - 0.5) * 4);
+    model.zeroGrad();
+    const { logp } = model.forwardLoss({ ...batch, weights: w.map((x, i) => x * A[i]!) });
+    model.backward();
+    const [ceGrad, oldLogp] = await Promise.all([rt.read(model.grads), rt.read(logp)]);
+    const perToken = new Float32Array(N * 4);
+    for (let i = 0; i < N; i++) perToken.set([w[i]!, A[i]!, oldLogp[i]!, 0], i * 4);
+    model.zeroGrad();
+    const out = model.forwardPolicyLoss(batch, perToken, DEFAULT_POLICY_LOSS);
+    model.backward();
+    const [pgGrad, tokOut] = await Promise.all([rt.read(model.grads), rt.read(out)]);
+    assertClose(`policy vs weighted CE gradient, seed ${seed}`, pgGrad, Float64Array.from(ceGrad), pgGrad.length, 1e-5);
+    let expected = 0;
+    let got = 0;
+    for (let i = 0; i < N; i++) {
+      expected -= w[i]! * A[i]!;
+      got += tokOut[i * 3]!;
+    }
+    expect(Math.abs(got - expected)).toBeLessThan(1e-5 * (1 + Math.abs(expected)));
+    model.destroy();
+  });
+
+  it('raises the log-probability of rewarded responses, lowers the others, and reports clipping', async () => {
+    const rt = await testRuntime();
+    const model = Transformer.init(rt, CONFIG, 11);
+    const optimizer = new AdamW(rt, model.params.size, model.specs);
+    const batch = rollouts([1, 65, 66], [[67, 68, 69], [75, 76, 77]]);
+    const N = batch.B * batch.T;
+    const respTokens = Array.from(batch.targets!).filter((t) => t >= 0).length;
+    const { logp } = model.forwardLoss({ ...batch, weights: new Array(N).fill(0) });
+    const old = await rt.read(logp);
+    model.backward(); // consumes the forward; the gradients are zeroed by the step
+    const perToken = new Float32Array(N * 4);
+    for (let i = 0; i < N; i++) {
+      if (batch.targets![i]! < 0) continue;
+      perToken.set([1 / respTokens, i < batch.T ? 1 : -1, old[i]!, 0], i * 4);
+    }
+    const micro: PolicyMicroBatch[] = [{ batch, perToken }];
+    const results = [];
+    for (let s = 0; s < 6; s++) results.push(await policyStep(model, optimizer, micro, 3e-3, DEFAULT_POLICY_LOSS, false));
+    expect(results.every((x) => x.finite && x.tokens === respTokens)).toBe(true);
+    expect(results[0]!.clipFraction).toBe(0);
+    expect(results[0]!.approxKl).toBeCloseTo(0, 5);
+    // The old log-probs stay those of the first policy: as it moves, ratios leave the clip range.
+    expect(results[5]!.clipFraction).toBeGreaterThan(0);
+    expect(results[5]!.loss).toBeLessThan(results[0]!.loss);
+    const { logp: after } = model.forwardLoss({ ...batch, weights: new Array(N).fill(0) });
+    const now = await rt.read(after);
+    model.backward();
+    let up = 0;
+    let down = 0;
+    for (let i = 0; i < N; i++) {
+      if (batch.targets![i]! < 0) continue;
+      if (i < batch.T) up += now[i]! - old[i]!;
+      else down += now[i]! - old[i]!;
+    }
+    expect(up).toBeGreaterThan(0);
+    expect(down).toBeLessThan(0);
+    model.destroy();
+  });
+
+  it('refuses a non-finite advantage before recording anything: weights unchanged', async () => {
+    const rt = await testRuntime();
+    const model = Transformer.init(rt, CONFIG, 5);
+    const optimizer = new AdamW(rt, model.params.size, model.specs);
+    const batch = rollouts([1, 65], [[66, 67, 68]]);
+    const perToken = new Float32Array(batch.T * 4);
+    for (let i = 0; i < batch.T; i++) if (batch.targets![i]! >= 0) perToken.set([0.25, i === 2 ? Number.NaN : 1, -5, 0], i * 4);
+    const before = await rt.read(model.params);
+    await expect(policyStep(model, optimizer, [{ batch, perToken }], 1e-2, DEFAULT_POLICY_LOSS, false)).rejects.toThrow(
+      'micro-batch 0, token 2 has a non-finite advantage',
+    );
+    expect(await rt.read(model.params)).toEqual(before);
+    model.destroy();
+  });
+});
