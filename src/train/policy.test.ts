@@ -3,7 +3,7 @@ import { assertClose, freshSeed, rng, testRuntime } from '../gpu/testing';
 import { PRESETS } from '../model/config';
 import { Transformer, type Batch } from '../model/transformer';
 import { AdamW } from './adamw';
-import { DEFAULT_POLICY_LOSS, policyStep, type PolicyMicroBatch } from './policy';
+import { DEFAULT_POLICY_LOSS, packRollouts, policyStep, type PolicyMicroBatch } from './policy';
 
 const CONFIG = { ...PRESETS.tiny, num_hidden_layers: 1 };
 
@@ -103,5 +103,38 @@ describe('policy-gradient step', () => {
     );
     expect(await rt.read(model.params)).toEqual(before);
     model.destroy();
+  });
+});
+
+describe('packing rollouts into micro-batches', () => {
+  it('targets completion tokens only, weights them 1/total over the batch, and groups rows by length', () => {
+    const rollouts = [
+      { promptIds: [1, 10, 11], completionIds: [20, 21, 2], oldLogprobs: [-1, -2, -3], advantage: 0.5 },
+      { promptIds: [1, 10], completionIds: [30], oldLogprobs: [-4], advantage: -1 },
+      { promptIds: [1, 12, 13, 14, 15], completionIds: [40, 41], oldLogprobs: [-5, -6], advantage: 2 },
+    ];
+    const micro = packRollouts(rollouts, { rows: 2, maxLength: 16, lengthGranule: 4, padId: 0 });
+    expect(micro.map((m) => [m.batch.B, m.batch.T])).toEqual([[2, 8], [1, 8]]);
+    const [first] = micro;
+    const row = (a: ArrayLike<number> | undefined, from: number) => Array.from(a!).slice(from, from + 8);
+    // Shortest first: [1,10,30] then [1,10,11,20,21,2].
+    expect(row(first!.batch.tokens, 0)).toEqual([1, 10, 30, 0, 0, 0, 0, 0]);
+    expect(row(first!.batch.mask, 0)).toEqual([1, 1, 1, 0, 0, 0, 0, 0]);
+    expect(row(first!.batch.targets, 0)).toEqual([-1, 30, -1, -1, -1, -1, -1, -1]);
+    expect(row(first!.batch.targets, 8)).toEqual([-1, -1, 20, 21, 2, -1, -1, -1]);
+    const at = (m: number, token: number) => Array.from(micro[m]!.perToken.slice(token * 4, token * 4 + 4));
+    expect(at(0, 1)).toEqual([Math.fround(1 / 6), -1, -4, 0]);
+    expect(at(0, 8 + 3)).toEqual([Math.fround(1 / 6), 0.5, -2, 0]);
+    expect(at(0, 0)).toEqual([0, 0, 0, 0]);
+    // Every completion token is counted once, with weight 1/6: the weights sum to 1.
+    const weights = micro.flatMap((m) => Array.from({ length: m.perToken.length / 4 }, (_, i) => m.perToken[i * 4]!));
+    expect(weights.reduce((a, b) => a + b, 0)).toBeCloseTo(1, 6);
+  });
+
+  it('refuses a rollout longer than the context or with mismatched log-probs', () => {
+    const o = { rows: 4, maxLength: 4, lengthGranule: 4, padId: 0 };
+    expect(() => packRollouts([{ promptIds: [1, 2, 3], completionIds: [4, 5], oldLogprobs: [0, 0], advantage: 1 }], o)).toThrow(/exceed the model's context of 4/);
+    expect(() => packRollouts([{ promptIds: [1], completionIds: [4, 5], oldLogprobs: [0], advantage: 1 }], o)).toThrow(/1 log-probs for 2 tokens/);
+    expect(packRollouts([{ promptIds: [1], completionIds: [], oldLogprobs: [], advantage: 1 }], o)).toEqual([]);
   });
 });

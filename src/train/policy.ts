@@ -95,3 +95,70 @@ export async function policyStep(
   if (autotune) await matmulTuner(rt).tunePending();
   return { ...policyStatistics(micro, outputs, k), gradNorm: stats.gradNorm, finite: stats.finite };
 }
+
+/** One sampled completion to learn from: its tokens, the log-probs it was sampled with, its advantage. */
+export interface Rollout {
+  promptIds: readonly number[];
+  /** Sampled tokens, the final EOS included when the row ended on it. */
+  completionIds: readonly number[];
+  /** log p of each completion token under the untempered model at sampling time. */
+  oldLogprobs: readonly number[];
+  /** Reference-model log-probs of the completion tokens, when a KL term is used. */
+  refLogprobs?: readonly number[];
+  advantage: number;
+}
+
+export interface PackOptions {
+  /** Rows per micro-batch. */
+  rows: number;
+  /** Longest sequence the model takes (its context). */
+  maxLength: number;
+  /** Sequence lengths are rounded up to a multiple of this, so micro-batches share workspace shapes. */
+  lengthGranule: number;
+  padId: number;
+}
+
+/**
+ * The rollouts as micro-batches: sequences right-padded (masked), grouped by length, the loss
+ * on completion tokens only, each token weighted 1 / (completion tokens of the whole batch):
+ * the token mean over the batch, however it is split.
+ */
+export function packRollouts(rollouts: readonly Rollout[], o: PackOptions): PolicyMicroBatch[] {
+  const total = rollouts.reduce((n, r) => n + r.completionIds.length, 0);
+  if (!total) return [];
+  rollouts.forEach((r, i) => {
+    if (r.oldLogprobs.length !== r.completionIds.length) throw new Error(`rollout ${i}: ${r.oldLogprobs.length} log-probs for ${r.completionIds.length} tokens`);
+    if (!r.promptIds.length) throw new Error(`rollout ${i}: empty prompt (it needs at least a BOS token)`);
+    const n = r.promptIds.length + r.completionIds.length;
+    if (n > o.maxLength) throw new Error(`rollout ${i}: ${n} tokens exceed the model's context of ${o.maxLength}`);
+  });
+  const order = rollouts.map((_, i) => i).sort((a, b) => rollouts[a]!.promptIds.length + rollouts[a]!.completionIds.length - (rollouts[b]!.promptIds.length + rollouts[b]!.completionIds.length));
+  const w = 1 / total;
+  const out: PolicyMicroBatch[] = [];
+  for (let start = 0; start < order.length; start += o.rows) {
+    const group = order.slice(start, start + o.rows).map((i) => rollouts[i]!);
+    const longest = Math.max(...group.map((r) => r.promptIds.length + r.completionIds.length));
+    const T = Math.min(o.maxLength, Math.ceil(longest / o.lengthGranule) * o.lengthGranule);
+    const B = group.length;
+    const tokens = new Array<number>(B * T).fill(o.padId);
+    const mask = new Array<number>(B * T).fill(0);
+    const targets = new Array<number>(B * T).fill(-1);
+    const perToken = new Float32Array(B * T * 4);
+    group.forEach((r, b) => {
+      const seq = [...r.promptIds, ...r.completionIds];
+      const p = r.promptIds.length;
+      for (let t = 0; t < seq.length; t++) {
+        tokens[b * T + t] = seq[t]!;
+        mask[b * T + t] = 1;
+      }
+      // Position p−1+j predicts completion token j.
+      for (let j = 0; j < r.completionIds.length; j++) {
+        const at = b * T + p - 1 + j;
+        targets[at] = r.completionIds[j]!;
+        perToken.set([w, r.advantage, r.oldLogprobs[j]!, r.refLogprobs?.[j] ?? 0], at * 4);
+      }
+    });
+    out.push({ batch: { B, T, tokens, mask, targets }, perToken });
+  }
+  return out;
+}
