@@ -5,14 +5,19 @@
  * --reset-optimizer) and --steps more steps follow on the same schedule; the data order
  * starts afresh from --seed. `--help` lists every option.
  */
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { sftPairsFromJsonl } from '../data/sftPairs';
+import { SHIPPED_SPLITS } from '../data/curriculum';
+import { describeCounts } from '../data/import';
+import { fileChunks, readProblemFile } from '../data/nodeFile';
+import { parseFieldMapping, type MathProblem } from '../data/problem';
+import { problemToPair, readSftPairs, type SftPairsReport } from '../data/sftPairs';
 import { Runtime } from '../gpu/runtime';
 import { importCheckpoint } from '../model/checkpoint';
 import { PRESETS, type PresetName } from '../model/config';
 import { memoryEstimate } from '../model/memory';
 import { nodePlatform } from '../platform/node';
+import { accuracyByLevel, firstPerLevel, type LevelAccuracy } from '../train/evaluate';
 import { ModelSession, RateMeter, type ModelSource } from '../train/session';
 import { DEFAULT_SFT, type SftSettings } from '../train/sftSettings';
 import { isMain, runCli, UsageError, type OptionValues } from './options';
@@ -21,7 +26,14 @@ export const sftCli = {
   name: 'sft',
   summary: 'Supervised fine-tuning on prompt → response pairs from a JSONL file, on the GPU through Dawn.',
   options: {
-    data: { type: 'string', arg: 'FILE', exists: 'file', required: true, help: 'seed JSONL (question/answer, problem/solution, prompt/completion…)' },
+    data: {
+      type: 'string',
+      arg: 'FILE',
+      exists: 'file',
+      default: SHIPPED_SPLITS.seeds.file,
+      help: 'seed JSONL (question/answer, problem/solution, prompt/completion…)',
+    },
+    fields: { type: 'string', arg: 'ROLE=FIELD,…', help: 'field mapping instead of detection, e.g. question=q,answer=a (roles: question, answer, solution, context, id)' },
     preset: { type: 'string', choices: Object.keys(PRESETS), default: 'tiny', help: 'model preset trained from scratch' },
     from: { type: 'string', arg: 'DIR', exists: 'dir', help: 'continue from a checkpoint folder (Hugging Face layout) instead of a preset' },
     steps: { type: 'int', min: 1, default: DEFAULT_SFT.steps, help: 'optimizer steps' },
@@ -35,6 +47,10 @@ export const sftCli = {
     'reset-optimizer': { type: 'flag', help: 'with --from: start AdamW afresh' },
     out: { type: 'string', arg: 'DIR', help: 'write the checkpoint here when done' },
     'log-every': { type: 'int', min: 1, default: 10, help: 'print a line every N steps' },
+    eval: { type: 'string', arg: 'FILE', exists: 'file', help: 'math problems to answer greedily (exact match, accuracy per level), e.g. a validation split' },
+    'eval-every': { type: 'int', min: 1, default: 100, help: 'with --eval: evaluate every N steps (and after the last)' },
+    'eval-per-level': { type: 'int', min: 1, default: 50, help: 'with --eval: problems per level (the first in the file)' },
+    'eval-out': { type: 'string', arg: 'FILE', help: 'with --eval: append one JSON line per evaluation' },
   },
   notes: [
     'env SAGE_GPU=hardware  use a real GPU instead of SwiftShader',
@@ -44,10 +60,13 @@ export const sftCli = {
 
 async function main(o: OptionValues<typeof sftCli.options>): Promise<void> {
   if (o['reset-optimizer'] && !o.from) throw new UsageError('--reset-optimizer needs --from (a preset starts afresh anyway)');
-  const { pairs, errors } = sftPairsFromJsonl(readFileSync(o.data, 'utf8'));
+  const { pairs, errors, refused } = await readPairs(o.data, o.fields);
+  if (refused) throw new Error(`${o.data}: ${refused}`);
   for (const e of errors.slice(0, 20)) console.warn(`${o.data}:${e.line}: skipped: ${e.reason}`);
   if (errors.length > 20) console.warn(`... and ${errors.length - 20} more skipped lines`);
   if (!pairs.length) throw new Error(`no usable examples in ${o.data}`);
+
+  const evalSet = o.eval ? await readEvalSet(o.eval, o['eval-per-level']) : null;
 
   const rt = await Runtime.create(nodePlatform());
   let source: ModelSource;
@@ -78,9 +97,22 @@ async function main(o: OptionValues<typeof sftCli.options>): Promise<void> {
   if (trainer.optimizer.step > 0) console.log(`resuming AdamW at step ${trainer.optimizer.step}`);
   const every = o['log-every'];
   const rate = new RateMeter();
+  let trainingMs = 0;
+  const evaluate = async (step: number) => {
+    if (!evalSet) return;
+    const t0 = performance.now();
+    const levels = await accuracyByLevel(session.model, session.tokenizer, evalSet, {
+      batchSize: settings.batchSize,
+      seqLen: settings.seqLen,
+      maxNewTokens: Math.min(8, settings.seqLen - 1),
+    });
+    console.log(`eval step ${step} (${(trainingMs / 1000).toFixed(0)} s of training): ${levels.map(describeLevel).join(' · ')} (${((performance.now() - t0) / 1000).toFixed(0)} s)`);
+    if (o['eval-out']) appendFileSync(o['eval-out'], JSON.stringify({ step, trainingSeconds: Math.round(trainingMs / 1000), levels }) + '\n');
+  };
   for (let i = 0; i < settings.steps; i++) {
     const r = await trainer.step();
     rate.add(r);
+    trainingMs += r.ms;
     if (!r.finite) console.warn(`step ${r.step}: non-finite gradient, update skipped`);
     if ((i + 1) % every === 0 || i === 0 || i === settings.steps - 1) {
       console.log(
@@ -88,6 +120,7 @@ async function main(o: OptionValues<typeof sftCli.options>): Promise<void> {
           `lr ${r.lr.toExponential(2)}  ${rate.tokensPerS > 0 ? `${rate.tokensPerS.toFixed(0)} tok/s` : `first step ${(r.ms / 1000).toFixed(1)} s (compiling, tuning)`}`,
       );
     }
+    if (((i + 1) % o['eval-every'] === 0 || i === settings.steps - 1)) await evaluate(r.step);
   }
   if (o.out) {
     mkdirSync(o.out, { recursive: true });
@@ -97,6 +130,30 @@ async function main(o: OptionValues<typeof sftCli.options>): Promise<void> {
   }
   session.destroy();
   rt.destroy();
+}
+
+/** Pairs from the file: detected per record, or built from the mapped problems. */
+async function readPairs(file: string, fields: string | undefined): Promise<SftPairsReport> {
+  if (!fields) return readSftPairs(fileChunks(file));
+  const mapping = parseFieldMapping(fields);
+  if (typeof mapping === 'string') throw new UsageError(`--fields: ${mapping}`);
+  const report = await readProblemFile(file, mapping);
+  if (report.refused) return { pairs: [], errors: [], refused: report.refused };
+  return { pairs: report.problems.map(problemToPair), errors: report.errors };
+}
+
+async function readEvalSet(file: string, perLevel: number): Promise<MathProblem[]> {
+  const report = await readProblemFile(file);
+  if (report.refused) throw new Error(`${file}: ${report.refused}`);
+  const math = report.problems.filter((p): p is MathProblem => p.kind === 'math');
+  if (!math.length) throw new Error(`${file}: no math problems to evaluate on`);
+  const chosen = firstPerLevel(math, perLevel);
+  console.log(`evaluating on ${chosen.length} problems of ${file} (${describeCounts(report.counts)})`);
+  return chosen;
+}
+
+function describeLevel(a: LevelAccuracy): string {
+  return `L${a.level} ${a.correct}/${a.total} (${((100 * a.correct) / a.total).toFixed(0)}%)`;
 }
 
 if (isMain(import.meta.url)) await runCli(sftCli, main);

@@ -1,5 +1,6 @@
 import type { SftPair } from '../train/sft';
-import { parseJsonl } from './jsonl';
+import { readJsonl } from './jsonl';
+import type { Problem } from './problem';
 
 const PROMPT_FIELDS = ['question', 'problem', 'prompt', 'instruction', 'input', 'text'] as const;
 const RESPONSE_FIELDS = ['answer', 'solution', 'canonical_solution', 'response', 'output', 'completion', 'code', 'final_answer'] as const;
@@ -28,14 +29,30 @@ export function recordToPair(r: Record<string, unknown>): SftPair | string {
   return { prompt, response };
 }
 
-export function sftPairsFromJsonl(jsonl: string): { pairs: SftPair[]; errors: { line: number; reason: string }[] } {
-  const { records, errors } = parseJsonl(jsonl);
-  const pairs: SftPair[] = [];
-  for (const { line, value } of records) {
-    const p = recordToPair(value);
-    if (typeof p === 'string') errors.push({ line, reason: p });
-    else pairs.push(p);
+export interface SftPairsReport {
+  pairs: SftPair[];
+  errors: { line: number; reason: string }[];
+  /** Set when the file is not text: nothing was read. */
+  refused?: string;
+}
+
+/** Prompt → response pairs of a JSONL file read in chunks (the seed importer's reader). */
+export async function readSftPairs(chunks: AsyncIterable<Uint8Array>): Promise<SftPairsReport> {
+  const out: SftPairsReport = { pairs: [], errors: [] };
+  for await (const ev of readJsonl(chunks)) {
+    if ('refused' in ev) return { ...out, refused: ev.refused };
+    if ('error' in ev) {
+      out.errors.push({ line: ev.line, reason: ev.error });
+      continue;
+    }
+    const p = recordToPair(ev.value);
+    if (typeof p === 'string') out.errors.push({ line: ev.line, reason: p });
+    else out.pairs.push(p);
   }
-  errors.sort((a, b) => a.line - b.line);
-  return { pairs, errors };
+  return out;
+}
+
+/** A problem read with a field mapping, as a pair: its statement → its worked solution, or its answer. */
+export function problemToPair(p: Problem): SftPair {
+  return { prompt: p.statement, response: p.solution ?? (p.kind === 'math' ? p.answer : '') };
 }

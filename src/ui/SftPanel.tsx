@@ -1,11 +1,14 @@
-import { useState, type DragEvent } from 'react';
+import { useEffect, useState, type DragEvent } from 'react';
+import { describeCounts } from '../data/import';
 import { PRESETS, type PresetName } from '../model/config';
 import { DEFAULT_SFT, type SftSettings } from '../train/sftSettings';
 import { canSaveToFolder } from './checkpointFiles';
 import { LossChart } from './LossChart';
 import { useLab } from './store';
 
-const DEMO_SEEDS = 'gsm8k-148.jsonl';
+/** The lab's default seeds (the demo curriculum), and the second built-in choice. */
+const CURRICULUM_SEEDS = 'curriculum-500.jsonl';
+const GSM8K_SEEDS = 'gsm8k-148.jsonl';
 /** How many skipped lines are listed; the rest are counted. */
 const LISTED_ERRORS = 12;
 
@@ -25,13 +28,19 @@ export function SftPanel() {
   const [settings, setSettings] = useState<SftSettings>({ ...DEFAULT_SFT, steps: 100 });
   const [preset, setPreset] = useState<PresetName>('tiny');
   const [dragging, setDragging] = useState(false);
-  if (!lab.device) return null;
+  const [fields, setFields] = useState('');
+  const { device, seeds, loadShippedSeeds } = lab;
+  useEffect(() => {
+    if (device && !seeds) void loadShippedSeeds(CURRICULUM_SEEDS);
+    // Once, when the device is first ready: a file the user picked is never replaced.
+  }, [device]);
+  if (!device) return null;
   const running = lab.sftStatus === 'running';
   const busy = running || lab.modelBusy !== null;
   const last = lab.sftSteps[lab.sftSteps.length - 1];
 
   const readSeedFile = async (file: File | undefined) => {
-    if (file) lab.loadSeeds(file.name, await file.text());
+    if (file) await lab.loadSeeds(file.name, file);
   };
   const onDrop = (e: DragEvent) => {
     e.preventDefault();
@@ -64,8 +73,11 @@ export function SftPanel() {
           choose one…
           <input type="file" accept=".jsonl,.json,.txt" data-testid="seed-file" onChange={(e) => void readSeedFile(e.target.files?.[0])} />
         </label>
-        <button type="button" onClick={() => void lab.loadShippedSeeds(DEMO_SEEDS)} data-testid="seed-demo">
-          Use the demo seeds (GSM8K, 148)
+        <button type="button" onClick={() => void lab.loadShippedSeeds(CURRICULUM_SEEDS)} data-testid="seed-curriculum">
+          Demo curriculum (500)
+        </button>
+        <button type="button" onClick={() => void lab.loadShippedSeeds(GSM8K_SEEDS)} data-testid="seed-demo">
+          GSM8K demo seeds (148)
         </button>
       </div>
       {lab.seedsError ? <p className="error-text">{lab.seedsError}</p> : null}
@@ -80,6 +92,27 @@ export function SftPanel() {
               </span>
             ) : null}
           </p>
+          <p className="muted" data-testid="seed-formats">
+            as problems: {describeCounts(lab.seeds.problems.counts)}
+            {lab.seeds.problems.duplicates.length ? ` · ${lab.seeds.problems.duplicates.length} duplicates loaded once` : ''}
+            {lab.seeds.problems.errors.length ? ` · ${lab.seeds.problems.errors.length} lines not problems` : ''}
+            {lab.seeds.fields ? ` · mapping ${lab.seeds.fields}` : ''}
+          </p>
+          <form
+            className="row-controls"
+            onSubmit={(e) => {
+              e.preventDefault();
+              void lab.remapSeeds(fields);
+            }}
+          >
+            <label>
+              field mapping{' '}
+              <input value={fields} placeholder="question=q,answer=a" onChange={(e) => setFields(e.target.value)} data-testid="seed-fields" />
+            </label>
+            <button type="submit" data-testid="seed-remap">
+              {fields.trim() ? 'Apply' : 'Detect formats'}
+            </button>
+          </form>
           {lab.seeds.errors.length ? (
             <ul className="line-errors" data-testid="seed-errors">
               {lab.seeds.errors.slice(0, LISTED_ERRORS).map((e) => (

@@ -1,6 +1,9 @@
 import { create, type StateCreator } from 'zustand';
 import { proxy } from 'comlink';
-import { sftPairsFromJsonl } from '../data/sftPairs';
+import { importProblems, type ImportReport } from '../data/import';
+import { blobChunks } from '../data/lines';
+import { parseFieldMapping } from '../data/problem';
+import { problemToPair, readSftPairs } from '../data/sftPairs';
 import type {
   DeviceReport,
   ModelSummary,
@@ -46,6 +49,10 @@ export interface SeedSet {
   pairs: SftPair[];
   /** Lines that could not be used, with their numbers and reasons. */
   errors: { line: number; reason: string }[];
+  /** The same file read as problems: counts per detected format, duplicates, unusable lines. */
+  problems: Pick<ImportReport, 'counts' | 'duplicates' | 'errors'>;
+  /** The field mapping it was read with, as typed; empty for detection. */
+  fields: string;
 }
 
 export interface SftSlice {
@@ -61,7 +68,14 @@ export interface SftSlice {
   sftError: string | null;
   /** Where the last export went. */
   exported: string | null;
-  loadSeeds(name: string, text: string): void;
+  /**
+   * Reads a seed file in chunks as prompt → response pairs and as problems; `fields`
+   * (`question=q,answer=a`) replaces format detection. A later load wins over an earlier
+   * one still reading.
+   */
+  loadSeeds(name: string, file: Blob, fields?: string): Promise<void>;
+  /** Re-reads the loaded seed file with a field mapping (empty: detection). */
+  remapSeeds(fields: string): Promise<void>;
   /** Fetches a seed file the lab ships (data/seeds/, by file name). */
   loadShippedSeeds(name: string): Promise<void>;
   newModel(preset: PresetName, seed: number): Promise<void>;
@@ -119,7 +133,21 @@ const trainCheckSlice: StateCreator<LabState, [], [], TrainCheckSlice> = (set, g
   },
 });
 
+/** Pairs and problems of a seed file, or why it cannot be used. */
+async function readSeedFile(name: string, file: Blob, fields: string): Promise<SeedSet> {
+  const mapping = fields.trim() ? parseFieldMapping(fields) : undefined;
+  if (typeof mapping === 'string') throw new Error(`field mapping: ${mapping}`);
+  const problems = await importProblems(blobChunks(file), { source: name, mapping });
+  if (problems.refused) throw new Error(`${name} is ${problems.refused}`);
+  // With a mapping, the mapped problems are the pairs; otherwise pairs keep their own detection.
+  const { pairs, errors } = mapping ? { pairs: problems.problems.map(problemToPair), errors: problems.errors } : await readSftPairs(blobChunks(file));
+  return { name, pairs, errors, problems, fields: fields.trim() };
+}
+
 const sftSlice: StateCreator<LabState, [], [], SftSlice> = (set, get) => {
+  /** The file behind `seeds`, kept to re-read it with a mapping; and the latest load's number. */
+  let seedFile: Blob | null = null;
+  let seedLoad = 0;
   /** Runs a model action, showing what it does and any refusal beside the model. */
   const modelAction = async (what: string, action: () => Promise<void>) => {
     set({ modelBusy: what, modelError: null });
@@ -142,8 +170,20 @@ const sftSlice: StateCreator<LabState, [], [], SftSlice> = (set, get) => {
     sftResult: null,
     sftError: null,
     exported: null,
-    loadSeeds(name, text) {
-      set({ seeds: { name, ...sftPairsFromJsonl(text) }, seedsError: null });
+    async loadSeeds(name, file, fields = '') {
+      const load = ++seedLoad;
+      try {
+        const seeds = await readSeedFile(name, file, fields);
+        if (load !== seedLoad) return;
+        seedFile = file;
+        set({ seeds, seedsError: null });
+      } catch (e) {
+        if (load === seedLoad) set({ seedsError: message(e) });
+      }
+    },
+    async remapSeeds(fields) {
+      const name = get().seeds?.name;
+      if (seedFile && name) await get().loadSeeds(name, seedFile, fields);
     },
     async loadShippedSeeds(name) {
       try {
@@ -151,7 +191,7 @@ const sftSlice: StateCreator<LabState, [], [], SftSlice> = (set, get) => {
         if (!url) throw new Error('not a shipped seed file');
         const r = await fetch(url);
         if (!r.ok) throw new Error(`HTTP ${r.status}`);
-        get().loadSeeds(name, await r.text());
+        await get().loadSeeds(name, await r.blob());
       } catch (e) {
         set({ seedsError: `could not load the demo seeds ${name}: ${message(e)}` });
       }

@@ -1,0 +1,99 @@
+import { readFileSync } from 'node:fs';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { evaluateExpression } from '../verify/arithmetic';
+import { rng } from '../util/random';
+import { answerStatement, generateProblem, generateSet, LEVELS, readStatement, shippedSplits, SHIPPED_SPLITS } from './curriculum';
+import { normaliseStatement } from './problem';
+
+const lines = (file: string) => readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+
+describe('the demo curriculum', () => {
+  it('ships exactly what the generator makes: 500 seeds of levels 1-2, a held-out split over all levels', () => {
+    const { seeds, validation } = shippedSplits();
+    expect(lines(SHIPPED_SPLITS.seeds.file)).toEqual(seeds);
+    expect(lines(SHIPPED_SPLITS.validation.file)).toEqual(validation);
+    expect(seeds).toHaveLength(500);
+    expect(new Set(seeds.map((p) => p.level))).toEqual(new Set([1, 2]));
+    for (const level of LEVELS) expect(validation.filter((p) => p.level === level)).toHaveLength(200);
+    const seen = new Set(seeds.map((p) => normaliseStatement(p.question)));
+    expect(validation.filter((p) => seen.has(normaliseStatement(p.question)))).toEqual([]);
+  });
+
+  it('every problem: its answer is its expression’s value, and its statement reads back to that expression', () => {
+    const random = rng(9);
+    for (const level of LEVELS) {
+      for (let i = 0; i < 300; i++) {
+        const p = generateProblem(level, random);
+        const v = evaluateExpression(p.expression);
+        expect(v).toEqual({ value: Number(p.answer) });
+        expect(Number(p.answer)).toBeGreaterThanOrEqual(0);
+        const read = readStatement(p.question)!;
+        expect(read.expression).toBe(p.expression);
+        // "4-2=?" is in a style levels 1 and 2 share: it reads as the easier level.
+        expect(read.level).toBeLessThanOrEqual(level);
+      }
+    }
+  });
+
+  it('is reproducible from its seed and keeps statements distinct', () => {
+    expect(generateSet({ 1: 50, 3: 20 }, 5)).toEqual(generateSet({ 1: 50, 3: 20 }, 5));
+    const set = generateSet({ 1: 400 }, 6);
+    expect(new Set(set.map((p) => normaliseStatement(p.question))).size).toBe(400);
+    expect(() => generateSet({ 1: 5000 }, 1)).toThrow(/fewer than 5000 distinct statements/);
+  });
+
+  it('checks a problem a model writes in a curriculum style by its expression, whatever answer it claims', () => {
+    expect(answerStatement('Gus has 17 coins and gets 4 more. How many?')).toEqual({ answer: '21', expression: '17+4', level: 2 });
+    expect(answerStatement('12*(30-5)=?')).toEqual({ answer: '300', expression: '12*(30-5)', level: 4 });
+    expect(answerStatement('Zed buys 3 boxes of 4 hats and sells 1 boxes of 2. How many hats are left?')).toMatchObject({ answer: '10' });
+    // A repeated slot must repeat its word; other text is not in any style.
+    expect(answerStatement('Ann has 3 red and 4 blue bags with 2 pens in each. How many cups?')).toEqual({ error: 'not in a curriculum style' });
+    expect(answerStatement('What is the capital of France?')).toEqual({ error: 'not in a curriculum style' });
+    expect(answerStatement('3-9=?')).toEqual({ error: '3-9 is negative' });
+    expect(answerStatement('(7*3+1)/4=?')).toMatchObject({ error: expect.stringMatching(/not an integer/) });
+  });
+
+  it('reads hostile statements in bounded time and never throws', () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 2000 }), (s) => {
+        const r = answerStatement(s);
+        expect(typeof r).toBe('object');
+      }),
+      { numRuns: 300 },
+    );
+    expect(answerStatement('1'.repeat(100_000) + '+1=?')).toEqual({ error: 'not in a curriculum style' });
+    expect(answerStatement('Ann has ' + ' '.repeat(300) + 'x')).toEqual({ error: 'not in a curriculum style' });
+  });
+});
+
+describe('integer expressions', () => {
+  it.each([
+    ['3+4*2', 11],
+    ['(3+4)*2', 14],
+    ['2*(3+4)-5*2', 4],
+    ['-(2-5)', 3],
+    ['12/4/3', 1],
+    ['7-2-1', 4],
+    [' 6 × 7 ', 42],
+    ['84÷2', 42],
+    ['0-0', 0],
+  ])('%s = %d', (expr, value) => expect(evaluateExpression(expr)).toEqual({ value }));
+
+  it.each([
+    ['7/2', /not an integer/],
+    ['1/0', /division by zero/],
+    ['2+', /unexpected end/],
+    ['(1+2', /missing "\)"/],
+    ['1+2)', /unexpected "\)"/],
+    ['import os', /unexpected "i"/],
+    ['9'.repeat(17), /unexpected "9"/],
+    ['999999999*999999999', /safe integer/],
+    ['('.repeat(40) + '1' + ')'.repeat(40), /nested deeper/],
+    ['1+'.repeat(200) + '1', /longer than 200/],
+    ['', /empty/],
+  ])('%s is refused', (expr, reason) => {
+    const r = evaluateExpression(expr);
+    expect('error' in r && r.error).toMatch(reason);
+  });
+});
