@@ -1,0 +1,144 @@
+import { describe, expect, it } from 'vitest';
+import type { MathProblem, Problem } from '../data/problem';
+import type { PolicyStepResult, Rollout } from '../train/policy';
+import { ProblemBank } from './bank';
+import { METHODS, type MethodConfig } from './config';
+import { DEFAULT_LOOP, SageLoop, type Completion, type GenerationRequest, type LoopModel, type Phase, type Validators } from './loop';
+import { parseOutput } from './parse';
+import { DEFAULT_TEMPLATES, OUTPUTS } from './templates';
+import { EarlyStopping, validate } from './validation';
+
+const bytes = (s: string) => Array.from(new TextEncoder().encode(s));
+
+/**
+ * A scripted policy for the orchestration: each role answers in its format, the Solver
+ * right on sums and wrong on differences, the Challenger writes sums numbered by prompt.
+ * It checks the loop's bookkeeping, not learning (the Dawn test of the loop does that).
+ */
+class ScriptedModel implements LoopModel {
+  requests: GenerationRequest[] = [];
+  trained: Rollout[][] = [];
+
+  async generate(r: GenerationRequest): Promise<Completion[]> {
+    this.requests.push(r);
+    return r.prompts.map((prompt, i) => {
+      let text: string;
+      if (prompt.includes('harder')) text = i === 0 ? 'garbage' : `<question>${i}+${i + 10}=?</question><answer>${2 * i + 10}</answer>`;
+      else if (prompt.includes('Rate')) text = '<score>9</score>';
+      else if (prompt.includes('<plan>')) text = '<plan>Compute it.</plan>';
+      else {
+        const m = /(\d+)([+-])(\d+)=\?/.exec(prompt);
+        text = m ? `<answer>${m[2] === '+' ? Number(m[1]) + Number(m[3]) : 0}</answer>` : '<answer>?</answer>';
+      }
+      return { text, promptIds: [1, ...bytes(prompt)], completionIds: bytes(text), modelLogprobs: bytes(text).map(() => -1) };
+    });
+  }
+
+  async train(rollouts: Rollout[]): Promise<PolicyStepResult> {
+    this.trained.push(rollouts);
+    const tokens = rollouts.reduce((n, r) => n + r.completionIds.length, 0);
+    return { loss: 0, clipFraction: 0, approxKl: 0, referenceKl: 0, entropy: 1, tokens, gradNorm: 1, finite: true };
+  }
+}
+
+function math(id: string, statement: string, answer: string): MathProblem {
+  return { id, source: 'seeds', format: 'curriculum', kind: 'math', statement, answer, raw: { question: statement, answer } };
+}
+
+const validators: Validators = {
+  async judge(problem, response) {
+    const answer = parseOutput(response, OUTPUTS.solver).fields.answer;
+    return problem.kind === 'math' && answer === problem.answer ? 1 : 0;
+  },
+  async propose(fields, kind, id) {
+    if (!/^\d+$/.test(fields.answer ?? '')) return { unusable: 'the answer is not a number' };
+    return { problem: math(id, fields.question!, fields.answer!) };
+  },
+};
+
+const SEEDS: Problem[] = [math('s1', '1+2=?', '3'), math('s2', '5-3=?', '2'), math('s3', '4+4=?', '8'), math('s4', '9-1=?', '8')];
+
+function loop(method: MethodConfig) {
+  const model = new ScriptedModel();
+  const { bank } = ProblemBank.fromSeeds(SEEDS, { alpha: method.rewards.alpha, nearDuplicate: 0.85 });
+  const phases: Phase[] = [];
+  const l = new SageLoop(model, validators, bank, { ...DEFAULT_LOOP, method, templates: DEFAULT_TEMPLATES, proposals: 4, trainProblems: 4, solverSamples: 2, difficultySamples: 3 }, (p) => phases.push(p));
+  return { l, model, bank, phases };
+}
+
+describe('the SAGE loop (orchestration)', () => {
+  it('runs every phase in order, grows the bank, and trains every role on whitened rewards', async () => {
+    const { l, model, bank, phases } = loop(METHODS.sage);
+    const { metrics, transcripts } = await l.runStep();
+    expect(phases).toEqual(['propose', 'score-problems', 'difficulty', 'admit', 'plan', 'score-plans', 'solve', 'update']);
+    // Proposal 0 is unparsable; 1-3 are sums the scripted Solver always gets right.
+    expect(metrics.bank).toMatchObject({ size: 7, seeds: 4, admitted: 3, admittedThisStep: 3 });
+    expect(metrics.bank.rejected.unparsable).toBe(1);
+    const provenance = bank.get('gen/0/1')!.provenance;
+    expect(provenance).toMatchObject({ origin: 'generated', step: 0, quality: 8 / 9, parents: expect.any(Array) });
+    // Its difficulty attempts first; later rates when it is sampled for training.
+    expect(provenance.passRates[0]).toEqual([0, 1]);
+    expect(Object.keys(metrics.rewards).sort()).toEqual(['challenger', 'critic', 'planner', 'solver']);
+    // The Challenger: thirds for admitted problems (difficulty 0: solved every time), 0 for garbage.
+    const challenger = transcripts.find((t) => t.role === 'challenger')!;
+    expect(challenger).toMatchObject({ verdict: 'rejected: unparsable', reward: 0.5 * 0.5 + 0.5 * 0 });
+    const rollouts = model.trained[0]!;
+    expect(rollouts.length).toBe(4 + 3 + 4 + 4 + 8); // proposals, problem scores, plans, plan scores, solutions
+    // Advantages are whitened within each (role, kind) group: they sum to zero there.
+    expect(metrics.groups.map((g) => g.group).sort()).toEqual(['challenger/math', 'critic/math', 'planner/math', 'solver/math']);
+    expect(rollouts.reduce((a, r) => a + r.advantage, 0)).toBeCloseTo(0, 9);
+    expect(rollouts.every((r) => r.oldLogprobs.length === r.completionIds.length)).toBe(true);
+    expect(metrics.loss?.tokens).toBe(rollouts.reduce((n, r) => n + r.completionIds.length, 0));
+    // Sampling at temperature 1 with the roles' stop strings; the Critic is short.
+    expect(model.requests.every((r) => r.temperature === 1)).toBe(true);
+    expect(model.requests.find((r) => r.prompts[0]!.includes('Rate'))).toMatchObject({ maxNewTokens: 8, stop: ['</score>'] });
+  });
+
+  it('is reproducible: the same seed gives the same requests and rewards', async () => {
+    const a = loop(METHODS.sage);
+    const b = loop(METHODS.sage);
+    for (let i = 0; i < 2; i++) {
+      const [x, y] = [await a.l.runStep(), await b.l.runStep()];
+      expect(y.metrics.rewards).toEqual(x.metrics.rewards);
+    }
+    expect(b.model.requests).toEqual(a.model.requests);
+    expect(new Set(a.model.requests.map((r) => r.seed)).size).toBeGreaterThan(6);
+  });
+
+  it('MAE: no Planner, the judge scores answers and that is the Solver’s reward', async () => {
+    const { l, phases } = loop(METHODS.mae);
+    const { metrics } = await l.runStep();
+    expect(phases).not.toContain('plan');
+    expect(phases).toContain('judge-answers');
+    expect(metrics.rewards.planner).toBeUndefined();
+    expect(metrics.rewards.solver).toBeCloseTo(0.5 * (8 / 9) + 0.5 * 1, 9);
+  });
+
+  it('RLVR: the Solver alone on the seeds; frozen roles generate but do not train', async () => {
+    const rlvr = loop(METHODS.rlvr);
+    const { metrics } = await rlvr.l.runStep();
+    expect(rlvr.phases).toEqual(['solve', 'update']);
+    expect(metrics.bank.size).toBe(4);
+    expect(rlvr.model.trained[0]!.length).toBe(8);
+    // Half the seeds are differences the script gets wrong: solver accuracy 1/2.
+    expect(metrics.solverAccuracy).toBe(0.5);
+    const frozen = loop(METHODS['sage-freeze-critic']);
+    await frozen.l.runStep();
+    expect(frozen.model.trained[0]!.length).toBe(4 + 4 + 8);
+  });
+
+  it('validates greedily per source and level, and stops after patience evaluations without gain', async () => {
+    const model = new ScriptedModel();
+    const problems = [{ ...math('v1', '2+2=?', '4'), level: 1 }, { ...math('v2', '7-2=?', '5'), level: 2, source: 'other' }];
+    const v = await validate(model, validators, problems, { templates: DEFAULT_TEMPLATES, maxNewTokens: 16, step: 3 });
+    expect(model.requests[0]).toMatchObject({ temperature: 0, maxNewTokens: 16 });
+    expect(v).toMatchObject({ step: 3, accuracy: 0.5, perSource: { seeds: { correct: 1, total: 1 }, other: { correct: 0, total: 1 } }, perLevel: { '1': { accuracy: 1 } } });
+    const es = new EarlyStopping(2);
+    expect(es.record({ ...v, accuracy: 0.5 })).toBe(true);
+    expect(es.record({ ...v, accuracy: 0.5 })).toBe(false);
+    expect(es.stop).toBe(false);
+    expect(es.record({ ...v, accuracy: 0.4 })).toBe(false);
+    expect(es.stop).toBe(true);
+    expect(es.best!.accuracy).toBe(0.5);
+  });
+});

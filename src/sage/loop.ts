@@ -1,0 +1,374 @@
+/**
+ * The self-evolution loop over one model playing every role. Per step, each phase is one
+ * batched generation: Challenger proposes → Critic scores the problems → Solver attempts
+ * each new problem n times (difficulty) → the bank admits → a training batch is sampled →
+ * Planner plans → Critic scores the plans → Solver solves (the plan shown only when
+ * s_p ≥ beta) → validators → rewards → advantages → one policy-gradient update.
+ * It orchestrates over LoopModel and Validators and knows nothing of the GPU.
+ */
+import type { Problem } from '../data/problem';
+import type { PolicyStepResult, Rollout } from '../train/policy';
+import { rng } from '../util/random';
+import { taskRelativeAdvantages, type GroupStats } from './advantages';
+import type { BankEntry, ProblemBank, RejectReason, SamplingMode } from './bank';
+import type { MethodConfig, RoleName } from './config';
+import { criticScore, parseOutput, type Parsed } from './parse';
+import { challengerReward, criticReward, gatedPlanScore, judgedSolverReward, plannerReward, scoreOrDefault, solverReward } from './rewards';
+import { OUTPUTS, render, stopStrings, type TemplateName, type Templates } from './templates';
+
+export interface GenerationRequest {
+  prompts: string[];
+  maxNewTokens: number;
+  /** 0: greedy. */
+  temperature: number;
+  topK: number;
+  topP: number;
+  seed: number;
+  stop: string[];
+}
+
+export interface Completion {
+  text: string;
+  promptIds: number[];
+  completionIds: number[];
+  /** Untempered log-probs of the completion tokens: the PPO ratio's denominator. */
+  modelLogprobs: number[];
+}
+
+/** What the loop needs of the engine: batched generation and one policy-gradient update. */
+export interface LoopModel {
+  generate(request: GenerationRequest): Promise<Completion[]>;
+  train(rollouts: Rollout[], lr: number): Promise<PolicyStepResult>;
+}
+
+/** Decides right and wrong without a human. */
+export interface Validators {
+  /** The Solver's answer judged: 1/0, or the pass fraction of the problem's tests. */
+  judge(problem: Problem, response: string): Promise<number>;
+  /** A Challenger's output as a checkable Problem, or why its validator is not usable. */
+  propose(fields: Readonly<Record<string, string>>, kind: Problem['kind'], id: string): Promise<{ problem: Problem } | { unusable: string }>;
+}
+
+export interface LoopSettings {
+  method: MethodConfig;
+  templates: Templates;
+  seed: number;
+  /** Problems the Challenger writes per step. */
+  proposals: number;
+  /** Reference problems shown to the Challenger (K). */
+  references: number;
+  /** Solver attempts per new problem, for its difficulty (n). */
+  difficultySamples: number;
+  /** Bank problems trained on per step. */
+  trainProblems: number;
+  /** Solver rollouts per training problem. */
+  solverSamples: number;
+  temperature: number;
+  topK: number;
+  topP: number;
+  maxNewTokens: Record<'challenger' | 'planner' | 'solver' | 'critic', number>;
+  lr: number;
+  sampling: SamplingMode;
+}
+
+export const DEFAULT_LOOP: Omit<LoopSettings, 'method' | 'templates'> = {
+  seed: 0,
+  proposals: 8,
+  references: 3,
+  difficultySamples: 5,
+  trainProblems: 8,
+  solverSamples: 4,
+  temperature: 1,
+  topK: 0,
+  topP: 1,
+  maxNewTokens: { challenger: 96, planner: 48, solver: 48, critic: 8 },
+  lr: 1e-4,
+  sampling: { kind: 'uniform' },
+};
+
+export type Phase = 'propose' | 'score-problems' | 'difficulty' | 'admit' | 'plan' | 'score-plans' | 'solve' | 'judge-answers' | 'validate' | 'update';
+
+/** One rollout kept for the transcripts. */
+export interface Transcript {
+  step: number;
+  role: RoleName;
+  template: TemplateName;
+  prompt: string;
+  output: string;
+  fields: Record<string, string>;
+  format: number;
+  score?: number | null;
+  verdict?: string;
+  reward: number;
+}
+
+export interface StepMetrics {
+  step: number;
+  seconds: { generation: number; validators: number; training: number; total: number };
+  bank: { size: number; seeds: number; admitted: number; admittedThisStep: number; rejected: Record<RejectReason, number> };
+  rewards: Partial<Record<RoleName, number>>;
+  advantageStd: Partial<Record<RoleName, number>>;
+  groups: GroupStats[];
+  solverAccuracy: number;
+  loss: PolicyStepResult | null;
+  tokens: { generated: number; trained: number };
+  tokensPerS: number;
+}
+
+interface Scored {
+  role: RoleName;
+  template: TemplateName;
+  /** The task kind of the problem the rollout is about: the advantage group is role/kind. */
+  kind: Problem['kind'];
+  prompt: string;
+  completion: Completion;
+  parsed: Parsed;
+  reward: number;
+  score?: number | null;
+  verdict?: string;
+}
+
+/** A seed per (step, phase), so a run is reproducible and phases draw independent streams. */
+function phaseSeed(seed: number, step: number, phase: number): number {
+  return (Math.imul(seed ^ 0x9e3779b9, 2654435761) + Math.imul(step + 1, 40503) + phase * 7919) >>> 0;
+}
+
+const mean = (xs: readonly number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
+
+export class SageLoop {
+  step = 0;
+  private generatedTokens = 0;
+  private generationMs = 0;
+  private validatorMs = 0;
+
+  constructor(
+    readonly model: LoopModel,
+    readonly validators: Validators,
+    readonly bank: ProblemBank,
+    readonly settings: LoopSettings,
+    private readonly onPhase: (phase: Phase) => void = () => {},
+  ) {}
+
+  private async generate(template: TemplateName, role: 'challenger' | 'planner' | 'solver' | 'critic', prompts: string[], phase: number): Promise<Completion[]> {
+    if (!prompts.length) return [];
+    const s = this.settings;
+    const t0 = performance.now();
+    const out = await this.model.generate({
+      prompts,
+      maxNewTokens: s.maxNewTokens[role],
+      temperature: s.temperature,
+      topK: s.topK,
+      topP: s.topP,
+      seed: phaseSeed(s.seed, this.step, phase),
+      stop: stopStrings(template),
+    });
+    this.generationMs += performance.now() - t0;
+    for (const c of out) this.generatedTokens += c.completionIds.length;
+    return out;
+  }
+
+  private async timedValidator<T>(f: () => Promise<T>): Promise<T> {
+    const t0 = performance.now();
+    try {
+      return await f();
+    } finally {
+      this.validatorMs += performance.now() - t0;
+    }
+  }
+
+  /** Critic scores for (problem, plan?, answer?) triples; null where unparsable. */
+  private async critic(template: 'criticProblem' | 'criticPlan' | 'criticAnswer', items: Record<string, string>[], kinds: Problem['kind'][], phase: number, into: Scored[]): Promise<(number | null)[]> {
+    const prompts = items.map((v) => render(this.settings.templates[template], v));
+    const outs = await this.generate(template, 'critic', prompts, phase);
+    return outs.map((c, i) => {
+      const parsed = parseOutput(c.text, OUTPUTS[template]);
+      const score = criticScore(parsed.fields.score);
+      // An unparsable score earns the Critic no format reward.
+      const format = score === null ? 0 : parsed.format;
+      into.push({ role: 'critic', template, kind: kinds[i]!, prompt: prompts[i]!, completion: c, parsed, score, reward: criticReward({ format }) });
+      return score;
+    });
+  }
+
+  /** Runs one step; returns its metrics and a sample of transcripts. */
+  async runStep(): Promise<{ metrics: StepMetrics; transcripts: Transcript[] }> {
+    const s = this.settings;
+    const m = s.method;
+    const r = m.rewards;
+    const has = (role: RoleName) => m.roles.includes(role);
+    const random = rng(phaseSeed(s.seed, this.step, 99));
+    const started = performance.now();
+    this.generationMs = 0;
+    this.validatorMs = 0;
+    this.generatedTokens = 0;
+    const scored: Scored[] = [];
+    const admittedBefore = this.bank.admittedCount;
+
+    // 1-4. The Challenger proposes; the Critic scores; the Solver measures difficulty; the bank admits.
+    if (m.evolveBank && has('challenger')) {
+      this.onPhase('propose');
+      const refs = Array.from({ length: s.proposals }, () => this.bank.sample(s.references, random, s.sampling, (e) => e.problem.kind === 'math'));
+      const prompts = refs.map((rs) =>
+        render(s.templates.challenger, {
+          references: rs.map((e) => `<question>${e.problem.statement}</question><answer>${e.problem.kind === 'math' ? e.problem.answer : ''}</answer>`).join('\n'),
+          kind: 'math',
+        }),
+      );
+      const outs = await this.generate('challenger', 'challenger', prompts, 1);
+      const proposals = outs.map((c) => parseOutput(c.text, OUTPUTS.challenger));
+      this.onPhase('score-problems');
+      const parsedIdx = proposals.map((p, i) => (p.format > 0 ? i : -1)).filter((i) => i >= 0);
+      const qualities = await this.critic('criticProblem', parsedIdx.map((i) => ({ problem: proposals[i]!.fields.question! })), parsedIdx.map(() => 'math'), 2, scored);
+      const quality = new Map(parsedIdx.map((i, k) => [i, qualities[k]!]));
+      const checked = await this.timedValidator(() =>
+        Promise.all(proposals.map((p, i) => (p.format > 0 ? this.validators.propose(p.fields, 'math', `gen/${this.step}/${i}`) : Promise.resolve({ unusable: 'no problem in the output' })))),
+      );
+      // Difficulty: the Solver's pass rate over n attempts, for problems that can earn it.
+      this.onPhase('difficulty');
+      const gated = checked.map((c, i) => ('problem' in c && scoreOrDefault(quality.get(i) ?? null, r) >= r.alpha ? i : -1)).filter((i) => i >= 0);
+      const attempts = gated.flatMap((i) => Array.from({ length: s.difficultySamples }, () => (checked[i] as { problem: Problem }).problem));
+      const attemptOuts = await this.generate('solver', 'solver', attempts.map((p) => render(s.templates.solver, { problem: p.statement })), 3);
+      const verdicts = await this.timedValidator(() => Promise.all(attemptOuts.map((c, k) => this.validators.judge(attempts[k]!, c.text))));
+      const passRate = new Map(gated.map((i, g) => [i, mean(verdicts.slice(g * s.difficultySamples, (g + 1) * s.difficultySamples))]));
+      this.onPhase('admit');
+      outs.forEach((c, i) => {
+        const p = proposals[i]!;
+        const check = checked[i]!;
+        const q = quality.get(i) ?? null;
+        const usable = 'problem' in check;
+        let verdict: string;
+        if (!usable) {
+          this.bank.reject(p.format > 0 ? 'validator' : 'unparsable', this.step);
+          verdict = p.format > 0 ? `rejected: ${check.unusable}` : 'rejected: unparsable';
+        } else {
+          const reason = this.bank.consider({
+            problem: check.problem,
+            parents: refs[i]!.map((e) => e.problem.id),
+            step: this.step,
+            quality: scoreOrDefault(q, r),
+            validatorUsable: true,
+            passRate: passRate.get(i) ?? null,
+          });
+          verdict = reason ? `rejected: ${reason}` : 'admitted';
+        }
+        const reward = challengerReward({ quality: q, solverPassRate: passRate.get(i) ?? null, format: p.format, validatorUsable: usable }, r);
+        scored.push({ role: 'challenger', template: 'challenger', kind: 'math', prompt: prompts[i]!, completion: c, parsed: p, score: q, verdict, reward });
+      });
+    }
+
+    // 5. The training batch from the bank (RLVR: the seeds alone).
+    const batch: BankEntry[] = this.bank.sample(s.trainProblems, random, s.sampling, m.evolveBank ? undefined : (e) => e.provenance.origin === 'seed');
+
+    // 6-7. Plans, and the Critic's scores of them.
+    let planScores: (number | null)[] = batch.map(() => null);
+    let plans: Parsed[] = [];
+    if (has('planner')) {
+      this.onPhase('plan');
+      const prompts = batch.map((e) => render(s.templates.planner, { problem: e.problem.statement }));
+      const outs = await this.generate('planner', 'planner', prompts, 4);
+      plans = outs.map((c) => parseOutput(c.text, OUTPUTS.planner));
+      this.onPhase('score-plans');
+      const withPlan = batch.map((_, i) => i).filter((i) => plans[i]!.fields.plan);
+      const scores = await this.critic('criticPlan', withPlan.map((i) => ({ problem: batch[i]!.problem.statement, plan: plans[i]!.fields.plan! })), withPlan.map((i) => batch[i]!.problem.kind), 5, scored);
+      planScores = batch.map(() => null);
+      withPlan.forEach((i, k) => (planScores[i] = scores[k]!));
+      outs.forEach((c, i) =>
+        scored.push({
+          role: 'planner', template: 'planner', kind: batch[i]!.problem.kind, prompt: prompts[i]!, completion: c, parsed: plans[i]!,
+          score: planScores[i], reward: plannerReward({ planScore: planScores[i]!, format: plans[i]!.format }, r),
+        }),
+      );
+    }
+
+    // 8-9. The Solver, with the plan when it passed the gate; the validators judge.
+    this.onPhase('solve');
+    const solveItems = batch.flatMap((e, i) => Array.from({ length: s.solverSamples }, () => i));
+    const solverTemplate = (i: number): TemplateName => (has('planner') && plans[i]?.fields.plan && gatedPlanScore(planScores[i]!, r) > 0 ? 'solverWithPlan' : 'solver');
+    const solvePrompts = solveItems.map((i) => render(s.templates[solverTemplate(i)], { problem: batch[i]!.problem.statement, plan: plans[i]?.fields.plan ?? '' }));
+    const solveOuts = await this.generate('solver', 'solver', solvePrompts, 6);
+    const correct = await this.timedValidator(() => Promise.all(solveOuts.map((c, k) => this.validators.judge(batch[solveItems[k]!]!.problem, c.text))));
+    // MAE: the Critic (judge) also scores answers, and that score is the Solver's reward.
+    let judged: (number | null)[] = [];
+    if (m.solverReward === 'judge') {
+      this.onPhase('judge-answers');
+      judged = await this.critic('criticAnswer', solveOuts.map((c, k) => ({ problem: batch[solveItems[k]!]!.problem.statement, answer: c.text })), solveItems.map((i) => batch[i]!.problem.kind), 7, scored);
+    }
+    solveOuts.forEach((c, k) => {
+      const i = solveItems[k]!;
+      const template = solverTemplate(i);
+      const parsed = parseOutput(c.text, OUTPUTS[template]);
+      const reward =
+        m.solverReward === 'judge'
+          ? judgedSolverReward({ judgeScore: judged[k]!, format: parsed.format }, r)
+          : solverReward({ planScore: has('planner') ? planScores[i]! : undefined, correct: correct[k]!, format: parsed.format }, r);
+      scored.push({ role: 'solver', template, kind: batch[i]!.problem.kind, prompt: solvePrompts[k]!, completion: c, parsed, score: correct[k]!, verdict: correct[k]! >= 1 ? 'correct' : 'wrong', reward });
+    });
+    batch.forEach((e, i) => {
+      const rates = correct.filter((_, k) => solveItems[k] === i);
+      if (rates.length) this.bank.recordPassRate(e.problem.id, this.step, mean(rates));
+    });
+
+    // 10-12. Advantages per (role, task kind), then one update on the trained roles' rollouts.
+    this.onPhase('update');
+    const trained = scored.filter((x) => m.trained.includes(x.role));
+    const { advantages, groups } = taskRelativeAdvantages(trained.map((x) => ({ group: `${x.role}/${x.kind}`, reward: x.reward })));
+    const rollouts: Rollout[] = trained.map((x, i) => ({
+      promptIds: x.completion.promptIds,
+      completionIds: x.completion.completionIds,
+      oldLogprobs: x.completion.modelLogprobs,
+      advantage: advantages[i]!,
+    }));
+    const t0 = performance.now();
+    const loss = rollouts.some((x) => x.advantage !== 0) ? await this.model.train(rollouts, s.lr) : null;
+    const trainingMs = performance.now() - t0;
+
+    const byRole = (role: RoleName) => scored.filter((x) => x.role === role);
+    const rewards: StepMetrics['rewards'] = {};
+    const advantageStd: StepMetrics['advantageStd'] = {};
+    for (const role of m.roles) {
+      const xs = byRole(role);
+      if (!xs.length) continue;
+      rewards[role] = mean(xs.map((x) => x.reward));
+      const as = trained.map((x, i) => (x.role === role ? advantages[i]! : null)).filter((a): a is number => a !== null);
+      if (as.length) advantageStd[role] = Math.sqrt(mean(as.map((a) => (a - mean(as)) ** 2)));
+    }
+    const totalMs = performance.now() - started;
+    const metrics: StepMetrics = {
+      step: this.step,
+      seconds: { generation: this.generationMs / 1e3, validators: this.validatorMs / 1e3, training: trainingMs / 1e3, total: totalMs / 1e3 },
+      bank: {
+        size: this.bank.size,
+        seeds: this.bank.seedCount,
+        admitted: this.bank.admittedCount,
+        admittedThisStep: this.bank.admittedCount - admittedBefore,
+        rejected: { ...this.bank.rejected },
+      },
+      rewards,
+      advantageStd,
+      groups,
+      solverAccuracy: mean(correct.map((c) => (c >= 1 ? 1 : 0))),
+      loss,
+      tokens: { generated: this.generatedTokens, trained: loss?.tokens ?? 0 },
+      tokensPerS: (this.generatedTokens + (loss?.tokens ?? 0)) / (totalMs / 1e3),
+    };
+    const transcripts = this.transcripts(scored);
+    this.step++;
+    return { metrics, transcripts };
+  }
+
+  /** The first rollout of each (role, template) of the step. */
+  private transcripts(scored: readonly Scored[]): Transcript[] {
+    const seen = new Set<string>();
+    const out: Transcript[] = [];
+    for (const x of scored) {
+      const key = `${x.role}/${x.template}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      out.push({
+        step: this.step, role: x.role, template: x.template, prompt: x.prompt, output: x.completion.text,
+        fields: x.parsed.fields, format: x.parsed.format, score: x.score, verdict: x.verdict, reward: x.reward,
+      });
+    }
+    return out;
+  }
+}

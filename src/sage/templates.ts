@@ -1,0 +1,56 @@
+/**
+ * Role prompts as editable templates: `{{name}}` placeholders filled by one function, and
+ * the output each role must produce (its tags, for the parsers). Short by default: a model
+ * trained from scratch has a context of a few hundred bytes. A model with a chat template
+ * wraps the rendered text as the user turn (the `wrap` hook).
+ */
+import type { OutputSpec } from './parse';
+
+export type TemplateName = 'challenger' | 'planner' | 'solver' | 'solverWithPlan' | 'criticProblem' | 'criticPlan' | 'criticAnswer';
+
+export type Templates = Record<TemplateName, string>;
+
+export const DEFAULT_TEMPLATES: Templates = {
+  challenger: 'Examples:\n{{references}}\nWrite one new, harder {{kind}} problem as <question>...</question> with its <answer>...</answer>.\n',
+  planner: 'Problem: {{problem}}\nWrite a short step-by-step plan as <plan>...</plan>.\n',
+  solver: 'Problem: {{problem}}\nGive the final answer as <answer>...</answer>.\n',
+  solverWithPlan: 'Problem: {{problem}}\nPlan: {{plan}}\nGive the final answer as <answer>...</answer>.\n',
+  criticProblem: 'Problem: {{problem}}\nRate its quality from 1 to 10 as <score>N</score>.\n',
+  criticPlan: 'Problem: {{problem}}\nPlan: {{plan}}\nRate the plan from 1 to 10 as <score>N</score>.\n',
+  criticAnswer: 'Problem: {{problem}}\nAnswer: {{answer}}\nRate the answer from 1 to 10 as <score>N</score>.\n',
+};
+
+/** What each template's completion must contain. */
+export const OUTPUTS: Record<TemplateName, OutputSpec> = {
+  challenger: { tags: [{ name: 'question', required: true }, { name: 'answer', required: true }], textOutside: false },
+  planner: { tags: [{ name: 'plan', required: true }], textOutside: false },
+  solver: { tags: [{ name: 'answer', required: true }], textOutside: true },
+  solverWithPlan: { tags: [{ name: 'answer', required: true }], textOutside: true },
+  criticProblem: { tags: [{ name: 'score', required: true }], textOutside: false },
+  criticPlan: { tags: [{ name: 'score', required: true }], textOutside: false },
+  criticAnswer: { tags: [{ name: 'score', required: true }], textOutside: false },
+};
+
+/** Closing tags that end a completion early: the stop strings of generation. */
+export function stopStrings(name: TemplateName): string[] {
+  const tags = OUTPUTS[name].tags;
+  return [`</${tags[tags.length - 1]!.name}>`];
+}
+
+/**
+ * Fills `{{name}}` placeholders. A placeholder without a value is an error (a template
+ * edited in settings must not silently lose the problem); values are inserted verbatim.
+ */
+export function render(template: string, values: Readonly<Record<string, string>>, wrap: (text: string) => string = (t) => t): string {
+  const text = template.replace(/\{\{(\w+)\}\}/g, (_, name: string) => {
+    const v = values[name];
+    if (v === undefined) throw new Error(`template placeholder {{${name}}} has no value (given: ${Object.keys(values).join(', ') || 'none'})`);
+    return v;
+  });
+  return wrap(text);
+}
+
+/** The placeholders a template uses, for checking an edited template in settings. */
+export function placeholders(template: string): string[] {
+  return [...new Set([...template.matchAll(/\{\{(\w+)\}\}/g)].map((m) => m[1]!))];
+}

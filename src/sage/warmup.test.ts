@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest';
+import type { Problem } from '../data/problem';
+import { rng } from '../util/random';
+import { criticScore, parseOutput } from './parse';
+import { DEFAULT_TEMPLATES, OUTPUTS } from './templates';
+import { planOf, warmupPairs } from './warmup';
+
+const SEEDS: Problem[] = [
+  { id: 'a', source: 't', format: 'curriculum', kind: 'math', statement: '9-2=?', answer: '7', expression: '9-2', level: 1, raw: {} },
+  { id: 'b', source: 't', format: 'curriculum', kind: 'math', statement: '3 plus 4?', answer: '7', expression: '3+4', level: 1, raw: {} },
+  {
+    id: 'c', source: 't', format: 'gsm8k', kind: 'math', statement: 'Ann has 3 pens and buys 2. How many?', answer: '5',
+    solution: 'She has 3+2=<<3+2=5>>5 pens.\n#### 5', raw: {},
+  },
+  { id: 'd', source: 't', format: 'mbpp', kind: 'code', statement: 'Write add(a, b).', solution: 'def add(a, b):\n    return a + b', tests: { style: 'asserts', entryPoint: 'add', asserts: ['assert add(1, 2) == 3'] }, raw: {} },
+];
+
+describe('warm-up pairs', () => {
+  it('teach every role its format: each target parses cleanly with that role’s parser', () => {
+    const pairs = warmupPairs(SEEDS, { templates: DEFAULT_TEMPLATES, references: 2, maxSolution: 200 }, rng(1));
+    const kinds = { solver: 0, planner: 0, challenger: 0, critic: 0 };
+    for (const { prompt, response } of pairs) {
+      const role = prompt.includes('<plan>') ? 'planner' : prompt.includes('<question>') ? 'challenger' : prompt.includes('<score>') ? 'critic' : 'solver';
+      kinds[role]++;
+      const spec = OUTPUTS[role === 'critic' ? 'criticProblem' : role];
+      const parsed = parseOutput(response, spec);
+      expect(parsed.format, `${prompt} → ${response}`).toBe(1);
+      if (role === 'critic') expect([criticScore(parsed.fields.score)]).toContainEqual(expect.any(Number));
+    }
+    expect(kinds.solver).toBe(4 + 3); // every seed, and again with the plan where there is one
+    expect(kinds.planner).toBe(3);
+    expect(kinds.challenger).toBe(3);
+    expect(kinds.critic).toBe(4 * 2 + 3);
+  });
+
+  it('plans are the expression or the solution’s steps without calculator notes', () => {
+    expect(planOf(SEEDS[0]!)).toBe('Compute 9-2.');
+    expect(planOf(SEEDS[2]!)).toBe('1. She has 3+2=5 pens.');
+    expect(planOf(SEEDS[3]!)).toBeNull();
+  });
+
+  it('scores real problems high and corrupted ones low, and is reproducible from the seed', () => {
+    const o = { templates: DEFAULT_TEMPLATES, references: 2, maxSolution: 200 };
+    const a = warmupPairs(SEEDS, o, rng(7));
+    expect(warmupPairs(SEEDS, o, rng(7))).toEqual(a);
+    const critic = a.filter((p) => p.prompt.startsWith('Problem:') && p.prompt.includes('Rate its quality'));
+    const real = critic.filter((p) => SEEDS.some((s) => p.prompt.includes(`Problem: ${s.statement}\n`)));
+    expect(real.every((p) => p.response === '<score>9</score>')).toBe(true);
+    expect(critic.filter((p) => p.response === '<score>2</score>')).toHaveLength(4);
+  });
+});
