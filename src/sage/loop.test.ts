@@ -1,60 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import type { MathProblem, Problem } from '../data/problem';
-import type { PolicyStepResult, Rollout } from '../train/policy';
+import type { Problem } from '../data/problem';
 import { ProblemBank } from './bank';
 import { METHODS, type MethodConfig } from './config';
-import { DEFAULT_LOOP, SageLoop, type Completion, type GenerationRequest, type LoopModel, type Phase, type Validators } from './loop';
-import { parseOutput } from './parse';
-import { DEFAULT_TEMPLATES, OUTPUTS } from './templates';
+import { DEFAULT_LOOP, SageLoop, type Phase } from './loop';
+import { DEFAULT_TEMPLATES } from './templates';
+import { math, ScriptedModel, validators } from './testing';
 import { EarlyStopping, validate } from './validation';
-
-const bytes = (s: string) => Array.from(new TextEncoder().encode(s));
-
-/**
- * A scripted policy for the orchestration: each role answers in its format, the Solver
- * right on sums and wrong on differences, the Challenger writes sums numbered by prompt.
- * It checks the loop's bookkeeping, not learning (the Dawn test of the loop does that).
- */
-class ScriptedModel implements LoopModel {
-  requests: GenerationRequest[] = [];
-  trained: Rollout[][] = [];
-
-  async generate(r: GenerationRequest): Promise<Completion[]> {
-    this.requests.push(r);
-    return r.prompts.map((prompt, i) => {
-      let text: string;
-      if (prompt.includes('harder')) text = i === 0 ? 'garbage' : `<question>${i}+${i + 10}=?</question><answer>${2 * i + 10}</answer>`;
-      else if (prompt.includes('Rate')) text = '<score>9</score>';
-      else if (prompt.includes('<plan>')) text = '<plan>Compute it.</plan>';
-      else {
-        const m = /(\d+)([+-])(\d+)=\?/.exec(prompt);
-        text = m ? `<answer>${m[2] === '+' ? Number(m[1]) + Number(m[3]) : 0}</answer>` : '<answer>?</answer>';
-      }
-      return { text, promptIds: [1, ...bytes(prompt)], completionIds: bytes(text), modelLogprobs: bytes(text).map(() => -1) };
-    });
-  }
-
-  async train(rollouts: Rollout[]): Promise<PolicyStepResult> {
-    this.trained.push(rollouts);
-    const tokens = rollouts.reduce((n, r) => n + r.completionIds.length, 0);
-    return { loss: 0, clipFraction: 0, approxKl: 0, referenceKl: 0, entropy: 1, tokens, gradNorm: 1, finite: true };
-  }
-}
-
-function math(id: string, statement: string, answer: string): MathProblem {
-  return { id, source: 'seeds', format: 'curriculum', kind: 'math', statement, answer, raw: { question: statement, answer } };
-}
-
-const validators: Validators = {
-  async judge(problem, response) {
-    const answer = parseOutput(response, OUTPUTS.solver).fields.answer;
-    return problem.kind === 'math' && answer === problem.answer ? 1 : 0;
-  },
-  async propose(fields, kind, id) {
-    if (!/^\d+$/.test(fields.answer ?? '')) return { unusable: 'the answer is not a number' };
-    return { problem: math(id, fields.question!, fields.answer!) };
-  },
-};
 
 const SEEDS: Problem[] = [math('s1', '1+2=?', '3'), math('s2', '5-3=?', '2'), math('s3', '4+4=?', '8'), math('s4', '9-1=?', '8')];
 

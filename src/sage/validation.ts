@@ -53,11 +53,17 @@ export async function validate(
 
 /** Tracks the best validation accuracy; `stop` turns true after `patience` evaluations without gain. */
 export class EarlyStopping {
-  best: ValidationResult | null = null;
-  private since = 0;
+  best: ValidationResult | null;
+  /** Evaluations since the best. */
+  since: number;
 
-  constructor(readonly patience: number) {
+  constructor(
+    readonly patience: number,
+    resume: { best: ValidationResult | null; since: number } = { best: null, since: 0 },
+  ) {
     if (!(Number.isInteger(patience) && patience >= 1)) throw new Error(`patience must be a positive integer (got ${patience})`);
+    this.best = resume.best;
+    this.since = resume.since;
   }
 
   /** Records a result; true when it is a new best (keep that checkpoint). */

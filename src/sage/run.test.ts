@@ -1,0 +1,103 @@
+import { describe, expect, it } from 'vitest';
+import type { Problem } from '../data/problem';
+import type { BankEvent } from './bank';
+import { METHODS } from './config';
+import { DEFAULT_LOOP } from './loop';
+import { Evolution, type MetricsRecord, type RunEvent, type RunSettings, type RunState, type RunStore } from './run';
+import { DEFAULT_TEMPLATES } from './templates';
+import { math, ScriptedModel, validators } from './testing';
+
+const SEEDS: Problem[] = [math('s1', '1+2=?', '3'), math('s2', '5-3=?', '2'), math('s3', '4+4=?', '8'), math('s4', '9-1=?', '8')];
+const VALIDATION: Problem[] = [math('v1', '2+2=?', '4'), math('v2', '7-2=?', '5'), math('v3', '3+3=?', '6')];
+
+const SETTINGS: RunSettings = {
+  ...DEFAULT_LOOP,
+  method: METHODS.sage,
+  templates: DEFAULT_TEMPLATES,
+  proposals: 4,
+  trainProblems: 4,
+  solverSamples: 2,
+  difficultySamples: 2,
+  steps: 5,
+  warmupSteps: 3,
+  evalEvery: 2,
+  patience: 2,
+  validationLimit: 10,
+  nearDuplicate: 0.85,
+};
+
+class MemoryStore implements RunStore {
+  records: MetricsRecord[] = [];
+  transcriptCount = 0;
+  events: BankEvent[] = [];
+  states: RunState[] = [];
+  async metrics(m: MetricsRecord) {
+    this.records.push(JSON.parse(JSON.stringify(m)) as MetricsRecord);
+  }
+  async transcripts(t: unknown[]) {
+    this.transcriptCount += t.length;
+  }
+  bank(e: BankEvent) {
+    this.events.push(JSON.parse(JSON.stringify(e)) as BankEvent);
+  }
+  async state(s: RunState) {
+    this.states.push(structuredClone(s));
+  }
+}
+
+describe('an evolution run', () => {
+  it('warms up, validates before the first step and every E steps, keeps the best, stops early', async () => {
+    const model = new ScriptedModel();
+    const store = new MemoryStore();
+    const events: RunEvent[] = [];
+    const run = new Evolution(SETTINGS, SEEDS, VALIDATION, model, validators, store, (e) => events.push(e));
+    const state = await run.run();
+    expect(model.warmups).toHaveLength(1);
+    expect(events.filter((e) => e.type === 'warmup').map((e) => e.type === 'warmup' && e.step)).toEqual([1, 2, 3]);
+    // The scripted Solver never improves: the baseline is the best, then 2 evaluations without gain.
+    expect(store.records.map((r) => [r.kind, r.step, r.validation?.accuracy])).toEqual([
+      ['validation', 0, 2 / 3],
+      ['step', 0, undefined],
+      ['step', 1, 2 / 3],
+      ['step', 2, undefined],
+      ['step', 3, 2 / 3],
+    ]);
+    expect(events.at(-1)).toMatchObject({ type: 'done', reason: 'early-stop' });
+    expect(state).toMatchObject({ step: 4, warmedUp: true, evaluationsWithoutGain: 2, best: { step: 0 } });
+    expect(model.checkpoints).toEqual(['best', 'last']);
+    expect(store.transcriptCount).toBeGreaterThan(0);
+    expect(store.events.some((e) => e.type === 'admit')).toBe(true);
+  });
+
+  it('resumes from its saved state and bank events where it left off', async () => {
+    const first = new MemoryStore();
+    const a = new Evolution({ ...SETTINGS, steps: 2, patience: 10 }, SEEDS, VALIDATION, new ScriptedModel(), validators, first, () => {});
+    await a.run();
+    const saved = first.states.at(-1)!;
+    expect(saved.step).toBe(2);
+    const model = new ScriptedModel();
+    const second = new MemoryStore();
+    const b = new Evolution({ ...SETTINGS, steps: 1, patience: 10 }, SEEDS, VALIDATION, model, validators, second, () => {}, {
+      state: saved,
+      bankEvents: first.events,
+    });
+    expect(b.bank.size).toBe(a.bank.size);
+    expect(b.bank.rejected).toEqual(a.bank.rejected);
+    await b.run();
+    expect(model.warmups).toHaveLength(0);
+    expect(second.records.map((r) => [r.kind, r.step])).toEqual([['step', 2]]);
+    expect(second.states.at(-1)!.step).toBe(3);
+  });
+
+  it('a stop request ends the run after the step in flight, saving the last checkpoint', async () => {
+    const model = new ScriptedModel();
+    let run: Evolution;
+    const store = new MemoryStore();
+    run = new Evolution({ ...SETTINGS, warmupSteps: 0, patience: 10 }, SEEDS, VALIDATION, model, validators, store, (e) => {
+      if (e.type === 'step' && e.metrics.step === 1) run.stop();
+    });
+    const state = await run.run();
+    expect(state.step).toBe(2);
+    expect(model.checkpoints.at(-1)).toBe('last');
+  });
+});

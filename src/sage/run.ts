@@ -1,0 +1,152 @@
+/**
+ * A whole evolution run, shared by `npm run evolve` and the lab's engine worker: the
+ * warm-up SFT that teaches a model from scratch the roles' formats, then loop steps with
+ * validation every E steps, the best checkpoint kept, early stopping, and every record
+ * (metrics, transcripts, bank events) handed to a RunStore as it happens so that a run can
+ * be resumed from what was saved. Knows nothing of the GPU: the model comes as RunModel.
+ */
+import type { Problem } from '../data/problem';
+import type { SftPair } from '../train/sft';
+import { rng } from '../util/random';
+import { ProblemBank, type BankEvent } from './bank';
+import type { MethodConfig } from './config';
+import { SageLoop, type LoopModel, type LoopSettings, type Phase, type StepMetrics, type Transcript, type Validators } from './loop';
+import { EarlyStopping, validate, type ValidationResult } from './validation';
+import { warmupPairs } from './warmup';
+
+export interface RunSettings extends LoopSettings {
+  /** Loop steps in this run (more may follow on --resume). */
+  steps: number;
+  /** SFT steps of the warm-up before the first loop step (0: none, e.g. a pretrained model). */
+  warmupSteps: number;
+  /** Validate every this many steps (and before the first). */
+  evalEvery: number;
+  /** Stop after this many evaluations without a new best. */
+  patience: number;
+  /** Held-out problems per evaluation (the first N of the split: the same every time). */
+  validationLimit: number;
+  /** Token-bigram similarity at which a proposed problem is a near-duplicate. */
+  nearDuplicate: number;
+}
+
+/** The model side of a run: the loop's generation and update, SFT for the warm-up, checkpoints. */
+export interface RunModel extends LoopModel {
+  warmup(pairs: SftPair[], steps: number, onStep: (step: number, loss: number) => void): Promise<void>;
+  /** Saves weights and optimizer state under a tag ('best', 'last'). */
+  saveCheckpoint(tag: string): Promise<void>;
+}
+
+/** One line of metrics.jsonl: a loop step (with its validation when one ran), or the validation before the first step. */
+export type MetricsRecord =
+  | ({ kind: 'step' } & StepMetrics & { validation?: ValidationResult })
+  | { kind: 'validation'; step: number; validation: ValidationResult };
+
+/** Where a run's records go as they happen (files in Node, OPFS/IndexedDB in the browser). */
+export interface RunStore {
+  metrics(m: MetricsRecord): Promise<void>;
+  transcripts(t: Transcript[]): Promise<void>;
+  bank(e: BankEvent): void;
+  /** The run's state after each step: what --resume needs besides the checkpoint. */
+  state(s: RunState): Promise<void>;
+}
+
+export interface RunState {
+  /** Steps completed. */
+  step: number;
+  best: ValidationResult | null;
+  evaluationsWithoutGain: number;
+  warmedUp: boolean;
+}
+
+export type RunEvent =
+  | { type: 'warmup'; step: number; of: number; loss: number }
+  | { type: 'phase'; step: number; phase: Phase | 'validate' }
+  | { type: 'step'; metrics: StepMetrics; transcripts: Transcript[] }
+  | { type: 'validation'; result: ValidationResult; best: boolean }
+  | { type: 'done'; reason: 'steps' | 'early-stop' | 'stopped'; state: RunState };
+
+export class Evolution {
+  readonly bank: ProblemBank;
+  readonly loop: SageLoop;
+  private readonly early: EarlyStopping;
+  private stopRequested = false;
+  private state: RunState;
+
+  constructor(
+    readonly settings: RunSettings,
+    readonly seeds: readonly Problem[],
+    readonly validation: readonly Problem[],
+    readonly model: RunModel,
+    readonly validators: Validators,
+    readonly store: RunStore,
+    private readonly emit: (e: RunEvent) => void,
+    /** A resumed run: its state and bank events. */
+    resume?: { state: RunState; bankEvents: readonly BankEvent[] },
+  ) {
+    const m: MethodConfig = settings.method;
+    const options = { alpha: m.rewards.alpha, nearDuplicate: settings.nearDuplicate };
+    this.bank = resume ? ProblemBank.replay(seeds, resume.bankEvents, options) : ProblemBank.fromSeeds(seeds, options).bank;
+    this.bank.subscribe((e) => store.bank(e));
+    this.loop = new SageLoop(model, validators, this.bank, settings, (phase) => emit({ type: 'phase', step: this.loop.step, phase }));
+    this.state = resume?.state ?? { step: 0, best: null, evaluationsWithoutGain: 0, warmedUp: false };
+    this.early = new EarlyStopping(settings.patience, { best: this.state.best, since: this.state.evaluationsWithoutGain });
+    this.loop.step = this.state.step;
+  }
+
+  /** Ends the run after the step in flight (its records and checkpoint are saved). */
+  stop(): void {
+    this.stopRequested = true;
+  }
+
+  private async evaluate(): Promise<ValidationResult> {
+    const s = this.settings;
+    this.emit({ type: 'phase', step: this.loop.step, phase: 'validate' });
+    const result = await validate(this.model, this.validators, this.validation.slice(0, s.validationLimit), {
+      templates: s.templates,
+      maxNewTokens: s.maxNewTokens.solver,
+      step: this.loop.step,
+    });
+    const best = this.early.record(result);
+    this.state.best = this.early.best;
+    this.state.evaluationsWithoutGain = this.early.since;
+    if (best) await this.model.saveCheckpoint('best');
+    this.emit({ type: 'validation', result, best });
+    return result;
+  }
+
+  async run(): Promise<RunState> {
+    const s = this.settings;
+    if (!this.state.warmedUp && s.warmupSteps > 0) {
+      const pairs = warmupPairs(this.seeds, { templates: s.templates, references: s.references, maxSolution: 160 }, rng(s.seed));
+      await this.model.warmup(pairs, s.warmupSteps, (step, loss) => this.emit({ type: 'warmup', step, of: s.warmupSteps, loss }));
+    }
+    this.state.warmedUp = true;
+    // The accuracy the loop starts from.
+    if (this.state.step === 0) {
+      await this.store.metrics({ kind: 'validation', step: 0, validation: await this.evaluate() });
+    }
+    const end = this.state.step + s.steps;
+    let reason: 'steps' | 'early-stop' | 'stopped' = 'steps';
+    while (this.loop.step < end) {
+      if (this.stopRequested) {
+        reason = 'stopped';
+        break;
+      }
+      const { metrics, transcripts } = await this.loop.runStep();
+      const validation = this.loop.step % s.evalEvery === 0 || this.loop.step === end ? await this.evaluate() : undefined;
+      this.state.step = this.loop.step;
+      await this.store.metrics({ kind: 'step', ...metrics, ...(validation ? { validation } : {}) });
+      await this.store.transcripts(transcripts);
+      await this.store.state({ ...this.state });
+      this.emit({ type: 'step', metrics, transcripts });
+      if (validation && this.early.stop) {
+        reason = 'early-stop';
+        break;
+      }
+    }
+    await this.model.saveCheckpoint('last');
+    await this.store.state({ ...this.state });
+    this.emit({ type: 'done', reason, state: { ...this.state } });
+    return this.state;
+  }
+}
