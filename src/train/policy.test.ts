@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { assertClose, freshSeed, rng, testRuntime } from '../gpu/testing';
 import { PRESETS } from '../model/config';
 import { Transformer, type Batch } from '../model/transformer';
+import { importCheckpoint } from '../model/checkpoint';
 import { AdamW } from './adamw';
+import { DEFAULT_POLICY, ModelSession } from './session';
 import { DEFAULT_POLICY_LOSS, packRollouts, policyStep, type PolicyMicroBatch } from './policy';
 
 const CONFIG = { ...PRESETS.tiny, num_hidden_layers: 1 };
@@ -136,5 +138,29 @@ describe('packing rollouts into micro-batches', () => {
     expect(() => packRollouts([{ promptIds: [1, 2, 3], completionIds: [4, 5], oldLogprobs: [0, 0], advantage: 1 }], o)).toThrow(/exceed the model's context of 4/);
     expect(() => packRollouts([{ promptIds: [1], completionIds: [4, 5], oldLogprobs: [0], advantage: 1 }], o)).toThrow(/1 log-probs for 2 tokens/);
     expect(packRollouts([{ promptIds: [1], completionIds: [], oldLogprobs: [], advantage: 1 }], o)).toEqual([]);
+  });
+});
+
+describe('policy training in a model session', () => {
+  it('starts the loop’s optimizer, trains, and exports its moments and step for a resume', async () => {
+    const rt = await testRuntime();
+    const session = ModelSession.create(rt, { kind: 'preset', preset: 'tiny', seed: 3 });
+    const rollouts = [
+      { promptIds: [1, 65, 66], completionIds: [67, 2], oldLogprobs: [-5.5, -5.6], advantage: 1 },
+      { promptIds: [1, 65, 66], completionIds: [70, 2], oldLogprobs: [-5.5, -5.6], advantage: -1 },
+    ];
+    const r = await session.trainPolicy(rollouts, 1e-3, { ...DEFAULT_POLICY, microRows: 1 });
+    expect(r).toMatchObject({ finite: true, tokens: 4 });
+    expect(session.optimizerStep).toBe(1);
+    const ckpt = importCheckpoint(await session.exportFiles());
+    expect(ckpt.optimizer?.step).toBe(1);
+    const resumed = ModelSession.create(rt, { kind: 'checkpoint', checkpoint: ckpt, name: 'resumed' });
+    await resumed.trainPolicy(rollouts, 1e-3);
+    expect(resumed.optimizerStep).toBe(2);
+    const afresh = ModelSession.create(rt, { kind: 'checkpoint', checkpoint: ckpt, name: 'afresh' });
+    afresh.resetOptimizer();
+    await afresh.trainPolicy(rollouts, 1e-3);
+    expect(afresh.optimizerStep).toBe(1);
+    for (const s of [session, resumed, afresh]) s.destroy();
   });
 });

@@ -7,6 +7,9 @@ import { exportCheckpoint, type ImportedCheckpoint, type OptimizerState } from '
 import { PRESETS, paramCount, type LlamaConfig, type PresetName } from '../model/config';
 import { ByteTokenizer, HFTokenizer, type Tokenizer } from '../model/tokenizer';
 import { Transformer } from '../model/transformer';
+import { AdamW, DEFAULT_ADAMW, type AdamWConfig } from './adamw';
+import { packRollouts, policyStep, type PolicyStepResult, type Rollout } from './policy';
+import type { PolicyLossCoefficients } from '../model/kernels/loss';
 import { SftTrainer, type SftPair } from './sft';
 import { checkSftSettings, type SftSettings } from './sftSettings';
 
@@ -33,8 +36,25 @@ export class RateMeter {
   }
 }
 
+/** How the loop's policy-gradient updates run. */
+export interface PolicySettings {
+  /** Rollouts per micro-batch. */
+  microRows: number;
+  loss: PolicyLossCoefficients;
+  adamw: AdamWConfig;
+}
+
+export const DEFAULT_POLICY: PolicySettings = {
+  microRows: 16,
+  loss: { clipLow: 0.2, clipHigh: 0.28, klCoef: 0, entCoef: 0 },
+  // Weight decay off: a few hundred RL steps on a from-scratch model should not shrink it.
+  adamw: { ...DEFAULT_ADAMW, weightDecay: 0 },
+};
+
 export class ModelSession {
   private trainer: SftTrainer | null = null;
+  /** The loop's optimizer, once policy-gradient training has begun. */
+  private policyOptimizer: AdamW | null = null;
   /** Moments carried in from the checkpoint, until a trainer takes them over. */
   private pendingOptimizer: OptimizerState | undefined;
 
@@ -72,7 +92,7 @@ export class ModelSession {
 
   /** AdamW steps taken so far (carried over from a checkpoint unless reset). */
   get optimizerStep(): number {
-    return this.trainer?.optimizer.step ?? this.pendingOptimizer?.step ?? 0;
+    return (this.policyOptimizer ?? this.trainer?.optimizer)?.step ?? this.pendingOptimizer?.step ?? 0;
   }
 
   /**
@@ -88,6 +108,8 @@ export class ModelSession {
     const resume = settings.resetOptimizer ? undefined : await this.optimizerState();
     this.trainer?.destroy();
     this.trainer = null;
+    this.policyOptimizer?.destroy();
+    this.policyOptimizer = null;
     this.pendingOptimizer = undefined;
     const start = resume?.step ?? 0;
     const trainer = new SftTrainer(this.model, this.tokenizer, pairs, {
@@ -103,11 +125,40 @@ export class ModelSession {
     return trainer;
   }
 
-  /** The AdamW state to resume from or export: the live trainer's moments, or the checkpoint's. */
+  /**
+   * One policy-gradient update on the loop's rollouts. The first one starts the loop's AdamW:
+   * from the checkpoint's moments when it came from a loop run, afresh after SFT (whose
+   * moments belong to another objective).
+   */
+  async trainPolicy(rollouts: readonly Rollout[], lr: number, settings: PolicySettings = DEFAULT_POLICY): Promise<PolicyStepResult> {
+    if (!this.policyOptimizer) {
+      const { rt } = this.model;
+      const resume = this.trainer ? undefined : this.pendingOptimizer;
+      this.trainer?.destroy();
+      this.trainer = null;
+      this.pendingOptimizer = undefined;
+      this.policyOptimizer = new AdamW(rt, this.model.params.size, this.model.specs, settings.adamw);
+      if (resume) this.policyOptimizer.load(resume.m, resume.v, resume.step);
+    }
+    const micro = packRollouts(rollouts, {
+      rows: settings.microRows,
+      maxLength: this.config.max_position_embeddings,
+      lengthGranule: 16,
+      padId: this.tokenizer.specials.pad,
+    });
+    return policyStep(this.model, this.policyOptimizer, micro, lr, settings.loss);
+  }
+
+  /** Forgets the checkpoint's AdamW moments: a loop begun on an SFT checkpoint starts its optimizer afresh. */
+  resetOptimizer(): void {
+    this.pendingOptimizer = undefined;
+  }
+
+  /** The AdamW state to resume from or export: the live optimizer's moments, or the checkpoint's. */
   private async optimizerState(): Promise<OptimizerState | undefined> {
-    if (!this.trainer) return this.pendingOptimizer;
+    const optimizer = this.policyOptimizer ?? this.trainer?.optimizer;
+    if (!optimizer) return this.pendingOptimizer;
     const { rt } = this.model;
-    const { optimizer } = this.trainer;
     const [m, v] = await Promise.all([rt.read(optimizer.m), rt.read(optimizer.v)]);
     return { m, v, step: optimizer.step };
   }
@@ -122,6 +173,7 @@ export class ModelSession {
   }
 
   destroy(): void {
+    this.policyOptimizer?.destroy();
     this.trainer?.destroy();
     this.trainer = null;
     this.model.destroy();
