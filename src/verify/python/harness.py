@@ -196,11 +196,12 @@ def run_job(job_json):
             result.update(status="outputs", outputs=_io_outputs(job, ns))
         else:
             if style == "check":
+                # As in HumanEval's own harness, the tests share the program's namespace: some
+                # call helpers the prompt defines (encode_cyclic) or the function by its name.
                 setup, parameter, units = tests
-                test_ns = {"__name__": "__test__"}
-                _exec(setup, test_ns)
-                test_ns[parameter] = ns[job["entryPoint"]]
-                passed, total, failure, error = _run_units(units, test_ns)
+                _exec(setup, ns)
+                ns[parameter] = ns[job["entryPoint"]]
+                passed, total, failure, error = _run_units(units, ns)
             else:
                 passed, total, failure, error = _run_units(tests, ns)
             result.update(passed=passed, total=total)

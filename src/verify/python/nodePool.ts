@@ -60,9 +60,13 @@ export class NodeSandboxPool implements SandboxRunner {
   /** Processes started over the pool's life (replacements included). */
   started = 0;
 
-  constructor(private readonly options: PoolOptions = {}) {
+  /** Warm processes kept. */
+  readonly size: number;
+
+  constructor(options: PoolOptions = {}) {
     this.limits = { ...DEFAULT_LIMITS, ...options };
-    for (let i = 0; i < (options.size ?? 2); i++) this.spawn();
+    this.size = options.size ?? 2;
+    for (let i = 0; i < this.size; i++) this.spawn();
   }
 
   /** Resolves when every process is warm (or the pool refused to run code). */

@@ -107,19 +107,28 @@ export function outputsEqual(a: Encoded, b: Encoded, atol: number): boolean {
   return a === b;
 }
 
-/** MBPP+: the candidate's outputs against the canonical solution's, input by input. */
+/**
+ * MBPP+: the candidate's outputs against the canonical solution's, input by input. Inputs the
+ * canonical solution itself raises on are not counted: JSON cannot say which lists were
+ * tuples, and a few solutions need tuples.
+ */
 export function compareOutputs(expected: DriverResult, actual: DriverResult, inputs: unknown[][], atol: number, ms: number): CodeVerdict {
   if (actual.status !== 'outputs') return verdictOf(actual, ms);
   if (expected.status !== 'outputs' || !expected.outputs) return { ...verdictOf(expected, ms), status: 'error', detail: `the canonical solution failed: ${expected.detail}` };
   const got = actual.outputs ?? [];
   let passed = 0;
+  let total = 0;
   let detail: string | undefined;
   expected.outputs.forEach((want, i) => {
+    if (!('value' in want)) return;
+    total++;
     const have = got[i];
-    const ok = have !== undefined && 'value' in want && 'value' in have && outputsEqual(have.value, want.value, atol);
-    if (ok) passed++;
-    else detail ??= `input ${JSON.stringify(inputs[i]).slice(0, 200)}: ${have && 'error' in have ? have.error : `got ${JSON.stringify(have && 'value' in have ? have.value : null).slice(0, 200)}, expected ${JSON.stringify('value' in want ? want.value : want.error).slice(0, 200)}`}`;
+    if (have && 'value' in have && outputsEqual(have.value, want.value, atol)) passed++;
+    else {
+      const shown = have && 'error' in have ? have.error : `got ${JSON.stringify(have && 'value' in have ? have.value : null).slice(0, 200)}, expected ${JSON.stringify(want.value).slice(0, 200)}`;
+      detail ??= `input ${JSON.stringify(inputs[i]).slice(0, 200)}: ${shown}`;
+    }
   });
-  const total = expected.outputs.length;
+  if (total === 0) return { status: 'error', passed: 0, total: 0, fraction: 0, detail: 'the canonical solution raises on every input', output: actual.output, ms };
   return { status: passed === total ? 'pass' : 'fail', passed, total, fraction: fraction(passed, total), detail, output: actual.output, ms };
 }

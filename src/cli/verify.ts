@@ -1,0 +1,112 @@
+/**
+ * Checks code samples in the Python sandbox, in the format of HumanEval's
+ * evaluate_functional_correctness:
+ *   npm run verify -- --problems P.jsonl --samples S.jsonl
+ * Problems are HumanEval / MBPP / MBPP+ records; each sample is {"task_id", "completion"}.
+ * Prints one JSON line per sample with its verdict, then pass@1, the counts per verdict and
+ * the throughput. `--canonical` checks every problem's own canonical solution instead.
+ */
+import { readProblemFile, fileChunks } from '../data/nodeFile';
+import { readJsonl } from '../data/jsonl';
+import type { CodeProblem } from '../data/problem';
+import { CodeVerifier } from '../verify/python/codeVerifier';
+import { NodeSandboxPool } from '../verify/python/nodePool';
+import { DEFAULT_LIMITS, type CodeVerdict, type VerdictStatus } from '../verify/python/verdict';
+import { isMain, runCli, UsageError, type OptionValues } from './options';
+
+export const verifyCli = {
+  name: 'verify',
+  summary: 'Runs code samples against their problems’ tests in the Python sandbox (pass@1, verdicts per sample).',
+  options: {
+    problems: { type: 'string', arg: 'FILE', exists: 'file', required: true, help: 'HumanEval / MBPP / MBPP+ problems (JSONL)' },
+    samples: { type: 'string', arg: 'FILE', exists: 'file', help: 'samples: one {"task_id", "completion"} per line' },
+    canonical: { type: 'flag', help: 'check each problem’s canonical solution instead of samples' },
+    timeout: { type: 'int', min: 100, max: 600_000, default: DEFAULT_LIMITS.timeoutMs, arg: 'MS', help: 'time per program and its tests' },
+    memory: { type: 'int', min: 64, max: 4096, default: DEFAULT_LIMITS.memoryBytes / 2 ** 20, arg: 'MIB', help: 'wasm memory per sandbox' },
+    pool: { type: 'int', min: 1, max: 64, default: 2, help: 'warm sandbox processes' },
+    quiet: { type: 'flag', help: 'print only the summary' },
+  },
+  notes: [
+    'example: npm run verify -- --problems data/seeds/humaneval-87.jsonl --samples samples.jsonl',
+    'example: npm run verify -- --problems data/seeds/mbppplus-109.jsonl --canonical',
+  ],
+} as const;
+
+interface Sample {
+  task_id: string;
+  completion: string;
+}
+
+async function readSamples(file: string, known: Map<string, CodeProblem>): Promise<Sample[]> {
+  const samples: Sample[] = [];
+  for await (const ev of readJsonl(fileChunks(file))) {
+    if ('refused' in ev) throw new Error(`${file}: ${ev.refused}`);
+    if ('error' in ev) {
+      console.warn(`${file}:${ev.line}: skipped: ${ev.error}`);
+      continue;
+    }
+    const { task_id, completion } = ev.value;
+    if (typeof task_id !== 'string' && typeof task_id !== 'number') console.warn(`${file}:${ev.line}: skipped: no "task_id"`);
+    else if (typeof completion !== 'string') console.warn(`${file}:${ev.line}: skipped: no "completion" text`);
+    else if (!known.has(String(task_id))) console.warn(`${file}:${ev.line}: skipped: task_id ${task_id} is not among the problems`);
+    else samples.push({ task_id: String(task_id), completion });
+  }
+  return samples;
+}
+
+async function main(o: OptionValues<typeof verifyCli.options>): Promise<void> {
+  if (o.canonical === Boolean(o.samples)) throw new UsageError('give either --samples FILE or --canonical');
+  const report = await readProblemFile(o.problems);
+  if (report.refused) throw new Error(`${o.problems}: ${report.refused}`);
+  for (const e of report.errors.slice(0, 20)) console.warn(`${o.problems}:${e.line}: skipped: ${e.reason}`);
+  const problems = new Map(report.problems.filter((p): p is CodeProblem => p.kind === 'code').map((p) => [p.id, p]));
+  if (!problems.size) throw new Error(`no code problems in ${o.problems}`);
+  const samples = o.samples
+    ? await readSamples(o.samples, problems)
+    : [...problems.values()].filter((p) => p.solution).map((p) => ({ task_id: p.id, completion: p.solution! }));
+  if (!samples.length) throw new Error('no samples to check');
+
+  const pool = new NodeSandboxPool({ size: o.pool, timeoutMs: o.timeout, memoryBytes: o.memory * 2 ** 20 });
+  try {
+    await pool.warm();
+    const verifier = new CodeVerifier(pool);
+    const t0 = performance.now();
+    const verdicts = await Promise.all(
+      samples.map(async (s) => {
+        const v = await verifier.verify(problems.get(s.task_id)!, s.completion);
+        if (!o.quiet) console.log(JSON.stringify({ task_id: s.task_id, status: v.status, passed: v.status === 'pass', fraction: round(v.fraction), detail: v.detail }));
+        return { sample: s, verdict: v };
+      }),
+    );
+    const seconds = (performance.now() - t0) / 1000;
+    console.log(summary(verdicts, seconds, pool));
+  } finally {
+    pool.close();
+  }
+}
+
+const round = (x: number) => Math.round(x * 1000) / 1000;
+
+/** pass@1 (the mean over tasks of each task's passing share), counts per verdict, throughput. */
+function summary(verdicts: { sample: Sample; verdict: CodeVerdict }[], seconds: number, pool: NodeSandboxPool): string {
+  const byTask = new Map<string, { n: number; c: number }>();
+  const counts: Record<VerdictStatus, number> = { pass: 0, fail: 0, error: 0, timeout: 0, killed: 0 };
+  for (const { sample, verdict } of verdicts) {
+    const t = byTask.get(sample.task_id) ?? { n: 0, c: 0 };
+    t.n++;
+    if (verdict.status === 'pass') t.c++;
+    byTask.set(sample.task_id, t);
+    counts[verdict.status]++;
+  }
+  const pass1 = [...byTask.values()].reduce((s, t) => s + t.c / t.n, 0) / byTask.size;
+  return JSON.stringify({
+    'pass@1': round(pass1),
+    samples: verdicts.length,
+    ...counts,
+    seconds: round(seconds),
+    verdictsPerSecond: round(verdicts.length / seconds),
+    pool: { processes: pool.size, isolation: pool.isolation, started: pool.started },
+  });
+}
+
+if (isMain(import.meta.url)) await runCli(verifyCli, main);
