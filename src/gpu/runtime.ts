@@ -35,6 +35,8 @@ export interface RuntimeOptions {
   subgroupMatmul?: boolean;
   /** Keep WebGPU's default limits (e.g. 8 storage buffers per stage) to check portability. */
   defaultLimits?: boolean;
+  /** Fill every tensor `empty` hands out with NaN (tests: reading what no kernel wrote shows). */
+  poison?: boolean;
 }
 
 const UNIFORM_USAGE = 0x40 /* UNIFORM */ | 0x08; /* COPY_DST */
@@ -72,6 +74,7 @@ export class Runtime {
    * their rows): SwiftShader's, where it is tested; WebGPU does not promise the layout elsewhere.
    */
   readonly subgroupMatmul: boolean;
+  private readonly poison: boolean;
 
   private constructor(readonly ctx: GpuContext, options: RuntimeOptions, cache: Record<string, string>) {
     this.cache = new Map(Object.entries(cache));
@@ -79,6 +82,7 @@ export class Runtime {
     this.serialRows = options.serialRows ?? ctx.adapter.architecture === 'swiftshader';
     this.subgroupMatmul =
       (options.subgroupMatmul ?? true) && ctx.subgroupSize === SUBGROUP_MATMUL_LANES && ctx.adapter.architecture === 'swiftshader';
+    this.poison = options.poison ?? false;
     this.pool = new BufferPool(this.device, ctx.limits.maxBufferSize);
     this.pipelines = new PipelineCache(this.device, (name) => ctx.platform.shaderSource(name));
     this.profiler = options.profile && ctx.features.has('timestamp-query') ? new Profiler(this.device) : null;
@@ -134,7 +138,9 @@ export class Runtime {
   empty<D extends DType = 'f32'>(shape: readonly number[], dtype: D = 'f32' as D, label?: string): Tensor<D> {
     const size = numel(shape);
     const buffer = this.pool.acquire(size * BYTES_PER_ELEMENT[dtype], label);
-    return { buffer, shape: [...shape], dtype, offset: 0, size };
+    const t = { buffer, shape: [...shape], dtype, offset: 0, size };
+    if (this.poison) this.write(t as Tensor, new Uint32Array(size).fill(0x7fc00000) as TypedArrayFor<D>);
+    return t;
   }
 
   upload<D extends DType = 'f32'>(data: TypedArrayFor<D>, shape: readonly number[], dtype: D = 'f32' as D): Tensor<D> {

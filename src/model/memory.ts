@@ -64,3 +64,65 @@ export function checkFits(c: LlamaConfig, B: number, T: number, maxBinding: numb
   return est;
 }
 
+
+/** Byte sizes of what generation holds on the GPU besides the weights (see src/model/decoder.ts). */
+export interface GenerationEstimate {
+  /** Cache slots per row: the prompt and every new token but the last (sampled, never fed back). */
+  slots: number;
+  /** 2 · layers · B · T · kvHeads · head_dim · 4. */
+  kvCache: number;
+  /** Activations of the prefill forward over B·promptLen tokens (released after it). */
+  prefill: number;
+  /** Activations of one decode step over B rows, and the logits. */
+  decode: number;
+  /** The largest single buffer (must fit maxStorageBufferBindingSize). */
+  largestBuffer: number;
+}
+
+/** Per-token activation elements of one inference forward: two residual rows and one layer's scratch. */
+function inferenceRow(c: LlamaConfig): { total: number; widest: number } {
+  const H = c.hidden_size;
+  const hd = headDim(c);
+  const q = c.num_attention_heads * hd;
+  const S = q + 2 * c.num_key_value_heads * hd;
+  const I = c.intermediate_size;
+  return {
+    total: 2 * H + (H + 1 + S + q + c.num_attention_heads + H + H + 1 + 3 * I) + 3,
+    widest: Math.max(2 * I, S, H),
+  };
+}
+
+/** Generation of `newTokens` after B prompts of up to promptLen tokens; pure arithmetic. */
+export function generationEstimate(c: LlamaConfig, B: number, promptLen: number, newTokens: number): GenerationEstimate {
+  const T = promptLen + newTokens - 1;
+  const row = inferenceRow(c);
+  const kvLayer = 2 * B * T * c.num_key_value_heads * headDim(c) * 4;
+  const head = B * (2 * c.hidden_size + 1 + c.vocab_size + 3) * 4;
+  return {
+    slots: T,
+    kvCache: c.num_hidden_layers * kvLayer,
+    prefill: B * promptLen * row.total * 4 + head,
+    decode: B * row.total * 4 + head,
+    largestBuffer: Math.max(kvLayer, B * promptLen * row.widest * 4, B * c.vocab_size * 4),
+  };
+}
+
+/** Refuses, with the numbers and before anything is allocated, a generation the adapter cannot hold. */
+export function checkGenerationFits(c: LlamaConfig, B: number, promptLen: number, newTokens: number, maxBinding: number): GenerationEstimate {
+  const est = generationEstimate(c, B, promptLen, newTokens);
+  const T = est.slots;
+  if (T > c.max_position_embeddings) {
+    throw new Error(
+      `a prompt of ${promptLen} tokens and ${newTokens} new tokens need ${T} positions but the model's context is ${c.max_position_embeddings}`,
+    );
+  }
+  if (est.largestBuffer > maxBinding) {
+    throw new Error(
+      `generation does not fit this GPU: ${B} rows × ${T} positions need a KV cache of ${MiB(est.kvCache)} ` +
+        `(2 · ${c.num_hidden_layers} layers · ${B} · ${T} · ${c.num_key_value_heads} kv heads · ${headDim(c)} · 4 bytes) and a prefill of ` +
+        `${MiB(est.prefill)}; the largest buffer needs ${MiB(est.largestBuffer)} but the adapter binds at most ${MiB(maxBinding)}; ` +
+        'use fewer prompts, shorter prompts or fewer new tokens',
+    );
+  }
+  return est;
+}

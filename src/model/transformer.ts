@@ -28,12 +28,36 @@ export interface Batch {
   weights?: ArrayLike<number>;
 }
 
-/** Activation buffers of one layer, kept from forward for backward. */
-interface LayerActs {
+/** Activation buffers of one layer on N rows: kept from forward for backward, or scratch for inference. */
+export interface LayerActs {
   /** Fused projections: each row is q | k | v (rotated in place), and gate | up. */
   ln1: Tensor; rstd1: Tensor; qkv: Tensor; att: Tensor; lse: Tensor;
   mid: Tensor; ln2: Tensor; rstd2: Tensor; gu: Tensor; act: Tensor;
 }
+
+/** Allocates one layer's activations for N rows through `f` (shape, label) → tensor. */
+export function layerActs(c: LlamaConfig, N: number, f: (shape: number[], label: string) => Tensor): LayerActs {
+  const H = c.hidden_size;
+  const hd = headDim(c);
+  const qd = c.num_attention_heads * hd;
+  const kvd = c.num_key_value_heads * hd;
+  const I = c.intermediate_size;
+  return {
+    ln1: f([N, H], 'ln1'), rstd1: f([N], 'rstd1'), qkv: f([N, qd + 2 * kvd], 'qkv'),
+    att: f([N, qd], 'att'), lse: f([N, c.num_attention_heads], 'lse'), mid: f([N, H], 'mid'), ln2: f([N, H], 'ln2'),
+    rstd2: f([N], 'rstd2'), gu: f([N, 2 * I], 'gate_up'), act: f([N, I], 'act'),
+  };
+}
+
+/** Rotated q, k and v of a layer (views into its fused q|k|v rows). */
+export interface QkvViews {
+  q: Tensor;
+  k: Tensor;
+  v: Tensor;
+}
+
+/** Writes a layer's attention output `o` [N, heads·hd] (and `lse` where the kernel saves it). */
+export type Attend = (qkv: QkvViews, out: { o: Tensor; lse: Tensor }) => void;
 
 /**
  * The Llama-family decoder on the GPU: one flat parameter buffer (HF tensor order), explicit
@@ -160,47 +184,64 @@ export class Transformer {
 
   /** Records the forward pass; returns the logits [B·T, vocab] (valid until the next call). */
   forward(batch: Batch): Tensor {
-    const c = this.config;
     const ws = this.workspace(batch.B, batch.T);
     this.upload(batch, ws);
+    const shape = attentionShape(this.config, batch.B, batch.T);
+    this.embed(ws.tokens, ws.residual[0]!);
+    for (let l = 0; l < this.config.num_hidden_layers; l++) {
+      this.layerForward(l, ws.residual[l]!, ws.residual[l + 1]!, ws.layers[l]!, ws.positions, (qkv, out) =>
+        attentionForward(this.rt, shape, { ...qkv, mask: ws.mask, ...out }),
+      );
+    }
+    this.headForward(ws.residual[this.config.num_hidden_layers]!, ws.lnf, ws.rstdf, ws.logits);
+    return ws.logits;
+  }
+
+  /** Records x[n, H] = the token embeddings of `tokens` (u32 [n]). */
+  embed(tokens: Tensor<'u32'>, x: Tensor): void {
+    embeddingForward(this.rt, tokens, this.param('model.embed_tokens.weight'), x);
+  }
+
+  /**
+   * Records decoder layer `l` on N rows: next = x + attention + MLP, keeping its activations
+   * in `a`. `attend` writes the attention output from the rotated q, k, v (views of the
+   * fused q|k|v rows): causal self-attention when training, the KV cache when decoding.
+   */
+  layerForward(l: number, x: Tensor, next: Tensor, a: LayerActs, positions: Tensor<'u32'>, attend: Attend): void {
+    const c = this.config;
     const rt = this.rt;
     const hd = headDim(c);
-    const shape = attentionShape(c, batch.B, batch.T);
-    embeddingForward(rt, ws.tokens, this.param('model.embed_tokens.weight'), ws.residual[0]!);
     const qd = c.num_attention_heads * hd;
     const kvd = c.num_key_value_heads * hd;
     const S = qd + 2 * kvd;
     const I = c.intermediate_size;
     const H = c.hidden_size;
-    for (let l = 0; l < c.num_hidden_layers; l++) {
-      const name = (n: string) => `model.layers.${l}.${n}`;
-      const p = (n: string) => this.param(name(n));
-      const a = ws.layers[l]!;
-      const x = ws.residual[l]!;
-      rmsnormForward(rt, x, p('input_layernorm.weight'), c.rms_norm_eps, a.ln1, a.rstd1);
-      matmul(rt, {
-        a: a.ln1,
-        b: this.block(name('self_attn.q_proj.weight'), [S, H]),
-        transB: true,
-        bias: c.attention_bias ? this.block(name('self_attn.q_proj.bias'), [S]) : undefined,
-        out: a.qkv,
-      });
-      rope(rt, a.qkv, { heads: c.num_attention_heads, hd, stride: S, col: 0 }, ws.positions, this.rope);
-      rope(rt, a.qkv, { heads: c.num_key_value_heads, hd, stride: S, col: qd }, ws.positions, this.rope);
-      const [q, k, v] = qkvViews(a.qkv, qd, kvd);
-      attentionForward(rt, shape, { q, k, v, mask: ws.mask, o: a.att, lse: a.lse });
-      rt.copy(x, a.mid);
-      matmul(rt, { a: a.att, b: p('self_attn.o_proj.weight'), transB: true, out: a.mid, beta: 1 });
-      rmsnormForward(rt, a.mid, p('post_attention_layernorm.weight'), c.rms_norm_eps, a.ln2, a.rstd2);
-      matmul(rt, { a: a.ln2, b: this.block(name('mlp.gate_proj.weight'), [2 * I, H]), transB: true, out: a.gu });
-      swigluForward(rt, a.gu, I, a.act);
-      const next = ws.residual[l + 1]!;
-      rt.copy(a.mid, next);
-      matmul(rt, { a: a.act, b: p('mlp.down_proj.weight'), transB: true, out: next, beta: 1 });
-    }
-    rmsnormForward(rt, ws.residual[c.num_hidden_layers]!, this.param('model.norm.weight'), c.rms_norm_eps, ws.lnf, ws.rstdf);
-    matmul(rt, { a: ws.lnf, b: this.lmHead(), transB: true, out: ws.logits });
-    return ws.logits;
+    const name = (n: string) => `model.layers.${l}.${n}`;
+    const p = (n: string) => this.param(name(n));
+    rmsnormForward(rt, x, p('input_layernorm.weight'), c.rms_norm_eps, a.ln1, a.rstd1);
+    matmul(rt, {
+      a: a.ln1,
+      b: this.block(name('self_attn.q_proj.weight'), [S, H]),
+      transB: true,
+      bias: c.attention_bias ? this.block(name('self_attn.q_proj.bias'), [S]) : undefined,
+      out: a.qkv,
+    });
+    rope(rt, a.qkv, { heads: c.num_attention_heads, hd, stride: S, col: 0 }, positions, this.rope);
+    rope(rt, a.qkv, { heads: c.num_key_value_heads, hd, stride: S, col: qd }, positions, this.rope);
+    attend(qkvViews(a.qkv, qd, kvd), { o: a.att, lse: a.lse });
+    rt.copy(x, a.mid);
+    matmul(rt, { a: a.att, b: p('self_attn.o_proj.weight'), transB: true, out: a.mid, beta: 1 });
+    rmsnormForward(rt, a.mid, p('post_attention_layernorm.weight'), c.rms_norm_eps, a.ln2, a.rstd2);
+    matmul(rt, { a: a.ln2, b: this.block(name('mlp.gate_proj.weight'), [2 * I, H]), transB: true, out: a.gu });
+    swigluForward(rt, a.gu, I, a.act);
+    rt.copy(a.mid, next);
+    matmul(rt, { a: a.act, b: p('mlp.down_proj.weight'), transB: true, out: next, beta: 1 });
+  }
+
+  /** Records the final norm and the LM head: logits[n, vocab] from the last residual x[n, H]. */
+  headForward(x: Tensor, lnf: Tensor, rstdf: Tensor, logits: Tensor): void {
+    rmsnormForward(this.rt, x, this.param('model.norm.weight'), this.config.rms_norm_eps, lnf, rstdf);
+    matmul(this.rt, { a: lnf, b: this.lmHead(), transB: true, out: logits });
   }
 
   private lmHead(): Tensor {
@@ -282,9 +323,8 @@ export class Transformer {
       // Attention: mid = x + att · Woᵀ, with q|k|v = ln1 · [Wq | Wk | Wv]ᵀ (+ b) rotated.
       matmul(rt, { a: d.res, b: p('self_attn.o_proj.weight'), out: d.att });
       matmul(rt, { a: d.res, b: a.att, transA: true, out: g('self_attn.o_proj.weight'), beta: 1 });
-      const [q, k, v] = qkvViews(a.qkv, qd, kvd);
-      const [dq, dk, dv] = qkvViews(d.qkv, qd, kvd);
-      attentionBackward(rt, shape, { q, k, v, mask: ws.mask, o: a.att, lse: a.lse, dO: d.att, d: d.D, dq, dk, dv });
+      const { q: dq, k: dk, v: dv } = qkvViews(d.qkv, qd, kvd);
+      attentionBackward(rt, shape, { ...qkvViews(a.qkv, qd, kvd), mask: ws.mask, o: a.att, lse: a.lse, dO: d.att, d: d.D, dq, dk, dv });
       rope(rt, d.qkv, { heads: c.num_attention_heads, hd, stride: S, col: 0 }, ws.positions, this.rope, true);
       rope(rt, d.qkv, { heads: c.num_key_value_heads, hd, stride: S, col: qd }, ws.positions, this.rope, true);
       matmul(rt, { a: d.qkv, b: this.block(name('self_attn.q_proj.weight'), [S, H]), out: d.ln });
@@ -353,11 +393,7 @@ class Workspace {
     this.targets = this.track(rt.empty([N], 'i32', 'targets'));
     this.weights = f([N], 'weights');
     this.residual = Array.from({ length: c.num_hidden_layers + 1 }, (_, l) => f([N, H], `residual.${l}`));
-    this.layers = Array.from({ length: c.num_hidden_layers }, () => ({
-      ln1: f([N, H], 'ln1'), rstd1: f([N], 'rstd1'), qkv: f([N, qd + 2 * kvd], 'qkv'),
-      att: f([N, qd], 'att'), lse: f([N, nH], 'lse'), mid: f([N, H], 'mid'), ln2: f([N, H], 'ln2'), rstd2: f([N], 'rstd2'),
-      gu: f([N, 2 * I], 'gate_up'), act: f([N, I], 'act'),
-    }));
+    this.layers = Array.from({ length: c.num_hidden_layers }, () => layerActs(c, N, f));
     this.lnf = f([N, H], 'lnf');
     this.rstdf = f([N], 'rstdf');
     this.logits = f([N, c.vocab_size], 'logits');
@@ -399,13 +435,14 @@ export function initialParams(c: LlamaConfig, seed: number, std = 0.02): Float32
   return flat;
 }
 
-function attentionShape(c: LlamaConfig, B: number, T: number): AttentionShape {
+/** Causal attention over B sequences of T tokens whose q, k, v sit in fused q|k|v rows. */
+export function attentionShape(c: LlamaConfig, B: number, T: number): AttentionShape {
   const hd = headDim(c);
   const stride = (c.num_attention_heads + 2 * c.num_key_value_heads) * hd;
   return { B, T, heads: c.num_attention_heads, kvHeads: c.num_key_value_heads, hd, qStride: stride, kvStride: stride };
 }
 
 /** q, k and v inside fused q|k|v rows: views offset by their first column. */
-function qkvViews(qkv: Tensor, qd: number, kvd: number): [Tensor, Tensor, Tensor] {
-  return [view(qkv, [qkv.size], 0), view(qkv, [qkv.size - qd], qd), view(qkv, [qkv.size - qd - kvd], qd + kvd)];
+function qkvViews(qkv: Tensor, qd: number, kvd: number): QkvViews {
+  return { q: view(qkv, [qkv.size], 0), k: view(qkv, [qkv.size - qd], qd), v: view(qkv, [qkv.size - qd - kvd], qd + kvd) };
 }

@@ -1,0 +1,209 @@
+/**
+ * The inference forward of a Transformer for batched generation: a prefill over B
+ * left-padded prompts that fills a per-layer KV cache, then decode steps of one new token
+ * per still-running row that read it. Rows that finished are left out of a step (the batch
+ * is compacted: every matmul shrinks to the rows left), while their cache stays in place.
+ * Decode-shaped matmuls (M = running rows) go through the matmul autotuner like any other,
+ * which picks the gemv kernel where it wins.
+ *
+ * Without the cache (`useCache` false) every step recomputes the whole sequences: the
+ * reference the cached decode is tested against, and the benchmark's baseline.
+ */
+import type { Runtime } from '../gpu/runtime';
+import { view, type DType, type Tensor } from '../gpu/tensor';
+import { headDim, type LlamaConfig } from './config';
+import { attentionForward } from './kernels/attention';
+import { embeddingForward } from './kernels/embedding';
+import { decodeAttention, kvLayerSize, kvStore, type KvLayout } from './kernels/kvcache';
+import { attentionShape, layerActs, type LayerActs, type Transformer } from './transformer';
+
+/** The first n rows of a [rows, ...] tensor. */
+function firstRows(t: Tensor, n: number): Tensor {
+  return view(t, [n, ...t.shape.slice(1)]);
+}
+
+/** Activations of an inference forward over N rows: two residual streams and one layer's scratch for every layer. */
+class Scratch {
+  readonly residual: [Tensor, Tensor];
+  readonly acts: LayerActs;
+  private readonly all: Tensor[] = [];
+
+  constructor(private readonly rt: Runtime, c: LlamaConfig, N: number) {
+    const f = (shape: number[], label: string) => this.track(rt.empty(shape, 'f32', label));
+    this.residual = [f([N, c.hidden_size], 'x.0'), f([N, c.hidden_size], 'x.1')];
+    this.acts = layerActs(c, N, f);
+  }
+
+  private track<D extends DType>(t: Tensor<D>): Tensor<D> {
+    this.all.push(t);
+    return t;
+  }
+
+  /** Views of the first n rows. */
+  rows(n: number): { residual: [Tensor, Tensor]; acts: LayerActs } {
+    const acts = Object.fromEntries(Object.entries(this.acts).map(([k, t]) => [k, firstRows(t, n)])) as unknown as LayerActs;
+    return { residual: [firstRows(this.residual[0], n), firstRows(this.residual[1], n)], acts };
+  }
+
+  release(): void {
+    this.rt.release(...this.all);
+    this.all.length = 0;
+  }
+}
+
+export class Decoder {
+  readonly layout: KvLayout;
+  private readonly rt: Runtime;
+  private readonly cache: Tensor[] = [];
+  /** Decode-step activations for up to B rows; its first residual also holds the prefill's last rows. */
+  private readonly scratch: Scratch;
+  /** A decode step's inputs: tokens, positions, rows and cache starts, n of each. */
+  private readonly io: Tensor<'u32'>;
+  private readonly lnf: Tensor;
+  private readonly rstdf: Tensor;
+  private readonly logits: Tensor;
+  private promptLen = 0;
+  private lengths: number[] = [];
+  /** Tokens decoded since the prefill. */
+  private decoded = 0;
+  /** Every row's tokens so far (recompute mode only). */
+  private seqs: number[][] = [];
+
+  /** B rows with T cache slots each (prompt and completion). Allocates everything it will use. */
+  constructor(
+    readonly model: Transformer,
+    readonly B: number,
+    readonly T: number,
+    readonly useCache = true,
+  ) {
+    const c = model.config;
+    const rt = (this.rt = model.rt);
+    this.layout = { B, T, kvHeads: c.num_key_value_heads, hd: headDim(c) };
+    if (useCache) {
+      for (let l = 0; l < c.num_hidden_layers; l++) this.cache.push(rt.empty([kvLayerSize(this.layout)], 'f32', `kv.${l}`));
+    }
+    this.scratch = new Scratch(rt, c, B);
+    this.io = rt.empty([4 * B], 'u32', 'decode.io');
+    this.lnf = rt.empty([B, c.hidden_size], 'f32', 'lnf');
+    this.rstdf = rt.empty([B], 'f32', 'rstdf');
+    this.logits = rt.empty([B, c.vocab_size], 'f32', 'logits');
+  }
+
+  /**
+   * Records the prefill of B prompts (token ids, each at least one): fills the cache and
+   * returns the logits [B, vocab] of each prompt's last token (valid until the next call).
+   */
+  prefill(prompts: number[][]): Tensor {
+    if (prompts.length !== this.B) throw new Error(`decoder: ${prompts.length} prompts for a batch of ${this.B}`);
+    const P = Math.max(...prompts.map((p) => p.length));
+    if (prompts.some((p) => p.length === 0)) throw new Error('decoder: an empty prompt (it needs at least one token)');
+    if (P > this.T) throw new Error(`decoder: a prompt of ${P} tokens exceeds the ${this.T} cache slots`);
+    this.promptLen = P;
+    this.lengths = prompts.map((p) => p.length);
+    this.decoded = 0;
+    this.seqs = this.useCache ? [] : prompts.map((p) => [...p]);
+    return this.forwardFull(prompts, this.useCache);
+  }
+
+  /**
+   * Records one decode step for the running rows `rows` (batch indices, ascending or not),
+   * whose latest tokens are `tokens`; returns their next-token logits [rows.length, vocab].
+   */
+  step(rows: readonly number[], tokens: readonly number[]): Tensor {
+    const n = rows.length;
+    if (n === 0 || n > this.B || tokens.length !== n) throw new Error(`decoder: a step of ${n} rows and ${tokens.length} tokens`);
+    const slot = this.promptLen + this.decoded;
+    if (slot >= this.T) throw new Error(`decoder: step ${this.decoded + 1} needs slot ${slot} of ${this.T}`);
+    this.decoded++;
+    if (!this.useCache) {
+      rows.forEach((b, i) => this.seqs[b]!.push(tokens[i]!));
+      return this.forwardFull(rows.map((b) => this.seqs[b]!), false);
+    }
+    const rt = this.rt;
+    const c = this.model.config;
+    const io = new Uint32Array(4 * n);
+    rows.forEach((b, i) => {
+      io[i] = tokens[i]!;
+      io[n + i] = this.lengths[b]! + this.decoded - 1;
+      io[2 * n + i] = b;
+      io[3 * n + i] = this.promptLen - this.lengths[b]!;
+    });
+    rt.write(view(this.io, [4 * n]), io);
+    const [tok, pos, rowsT, starts] = [0, 1, 2, 3].map((k) => view(this.io, [n], k * n)) as Tensor<'u32'>[];
+    const s = this.scratch.rows(n);
+    const heads = c.num_attention_heads;
+    const where = { rows: rowsT!, starts: starts!, slot };
+    this.model.embed(tok!, s.residual[0]);
+    for (let l = 0; l < c.num_hidden_layers; l++) {
+      this.model.layerForward(l, s.residual[l % 2]!, s.residual[(l + 1) % 2]!, s.acts, pos!, (qkv, out) => {
+        const f = this.fused(qkv.q, n);
+        kvStore(rt, this.layout, this.cache[l]!, f, where);
+        decodeAttention(rt, this.layout, this.cache[l]!, f, where, heads, out.o);
+      });
+    }
+    return this.head(s.residual[c.num_hidden_layers % 2]!, n);
+  }
+
+  /** The fused q|k|v rows of a layer, as the cache kernels read them. */
+  private fused(q: Tensor, n: number) {
+    const c = this.model.config;
+    const qd = c.num_attention_heads * this.layout.hd;
+    return { qkv: q, stride: qd + 2 * this.layout.kvHeads * this.layout.hd, colK: qd, n };
+  }
+
+  /**
+   * Full causal forward over the sequences, left-padded to the longest (masks, positions
+   * from 0 at each first real token): the training forward's layers with activations
+   * shared across layers. `store` writes every layer's k and v into the cache.
+   */
+  private forwardFull(seqs: number[][], store: boolean): Tensor {
+    const rt = this.rt;
+    const c = this.model.config;
+    const n = seqs.length;
+    const P = Math.max(...seqs.map((s) => s.length));
+    const N = n * P;
+    const host = new Uint32Array(3 * N + n);
+    seqs.forEach((seq, b) => {
+      const pad = P - seq.length;
+      seq.forEach((token, t) => {
+        const i = b * P + pad + t;
+        host[i] = token;
+        host[N + i] = 1;
+        host[2 * N + i] = t;
+      });
+      host[3 * N + b] = b * P + P - 1;
+    });
+    const input = rt.upload(host, [host.length], 'u32');
+    const [tokens, mask, positions] = [0, 1, 2].map((k) => view(input, [N], k * N)) as Tensor<'u32'>[];
+    const last = view(input, [n], 3 * N);
+    const s = new Scratch(rt, c, N);
+    const shape = attentionShape(c, n, P);
+    this.model.embed(tokens!, s.residual[0]);
+    for (let l = 0; l < c.num_hidden_layers; l++) {
+      this.model.layerForward(l, s.residual[l % 2]!, s.residual[(l + 1) % 2]!, s.acts, positions!, (qkv, out) => {
+        if (store) kvStore(rt, this.layout, this.cache[l]!, this.fused(qkv.q, N), { seqLen: P });
+        attentionForward(rt, shape, { ...qkv, mask: mask!, ...out });
+      });
+    }
+    // Left padding puts every row's last token in column P − 1; the embedding gather
+    // doubles as the row gather that picks them.
+    const lastRows = firstRows(this.scratch.residual[0], n);
+    embeddingForward(rt, last, s.residual[c.num_hidden_layers % 2]!, lastRows);
+    // Recorded work keeps its buffers in order: released ones are reused only by later work.
+    rt.release(input);
+    s.release();
+    return this.head(lastRows, n);
+  }
+
+  private head(x: Tensor, n: number): Tensor {
+    const logits = firstRows(this.logits, n);
+    this.model.headForward(x, firstRows(this.lnf, n), view(this.rstdf, [n]), logits);
+    return logits;
+  }
+
+  destroy(): void {
+    this.scratch.release();
+    this.rt.release(...this.cache, this.io, this.lnf, this.rstdf, this.logits);
+    this.cache.length = 0;
+  }
+}

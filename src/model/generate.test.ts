@@ -1,0 +1,246 @@
+import { describe, expect, it } from 'vitest';
+import { assertClose, freshSeed, rng, testRuntime } from '../gpu/testing';
+import type { Runtime } from '../gpu/runtime';
+import { BYTE_VOCAB_SIZE, paramSpecs, type LlamaConfig } from './config';
+import { Decoder } from './decoder';
+import { Generator, type GeneratedRow } from './generate';
+import { randomParams } from './reference';
+import { ByteTokenizer } from './tokenizer';
+import { Transformer } from './transformer';
+
+const base: LlamaConfig = {
+  vocab_size: BYTE_VOCAB_SIZE,
+  hidden_size: 48,
+  intermediate_size: 96,
+  num_hidden_layers: 2,
+  num_attention_heads: 4,
+  num_key_value_heads: 2,
+  max_position_embeddings: 96,
+  rms_norm_eps: 1e-5,
+  rope_theta: 10000,
+  tie_word_embeddings: true,
+  attention_bias: false,
+};
+
+const CONFIGS: [string, LlamaConfig][] = [
+  ['GQA, tied', base],
+  ['MHA, untied, head_dim 6', { ...base, num_key_value_heads: 4, tie_word_embeddings: false, head_dim: 6 }],
+  ['GQA, Qwen2 biases', { ...base, attention_bias: true, num_attention_heads: 6, head_dim: 8 }],
+];
+
+/** Random weights large enough that the next-token logits are well apart (greedy choices are not near-ties). */
+function model(rt: Runtime, config: LlamaConfig, seed: number): Transformer {
+  const params = randomParams(config, rng(seed), 0.25);
+  const flat = new Float32Array(paramSpecs(config).reduce((n, s) => n + s.size, 0));
+  for (const s of paramSpecs(config)) flat.set(params.get(s.name)!, s.offset);
+  return Transformer.fromFlat(rt, config, flat);
+}
+
+/** Prompts of the given lengths of random byte tokens. */
+function prompts(lengths: number[], seed: number): number[][] {
+  const r = rng(seed);
+  return lengths.map((n) => Array.from({ length: n }, () => Math.floor(r() * 256)));
+}
+
+const LENGTHS = [1, 5, 17, 40, 9];
+/** Every buffer starts as NaN, so reading a cache slot or row that no kernel wrote shows. */
+const POISON = { poison: true };
+
+/** A left-padded batch of whole sequences, as the training forward takes it. */
+function paddedBatch(seqs: number[][]) {
+  const T = Math.max(...seqs.map((s) => s.length));
+  const tokens: number[] = [];
+  const mask: number[] = [];
+  const positions: number[] = [];
+  for (const s of seqs) {
+    const pad = T - s.length;
+    for (let t = 0; t < T; t++) {
+      tokens.push(t < pad ? 0 : s[t - pad]!);
+      mask.push(t < pad ? 0 : 1);
+      positions.push(t < pad ? 0 : t - pad);
+    }
+  }
+  return { B: seqs.length, T, tokens, mask, positions };
+}
+
+const sequences = (rows: GeneratedRow[]) => rows.map((r) => [...r.promptIds, ...r.completionIds]);
+
+describe.each(CONFIGS)('generation (%s)', (_, config) => {
+  it('greedy decoding with the KV cache gives exactly the tokens of recomputing every step', async () => {
+    const rt = await testRuntime(POISON);
+    const seed = freshSeed();
+    const m = model(rt, config, seed);
+    const g = new Generator(m, new ByteTokenizer());
+    const input = prompts(LENGTHS, seed);
+    const opts = { temperature: 0, maxNewTokens: 12, eosTokenIds: [] };
+    const cached = await g.generate(input, opts);
+    const recomputed = await g.generate(input, { ...opts, useCache: false });
+    expect(cached.rows.map((r) => r.completionIds), `seed ${seed}`).toEqual(recomputed.rows.map((r) => r.completionIds));
+    expect(cached.rows.every((r) => r.finishReason === 'length' && r.completionIds.length === 12)).toBe(true);
+    for (const [a, b] of cached.rows.map((r, i) => [r, recomputed.rows[i]!] as const)) {
+      for (let k = 0; k < a.modelLogprobs.length; k++) expect(Math.abs(a.modelLogprobs[k]! - b.modelLogprobs[k]!)).toBeLessThan(1e-4);
+    }
+    g.release();
+    m.destroy();
+  });
+
+  it("every decode step's logits equal the full forward's at that position", async () => {
+    const rt = await testRuntime(POISON);
+    const seed = freshSeed();
+    const m = model(rt, config, seed);
+    const input = prompts(LENGTHS, seed + 1);
+    const B = input.length;
+    const steps = 5;
+    const P = Math.max(...LENGTHS);
+    const d = new Decoder(m, B, P + steps);
+    const V = config.vocab_size;
+    // Feed random next tokens, dropping row 1 after two steps (a finished row).
+    const r = rng(seed);
+    const seqs = input.map((p) => [...p]);
+    const perStep: { rows: number[]; logits: Float32Array }[] = [{ rows: [0, 1, 2, 3, 4], logits: Float32Array.from(await rt.read(d.prefill(input))) }];
+    let running = [0, 1, 2, 3, 4];
+    for (let k = 0; k < steps; k++) {
+      if (k === 2) running = running.filter((b) => b !== 1);
+      const tokens = running.map(() => Math.floor(r() * 256));
+      running.forEach((b, i) => seqs[b]!.push(tokens[i]!));
+      perStep.push({ rows: running, logits: Float32Array.from(await rt.read(d.step(running, tokens))) });
+    }
+    // The full forward over the longest sequences; every shorter row is a prefix of its own.
+    const batch = paddedBatch(seqs);
+    const full = await rt.read(m.forward(batch));
+    perStep.forEach(({ rows, logits }, k) => {
+      const ref = new Float32Array(rows.length * V);
+      rows.forEach((b, i) => {
+        const pad = batch.T - seqs[b]!.length;
+        const t = pad + input[b]!.length - 1 + k;
+        ref.set(full.subarray((b * batch.T + t) * V, (b * batch.T + t + 1) * V), i * V);
+      });
+      assertClose(`step ${k} logits, seed ${seed}`, logits, ref, V, 1e-4);
+    });
+    d.destroy();
+    m.destroy();
+  });
+
+  it("sampled completions' untempered log-probs equal forwardLoss on the finished sequences", async () => {
+    const rt = await testRuntime(POISON);
+    const seed = freshSeed();
+    const m = model(rt, config, seed);
+    const g = new Generator(m, new ByteTokenizer());
+    const input = prompts(LENGTHS, seed + 2);
+    const out = await g.generate(input, { temperature: 0.8, topK: 40, topP: 0.9, seed, maxNewTokens: 7, eosTokenIds: [] });
+    const batch = paddedBatch(sequences(out.rows));
+    const targets = new Array<number>(batch.B * batch.T).fill(-1);
+    out.rows.forEach((row, b) => {
+      const pad = batch.T - row.promptIds.length - row.completionIds.length;
+      row.completionIds.forEach((tok, k) => (targets[b * batch.T + pad + row.promptIds.length - 1 + k] = tok));
+    });
+    const { logp } = m.forwardLoss({ ...batch, targets, weights: new Array<number>(targets.length).fill(1) });
+    const ref = await rt.read(logp);
+    out.rows.forEach((row, b) => {
+      const pad = batch.T - row.promptIds.length - row.completionIds.length;
+      row.modelLogprobs.forEach((lp, k) => {
+        const want = ref[b * batch.T + pad + row.promptIds.length - 1 + k]!;
+        expect(Math.abs(lp - want), `seed ${seed}, row ${b}, token ${k}`).toBeLessThan(1e-4);
+      });
+      // Sampling at temperature 0.8 sharpens the distribution: log q ≥ log p for the likely tokens it draws, and never +∞.
+      expect(row.logprobs.every((x) => Number.isFinite(x) && x <= 0)).toBe(true);
+    });
+    g.release();
+    m.destroy();
+  });
+});
+
+describe('generation: ending rows', () => {
+  it('a row ending with EOS at its first token and a row running to the limit are both right', async () => {
+    const rt = await testRuntime(POISON);
+    const seed = freshSeed();
+    const m = model(rt, base, seed);
+    const tok = new ByteTokenizer();
+    const g = new Generator(m, tok);
+    // Row 0's first greedy token becomes EOS; the prompts are redrawn until another row never emits it.
+    let input: number[][] = [];
+    let free: GeneratedRow[] = [];
+    for (let k = 0; k < 20; k++) {
+      input = prompts([3, 8, 6], seed + k);
+      free = (await g.generate(input, { temperature: 0, maxNewTokens: 10, eosTokenIds: [] })).rows;
+      if (free.slice(1).some((r) => !r.completionIds.includes(free[0]!.completionIds[0]!))) break;
+    }
+    const eos = free[0]!.completionIds[0]!;
+    const out = await g.generate(input, { temperature: 0, maxNewTokens: 10, eosTokenIds: [eos] });
+    expect(out.rows[0]).toMatchObject({ completionIds: [eos], finishReason: 'eos', text: '' });
+    expect(out.rows.some((r) => r.finishReason === 'length'), `seed ${seed}`).toBe(true);
+    out.rows.slice(1).forEach((row, i) => {
+      const ids = free[i + 1]!.completionIds;
+      const end = ids.indexOf(eos);
+      expect(row.completionIds, `seed ${seed}`).toEqual(end < 0 ? ids : ids.slice(0, end + 1));
+      expect(row.finishReason).toBe(end < 0 ? 'length' : 'eos');
+      expect(row.text).toBe(tok.decode(end < 0 ? ids : ids.slice(0, end)));
+      expect(row.modelLogprobs).toEqual(free[i + 1]!.modelLogprobs.slice(0, row.completionIds.length));
+    });
+    g.release();
+    m.destroy();
+  });
+
+  it('a stop string spanning two tokens ends the row, and the text keeps it', async () => {
+    const rt = await testRuntime(POISON);
+    const seed = freshSeed();
+    const m = model(rt, base, seed);
+    const tok = new ByteTokenizer();
+    const g = new Generator(m, tok);
+    const printable = (t: number) => t >= 32 && t < 127;
+    // Redraw prompts until row 0's greedy completion has two printable bytes in a row past its start.
+    let input: number[][] = [];
+    let ids: number[] = [];
+    let at = -1;
+    for (let k = 0; k < 50 && at < 0; k++) {
+      input = prompts([4, 6], seed + k);
+      ids = (await g.generate(input, { temperature: 0, maxNewTokens: 16, eosTokenIds: [] })).rows[0]!.completionIds;
+      at = ids.findIndex((t, i) => i >= 1 && printable(t) && printable(ids[i + 1] ?? -1));
+    }
+    expect(at, `seed ${seed}: no two printable tokens in a row`).toBeGreaterThanOrEqual(0);
+    const stop = String.fromCharCode(ids[at]!, ids[at + 1]!);
+    // The row ends at the first token whose text completes the stop string.
+    let end = 1;
+    while (!tok.decode(ids.slice(0, end)).includes(stop)) end++;
+    const full = tok.decode(ids.slice(0, end));
+    const out = await g.generate(input, { temperature: 0, maxNewTokens: 16, eosTokenIds: [], stop: ['never', stop] });
+    const row = out.rows[0]!;
+    expect(row.finishReason, `seed ${seed}, stop ${JSON.stringify(stop)}`).toBe('stop');
+    expect(row.completionIds).toEqual(ids.slice(0, end));
+    expect(row.text).toBe(full.slice(0, full.indexOf(stop) + 2));
+    g.release();
+    m.destroy();
+  });
+});
+
+describe('generation: resources', () => {
+  it('refuses, with the numbers and before allocating, a request the adapter cannot hold', async () => {
+    const rt = await testRuntime(POISON);
+    const m = model(rt, base, 1);
+    const g = new Generator(m, new ByteTokenizer());
+    const before = rt.stats().liveBytes;
+    await expect(g.generate(['x'.repeat(90)], { maxNewTokens: 10 })).rejects.toThrow(/a prompt of 91 tokens and 10 new tokens need 100 positions but the model's context is 96/);
+    const rows = Math.ceil(rt.ctx.limits.maxStorageBufferBindingSize / (2 * 60 * 2 * 12 * 4)) + 1;
+    await expect(g.generate(new Array<number[]>(rows).fill([1, 2]), { maxNewTokens: 59 })).rejects.toThrow(/KV cache of [\d.]+ MiB .* the adapter binds at most/);
+    expect(rt.stats().liveBytes).toBe(before);
+    m.destroy();
+  });
+
+  it("after 200 calls of varying shapes the pool's live bytes return to where they started", async () => {
+    const rt = await testRuntime(POISON);
+    const m = model(rt, { ...base, num_hidden_layers: 1 }, 2);
+    const start = rt.stats().liveBytes;
+    const g = new Generator(m, new ByteTokenizer());
+    const seed = freshSeed();
+    const r = rng(seed);
+    for (let i = 0; i < 200; i++) {
+      const B = 1 + Math.floor(r() * 5);
+      const input = prompts(Array.from({ length: B }, () => 1 + Math.floor(r() * 12)), seed + i);
+      const out = await g.generate(input, { maxNewTokens: 1 + Math.floor(r() * 4), seed: i, topK: i % 3 ? 0 : 5, stop: i % 4 ? [] : ['e'] });
+      expect(out.rows).toHaveLength(B);
+    }
+    g.release();
+    expect(rt.stats().liveBytes, `seed ${seed}`).toBe(start);
+    m.destroy();
+  });
+});

@@ -1,0 +1,239 @@
+/**
+ * Batched generation on the GPU: prefill, then cached decode steps of one token per running
+ * row, sampled on the GPU. Each step reads back only the chosen ids and their two
+ * log-probabilities (3 words per running row), never the logits; the host decodes text,
+ * watches for EOS, stop strings and the token limit, and drops finished rows from the next
+ * step.
+ */
+import { view, type Tensor } from '../gpu/tensor';
+import type { Runtime } from '../gpu/runtime';
+import { Decoder } from './decoder';
+import { findStop, IncrementalText } from './detokenize';
+import { checkSampling, sampleTokens, SAMPLE_FIELDS, unpackSamples, type Sampled, type SamplingSettings } from './kernels/sampling';
+import { checkGenerationFits } from './memory';
+import type { Tokenizer } from './tokenizer';
+import type { Transformer } from './transformer';
+
+export interface GenerateOptions extends SamplingSettings {
+  /** Most tokens a row may add (EOS included). */
+  maxNewTokens: number;
+  /** A row ends once its decoded text contains one of these; the text keeps it. */
+  stop: string[];
+  /** Ids that end a row (kept as its last token, left out of its text); default the tokenizer's EOS. */
+  eosTokenIds?: number[];
+  /** Time prefill, decode, sampling and readback apart (the GPU is synced between them). */
+  timing?: boolean;
+  /** False recomputes every step from the whole sequences: the reference and benchmark baseline. */
+  useCache?: boolean;
+}
+
+export const DEFAULT_GENERATE: GenerateOptions = { maxNewTokens: 64, temperature: 1, topK: 0, topP: 1, seed: 0, stop: [] };
+
+export type FinishReason = 'eos' | 'stop' | 'length';
+
+export interface GeneratedRow {
+  promptIds: number[];
+  /** Every sampled token, a final EOS included. */
+  completionIds: number[];
+  /** The completion decoded (without EOS), ending with the stop string that ended it. */
+  text: string;
+  /** log q(token) under the distribution it was drawn from (temperature, top-k, top-p); 0 when greedy. */
+  logprobs: number[];
+  /** log p(token) under the untempered model: what a policy-gradient ratio needs. */
+  modelLogprobs: number[];
+  finishReason: FinishReason;
+}
+
+export interface GenerateTiming {
+  prefillMs: number;
+  decodeMs: number;
+  sampleMs: number;
+  readbackMs: number;
+}
+
+export interface GenerateStats {
+  promptTokens: number;
+  newTokens: number;
+  /** Decode steps after the prefill. */
+  steps: number;
+  ms: number;
+  timing?: GenerateTiming;
+}
+
+export interface GenerateResult {
+  rows: GeneratedRow[];
+  stats: GenerateStats;
+}
+
+/** Each row's text so far, after every step. */
+export interface GenerateProgress {
+  step: number;
+  texts: string[];
+  finished: boolean[];
+}
+
+/** Cache slots come in multiples of this, so that calls with similar lengths reuse one cache. */
+const SLOT_GRANULE = 32;
+
+class Row {
+  readonly completion: number[] = [];
+  readonly logq: number[] = [];
+  readonly logp: number[] = [];
+  readonly text: IncrementalText;
+  finish: FinishReason | null = null;
+  /** Where a stop string ended in the streamed text. */
+  private stopEnd = -1;
+
+  constructor(
+    readonly prompt: number[],
+    tokenizer: Tokenizer,
+  ) {
+    this.text = new IncrementalText(tokenizer);
+  }
+
+  add(s: Sampled, o: GenerateOptions, eos: ReadonlySet<number>): void {
+    this.completion.push(s.token);
+    this.logq.push(s.logq);
+    this.logp.push(s.logp);
+    if (eos.has(s.token)) {
+      this.finish = 'eos';
+      return;
+    }
+    const added = this.text.push(s.token);
+    if (added && o.stop.length) {
+      this.stopEnd = findStop(this.text.text, added.length, o.stop);
+      if (this.stopEnd >= 0) this.finish = 'stop';
+    }
+    if (!this.finish && this.completion.length >= o.maxNewTokens) this.finish = 'length';
+  }
+
+  get streamed(): string {
+    return this.stopEnd >= 0 ? this.text.text.slice(0, this.stopEnd) : this.text.text;
+  }
+
+  result(tokenizer: Tokenizer): GeneratedRow {
+    const ids = this.finish === 'eos' ? this.completion.slice(0, -1) : this.completion;
+    let text = tokenizer.decode(ids);
+    if (this.finish === 'stop') text = text.slice(0, Math.max(this.stopEnd, 0));
+    return {
+      promptIds: this.prompt,
+      completionIds: this.completion,
+      text,
+      logprobs: this.logq,
+      modelLogprobs: this.logp,
+      finishReason: this.finish ?? 'length',
+    };
+  }
+}
+
+/** Generation with one model: keeps its KV cache and step buffers for the next call of the same shape. */
+export class Generator {
+  private held: { decoder: Decoder; streams: Tensor<'u32'>; out: Tensor<'u32'> } | null = null;
+
+  constructor(
+    readonly model: Transformer,
+    readonly tokenizer: Tokenizer,
+  ) {}
+
+  private get rt(): Runtime {
+    return this.model.rt;
+  }
+
+  /** The decoder for B rows of T slots: the held one when it matches, else a fresh one. */
+  private buffers(B: number, T: number, useCache: boolean) {
+    const h = this.held;
+    if (h && h.decoder.B === B && h.decoder.T === T && h.decoder.useCache === useCache) return h;
+    this.release();
+    const rt = this.rt;
+    this.held = {
+      decoder: new Decoder(this.model, B, T, useCache),
+      streams: rt.empty([B], 'u32', 'sample.streams'),
+      out: rt.empty([B * SAMPLE_FIELDS], 'u32', 'sample.out'),
+    };
+    return this.held;
+  }
+
+  /**
+   * Completes every prompt (text, framed as in training: BOS then its tokens; or token ids
+   * as they are). `onToken` sees every row's text after each step.
+   */
+  async generate(
+    prompts: readonly (string | readonly number[])[],
+    options: Partial<GenerateOptions> = {},
+    onToken?: (progress: GenerateProgress) => void,
+  ): Promise<GenerateResult> {
+    const o: GenerateOptions = { ...DEFAULT_GENERATE, ...options };
+    checkSampling(o);
+    if (!Number.isInteger(o.maxNewTokens) || o.maxNewTokens < 1) throw new Error(`maxNewTokens must be an integer ≥ 1 (got ${o.maxNewTokens})`);
+    if (prompts.length === 0) throw new Error('no prompts to complete');
+    const c = this.model.config;
+    const ids = prompts.map((p) => (typeof p === 'string' ? [this.tokenizer.specials.bos, ...this.tokenizer.encode(p)] : [...p]));
+    ids.forEach((p, i) => {
+      if (p.length === 0) throw new Error(`prompt ${i} has no tokens`);
+      const bad = p.find((t) => !Number.isInteger(t) || t < 0 || t >= c.vocab_size);
+      if (bad !== undefined) throw new Error(`prompt ${i}: token ${bad} is outside the vocabulary (0..${c.vocab_size - 1})`);
+    });
+    const B = ids.length;
+    const P = Math.max(...ids.map((p) => p.length));
+    const needed = checkGenerationFits(c, B, P, o.maxNewTokens, this.rt.ctx.limits.maxStorageBufferBindingSize).slots;
+    const T = Math.min(Math.ceil(needed / SLOT_GRANULE) * SLOT_GRANULE, c.max_position_embeddings);
+    const { decoder, streams, out } = this.buffers(B, T, o.useCache ?? true);
+    const eos = new Set(o.eosTokenIds ?? [this.tokenizer.specials.eos]);
+    const rows = ids.map((p) => new Row(p, this.tokenizer));
+    const rt = this.rt;
+    const t0 = performance.now();
+    const timing: GenerateTiming | undefined = o.timing ? { prefillMs: 0, decodeMs: 0, sampleMs: 0, readbackMs: 0 } : undefined;
+    /** Adds the time since the last mark to `phase` (after syncing the GPU) when timing. */
+    let mark = performance.now();
+    const phase = async (key: keyof GenerateTiming) => {
+      if (!timing) return;
+      await rt.sync();
+      const now = performance.now();
+      timing[key] += now - mark;
+      mark = now;
+    };
+
+    let running = rows.map((_, b) => b);
+    let changed = true;
+    let logits = decoder.prefill(ids);
+    await phase('prefillMs');
+    let steps = 0;
+    for (let k = 0; ; k++) {
+      const n = running.length;
+      // Each running row samples from its own stream (its batch index): rewritten only when a row finished.
+      if (changed) rt.write(view(streams, [n]), Uint32Array.from(running));
+      const picked = view(out, [n * SAMPLE_FIELDS]);
+      sampleTokens(rt, { logits, streams: view(streams, [n]), out: picked }, o, k);
+      await phase('sampleMs');
+      const sampled = unpackSamples(await rt.read(picked), n);
+      await phase('readbackMs');
+      running.forEach((b, i) => rows[b]!.add(sampled[i]!, o, eos));
+      onToken?.({ step: k, texts: rows.map((r) => r.streamed), finished: rows.map((r) => r.finish !== null) });
+      running = running.filter((b) => rows[b]!.finish === null);
+      changed = running.length < n;
+      if (running.length === 0) break;
+      logits = decoder.step(running, running.map((b) => rows[b]!.completion[k]!));
+      steps++;
+      await phase('decodeMs');
+    }
+    const results = rows.map((r) => r.result(this.tokenizer));
+    return {
+      rows: results,
+      stats: {
+        promptTokens: ids.reduce((n, p) => n + p.length, 0),
+        newTokens: results.reduce((n, r) => n + r.completionIds.length, 0),
+        steps,
+        ms: performance.now() - t0,
+        timing,
+      },
+    };
+  }
+
+  /** Returns the cache and step buffers to the pool (a later call allocates them again). */
+  release(): void {
+    if (!this.held) return;
+    this.held.decoder.destroy();
+    this.rt.release(this.held.streams, this.held.out);
+    this.held = null;
+  }
+}

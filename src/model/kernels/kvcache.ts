@@ -1,0 +1,104 @@
+import { grid } from '../../gpu/ops/common';
+import { Params } from '../../gpu/params';
+import type { Runtime } from '../../gpu/runtime';
+import type { Tensor } from '../../gpu/tensor';
+
+/** One layer's cache: K then V, each [B, T, kvHeads·hd] (see shaders/kvcache.wgsl). */
+export interface KvLayout {
+  B: number;
+  T: number;
+  kvHeads: number;
+  hd: number;
+}
+
+/** Elements of one layer's cache (K and V). */
+export function kvLayerSize(l: KvLayout): number {
+  return 2 * l.B * l.T * l.kvHeads * l.hd;
+}
+
+/** Which cache slots the rows of a q|k|v tensor belong to. */
+export type KvRows =
+  /** Prefill: rows are B sequences of `seqLen` tokens, token t at slot t. */
+  | { seqLen: number }
+  /**
+   * A decode step: row i is the new token of sequence `table[rows + i]`, at `slot`, and
+   * attends slots `table[starts + i]`..slot. `rows` and `starts` are views of one buffer.
+   */
+  | { rows: Tensor<'u32'>; starts: Tensor<'u32'>; slot: number };
+
+interface Fused {
+  /** The fused q|k|v rows: n rows of `stride` values, k at column `colK`, v right after. */
+  qkv: Tensor;
+  stride: number;
+  colK: number;
+  n: number;
+}
+
+function params(l: KvLayout, cache: Tensor, f: Fused, where: KvRows, extra: { heads?: number; o?: Tensor } = {}): Params {
+  const decode = 'slot' in where;
+  return new Params()
+    .u32(f.n, l.kvHeads * l.hd, l.T, l.B)
+    .u32(f.qkv.offset, f.stride, f.colK, decode ? 0 : where.seqLen)
+    .u32(decode ? where.slot : 0, decode ? where.rows.offset : 0, decode ? where.starts.offset : 0, extra.heads ?? 0)
+    .u32(l.kvHeads, l.hd, extra.o?.offset ?? 0)
+    .f32(1 / Math.sqrt(l.hd))
+    .u32(cache.offset, 0, 0, 0);
+}
+
+/** One shader module for both entry points: head vectors of ceil(hd / 4) vec4s. */
+function defines(l: KvLayout): { HD4: number } {
+  return { HD4: Math.ceil(l.hd / 4) };
+}
+
+function checkCache(l: KvLayout, cache: Tensor): void {
+  if (cache.size !== kvLayerSize(l)) throw new Error(`kv cache: ${cache.size} values for a layer of ${kvLayerSize(l)}`);
+}
+
+function checkSlots(l: KvLayout, f: Fused, where: KvRows): void {
+  if ('slot' in where) {
+    if (where.slot >= l.T) throw new Error(`kv cache: slot ${where.slot} beyond its ${l.T} slots`);
+    if (where.rows.buffer !== where.starts.buffer) throw new Error('kv cache: rows and starts must be views of one buffer');
+    if (where.rows.size < f.n || where.starts.size < f.n) throw new Error(`kv cache: a table shorter than the ${f.n} rows`);
+  } else if (where.seqLen > l.T || f.n !== l.B * where.seqLen) {
+    throw new Error(`kv cache: ${f.n} prefill rows of ${where.seqLen} tokens for a cache of ${l.B}×${l.T}`);
+  }
+}
+
+/** Copies the k and v of every row of a fused q|k|v tensor into the layer's cache. */
+export function kvStore(rt: Runtime, l: KvLayout, cache: Tensor, f: Fused, where: KvRows): void {
+  checkCache(l, cache);
+  checkSlots(l, f, where);
+  rt.dispatch({
+    kernel: { shader: 'kvcache', entry: 'kv_store', defines: defines(l) },
+    params: params(l, cache, f, where),
+    buffers: [f.qkv.buffer, cache.buffer, 'slot' in where ? where.rows.buffer : rt.placeholder],
+    workgroups: grid(rt, f.n * 2 * l.kvHeads * l.hd),
+    label: 'kv_store',
+  });
+}
+
+/**
+ * o[i] = softmax(q_i · K_bᵀ / √hd) V_b over the cached slots of row i's sequence b, for a
+ * decode step's rows (q at column 0 of the fused rows; o dense [n, heads·hd]).
+ */
+export function decodeAttention(
+  rt: Runtime,
+  l: KvLayout,
+  cache: Tensor,
+  f: Fused,
+  where: Extract<KvRows, { slot: number }>,
+  heads: number,
+  o: Tensor,
+): void {
+  checkCache(l, cache);
+  checkSlots(l, f, where);
+  if (heads % l.kvHeads !== 0) throw new Error('decode attention: heads must be a multiple of kv heads');
+  if (o.size < f.n * heads * l.hd) throw new Error(`decode attention: output holds ${o.size}, need ${f.n}×${heads * l.hd}`);
+  rt.dispatch({
+    kernel: { shader: 'kvcache', entry: 'decode_attention', defines: defines(l) },
+    params: params(l, cache, f, where, { heads, o }),
+    buffers: [f.qkv.buffer, cache.buffer, where.rows.buffer, o.buffer],
+    workgroups: grid(rt, f.n * heads, 64),
+    label: 'decode_attention',
+  });
+}

@@ -1,0 +1,163 @@
+import { describe, expect, it } from 'vitest';
+import { freshSeed, rng, testRuntime } from '../../gpu/testing';
+import type { Runtime } from '../../gpu/runtime';
+import { sampleTokens, unpackSamples, SAMPLE_FIELDS, type Sampled, type SamplingSettings } from './sampling';
+
+const SETTINGS: SamplingSettings = { temperature: 1, topK: 0, topP: 1, seed: 1 };
+
+/** Samples every row of `logits` [rows, vocab] at each of `steps`; streams are the row indices. */
+async function sample(rt: Runtime, logits: Float32Array, vocab: number, s: SamplingSettings, steps = [0]): Promise<Sampled[][]> {
+  const rows = logits.length / vocab;
+  const z = rt.upload(logits, [rows, vocab]);
+  const streams = rt.upload(Uint32Array.from({ length: rows }, (_, i) => i), [rows], 'u32');
+  // Poisoned: a row the kernel skipped would read back as NaN log-probabilities.
+  const out = rt.upload(new Uint32Array(steps.length * rows * SAMPLE_FIELDS).fill(0x7fc00000), [steps.length * rows * SAMPLE_FIELDS], 'u32');
+  steps.forEach((step, k) => {
+    const o = { ...out, offset: k * rows * SAMPLE_FIELDS, size: rows * SAMPLE_FIELDS, shape: [rows * SAMPLE_FIELDS] };
+    sampleTokens(rt, { logits: z, streams, out: o }, s, step);
+  });
+  const raw = await rt.read(out);
+  rt.release(z, streams, out);
+  return steps.map((_, k) => unpackSamples(raw.subarray(k * rows * SAMPLE_FIELDS, (k + 1) * rows * SAMPLE_FIELDS), rows));
+}
+
+/** Pearson's χ² of observed counts against expected probabilities. */
+function chiSquare(counts: number[], probs: number[]): number {
+  const n = counts.reduce((a, b) => a + b, 0);
+  return counts.reduce((x, c, i) => x + (c - n * probs[i]!) ** 2 / (n * probs[i]!), 0);
+}
+
+/** χ² critical values at p = 0.001 by degrees of freedom. */
+const CHI2_999: Record<number, number> = { 3: 16.27, 5: 20.52, 15: 37.7 };
+
+const repeatRows = (row: number[], rows: number) => Float32Array.from({ length: rows * row.length }, (_, i) => row[i % row.length]!);
+
+/** The tokens top-k then top-p keep, in float64, and the renormalised log-probabilities. */
+function keptReference(z: Float32Array, temperature: number, topK: number, topP: number): { kept: Set<number>; logq: Map<number, number>; margin: number } {
+  const V = z.length;
+  const order = Array.from({ length: V }, (_, i) => i).sort((a, b) => z[b]! - z[a]!);
+  let kept = order;
+  if (topK > 0 && topK < V) kept = order.filter((i) => z[i]! >= z[order[topK - 1]!]!);
+  const s = kept.map((i) => z[i]! / temperature);
+  const m = Math.max(...s);
+  const e = s.map((x) => Math.exp(x - m));
+  const total = e.reduce((a, b) => a + b, 0);
+  let margin = Infinity;
+  if (topP < 1) {
+    let cum = 0;
+    let n = 0;
+    while (n < kept.length) {
+      cum += e[n]! / total;
+      n++;
+      margin = Math.min(margin, Math.abs(cum - topP));
+      if (cum >= topP) break;
+    }
+    // Ties with the last kept logit stay (the kernel keeps by threshold).
+    while (n < kept.length && z[kept[n]!] === z[kept[n - 1]!]) n++;
+    kept = kept.slice(0, n);
+  }
+  const s2 = kept.map((i) => z[i]! / temperature);
+  const m2 = Math.max(...s2);
+  const lse = m2 + Math.log(s2.reduce((a, x) => a + Math.exp(x - m2), 0));
+  return { kept: new Set(kept), logq: new Map(kept.map((i, k) => [i, s2[k]! - lse])), margin };
+}
+
+function logSoftmax(z: ArrayLike<number>): number[] {
+  const m = Math.max(...Array.from(z));
+  const lse = m + Math.log(Array.from(z).reduce((a, x) => a + Math.exp(x - m), 0));
+  return Array.from(z, (x) => x - lse);
+}
+
+describe.each([
+  ['one invocation per row', true, 3000],
+  ['a workgroup per row', false, 300],
+])('sampling (%s)', (_, serialRows, rows) => {
+  it('at temperature 1 and 0.5, token frequencies follow softmax(z / T) (χ² test)', async () => {
+    const rt = await testRuntime({ serialRows });
+    const probs = [0.4, 0.25, 0.15, 0.1, 0.07, 0.03];
+    const z = probs.map((p) => Math.log(p) + 3);
+    for (const temperature of [1, 0.5]) {
+      const seed = freshSeed();
+      const [got] = await sample(rt, repeatRows(z, rows), probs.length, { ...SETTINGS, temperature, seed });
+      const target = probs.map((p) => p ** (1 / temperature));
+      const norm = target.reduce((a, b) => a + b, 0);
+      const q = target.map((x) => x / norm);
+      const counts = probs.map((_, i) => got!.filter((r) => r.token === i).length);
+      const chi2 = chiSquare(counts, q);
+      expect(chi2, `temperature ${temperature}, seed ${seed}: counts ${counts}`).toBeLessThan(CHI2_999[5]!);
+      const logp = logSoftmax(z);
+      for (const r of got!) {
+        expect(r.logq).toBeCloseTo(Math.log(q[r.token]!), 5);
+        expect(r.logp).toBeCloseTo(logp[r.token]!, 5);
+      }
+    }
+  });
+
+  it('top-k and top-p never emit an excluded token, and report log q over the kept set', async () => {
+    const rt = await testRuntime({ serialRows });
+    const V = 37;
+    const n = Math.min(rows, 400);
+    for (const [topK, topP, temperature] of [[5, 1, 1], [1, 1, 0.7], [0, 0.6, 1], [8, 0.8, 1.3], [V + 3, 0.3, 0.5]] as const) {
+      const seed = freshSeed();
+      const r = rng(seed);
+      // Few distinct values so that ties at the k-th logit occur.
+      const logits = Float32Array.from({ length: n * V }, () => Math.round(r() * 16) / 4);
+      const [got] = await sample(rt, logits, V, { temperature, topK, topP, seed });
+      got!.forEach((s, row) => {
+        const z = logits.subarray(row * V, (row + 1) * V);
+        const ref = keptReference(z, temperature, topK, topP);
+        if (ref.margin < 1e-5) return; // the nucleus boundary is within rounding: either answer is right
+        const what = `seed ${seed}, top-k ${topK}, top-p ${topP}, row ${row}`;
+        expect(ref.kept.has(s.token), `${what}: token ${s.token} is excluded`).toBe(true);
+        expect(s.logq, what).toBeCloseTo(ref.logq.get(s.token)!, 4);
+      });
+    }
+  });
+
+  it('greedy takes the arg-max (lowest id among ties) with log q = 0', async () => {
+    const rt = await testRuntime({ serialRows });
+    const seed = freshSeed();
+    const r = rng(seed);
+    const V = 29;
+    const logits = Float32Array.from({ length: 50 * V }, () => Math.round(r() * 8));
+    const [got] = await sample(rt, logits, V, { ...SETTINGS, temperature: 0, seed });
+    got!.forEach((s, row) => {
+      const z = Array.from(logits.subarray(row * V, (row + 1) * V));
+      expect(s.token, `seed ${seed} row ${row}`).toBe(z.indexOf(Math.max(...z)));
+      expect(s.logq).toBe(0);
+      expect(s.logp).toBeCloseTo(logSoftmax(z)[s.token]!, 5);
+    });
+  });
+});
+
+describe('sampling streams', () => {
+  it('the same seed gives the same tokens; another seed other tokens', async () => {
+    const rt = await testRuntime({ serialRows: true });
+    const z = repeatRows([0, 0, 0, 0, 0, 0, 0, 0], 256);
+    const a = await sample(rt, z, 8, { ...SETTINGS, seed: 7 }, [0, 1, 2]);
+    const b = await sample(rt, z, 8, { ...SETTINGS, seed: 7 }, [0, 1, 2]);
+    const c = await sample(rt, z, 8, { ...SETTINGS, seed: 8 }, [0, 1, 2]);
+    const ids = (x: Sampled[][]) => x.flat().map((s) => s.token);
+    expect(ids(a)).toEqual(ids(b));
+    const same = ids(a).filter((t, i) => t === ids(c)[i]).length;
+    expect(same).toBeLessThan(ids(a).length / 4);
+  });
+
+  it('rows and consecutive steps draw independently (χ² on pairs)', async () => {
+    const rt = await testRuntime({ serialRows: true });
+    const seed = freshSeed();
+    const rows = 500;
+    const steps = [0, 1, 2, 3, 4, 5, 6, 7, 8];
+    const got = await sample(rt, repeatRows([0, 0, 0, 0], rows), 4, { ...SETTINGS, seed }, steps);
+    const uniform16 = new Array<number>(16).fill(1 / 16);
+    // Neighbouring rows at one step, and one row at neighbouring steps.
+    const acrossRows = new Array<number>(16).fill(0);
+    const acrossSteps = new Array<number>(16).fill(0);
+    for (let k = 0; k < steps.length; k++) {
+      for (let i = 0; i + 1 < rows; i += 2) acrossRows[got[k]![i]!.token * 4 + got[k]![i + 1]!.token]!++;
+      if (k + 1 < steps.length) for (let i = 0; i < rows; i++) acrossSteps[got[k]![i]!.token * 4 + got[k + 1]![i]!.token]!++;
+    }
+    expect(chiSquare(acrossRows, uniform16), `seed ${seed}`).toBeLessThan(CHI2_999[15]!);
+    expect(chiSquare(acrossSteps, uniform16), `seed ${seed}`).toBeLessThan(CHI2_999[15]!);
+  });
+});
