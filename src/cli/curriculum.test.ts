@@ -11,7 +11,7 @@ describe('curriculum command line', () => {
 
   it('writes problems of the chosen levels, leaving out the statements of --exclude files', () => {
     const out = join(mkdtempSync(join(tmpdir(), 'sage-cur-')), 'train.jsonl');
-    const held = 'data/validation/curriculum-880.jsonl';
+    const held = 'data/validation/curriculum-1000.jsonl';
     const r = runCliProcess('src/cli/curriculum.ts', ['--levels', '1,3', '--count', '150', '--exclude', held, '--out', out]);
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/wrote 300 problems \(levels 1, 3\)/);

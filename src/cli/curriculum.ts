@@ -22,7 +22,7 @@ export const curriculumCli = {
     out: { type: 'string', arg: 'FILE', help: 'output JSONL file' },
     shipped: { type: 'flag', help: `rewrite ${SHIPPED_SPLITS.seeds.file} and ${SHIPPED_SPLITS.validation.file}` },
   },
-  notes: ['example: npm run curriculum -- --levels 1,2 --count 4000 --exclude data/validation/curriculum-880.jsonl --out train.jsonl'],
+  notes: ['example: npm run curriculum -- --levels 1,2 --count 4000 --exclude data/validation/curriculum-1000.jsonl --out train.jsonl'],
 } as const;
 
 const toJsonl = (records: CurriculumRecord[]) => records.map((r) => JSON.stringify(r)).join('\n') + '\n';

@@ -15,7 +15,7 @@ describe('the demo curriculum', () => {
     expect(lines(SHIPPED_SPLITS.validation.file)).toEqual(validation);
     expect(seeds).toHaveLength(500);
     expect(new Set(seeds.map((p) => p.level))).toEqual(new Set([1, 2]));
-    for (const level of LEVELS) expect(validation.filter((p) => p.level === level)).toHaveLength(level === 1 ? 80 : 200);
+    for (const level of LEVELS) expect(validation.filter((p) => p.level === level)).toHaveLength(200);
     const seen = new Set(seeds.map((p) => normaliseStatement(p.question)));
     expect(validation.filter((p) => seen.has(normaliseStatement(p.question)))).toEqual([]);
   });

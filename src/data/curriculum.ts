@@ -44,21 +44,22 @@ const TINY: Range = [0, 5];
 const SMALL: Range = [0, 20];
 
 /**
- * Level 1 is one operation on the numbers 0-5 in short styles: 57 sums and differences that a
- * 1M-parameter byte-level model learns in minutes (see the README), asked in six ways each, so
- * that held-out statements exist. Each level after adds numbers, operations, parentheses or words.
+ * Level 1 is one operation on the numbers 0-5: 57 sums and differences. Every style ends with
+ * the bare sum ("… 3+2=?"), so the answer always follows the same few bytes: a 1M-parameter
+ * byte-level model learns the level in minutes (see the README); the styles and names before
+ * it make held-out statements. Each level after adds numbers, operations, parentheses or words.
  */
 const KINDS: Readonly<Record<Level, readonly Kind[]>> = {
   1: [
     {
       expr: '{a}+{b}',
       slots: { a: TINY, b: TINY },
-      styles: ['{a}+{b}=?', '{a} plus {b}?', 'Add {a} and {b}.', 'Sum of {a} and {b}?', 'What is {a}+{b}?', '{a} and {b} make?'],
+      styles: ['{a}+{b}=?', 'Add {a} and {b}: {a}+{b}=?', '{a} plus {b}: {a}+{b}=?', 'Sum: {a}+{b}=?', '{name} adds {b} to {a}: {a}+{b}=?'],
     },
     {
       expr: '{a}-{b}',
       slots: { a: TINY, b: TINY },
-      styles: ['{a}-{b}=?', '{a} minus {b}?', 'Take {b} from {a}.', '{b} less than {a}?', 'What is {a}-{b}?', '{a} take away {b}?'],
+      styles: ['{a}-{b}=?', 'Take {b} from {a}: {a}-{b}=?', '{a} minus {b}: {a}-{b}=?', 'Difference: {a}-{b}=?', '{name} takes {b} from {a}: {a}-{b}=?'],
     },
   ],
   2: [
@@ -165,9 +166,8 @@ export function generateSet(levels: Readonly<Partial<Record<Level, number>>>, se
 
 /** What the lab and the CLIs ship: 500 seeds (levels 1-2) and a held-out validation split. */
 export const SHIPPED_SPLITS = {
-  seeds: { file: 'data/seeds/curriculum-500.jsonl', levels: { 1: 250, 2: 250 }, seed: 1 },
-  // Level 1 has 342 statements in all: the seeds take 250, the held-out split most of the rest.
-  validation: { file: 'data/validation/curriculum-880.jsonl', levels: { 1: 80, 2: 200, 3: 200, 4: 200, 5: 200 }, seed: 2 },
+  seeds: { file: 'data/seeds/curriculum-500.jsonl', levels: { 1: 300, 2: 200 }, seed: 1 },
+  validation: { file: 'data/validation/curriculum-1000.jsonl', levels: { 1: 200, 2: 200, 3: 200, 4: 200, 5: 200 }, seed: 2 },
 } as const;
 
 /** The shipped splits, as generated: the validation split shares no statement with the seeds. */

@@ -22,7 +22,7 @@ describe('seed files the repository ships', () => {
     ['validation/math500-344.jsonl', { math: 344 }],
     ['validation/humaneval-77.jsonl', { humaneval: 77 }],
     ['validation/mbppplus-269.jsonl', { mbppplus: 269 }],
-    ['validation/curriculum-880.jsonl', { curriculum: 880 }],
+    ['validation/curriculum-1000.jsonl', { curriculum: 1000 }],
   ];
   it.each(shipped)('%s imports with its counts per format and no bad line', async (file, counts) => {
     const r = await readProblemFile(`data/${file}`);

@@ -1,0 +1,28 @@
+import { expect, test } from '@playwright/test';
+
+test('the lab loads the demo curriculum by default, counts problems per format and reads a layout through a field mapping', async ({ page }) => {
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  await page.goto('/');
+  const summary = page.getByTestId('seed-summary');
+  await expect(summary).toContainText('500 examples from curriculum-500.jsonl', { timeout: 120_000 });
+  await expect(page.getByTestId('seed-formats')).toContainText('as problems: 500 curriculum');
+
+  const odd = ['{"q_text": "Twice 4?", "gold": 8}', '{"q_text": "Half of 8?", "gold": [4]}', '{"q_text": "Twice 4?", "gold": 8}', '{"q_text": "Nothing"}'].join('\n');
+  await page.getByTestId('seed-file').setInputFiles({ name: 'odd.jsonl', mimeType: 'application/jsonl', buffer: Buffer.from(odd) });
+  await expect(summary).toContainText('0 examples from odd.jsonl');
+  await expect(page.getByTestId('seed-formats')).toContainText('no problems');
+  await page.getByTestId('seed-fields').fill('question=q_text,answer=gold');
+  await page.getByTestId('seed-remap').click();
+  await expect(summary).toContainText('2 examples from odd.jsonl');
+  await expect(page.getByTestId('seed-formats')).toContainText('2 mapped · 1 duplicates loaded once · 1 lines not problems · mapping question=q_text,answer=gold');
+  await expect(page.getByTestId('seed-errors')).toContainText('line 4: no "gold" field');
+
+  // A file that is not text is refused as a whole, with the reason.
+  await page.getByTestId('seed-file').setInputFiles({ name: 'x.zip', mimeType: 'application/zip', buffer: Buffer.from([0x50, 0x4b, 0x03, 0x04, 0, 0, 0, 0]) });
+  await expect(page.getByText('x.zip is a zip archive, not a text file')).toBeVisible();
+  await page.getByTestId('seed-demo').click();
+  await expect(summary).toContainText('148 examples from gsm8k-148.jsonl');
+  await expect(page.getByTestId('seed-formats')).toContainText('148 gsm8k');
+  expect(errors).toEqual([]);
+});
