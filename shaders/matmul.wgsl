@@ -301,3 +301,31 @@ fn matmul_gemv(@builtin(global_invocation_id) gid: vec3<u32>) {
   }
 }
 #endif
+#if VEC4
+// gemv reading vec4s along K, for x·Wᵀ (A row-major [M, K], B a linear weight [N, K]: the
+// decode step's shape): one column × 4 rows per invocation, a quarter of the loop trips
+// and loads of the scalar form.
+@compute @workgroup_size(WG_X, 1, 1)
+fn matmul_gemv(@builtin(global_invocation_id) gid: vec3<u32>) {
+  let b = gid.z;
+  let n = gid.x;
+  let row0 = gid.y * 4u;
+  if (n >= p.N || row0 >= p.M) { return; }
+  let r = min(vec4<u32>(row0, row0 + 1u, row0 + 2u, row0 + 3u), vec4<u32>(p.M - 1u));
+  let bA = baseA(b);
+  let a0 = (bA + r.x * p.K) >> 2u;
+  let a1 = (bA + r.y * p.K) >> 2u;
+  let a2 = (bA + r.z * p.K) >> 2u;
+  let a3 = (bA + r.w * p.K) >> 2u;
+  let w0 = (baseB(b) + n * p.K) >> 2u;
+  var acc = vec4<f32>(0.0);
+  for (var k = 0u; k < p.K / 4u; k++) {
+    let w = B[w0 + k];
+    acc += vec4<f32>(dot(A[a0 + k], w), dot(A[a1 + k], w), dot(A[a2 + k], w), dot(A[a3 + k], w));
+  }
+  for (var i = 0u; i < 4u; i++) {
+    if (row0 + i >= p.M) { break; }
+    storeOne(b, row0 + i, n, acc[i]);
+  }
+}
+#endif
