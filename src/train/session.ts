@@ -5,6 +5,7 @@
 import type { Runtime } from '../gpu/runtime';
 import { exportCheckpoint, type ImportedCheckpoint, type OptimizerState } from '../model/checkpoint';
 import { PRESETS, paramCount, type LlamaConfig, type PresetName } from '../model/config';
+import { Generator, type GenerateOptions, type GenerateProgress, type GenerateResult } from '../model/generate';
 import { ByteTokenizer, HFTokenizer, type Tokenizer } from '../model/tokenizer';
 import { Transformer } from '../model/transformer';
 import { AdamW, DEFAULT_ADAMW, type AdamWConfig } from './adamw';
@@ -57,6 +58,7 @@ export class ModelSession {
   private policyOptimizer: AdamW | null = null;
   /** Moments carried in from the checkpoint, until a trainer takes them over. */
   private pendingOptimizer: OptimizerState | undefined;
+  private generator: Generator | null = null;
 
   private constructor(
     readonly model: Transformer,
@@ -93,6 +95,19 @@ export class ModelSession {
   /** AdamW steps taken so far (carried over from a checkpoint unless reset). */
   get optimizerStep(): number {
     return (this.policyOptimizer ?? this.trainer?.optimizer)?.step ?? this.pendingOptimizer?.step ?? 0;
+  }
+
+  /**
+   * Completes prompts with the model as trained so far. Its KV cache stays allocated for
+   * the next call of the same shape.
+   */
+  generate(
+    prompts: readonly (string | readonly number[])[],
+    options?: Partial<GenerateOptions>,
+    onToken?: (progress: GenerateProgress) => void,
+  ): Promise<GenerateResult> {
+    this.generator ??= new Generator(this.model, this.tokenizer);
+    return this.generator.generate(prompts, options, onToken);
   }
 
   /**
@@ -173,6 +188,7 @@ export class ModelSession {
   }
 
   destroy(): void {
+    this.generator?.release();
     this.policyOptimizer?.destroy();
     this.trainer?.destroy();
     this.trainer = null;

@@ -1,9 +1,10 @@
 /** The engine worker's API, shared by the worker and the UI (types only). */
 import type { PresetName } from '../model/config';
+import type { GenerateOptions, GenerateProgress, GenerateResult } from '../model/generate';
 import type { SftPair } from '../train/sft';
 import type { SftSettings } from '../train/sftSettings';
 
-export type { PresetName, SftPair, SftSettings };
+export type { GenerateOptions, GenerateProgress, GenerateResult, PresetName, SftPair, SftSettings };
 export interface DeviceReport {
   platform: string;
   adapter: { vendor: string; architecture: string; device: string; description: string };
@@ -109,6 +110,11 @@ export interface EngineApi {
   sft(pairs: SftPair[], settings: SftSettings, onStep: (report: SftStepReport) => void): Promise<SftRunResult>;
   /** Ends a running sft() after its current step. */
   stopSft(): void;
+  /**
+   * Completes the prompts with the held model (each framed as in training: BOS, then its
+   * text). `onToken` receives every row's text so far, at most every 100 ms and once at the end.
+   */
+  generate(prompts: string[], options: Partial<GenerateOptions>, onToken?: (progress: GenerateProgress) => void): Promise<GenerateResult>;
   /** The held model, its tokenizer and AdamW state as a Hugging Face checkpoint folder. */
   exportCheckpoint(): Promise<CheckpointFile[]>;
 }

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { importCheckpoint } from '../model/checkpoint';
 import { nodePlatform } from '../platform/node';
 import { DEFAULT_SFT, type SftSettings } from '../train/sftSettings';
-import type { CheckpointFile, SftStepReport } from './api';
+import type { CheckpointFile, GenerateProgress, SftStepReport } from './api';
 import { createEngine } from './engine';
 
 const PAIRS = [
@@ -75,5 +75,29 @@ describe('engine: fine-tuning the held model', () => {
     await expect(e.exportCheckpoint()).rejects.toThrow(/while fine-tuning is running/);
     const result = await running;
     expect(result).toMatchObject({ stopped: true, steps: 2 });
+  });
+});
+
+describe('engine: generation with the held model', () => {
+  it('completes prompts, streams each row at a bounded rate, and refuses while another job runs', async () => {
+    const e = engine();
+    await expect(e.generate(['Q: 1+1='], {})).rejects.toThrow(/no model loaded/);
+    await e.loadPreset('tiny', 5);
+    const updates: GenerateProgress[] = [];
+    const out = await e.generate(['Q: 1+1=', 'a longer prompt'], { maxNewTokens: 6, seed: 3, eosTokenIds: [] }, (u) => updates.push(u));
+    expect(out.rows.map((r) => r.completionIds.length)).toEqual([6, 6]);
+    expect(out.rows.every((r) => r.finishReason === 'length' && r.modelLogprobs.length === 6)).toBe(true);
+    // At most one update per step (fewer when steps come faster than one per 100 ms); the last
+    // carries the final texts.
+    expect(updates.length).toBeGreaterThanOrEqual(1);
+    expect(updates.length).toBeLessThanOrEqual(6);
+    expect(updates.at(-1)!.texts).toEqual(out.rows.map((r) => r.text));
+    expect(updates.at(-1)!.finished).toEqual([true, true]);
+    // The same seed gives the same completions.
+    const again = await e.generate(['Q: 1+1=', 'a longer prompt'], { maxNewTokens: 6, seed: 3, eosTokenIds: [] });
+    expect(again.rows.map((r) => r.completionIds)).toEqual(out.rows.map((r) => r.completionIds));
+    const training = e.sft(PAIRS, { ...SMALL, steps: 2 }, () => {});
+    await expect(e.generate(['x'], {})).rejects.toThrow(/cannot start generating while fine-tuning is running/);
+    await training;
   });
 });

@@ -9,6 +9,7 @@ import { paramCount } from '../model/config';
 import { ByteTokenizer } from '../model/tokenizer';
 import { memorisationRun } from '../train/memorise';
 import { ModelSession, RateMeter } from '../train/session';
+import { latestEvery } from '../util/throttle';
 import type {
   CheckpointFile,
   DeviceReport,
@@ -22,6 +23,8 @@ import type {
 
 /** The loss per answer token below which the training check passes. */
 const CHECK_THRESHOLD = 0.2;
+/** Streamed generation reaches the UI at most this often: each update crosses the worker boundary. */
+const STREAM_INTERVAL_MS = 100;
 
 /** The engine: owns the device. Runs in a Web Worker in the browser, in-process in Node. */
 export function createEngine(platform: Platform): EngineApi {
@@ -185,6 +188,15 @@ export function createEngine(platform: Platform): EngineApi {
 
     stopSft() {
       stopRequested = true;
+    },
+
+    async generate(prompts, options, onToken) {
+      return exclusive('generating', async () => {
+        const stream = onToken ? latestEvery(onToken, STREAM_INTERVAL_MS) : null;
+        const result = await held().generate(prompts, options, stream?.push);
+        stream?.flush();
+        return result;
+      });
     },
 
     async exportCheckpoint(): Promise<CheckpointFile[]> {
