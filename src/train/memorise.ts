@@ -14,10 +14,16 @@ export const MEMORISE_PAIRS: SftPair[] = [
 
 /**
  * The tiny preset, from a fixed seed, set up to memorise MEMORISE_PAIRS in `steps` steps:
- * the lab's training check and the engine's loss-goes-down test.
+ * the lab's training check and the engine's loss-goes-down test. Tests that need a
+ * fine-tuned model quickly keep fewer `layers`.
  */
-export function memorisationRun(rt: Runtime, steps: number, autotune = true): { model: Transformer; trainer: SftTrainer } {
-  const model = Transformer.init(rt, PRESETS.tiny, 1234);
+export function memorisationRun(
+  rt: Runtime,
+  steps: number,
+  autotune = true,
+  layers = PRESETS.tiny.num_hidden_layers,
+): { model: Transformer; trainer: SftTrainer } {
+  const model = Transformer.init(rt, { ...PRESETS.tiny, num_hidden_layers: layers }, 1234);
   const trainer = new SftTrainer(model, new ByteTokenizer(), MEMORISE_PAIRS, {
     batchSize: 4,
     seqLen: 32,
