@@ -9,25 +9,11 @@ import { view, type Tensor } from '../gpu/tensor';
 import type { Runtime } from '../gpu/runtime';
 import { Decoder } from './decoder';
 import { findStop, IncrementalText } from './detokenize';
-import { checkSampling, sampleTokens, SAMPLE_FIELDS, unpackSamples, type Sampled, type SamplingSettings } from './kernels/sampling';
+import { checkGenerateOptions, DEFAULT_GENERATE, type GenerateOptions } from './generateSettings';
+import { sampleTokens, SAMPLE_FIELDS, unpackSamples, type Sampled } from './kernels/sampling';
 import { checkGenerationFits } from './memory';
 import type { Tokenizer } from './tokenizer';
 import type { Transformer } from './transformer';
-
-export interface GenerateOptions extends SamplingSettings {
-  /** Most tokens a row may add (EOS included). */
-  maxNewTokens: number;
-  /** A row ends once its decoded text contains one of these; the text keeps it. */
-  stop: string[];
-  /** Ids that end a row (kept as its last token, left out of its text); default the tokenizer's EOS. */
-  eosTokenIds?: number[];
-  /** Time prefill, decode, sampling and readback apart (the GPU is synced between them). */
-  timing?: boolean;
-  /** False recomputes every step from the whole sequences: the reference and benchmark baseline. */
-  useCache?: boolean;
-}
-
-export const DEFAULT_GENERATE: GenerateOptions = { maxNewTokens: 64, temperature: 1, topK: 0, topP: 1, seed: 0, stop: [] };
 
 export type FinishReason = 'eos' | 'stop' | 'length';
 
@@ -163,8 +149,7 @@ export class Generator {
     onToken?: (progress: GenerateProgress) => void,
   ): Promise<GenerateResult> {
     const o: GenerateOptions = { ...DEFAULT_GENERATE, ...options };
-    checkSampling(o);
-    if (!Number.isInteger(o.maxNewTokens) || o.maxNewTokens < 1) throw new Error(`maxNewTokens must be an integer ≥ 1 (got ${o.maxNewTokens})`);
+    checkGenerateOptions(o);
     if (prompts.length === 0) throw new Error('no prompts to complete');
     const c = this.model.config;
     const ids = prompts.map((p) => (typeof p === 'string' ? [this.tokenizer.specials.bos, ...this.tokenizer.encode(p)] : [...p]));

@@ -5,7 +5,8 @@
 import type { Runtime } from '../gpu/runtime';
 import { exportCheckpoint, type ImportedCheckpoint, type OptimizerState } from '../model/checkpoint';
 import { PRESETS, paramCount, type LlamaConfig, type PresetName } from '../model/config';
-import { Generator, type GenerateOptions, type GenerateProgress, type GenerateResult } from '../model/generate';
+import { Generator, type GenerateProgress, type GenerateResult } from '../model/generate';
+import type { GenerateOptions } from '../model/generateSettings';
 import { ByteTokenizer, HFTokenizer, type Tokenizer } from '../model/tokenizer';
 import { Transformer } from '../model/transformer';
 import { AdamW, DEFAULT_ADAMW, type AdamWConfig } from './adamw';

@@ -1,5 +1,6 @@
 import { lazy, Suspense, useEffect } from 'react';
 import { DevicePanel } from './DevicePanel';
+import { GeneratePanel } from './GeneratePanel';
 import { ModelPanel } from './ModelPanel';
 import { SelfCheckPanel } from './SelfCheckPanel';
 import { useLab } from './store';
@@ -32,6 +33,7 @@ export function App() {
           <TrainCheckPanel />
           <SftPanel />
         </Suspense>
+        <GeneratePanel />
       </main>
     </div>
   );

@@ -6,6 +6,9 @@ import { parseFieldMapping } from '../data/problem';
 import { problemToPair, readSftPairs } from '../data/sftPairs';
 import type {
   DeviceReport,
+  GenerateOptions,
+  GenerateProgress,
+  GenerateResult,
   ModelSummary,
   PresetName,
   SelfCheckResult,
@@ -85,7 +88,17 @@ export interface SftSlice {
   exportModel(to: 'zip' | 'folder'): Promise<void>;
 }
 
-export type LabState = DeviceSlice & SelfCheckSlice & TrainCheckSlice & SftSlice;
+export interface GenerateSlice {
+  genStatus: Status;
+  /** Each sample's text so far, as the engine streams it. */
+  genTexts: string[];
+  genResult: GenerateResult | null;
+  genError: string | null;
+  /** Completes `prompt` `samples` times in one batch with the held model. */
+  runGenerate(prompt: string, samples: number, options: Partial<GenerateOptions>): Promise<void>;
+}
+
+export type LabState = DeviceSlice & SelfCheckSlice & TrainCheckSlice & SftSlice & GenerateSlice;
 
 const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
@@ -238,9 +251,27 @@ const sftSlice: StateCreator<LabState, [], [], SftSlice> = (set, get) => {
   };
 };
 
+const generateSlice: StateCreator<LabState, [], [], GenerateSlice> = (set) => ({
+  genStatus: 'idle',
+  genTexts: [],
+  genResult: null,
+  genError: null,
+  async runGenerate(prompt, samples, options) {
+    set({ genStatus: 'running', genTexts: new Array<string>(samples).fill(''), genResult: null, genError: null });
+    const onToken = proxy((p: GenerateProgress) => set({ genTexts: p.texts }));
+    try {
+      const result = await callEngine((e) => e.generate(new Array<string>(samples).fill(prompt), options, onToken));
+      set({ genResult: result, genTexts: result.rows.map((r) => r.text), genStatus: 'done' });
+    } catch (e) {
+      set({ genStatus: 'error', genError: message(e) });
+    }
+  },
+});
+
 export const useLab = create<LabState>()((...a) => ({
   ...deviceSlice(...a),
   ...selfCheckSlice(...a),
   ...trainCheckSlice(...a),
   ...sftSlice(...a),
+  ...generateSlice(...a),
 }));

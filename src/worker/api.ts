@@ -1,6 +1,7 @@
 /** The engine worker's API, shared by the worker and the UI (types only). */
 import type { PresetName } from '../model/config';
-import type { GenerateOptions, GenerateProgress, GenerateResult } from '../model/generate';
+import type { GenerateProgress, GenerateResult } from '../model/generate';
+import type { GenerateOptions } from '../model/generateSettings';
 import type { SftPair } from '../train/sft';
 import type { SftSettings } from '../train/sftSettings';
 

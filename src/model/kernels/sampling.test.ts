@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { freshSeed, rng, testRuntime } from '../../gpu/testing';
 import type { Runtime } from '../../gpu/runtime';
-import { sampleTokens, unpackSamples, SAMPLE_FIELDS, type Sampled, type SamplingSettings } from './sampling';
+import type { SamplingSettings } from '../generateSettings';
+import { sampleTokens, unpackSamples, SAMPLE_FIELDS, type Sampled } from './sampling';
 
 const SETTINGS: SamplingSettings = { temperature: 1, topK: 0, topP: 1, seed: 1 };
 

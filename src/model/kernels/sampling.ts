@@ -2,31 +2,13 @@ import { grid } from '../../gpu/ops/common';
 import { Params } from '../../gpu/params';
 import type { Runtime } from '../../gpu/runtime';
 import type { Tensor } from '../../gpu/tensor';
-
-/** How the next token is drawn from the logits (see shaders/sampling.wgsl). */
-export interface SamplingSettings {
-  /** 0 = greedy (arg-max). */
-  temperature: number;
-  /** Keep the k most likely tokens (ties at the k-th kept); 0 = all. */
-  topK: number;
-  /** Keep the smallest top set with at least this probability; 1 = all. */
-  topP: number;
-  /** Seeds every row's random stream. */
-  seed: number;
-}
+import { checkSampling, type SamplingSettings } from '../generateSettings';
 
 /** Per row in `out`: token id, log q(token) under the sampling distribution, log p(token) untempered. */
 export const SAMPLE_FIELDS = 3;
 
 /** Invocations per row on adapters with cheap barriers; 1 where each costs a coroutine switch. */
 const WORKGROUP = 64;
-
-export function checkSampling(s: SamplingSettings): void {
-  if (!(s.temperature >= 0) || !Number.isFinite(s.temperature)) throw new Error(`temperature must be ≥ 0 (got ${s.temperature})`);
-  if (!Number.isInteger(s.topK) || s.topK < 0) throw new Error(`topK must be an integer ≥ 0 (got ${s.topK})`);
-  if (!(s.topP > 0 && s.topP <= 1)) throw new Error(`topP must be in (0, 1] (got ${s.topP})`);
-  if (!Number.isInteger(s.seed) || s.seed < 0 || s.seed > 0xffffffff) throw new Error(`seed must be an integer in 0..2³²−1 (got ${s.seed})`);
-}
 
 /**
  * Samples one token per row of `logits` [rows, vocab]. `streams` [rows] (u32) names each

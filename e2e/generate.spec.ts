@@ -1,0 +1,54 @@
+import { expect, test } from '@playwright/test';
+
+/** Short answers the tiny preset memorises in a few dozen steps (as src/train/memorise.ts). */
+const PAIRS = [
+  ['Q: 2+3=', '5'],
+  ['Q: capital of France?', 'Paris'],
+  ['Q: reverse abc', 'cba'],
+  ['Q: first prime?', '2'],
+];
+
+test('the Generate box streams completions of the held model; after fine-tuning it writes the answers', async ({ page }) => {
+  test.setTimeout(600_000);
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  await page.goto('/');
+  await expect(page.getByTestId('selfcheck-status')).toHaveText('passed');
+  await expect(page.getByTestId('gen-start')).toBeDisabled();
+
+  // A fresh preset writes noise, streamed row by row; several samples run as one batch.
+  await page.getByTestId('model-new').click();
+  await expect(page.getByTestId('model-summary')).toContainText('tiny');
+  await page.getByTestId('gen-samples').fill('3');
+  await page.getByTestId('gen-maxNewTokens').fill('24');
+  await page.getByTestId('gen-start').click();
+  await expect(page.getByTestId('gen-status')).toHaveText('done', { timeout: 120_000 });
+  for (const i of [0, 1, 2]) await expect(page.getByTestId(`gen-finish-${i}`)).toContainText(/(length · 24|eos · \d+) tokens · mean log p -\d/);
+  await expect(page.getByTestId('gen-stats')).toContainText(/\d+ tokens in [\d.]+ s/);
+
+  // Fine-tune on the answers, then greedy generation gives them back and stops at EOS.
+  const seeds = PAIRS.map(([question, answer]) => JSON.stringify({ question, answer })).join('\n');
+  await page.getByTestId('seed-file').setInputFiles({ name: 'answers.jsonl', mimeType: 'application/jsonl', buffer: Buffer.from(seeds) });
+  await expect(page.getByTestId('seed-summary')).toContainText('4 examples from answers.jsonl');
+  for (const [key, value] of [['steps', '60'], ['batchSize', '4'], ['seqLen', '32'], ['lr', '0.003'], ['warmupSteps', '5'], ['seed', '7']]) {
+    await page.getByTestId(`sft-${key}`).fill(value!);
+  }
+  await page.getByTestId('sft-start').click();
+  await expect(page.getByTestId('sft-status')).toHaveText('done', { timeout: 400_000 });
+  await expect(page.getByTestId('model-summary')).toContainText('trained 60 steps');
+
+  for (const [question, answer] of PAIRS.slice(0, 2)) {
+    await page.getByTestId('gen-prompt').fill(question!);
+    await page.getByTestId('gen-samples').fill('2');
+    await page.getByTestId('gen-temperature').fill('0');
+    await page.getByTestId('gen-start').click();
+    await expect(page.getByTestId('gen-status')).toHaveText('done', { timeout: 120_000 });
+    for (const i of [0, 1]) {
+      await expect(page.getByTestId(`gen-output-${i}`)).toHaveText(answer!);
+      await expect(page.getByTestId(`gen-finish-${i}`)).toContainText(`eos · ${answer!.length + 1} tokens`);
+    }
+  }
+  await page.getByTestId('gen-output-0').scrollIntoViewIfNeeded();
+  await page.screenshot({ path: 'test-results/generate.png', fullPage: true });
+  expect(errors).toEqual([]);
+});

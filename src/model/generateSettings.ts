@@ -1,0 +1,44 @@
+/**
+ * Settings of a generation call: plain data, shared by the engine, the CLI and the lab's
+ * controls (which must not load the GPU code of src/model/generate.ts).
+ */
+
+/** How the next token is drawn from the logits (see shaders/sampling.wgsl). */
+export interface SamplingSettings {
+  /** 0 = greedy (arg-max). */
+  temperature: number;
+  /** Keep the k most likely tokens (ties at the k-th kept); 0 = all. */
+  topK: number;
+  /** Keep the smallest top set with at least this probability; 1 = all. */
+  topP: number;
+  /** Seeds every row's random stream. */
+  seed: number;
+}
+
+export function checkSampling(s: SamplingSettings): void {
+  if (!(s.temperature >= 0) || !Number.isFinite(s.temperature)) throw new Error(`temperature must be ≥ 0 (got ${s.temperature})`);
+  if (!Number.isInteger(s.topK) || s.topK < 0) throw new Error(`topK must be an integer ≥ 0 (got ${s.topK})`);
+  if (!(s.topP > 0 && s.topP <= 1)) throw new Error(`topP must be in (0, 1] (got ${s.topP})`);
+  if (!Number.isInteger(s.seed) || s.seed < 0 || s.seed > 0xffffffff) throw new Error(`seed must be an integer in 0..2³²−1 (got ${s.seed})`);
+}
+
+export interface GenerateOptions extends SamplingSettings {
+  /** Most tokens a row may add (EOS included). */
+  maxNewTokens: number;
+  /** A row ends once its decoded text contains one of these; the text keeps it. */
+  stop: string[];
+  /** Ids that end a row (kept as its last token, left out of its text); default the tokenizer's EOS. */
+  eosTokenIds?: number[];
+  /** Time prefill, decode, sampling and readback apart (the GPU is synced between them). */
+  timing?: boolean;
+  /** False recomputes every step from the whole sequences: the reference and benchmark baseline. */
+  useCache?: boolean;
+}
+
+export const DEFAULT_GENERATE: GenerateOptions = { maxNewTokens: 64, temperature: 1, topK: 0, topP: 1, seed: 0, stop: [] };
+
+/** Throws, naming the setting, on options a generation call cannot run with. */
+export function checkGenerateOptions(o: GenerateOptions): void {
+  checkSampling(o);
+  if (!Number.isInteger(o.maxNewTokens) || o.maxNewTokens < 1) throw new Error(`maxNewTokens must be an integer ≥ 1 (got ${o.maxNewTokens})`);
+}
