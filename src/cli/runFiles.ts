@@ -23,6 +23,12 @@ function writeAtomic(path: string, data: string | Uint8Array): void {
   renameSync(`${path}.tmp`, path);
 }
 
+/** Every file of a checkpoint folder, by name (a half-written `.tmp` left by a crash is skipped). */
+export function readCheckpointFolder(dir: string): Map<string, Uint8Array> {
+  if (!existsSync(dir)) throw new Error(`no checkpoint folder ${dir}`);
+  return new Map(readdirSync(dir).filter((f) => !f.endsWith('.tmp')).map((f) => [f, new Uint8Array(readFileSync(join(dir, f)))]));
+}
+
 export class RunFolder implements RunStore {
   constructor(readonly dir: string) {
     mkdirSync(dir, { recursive: true });
@@ -57,9 +63,7 @@ export class RunFolder implements RunStore {
   }
 
   readCheckpoint(tag: string): Map<string, Uint8Array> {
-    const dir = join(this.dir, tag);
-    if (!existsSync(dir)) throw new Error(`${this.dir} has no ${tag}/ checkpoint`);
-    return new Map(readdirSync(dir).filter((f) => !f.endsWith('.tmp')).map((f) => [f, new Uint8Array(readFileSync(join(dir, f)))]));
+    return readCheckpointFolder(join(this.dir, tag));
   }
 
   /** What a resumed run needs: its config, state and bank events; a line cut by a crash is dropped. */

@@ -5,7 +5,7 @@
  * --reset-optimizer) and --steps more steps follow on the same schedule; the data order
  * starts afresh from --seed. `--help` lists every option.
  */
-import { appendFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SHIPPED_SPLITS } from '../data/curriculum';
 import { describeCounts } from '../data/import';
@@ -21,6 +21,7 @@ import { accuracyByLevel, firstPerLevel, type LevelAccuracy } from '../train/eva
 import { ModelSession, RateMeter, type ModelSource } from '../train/session';
 import { DEFAULT_SFT, type SftSettings } from '../train/sftSettings';
 import { isMain, runCli, UsageError, type OptionValues } from './options';
+import { readCheckpointFolder } from './runFiles';
 
 export const sftCli = {
   name: 'sft',
@@ -71,8 +72,7 @@ async function main(o: OptionValues<typeof sftCli.options>): Promise<void> {
   const rt = await Runtime.create(nodePlatform());
   let source: ModelSource;
   if (o.from) {
-    const files = new Map(readdirSync(o.from).map((f) => [f, new Uint8Array(readFileSync(join(o.from!, f)))]));
-    source = { kind: 'checkpoint', checkpoint: importCheckpoint(files), name: o.from };
+    source = { kind: 'checkpoint', checkpoint: importCheckpoint(readCheckpointFolder(o.from)), name: o.from };
   } else {
     source = { kind: 'preset', preset: o.preset as PresetName, seed: o.seed };
   }

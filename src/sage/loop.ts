@@ -14,7 +14,7 @@ import type { BankEntry, ProblemBank, RejectReason, SamplingMode } from './bank'
 import type { MethodConfig, RoleName } from './config';
 import { criticScore, parseOutput, type Parsed } from './parse';
 import { challengerReward, criticReward, gatedPlanScore, judgedSolverReward, plannerReward, scoreOrDefault, solverReward } from './rewards';
-import { OUTPUTS, render, stopStrings, type TemplateName, type Templates } from './templates';
+import { OUTPUTS, referenceList, render, stopStrings, type TemplateName, type Templates } from './templates';
 
 export interface GenerationRequest {
   prompts: string[];
@@ -210,7 +210,7 @@ export class SageLoop {
       const refs = Array.from({ length: s.proposals }, () => this.bank.sample(s.references, random, s.sampling, (e) => e.problem.kind === 'math'));
       const prompts = refs.map((rs) =>
         render(s.templates.challenger, {
-          references: rs.map((e) => `<question>${e.problem.statement}</question><answer>${e.problem.kind === 'math' ? e.problem.answer : ''}</answer>`).join('\n'),
+          references: referenceList(rs.map((e) => e.problem), s.templates),
           kind: 'math',
         }),
       );

@@ -4,13 +4,16 @@
  * trained from scratch has a context of a few hundred bytes. A model with a chat template
  * wraps the rendered text as the user turn (the `wrap` hook).
  */
+import type { Problem } from '../data/problem';
 import type { OutputSpec } from './parse';
 
 export type TemplateName = 'challenger' | 'planner' | 'solver' | 'solverWithPlan' | 'criticProblem' | 'criticPlan' | 'criticAnswer';
 
-export type Templates = Record<TemplateName, string>;
+/** The generation templates, and `reference`: how one reference problem is shown to the Challenger. */
+export type Templates = Record<TemplateName | 'reference', string>;
 
-export const DEFAULT_TEMPLATES: Templates = {
+/** For instruction-tuned models: each prompt says what to write and in which tags. */
+export const INSTRUCT_TEMPLATES: Templates = {
   challenger: 'Examples:\n{{references}}\nWrite one new, harder {{kind}} problem as <question>...</question> with its <answer>...</answer>.\n',
   planner: 'Problem: {{problem}}\nWrite a short step-by-step plan as <plan>...</plan>.\n',
   solver: 'Problem: {{problem}}\nGive the final answer as <answer>...</answer>.\n',
@@ -18,7 +21,26 @@ export const DEFAULT_TEMPLATES: Templates = {
   criticProblem: 'Problem: {{problem}}\nRate its quality from 1 to 10 as <score>N</score>.\n',
   criticPlan: 'Problem: {{problem}}\nPlan: {{plan}}\nRate the plan from 1 to 10 as <score>N</score>.\n',
   criticAnswer: 'Problem: {{problem}}\nAnswer: {{answer}}\nRate the answer from 1 to 10 as <score>N</score>.\n',
+  reference: '<question>{{problem}}</question><answer>{{answer}}</answer>',
 };
+
+/**
+ * For models trained from scratch, which learn the roles from the warm-up's examples rather
+ * than from instructions: short prompts leave the context (256 bytes for `tiny`) to the
+ * problem and the answer.
+ */
+export const COMPACT_TEMPLATES: Templates = {
+  challenger: '{{references}}\nHarder {{kind}}:\n',
+  planner: 'Plan: {{problem}}\n',
+  solver: 'Solve: {{problem}}\n',
+  solverWithPlan: 'Solve: {{problem}}\nPlan: {{plan}}\n',
+  criticProblem: 'Rate problem: {{problem}}\n',
+  criticPlan: 'Rate plan: {{problem}}\nPlan: {{plan}}\n',
+  criticAnswer: 'Rate answer: {{problem}}\nAnswer: {{answer}}\n',
+  reference: '{{problem}} {{answer}}',
+};
+
+export const DEFAULT_TEMPLATES = INSTRUCT_TEMPLATES;
 
 /** What each template's completion must contain. */
 export const OUTPUTS: Record<TemplateName, OutputSpec> = {
@@ -48,6 +70,11 @@ export function render(template: string, values: Readonly<Record<string, string>
     return v;
   });
   return wrap(text);
+}
+
+/** The Challenger's reference problems, one per line. */
+export function referenceList(problems: readonly Problem[], templates: Templates): string {
+  return problems.map((p) => render(templates.reference, { problem: p.statement, answer: p.kind === 'math' ? p.answer : '' })).join('\n');
 }
 
 /** The placeholders a template uses, for checking an edited template in settings. */

@@ -8,7 +8,7 @@
 import type { Problem } from '../data/problem';
 import type { SftPair } from '../train/sft';
 import { shuffle } from '../util/random';
-import { render, type Templates } from './templates';
+import { referenceList, render, type Templates } from './templates';
 
 export interface WarmupOptions {
   templates: Templates;
@@ -66,8 +66,7 @@ export function warmupPairs(seeds: readonly Problem[], o: WarmupOptions, random:
     pairs.push({ prompt: render(t.criticProblem, { problem: corrupt(p.statement, random) }), response: '<score>2</score>' });
     if (p.kind === 'math' && math.length > o.references) {
       const refs = shuffle(math.filter((q) => q.id !== p.id), random).slice(0, o.references);
-      const references = refs.map((q) => `<question>${q.statement}</question><answer>${q.kind === 'math' ? q.answer : ''}</answer>`).join('\n');
-      pairs.push({ prompt: render(t.challenger, { references, kind: 'math' }), response: `<question>${p.statement}</question><answer>${p.answer}</answer>` });
+      pairs.push({ prompt: render(t.challenger, { references: referenceList(refs, t), kind: 'math' }), response: `<question>${p.statement}</question><answer>${p.answer}</answer>` });
     }
   }
   return shuffle(pairs, random);

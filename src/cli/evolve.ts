@@ -1,0 +1,189 @@
+/**
+ * `npm run evolve`: the self-evolution loop headless on Dawn. With no arguments it runs the
+ * default: the built-in curriculum, the tiny preset, the warm-up, then SAGE. `--steps 0`
+ * only reads and reports the seed and validation files. `--help` lists every option.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { SHIPPED_SPLITS } from '../data/curriculum';
+import { describeCounts, type ImportReport } from '../data/import';
+import { readProblemFile } from '../data/nodeFile';
+import { normaliseStatement, parseFieldMapping, type Problem } from '../data/problem';
+import { Runtime } from '../gpu/runtime';
+import { importCheckpoint } from '../model/checkpoint';
+import { PRESETS, type PresetName } from '../model/config';
+import { nodePlatform } from '../platform/node';
+import { METHODS, type MethodName } from '../sage/config';
+import { DEFAULT_LOOP } from '../sage/loop';
+import { Evolution, type RunEvent, type RunSettings } from '../sage/run';
+import { COMPACT_TEMPLATES, INSTRUCT_TEMPLATES } from '../sage/templates';
+import { createValidators } from '../sage/validators';
+import { sessionRunModel } from '../train/runModel';
+import { DEFAULT_POLICY, ModelSession, type ModelSource } from '../train/session';
+import { DEFAULT_SFT } from '../train/sftSettings';
+import { isMain, runCli, UsageError, type OptionValues } from './options';
+import { readCheckpointFolder, RUN_FILES, RunFolder } from './runFiles';
+
+export const evolveCli = {
+  name: 'evolve',
+  summary: 'The SAGE self-evolution loop on one model, headless on the GPU through Dawn.',
+  options: {
+    seeds: { type: 'string', arg: 'FILE', exists: 'file', default: SHIPPED_SPLITS.seeds.file, help: 'seed problems (JSONL: curriculum, GSM8K, MATH, HumanEval, MBPP, Q/A)' },
+    validation: { type: 'string', arg: 'FILE', exists: 'file', default: SHIPPED_SPLITS.validation.file, help: 'held-out problems for validation (never trained on)' },
+    fields: { type: 'string', arg: 'ROLE=FIELD,…', help: 'field mapping for the seed file instead of detection, e.g. question=q,answer=a' },
+    preset: { type: 'string', choices: Object.keys(PRESETS), default: 'tiny', help: 'model preset trained from scratch' },
+    model: { type: 'string', arg: 'DIR', exists: 'dir', help: 'start from a Hugging Face checkpoint folder instead of a preset' },
+    method: { type: 'string', choices: Object.keys(METHODS), default: 'sage', help: 'method preset' },
+    steps: { type: 'int', min: 0, default: 20, help: 'loop steps (0: only read and report the data files)' },
+    'warmup-steps': { type: 'int', min: 0, default: 400, help: 'SFT warm-up steps on the seeds rendered into every role (0 for pretrained models)' },
+    lr: { type: 'number', min: 0, minExclusive: true, default: DEFAULT_LOOP.lr, help: 'learning rate of the policy-gradient updates' },
+    'eval-every': { type: 'int', min: 1, default: 5, help: 'validate every N steps' },
+    patience: { type: 'int', min: 1, default: 5, help: 'stop after N validations without a new best' },
+    'validation-limit': { type: 'int', min: 1, default: 200, help: 'held-out problems per validation (the same ones each time)' },
+    seed: { type: 'int', min: 0, default: 0, help: 'seed of the weights, the sampling and the data order' },
+    config: { type: 'string', arg: 'FILE', exists: 'file', help: 'JSON object overriding loop settings (proposals, references, difficultySamples, trainProblems, solverSamples, temperature, topK, topP, maxNewTokens)' },
+    out: { type: 'string', arg: 'DIR', help: 'run folder (default runs/<method>-<date>)' },
+    resume: { type: 'string', arg: 'DIR', exists: 'dir', help: 'continue a run from its folder (its last checkpoint, bank and state)' },
+  },
+  notes: [
+    'Ctrl-C ends the run after the step in flight, saving its checkpoint and records.',
+    'env SAGE_GPU=hardware  use a real GPU instead of SwiftShader',
+  ],
+} as const;
+
+type Options = OptionValues<typeof evolveCli.options>;
+
+const OVERRIDABLE = ['proposals', 'references', 'difficultySamples', 'trainProblems', 'solverSamples', 'temperature', 'topK', 'topP', 'maxNewTokens'] as const;
+
+/** Loop settings from a --config file: known keys only, each checked. */
+function readConfig(file: string): Partial<RunSettings> {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (e) {
+    throw new UsageError(`--config ${file}: not valid JSON (${e instanceof Error ? e.message : String(e)})`);
+  }
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new UsageError(`--config ${file}: expected a JSON object`);
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(raw)) {
+    if (!(OVERRIDABLE as readonly string[]).includes(key)) throw new UsageError(`--config ${file}: unknown setting "${key}" (settings: ${OVERRIDABLE.join(', ')})`);
+    if (key === 'maxNewTokens') {
+      const ok = typeof value === 'object' && value !== null && Object.entries(value).every(([k, v]) => k in DEFAULT_LOOP.maxNewTokens && Number.isInteger(v) && (v as number) >= 1);
+      if (!ok) throw new UsageError(`--config ${file}: maxNewTokens must map ${Object.keys(DEFAULT_LOOP.maxNewTokens).join('/')} to integers ≥ 1`);
+      out[key] = { ...DEFAULT_LOOP.maxNewTokens, ...(value as object) };
+      continue;
+    }
+    const integer = key !== 'temperature' && key !== 'topP';
+    const n = value as number;
+    const valid = typeof value === 'number' && Number.isFinite(n) && (integer ? Number.isInteger(n) && n >= (key === 'topK' ? 0 : 1) : key === 'topP' ? n > 0 && n <= 1 : n >= 0);
+    if (!valid) throw new UsageError(`--config ${file}: ${key} must be ${integer ? `an integer ≥ ${key === 'topK' ? 0 : 1}` : key === 'topP' ? 'in (0, 1]' : 'a number ≥ 0'} (got ${JSON.stringify(value)})`);
+    out[key] = value;
+  }
+  return out as Partial<RunSettings>;
+}
+
+async function readSplit(file: string, what: string, mapping?: string): Promise<Problem[]> {
+  let fieldMapping;
+  if (mapping) {
+    const m = parseFieldMapping(mapping);
+    if (typeof m === 'string') throw new UsageError(`--fields: ${m}`);
+    fieldMapping = m;
+  }
+  const report: ImportReport = await readProblemFile(file, fieldMapping);
+  if (report.refused) throw new Error(`${file}: ${report.refused}`);
+  console.log(`${what}: ${file}: ${report.problems.length} problems (${describeCounts(report.counts)})` +
+    `${report.errors.length ? `, ${report.errors.length} bad lines` : ''}${report.duplicates.length ? `, ${report.duplicates.length} duplicates loaded once` : ''}`);
+  for (const e of report.errors.slice(0, 20)) console.warn(`${file}:${e.line}: skipped: ${e.reason}`);
+  if (report.errors.length > 20) console.warn(`... and ${report.errors.length - 20} more bad lines`);
+  for (const d of report.duplicates.slice(0, 5)) console.warn(`${file}:${d.line}: duplicate of line ${d.first}`);
+  if (report.duplicates.length > 5) console.warn(`... and ${report.duplicates.length - 5} more duplicates`);
+  if (!report.problems.length) throw new Error(`${file}: no usable problems`);
+  return report.problems;
+}
+
+function progressLine(e: RunEvent, total: number, started: number, firstStep: number): string | null {
+  const elapsed = (Date.now() - started) / 1000;
+  if (e.type === 'warmup') return e.step % 25 === 0 || e.step === e.of ? `warm-up ${e.step}/${e.of} · loss ${e.loss.toFixed(3)}` : null;
+  if (e.type === 'validation') {
+    const levels = Object.entries(e.result.perLevel).map(([l, t]) => `L${l} ${(100 * t.accuracy).toFixed(0)}%`).join(' ');
+    return `validation after step ${e.result.step}: ${(100 * e.result.accuracy).toFixed(1)}%${levels ? ` (${levels})` : ''}${e.best ? ' · new best' : ''}`;
+  }
+  if (e.type === 'step') {
+    const m = e.metrics;
+    const done = m.step + 1 - firstStep;
+    const eta = done > 0 ? ((total - done) * elapsed) / done : 0;
+    return (
+      `step ${m.step + 1}/${firstStep + total} · bank ${m.bank.size} (+${m.bank.admittedThisStep}) · solver ${(100 * m.solverAccuracy).toFixed(0)}% · ` +
+      `loss ${m.loss ? m.loss.loss.toFixed(4) : '-'} · ${m.tokensPerS.toFixed(0)} tok/s · ${m.seconds.total.toFixed(0)} s/step · ETA ${(eta / 60).toFixed(0)} min`
+    );
+  }
+  if (e.type === 'done') return `done (${e.reason}) after ${e.state.step} steps; best validation ${e.state.best ? `${(100 * e.state.best.accuracy).toFixed(1)}% after step ${e.state.best.step}` : '-'}`;
+  return null;
+}
+
+async function main(o: Options): Promise<void> {
+  if (o.model && o.resume) throw new UsageError('--model and --resume are exclusive (a resumed run continues from its own checkpoint)');
+  const resumed = o.resume ? new RunFolder(o.resume).readResume() : null;
+  const seeds = await readSplit(o.seeds, 'seeds', o.fields);
+  const validation = await readSplit(o.validation, 'validation');
+  const seen = new Set(seeds.map((p) => normaliseStatement(p.statement)));
+  const shared = validation.filter((p) => seen.has(normaliseStatement(p.statement)));
+  if (shared.length) throw new Error(`${shared.length} validation problems also appear in the seeds (first: ${shared[0]!.id}): a score on them would be false`);
+  if (o.steps === 0) return;
+
+  const method = METHODS[o.method as MethodName];
+  const settings: RunSettings = {
+    ...DEFAULT_LOOP,
+    ...(o.config ? readConfig(o.config) : {}),
+    ...(resumed ? (resumed.config as { settings: Partial<RunSettings> }).settings : {}),
+    method,
+    // A model trained from scratch learns the roles from the warm-up, not from instructions.
+    templates: o.model ? INSTRUCT_TEMPLATES : COMPACT_TEMPLATES,
+    seed: o.seed,
+    lr: o.lr,
+    steps: o.steps,
+    warmupSteps: o.model ? 0 : o['warmup-steps'],
+    evalEvery: o['eval-every'],
+    patience: o.patience,
+    validationLimit: o['validation-limit'],
+    nearDuplicate: 0.85,
+  };
+  const out = o.resume ?? o.out ?? join('runs', `${method.name}-${new Date().toISOString().slice(0, 19).replace(/[:T]/g, '-')}`);
+  const folder = new RunFolder(out);
+  const { method: _m, templates: _t, ...recorded } = settings;
+  folder.writeConfig({ method: method.name, templates: o.model ? 'instruct' : 'compact', seeds: o.seeds, validation: o.validation, preset: o.preset, model: o.model ?? null, settings: recorded, policy: DEFAULT_POLICY });
+
+  const rt = await Runtime.create(nodePlatform());
+  let source: ModelSource;
+  if (o.resume || o.model) {
+    const files = o.resume ? folder.readCheckpoint('last') : readCheckpointFolder(o.model!);
+    source = { kind: 'checkpoint', checkpoint: importCheckpoint(files), name: o.resume ? join(o.resume, 'last') : o.model! };
+  } else source = { kind: 'preset', preset: o.preset as PresetName, seed: o.seed };
+  const session = ModelSession.create(rt, source);
+  if (!o.resume) session.resetOptimizer();
+  const model = sessionRunModel(session, {
+    policy: DEFAULT_POLICY,
+    warmup: { ...DEFAULT_SFT, batchSize: 8, seqLen: Math.min(128, session.config.max_position_embeddings), packing: true, lr: 2e-3, seed: o.seed },
+    writeCheckpoint: (tag, files) => folder.writeCheckpoint(tag, files),
+  });
+  console.log(`adapter ${rt.ctx.adapter.key} · ${(session.parameters / 1e6).toFixed(2)}M params · ${method.summary} · run folder ${out}`);
+  const started = Date.now();
+  const firstStep = resumed?.state.step ?? 0;
+  const run = new Evolution(settings, seeds, validation, model, createValidators(), folder, (e) => {
+    const line = progressLine(e, settings.steps, started, firstStep);
+    if (line) console.log(line);
+  }, resumed ? { state: resumed.state, bankEvents: resumed.bankEvents } : undefined);
+  let interrupted = false;
+  process.on('SIGINT', () => {
+    if (interrupted) process.exit(130);
+    interrupted = true;
+    console.log('\nstopping after the step in flight (Ctrl-C again to quit now) ...');
+    run.stop();
+  });
+  await run.run();
+  console.log(`records in ${out}: ${Object.values(RUN_FILES).join(', ')}, checkpoints best/ and last/${existsSync(join(out, 'best')) ? '' : ' (no best yet)'}`);
+  session.destroy();
+  rt.destroy();
+}
+
+if (isMain(import.meta.url)) await runCli(evolveCli, main);

@@ -1,0 +1,62 @@
+/**
+ * A model session as the loop's RunModel: batched generation on the GPU, the policy-gradient
+ * update, SFT for the warm-up, and checkpoints handed to the platform to store.
+ */
+import { Generator } from '../model/generate';
+import type { RunModel } from '../sage/run';
+import type { ModelSession, PolicySettings } from './session';
+import { DEFAULT_POLICY } from './session';
+import type { SftSettings } from './sftSettings';
+
+export interface RunModelOptions {
+  policy: PolicySettings;
+  /** The warm-up's SFT settings; its step count comes from the run. */
+  warmup: Omit<SftSettings, 'steps'>;
+  /** Stores a checkpoint's files under a tag (a folder on disk, OPFS in the browser). */
+  writeCheckpoint(tag: string, files: Map<string, Uint8Array>): Promise<void> | void;
+}
+
+/**
+ * Prompts as token ids that leave room for the completion in the model's context: a prompt
+ * too long keeps its BOS and its end (the instruction and the problem; references at the
+ * front go first), and the completion gets at most half the context.
+ */
+export function fitToContext(prompts: readonly number[][], maxNewTokens: number, context: number): { prompts: number[][]; maxNewTokens: number } {
+  const room = Math.min(maxNewTokens, Math.floor(context / 2));
+  const keep = context - room;
+  return { prompts: prompts.map((p) => (p.length <= keep ? p : [p[0]!, ...p.slice(p.length - keep + 1)])), maxNewTokens: room };
+}
+
+export function sessionRunModel(session: ModelSession, o: RunModelOptions): RunModel {
+  const generator = new Generator(session.model, session.tokenizer);
+  const { bos } = session.tokenizer.specials;
+  return {
+    async generate(r) {
+      const fit = fitToContext(
+        r.prompts.map((p) => [bos, ...session.tokenizer.encode(p)]),
+        r.maxNewTokens,
+        session.config.max_position_embeddings,
+      );
+      const { rows } = await generator.generate(fit.prompts, {
+        maxNewTokens: fit.maxNewTokens,
+        temperature: r.temperature,
+        topK: r.topK,
+        topP: r.topP,
+        seed: r.seed,
+        stop: r.stop,
+      });
+      return rows.map((row) => ({ text: row.text, promptIds: row.promptIds, completionIds: row.completionIds, modelLogprobs: row.modelLogprobs }));
+    },
+    train: (rollouts, lr) => session.trainPolicy(rollouts, lr, o.policy ?? DEFAULT_POLICY),
+    async warmup(pairs, steps, onStep) {
+      const trainer = await session.startSft(pairs, { ...o.warmup, steps, resetOptimizer: true });
+      for (let i = 0; i < steps; i++) {
+        const r = await trainer.step();
+        onStep(i + 1, r.loss);
+      }
+    },
+    async saveCheckpoint(tag) {
+      await o.writeCheckpoint(tag, await session.exportFiles({ kind: 'evolve', tag }));
+    },
+  };
+}
