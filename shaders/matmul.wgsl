@@ -303,29 +303,37 @@ fn matmul_gemv(@builtin(global_invocation_id) gid: vec3<u32>) {
 #endif
 #if VEC4
 // gemv reading vec4s along K, for x·Wᵀ (A row-major [M, K], B a linear weight [N, K]: the
-// decode step's shape): one column × 4 rows per invocation, a quarter of the loop trips
-// and loads of the scalar form.
+// decode step's shape): a 4×4 tile per invocation, each loaded vec4 serving four dot
+// products. On SwiftShader 1.5–8× faster than one column × 4 rows at M ≤ 8.
 @compute @workgroup_size(WG_X, 1, 1)
 fn matmul_gemv(@builtin(global_invocation_id) gid: vec3<u32>) {
   let b = gid.z;
-  let n = gid.x;
-  let row0 = gid.y * 4u;
-  if (n >= p.N || row0 >= p.M) { return; }
-  let r = min(vec4<u32>(row0, row0 + 1u, row0 + 2u, row0 + 3u), vec4<u32>(p.M - 1u));
-  let bA = baseA(b);
-  let a0 = (bA + r.x * p.K) >> 2u;
-  let a1 = (bA + r.y * p.K) >> 2u;
-  let a2 = (bA + r.z * p.K) >> 2u;
-  let a3 = (bA + r.w * p.K) >> 2u;
-  let w0 = (baseB(b) + n * p.K) >> 2u;
-  var acc = vec4<f32>(0.0);
-  for (var k = 0u; k < p.K / 4u; k++) {
-    let w = B[w0 + k];
-    acc += vec4<f32>(dot(A[a0 + k], w), dot(A[a1 + k], w), dot(A[a2 + k], w), dot(A[a3 + k], w));
+  let n0 = gid.x * 4u;
+  let m0 = gid.y * 4u;
+  if (n0 >= p.N || m0 >= p.M) { return; }
+  let K4 = p.K / 4u;
+  let bA = baseA(b) >> 2u;
+  let bB = baseB(b) >> 2u;
+  // Rows and columns past the edge are clamped onto the last one: computed, never stored.
+#for i in 0..4
+  let a{{i}} = bA + min(m0 + {{i}}u, p.M - 1u) * K4;
+  let w{{i}} = bB + min(n0 + {{i}}u, p.N - 1u) * K4;
+  var c{{i}} = vec4<f32>(0.0);
+#endfor
+  for (var k = 0u; k < K4; k++) {
+#for j in 0..4
+    let vw{{j}} = B[w{{j}} + k];
+#endfor
+#for i in 0..4
+    let vx{{i}} = A[a{{i}} + k];
+    c{{i}} += vec4<f32>(dot(vx{{i}}, vw0), dot(vx{{i}}, vw1), dot(vx{{i}}, vw2), dot(vx{{i}}, vw3));
+#endfor
   }
-  for (var i = 0u; i < 4u; i++) {
-    if (row0 + i >= p.M) { break; }
-    storeOne(b, row0 + i, n, acc[i]);
+  for (var j = 0u; j < 4u; j++) {
+    if (n0 + j >= p.N) { break; }
+#for i in 0..4
+    if (m0 + {{i}}u < p.M) { storeOne(b, m0 + {{i}}u, n0 + j, c{{i}}[j]); }
+#endfor
   }
 }
 #endif

@@ -7,4 +7,5 @@ import type { Suite } from '../suite';
 export const SUITES: Record<string, () => Promise<Suite>> = {
   matmul: async () => (await import('./matmul')).matmulSuite,
   train: async () => (await import('./train')).trainSuite,
+  generate: async () => (await import('./generate')).generateSuite,
 };

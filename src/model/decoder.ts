@@ -22,15 +22,15 @@ function firstRows(t: Tensor, n: number): Tensor {
   return view(t, [n, ...t.shape.slice(1)]);
 }
 
-/** Activations of an inference forward over N rows: two residual streams and one layer's scratch for every layer. */
+/** Activations of an inference forward over N rows: the residual stream, updated in place, and one layer's scratch for every layer. */
 class Scratch {
-  readonly residual: [Tensor, Tensor];
+  readonly x: Tensor;
   readonly acts: LayerActs;
   private readonly all: Tensor[] = [];
 
   constructor(private readonly rt: Runtime, c: LlamaConfig, N: number) {
     const f = (shape: number[], label: string) => this.track(rt.empty(shape, 'f32', label));
-    this.residual = [f([N, c.hidden_size], 'x.0'), f([N, c.hidden_size], 'x.1')];
+    this.x = f([N, c.hidden_size], 'x');
     this.acts = layerActs(c, N, f);
   }
 
@@ -40,9 +40,9 @@ class Scratch {
   }
 
   /** Views of the first n rows. */
-  rows(n: number): { residual: [Tensor, Tensor]; acts: LayerActs } {
+  rows(n: number): { x: Tensor; acts: LayerActs } {
     const acts = Object.fromEntries(Object.entries(this.acts).map(([k, t]) => [k, firstRows(t, n)])) as unknown as LayerActs;
-    return { residual: [firstRows(this.residual[0], n), firstRows(this.residual[1], n)], acts };
+    return { x: firstRows(this.x, n), acts };
   }
 
   release(): void {
@@ -55,7 +55,7 @@ export class Decoder {
   readonly layout: KvLayout;
   private readonly rt: Runtime;
   private readonly cache: Tensor[] = [];
-  /** Decode-step activations for up to B rows; its first residual also holds the prefill's last rows. */
+  /** Decode-step activations for up to B rows; its residual also holds the prefill's last rows. */
   private readonly scratch: Scratch;
   /** A decode step's inputs: tokens, positions, rows and cache starts, n of each. */
   private readonly io: Tensor<'u32'>;
@@ -133,15 +133,15 @@ export class Decoder {
     const s = this.scratch.rows(n);
     const heads = c.num_attention_heads;
     const where = { rows: rowsT!, starts: starts!, slot };
-    this.model.embed(tok!, s.residual[0]);
+    this.model.embed(tok!, s.x);
     for (let l = 0; l < c.num_hidden_layers; l++) {
-      this.model.layerForward(l, s.residual[l % 2]!, s.residual[(l + 1) % 2]!, s.acts, pos!, (qkv, out) => {
+      this.model.layerForward(l, s.x, s.x, s.acts, pos!, (qkv, out) => {
         const f = this.fused(qkv.q, n);
         kvStore(rt, this.layout, this.cache[l]!, f, where);
         decodeAttention(rt, this.layout, this.cache[l]!, f, where, heads, out.o);
       });
     }
-    return this.head(s.residual[c.num_hidden_layers % 2]!, n);
+    return this.head(s.x, n);
   }
 
   /** The fused q|k|v rows of a layer, as the cache kernels read them. */
@@ -178,17 +178,17 @@ export class Decoder {
     const last = view(input, [n], 3 * N);
     const s = new Scratch(rt, c, N);
     const shape = attentionShape(c, n, P);
-    this.model.embed(tokens!, s.residual[0]);
+    this.model.embed(tokens!, s.x);
     for (let l = 0; l < c.num_hidden_layers; l++) {
-      this.model.layerForward(l, s.residual[l % 2]!, s.residual[(l + 1) % 2]!, s.acts, positions!, (qkv, out) => {
+      this.model.layerForward(l, s.x, s.x, s.acts, positions!, (qkv, out) => {
         if (store) kvStore(rt, this.layout, this.cache[l]!, this.fused(qkv.q, N), { seqLen: P });
         attentionForward(rt, shape, { ...qkv, mask: mask!, ...out });
       });
     }
     // Left padding puts every row's last token in column P − 1; the embedding gather
     // doubles as the row gather that picks them.
-    const lastRows = firstRows(this.scratch.residual[0], n);
-    embeddingForward(rt, last, s.residual[c.num_hidden_layers % 2]!, lastRows);
+    const lastRows = firstRows(this.scratch.x, n);
+    embeddingForward(rt, last, s.x, lastRows);
     // Recorded work keeps its buffers in order: released ones are reused only by later work.
     rt.release(input);
     s.release();

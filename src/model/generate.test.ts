@@ -214,6 +214,21 @@ describe('generation: ending rows', () => {
 });
 
 describe('generation: resources', () => {
+  it('runs within WebGPU default limits, with the cooperative (workgroup per row) sampler too', async () => {
+    const rt = await testRuntime({ defaultLimits: true, serialRows: false, poison: true });
+    const seed = freshSeed();
+    const m = model(rt, CONFIGS[2]![1], seed);
+    const g = new Generator(m, new ByteTokenizer());
+    const input = prompts([3, 9, 1], seed);
+    const greedy = await g.generate(input, { temperature: 0, maxNewTokens: 6, eosTokenIds: [] });
+    const recomputed = await g.generate(input, { temperature: 0, maxNewTokens: 6, eosTokenIds: [], useCache: false });
+    expect(greedy.rows.map((r) => r.completionIds), `seed ${seed}`).toEqual(recomputed.rows.map((r) => r.completionIds));
+    const sampled = await g.generate(input, { temperature: 0.9, topK: 20, topP: 0.8, seed, maxNewTokens: 6, eosTokenIds: [] });
+    expect(sampled.rows.every((r) => r.logprobs.every((x) => Number.isFinite(x) && x <= 0))).toBe(true);
+    g.release();
+    m.destroy();
+  });
+
   it('refuses, with the numbers and before allocating, a request the adapter cannot hold', async () => {
     const rt = await testRuntime(POISON);
     const m = model(rt, base, 1);

@@ -206,6 +206,8 @@ export class Transformer {
    * Records decoder layer `l` on N rows: next = x + attention + MLP, keeping its activations
    * in `a`. `attend` writes the attention output from the rotated q, k, v (views of the
    * fused q|k|v rows): causal self-attention when training, the KV cache when decoding.
+   * With `next` = x (inference, where nothing is kept for a backward pass) both residual
+   * additions accumulate into x in place: no copies, and `a.mid` is not used.
    */
   layerForward(l: number, x: Tensor, next: Tensor, a: LayerActs, positions: Tensor<'u32'>, attend: Attend): void {
     const c = this.config;
@@ -226,15 +228,16 @@ export class Transformer {
       bias: c.attention_bias ? this.block(name('self_attn.q_proj.bias'), [S]) : undefined,
       out: a.qkv,
     });
-    rope(rt, a.qkv, { heads: c.num_attention_heads, hd, stride: S, col: 0 }, positions, this.rope);
-    rope(rt, a.qkv, { heads: c.num_key_value_heads, hd, stride: S, col: qd }, positions, this.rope);
+    // q and k heads are adjacent at the start of each fused row: one rotation covers both.
+    rope(rt, a.qkv, { heads: c.num_attention_heads + c.num_key_value_heads, hd, stride: S, col: 0 }, positions, this.rope);
     attend(qkvViews(a.qkv, qd, kvd), { o: a.att, lse: a.lse });
-    rt.copy(x, a.mid);
-    matmul(rt, { a: a.att, b: p('self_attn.o_proj.weight'), transB: true, out: a.mid, beta: 1 });
-    rmsnormForward(rt, a.mid, p('post_attention_layernorm.weight'), c.rms_norm_eps, a.ln2, a.rstd2);
+    const mid = next === x ? x : a.mid;
+    if (mid !== x) rt.copy(x, mid);
+    matmul(rt, { a: a.att, b: p('self_attn.o_proj.weight'), transB: true, out: mid, beta: 1 });
+    rmsnormForward(rt, mid, p('post_attention_layernorm.weight'), c.rms_norm_eps, a.ln2, a.rstd2);
     matmul(rt, { a: a.ln2, b: this.block(name('mlp.gate_proj.weight'), [2 * I, H]), transB: true, out: a.gu });
     swigluForward(rt, a.gu, I, a.act);
-    rt.copy(a.mid, next);
+    if (next !== mid) rt.copy(mid, next);
     matmul(rt, { a: a.act, b: p('mlp.down_proj.weight'), transB: true, out: next, beta: 1 });
   }
 
@@ -325,8 +328,7 @@ export class Transformer {
       matmul(rt, { a: d.res, b: a.att, transA: true, out: g('self_attn.o_proj.weight'), beta: 1 });
       const { q: dq, k: dk, v: dv } = qkvViews(d.qkv, qd, kvd);
       attentionBackward(rt, shape, { ...qkvViews(a.qkv, qd, kvd), mask: ws.mask, o: a.att, lse: a.lse, dO: d.att, d: d.D, dq, dk, dv });
-      rope(rt, d.qkv, { heads: c.num_attention_heads, hd, stride: S, col: 0 }, ws.positions, this.rope, true);
-      rope(rt, d.qkv, { heads: c.num_key_value_heads, hd, stride: S, col: qd }, ws.positions, this.rope, true);
+      rope(rt, d.qkv, { heads: c.num_attention_heads + c.num_key_value_heads, hd, stride: S, col: 0 }, ws.positions, this.rope, true);
       matmul(rt, { a: d.qkv, b: this.block(name('self_attn.q_proj.weight'), [S, H]), out: d.ln });
       matmul(rt, { a: d.qkv, b: a.ln1, transA: true, out: this.block(name('self_attn.q_proj.weight'), [S, H], true), beta: 1 });
       if (c.attention_bias) {

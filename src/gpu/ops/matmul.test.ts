@@ -78,6 +78,8 @@ describe('matmul', () => {
           await check(variant, { batch: 3, M: 20, N: 36, K: 24, transA: false, transB: true, broadcastB: true, bias: true }, sg);
           await check(variant, { batch: 2, M: 65, N: 17, K: 127, transA: true, transB: false, beta: 1, alpha: 0.5 }, sg);
           await check(variant, { batch: 1, M: 64, N: 64, K: 64, transA: false, transB: false, beta: -0.25, bias: true }, sg);
+          // A decode step's x·Wᵀ: rows and columns that are multiples of nothing, K of 4 (gemv reads vec4s).
+          await check(variant, { batch: 2, M: 5, N: 67, K: 36, transA: false, transB: true, beta: 1, bias: true }, sg);
         });
       });
     }
