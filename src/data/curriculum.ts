@@ -40,11 +40,11 @@ interface Kind {
 const NAMES = ['Ann', 'Bo', 'Cy', 'Di', 'Ed', 'Flo', 'Gus', 'Hal', 'Ivy', 'Jo', 'Kai', 'Lu'] as const;
 const ITEMS = ['apples', 'pens', 'cards', 'eggs', 'coins', 'books', 'cups', 'toys', 'shells', 'stamps'] as const;
 
-const TINY: Range = [0, 5];
+const TINY: Range = [0, 4];
 const SMALL: Range = [0, 20];
 
 /**
- * Level 1 is one operation on the numbers 0-5: 57 sums and differences. Every style ends with
+ * Level 1 is one operation on the numbers 0-4: 40 sums and differences. Every style ends with
  * the bare sum ("… 3+2=?"), so the answer always follows the same few bytes: a 1M-parameter
  * byte-level model learns the level in minutes (see the README); the styles and names before
  * it make held-out statements. Each level after adds numbers, operations, parentheses or words.
@@ -166,7 +166,7 @@ export function generateSet(levels: Readonly<Partial<Record<Level, number>>>, se
 
 /** What the lab and the CLIs ship: 500 seeds (levels 1-2) and a held-out validation split. */
 export const SHIPPED_SPLITS = {
-  seeds: { file: 'data/seeds/curriculum-500.jsonl', levels: { 1: 300, 2: 200 }, seed: 1 },
+  seeds: { file: 'data/seeds/curriculum-500.jsonl', levels: { 1: 400, 2: 100 }, seed: 1 },
   validation: { file: 'data/validation/curriculum-1000.jsonl', levels: { 1: 200, 2: 200, 3: 200, 4: 200, 5: 200 }, seed: 2 },
 } as const;
 
