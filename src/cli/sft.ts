@@ -17,7 +17,6 @@ import { importCheckpoint } from '../model/checkpoint';
 import { PRESETS, type PresetName } from '../model/config';
 import { memoryEstimate } from '../model/memory';
 import { nodePlatform } from '../platform/node';
-import { Generator } from '../model/generate';
 import { accuracyByLevel, firstPerLevel, type LevelAccuracy } from '../train/evaluate';
 import { ModelSession, RateMeter, type ModelSource } from '../train/session';
 import { DEFAULT_SFT, type SftSettings } from '../train/sftSettings';
@@ -99,11 +98,10 @@ async function main(o: OptionValues<typeof sftCli.options>): Promise<void> {
   const every = o['log-every'];
   const rate = new RateMeter();
   let trainingMs = 0;
-  const generator = new Generator(session.model, session.tokenizer);
   const evaluate = async (step: number) => {
     if (!evalSet) return;
     const t0 = performance.now();
-    const levels = await accuracyByLevel(generator, evalSet, 8);
+    const levels = await accuracyByLevel(session, evalSet, 8);
     console.log(`eval step ${step} (${(trainingMs / 1000).toFixed(0)} s of training): ${levels.map(describeLevel).join(' · ')} (${((performance.now() - t0) / 1000).toFixed(0)} s)`);
     if (o['eval-out']) appendFileSync(o['eval-out'], JSON.stringify({ step, trainingSeconds: Math.round(trainingMs / 1000), levels }) + '\n');
   };

@@ -13,9 +13,10 @@ export interface LevelAccuracy {
 
 /**
  * Exact greedy accuracy per level (problems without a level count as level 0): each statement
- * framed as in training (BOS, then its tokens), answered up to EOS or `maxNewTokens`.
+ * framed as in training (BOS, then its tokens), answered up to EOS or `maxNewTokens` by a
+ * Generator or the ModelSession that holds one.
  */
-export async function accuracyByLevel(generator: Generator, problems: MathProblem[], maxNewTokens: number): Promise<LevelAccuracy[]> {
+export async function accuracyByLevel(generator: Pick<Generator, 'generate'>, problems: MathProblem[], maxNewTokens: number): Promise<LevelAccuracy[]> {
   const { rows } = await generator.generate(
     problems.map((p) => p.statement),
     { temperature: 0, maxNewTokens },
