@@ -3,7 +3,7 @@ import type { Problem } from '../data/problem';
 import type { BankEvent } from './bank';
 import { METHODS } from './config';
 import { DEFAULT_LOOP } from './loop';
-import { Evolution, type MetricsRecord, type RunEvent, type RunSettings, type RunState, type RunStore } from './run';
+import { Evolution, stratified, type MetricsRecord, type RunEvent, type RunSettings, type RunState, type RunStore } from './run';
 import { DEFAULT_TEMPLATES } from './templates';
 import { math, ScriptedModel, validators } from './testing';
 
@@ -99,5 +99,13 @@ describe('an evolution run', () => {
     const state = await run.run();
     expect(state.step).toBe(2);
     expect(model.checkpoints.at(-1)).toBe('last');
+  });
+});
+
+describe('the held-out subset', () => {
+  it('takes problems in turn from every source and level, the same every time', () => {
+    const split = [1, 1, 1, 2, 2, 3].map((level, i) => ({ ...math(`v${i}`, `${i}+1=?`, String(i + 1)), level }));
+    expect(stratified(split, 4).map((p) => p.id)).toEqual(['v0', 'v3', 'v5', 'v1']);
+    expect(stratified(split, 100)).toHaveLength(6);
   });
 });

@@ -23,7 +23,7 @@ export interface RunSettings extends LoopSettings {
   evalEvery: number;
   /** Stop after this many evaluations without a new best. */
   patience: number;
-  /** Held-out problems per evaluation (the first N of the split: the same every time). */
+  /** Held-out problems per evaluation: the same ones every time, spread over sources and levels. */
   validationLimit: number;
   /** Token-bigram similarity at which a proposed problem is a near-duplicate. */
   nearDuplicate: number;
@@ -65,11 +65,33 @@ export type RunEvent =
   | { type: 'validation'; result: ValidationResult; best: boolean }
   | { type: 'done'; reason: 'steps' | 'early-stop' | 'stopped'; state: RunState };
 
+/**
+ * At most `limit` problems taken in turn from each (source, level) group in file order, so
+ * that a subset of a split sorted by level still covers every level and source.
+ */
+export function stratified(problems: readonly Problem[], limit: number): Problem[] {
+  const groups = new Map<string, Problem[]>();
+  for (const p of problems) {
+    const key = `${p.source}/${p.level ?? ''}`;
+    const g = groups.get(key);
+    if (g) g.push(p);
+    else groups.set(key, [p]);
+  }
+  const lists = [...groups.values()];
+  const out: Problem[] = [];
+  for (let i = 0; out.length < Math.min(limit, problems.length); i++) {
+    for (const g of lists) if (i < g.length && out.length < limit) out.push(g[i]!);
+  }
+  return out;
+}
+
 export class Evolution {
   readonly bank: ProblemBank;
   readonly loop: SageLoop;
   private readonly early: EarlyStopping;
   private stopRequested = false;
+  /** The problems every validation uses: the same ones each time. */
+  private readonly heldOut: readonly Problem[];
   private state: RunState;
 
   constructor(
@@ -88,6 +110,7 @@ export class Evolution {
     this.bank = resume ? ProblemBank.replay(seeds, resume.bankEvents, options) : ProblemBank.fromSeeds(seeds, options).bank;
     this.bank.subscribe((e) => store.bank(e));
     this.loop = new SageLoop(model, validators, this.bank, settings, (phase) => emit({ type: 'phase', step: this.loop.step, phase }));
+    this.heldOut = stratified(validation, settings.validationLimit);
     this.state = resume?.state ?? { step: 0, best: null, evaluationsWithoutGain: 0, warmedUp: false };
     this.early = new EarlyStopping(settings.patience, { best: this.state.best, since: this.state.evaluationsWithoutGain });
     this.loop.step = this.state.step;
@@ -101,7 +124,7 @@ export class Evolution {
   private async evaluate(): Promise<ValidationResult> {
     const s = this.settings;
     this.emit({ type: 'phase', step: this.loop.step, phase: 'validate' });
-    const result = await validate(this.model, this.validators, this.validation.slice(0, s.validationLimit), {
+    const result = await validate(this.model, this.validators, this.heldOut, {
       templates: s.templates,
       maxNewTokens: s.maxNewTokens.solver,
       step: this.loop.step,
