@@ -2,7 +2,6 @@
  * A model session as the loop's RunModel: batched generation on the GPU, the policy-gradient
  * update, SFT for the warm-up, and checkpoints handed to the platform to store.
  */
-import { Generator } from '../model/generate';
 import type { RunModel } from '../sage/run';
 import type { ModelSession, PolicySettings } from './session';
 import { DEFAULT_POLICY } from './session';
@@ -28,7 +27,6 @@ export function fitToContext(prompts: readonly number[][], maxNewTokens: number,
 }
 
 export function sessionRunModel(session: ModelSession, o: RunModelOptions): RunModel {
-  const generator = new Generator(session.model, session.tokenizer);
   const { bos } = session.tokenizer.specials;
   return {
     async generate(r) {
@@ -37,7 +35,7 @@ export function sessionRunModel(session: ModelSession, o: RunModelOptions): RunM
         r.maxNewTokens,
         session.config.max_position_embeddings,
       );
-      const { rows } = await generator.generate(fit.prompts, {
+      const { rows } = await session.generate(fit.prompts, {
         maxNewTokens: fit.maxNewTokens,
         temperature: r.temperature,
         topK: r.topK,
