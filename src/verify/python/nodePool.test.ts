@@ -23,10 +23,13 @@ async function listener(): Promise<{ server: Server; port: number; connections: 
   return { server, port: typeof address === 'object' && address ? address.port : 0, connections: () => n };
 }
 
+/** Under the fallback isolation, the programs that reach for the network or the host. */
+const HOST_ESCAPES = ['import js, js.fetch', 'js process', 'pyodide.ffi', 'socket', 'os.system', 'ctypes'];
+
 describe.each([
-  ['network namespace', undefined],
-  ['socket APIs removed', '0'],
-])('Python sandbox in Node (%s)', (isolation, netnsEnv) => {
+  ['network namespace', undefined, null],
+  ['socket APIs removed', '0', HOST_ESCAPES],
+])('Python sandbox in Node (%s)', (isolation, netnsEnv, only) => {
   let pool: NodeSandboxPool;
   let verifier: CodeVerifier;
   let net: Awaited<ReturnType<typeof listener>>;
@@ -37,7 +40,7 @@ describe.each([
     const saved = process.env.SAGE_SANDBOX_NETNS;
     if (netnsEnv === undefined) delete process.env.SAGE_SANDBOX_NETNS;
     else process.env.SAGE_SANDBOX_NETNS = netnsEnv;
-    pool = new NodeSandboxPool({ size: 1, timeoutMs: TIMEOUT_MS, memoryBytes: 128 * 2 ** 20, outputBytes: 1 << 20 });
+    pool = new NodeSandboxPool({ size: 2, timeoutMs: TIMEOUT_MS, memoryBytes: 128 * 2 ** 20, outputBytes: 1 << 20 });
     if (saved === undefined) delete process.env.SAGE_SANDBOX_NETNS;
     else process.env.SAGE_SANDBOX_NETNS = saved;
     verifier = new CodeVerifier(pool);
@@ -57,7 +60,7 @@ describe.each([
   it('every hostile program gets a verdict within timeout + 1 s, never passes, changes nothing outside, and leaves the pool healthy', async () => {
     const healthy = 'def f(x):\n    return x + 1\n';
     const seen: string[] = [];
-    for (const h of hostilePrograms({ marker, port: net.port })) {
+    for (const h of hostilePrograms({ marker, port: net.port }).filter((p) => !only || only.includes(p.name))) {
       const t0 = performance.now();
       const v = await verifier.verifyAsserts(h.program, h.asserts ?? 'assert f(1) == 2');
       const waited = performance.now() - t0;

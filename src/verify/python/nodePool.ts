@@ -40,11 +40,13 @@ interface Pending {
 
 interface Instance {
   child: ChildProcess;
+  /** Offered jobs: warm, and not leaving. */
   ready: boolean;
+  /** Reported ready once: its exit is not a failure to start. */
+  warmed: boolean;
   busy: Pending | null;
   started: number;
   timer?: NodeJS.Timeout;
-  timedOut?: boolean;
 }
 
 export class NodeSandboxPool implements SandboxRunner {
@@ -107,12 +109,12 @@ export class NodeSandboxPool implements SandboxRunner {
       ? spawn('unshare', ['-rn', process.execPath, ...node], { stdio: ['ignore', 'ignore', 'pipe', 'ipc'] })
       : spawn(process.execPath, node, { stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
     this.started++;
-    const inst: Instance = { child, ready: false, busy: null, started: 0 };
+    const inst: Instance = { child, ready: false, warmed: false, busy: null, started: 0 };
     let stderr = '';
     child.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-2000)));
     child.on('message', (msg: { type: string; result?: DriverResult; isolation?: string; reason?: string }) => {
       if (msg.type === 'ready') {
-        inst.ready = true;
+        inst.ready = inst.warmed = true;
         this.startFailures = 0;
         this.isolation ??= msg.isolation ?? null;
         this.dispatch();
@@ -125,13 +127,12 @@ export class NodeSandboxPool implements SandboxRunner {
     child.on('exit', (code, signal) => {
       this.instances.delete(inst);
       if (inst.timer) clearTimeout(inst.timer);
-      if (!inst.ready && !inst.busy && !this.closed) {
+      if (!inst.warmed && !this.closed) {
         if (++this.startFailures >= MAX_START_FAILURES) this.refuse(`the sandbox process does not start: ${stderr.trim().split('\n').pop() ?? code}`);
       }
       if (inst.busy) {
-        const result: DriverResult = inst.timedOut
-          ? { status: 'timeout', passed: 0, total: 0, detail: `still running ${KILL_GRACE_MS} ms after the ${this.limits.timeoutMs} ms limit: process killed` }
-          : code === 4
+        const result: DriverResult =
+          code === 4
             ? { status: 'killed', passed: 0, total: 0, detail: `output passed ${this.limits.outputBytes} bytes` }
             : { status: 'error', passed: 0, total: 0, detail: `the sandbox process ended (${signal ?? `exit code ${code}`})` };
         this.finish(inst, result);
@@ -148,9 +149,10 @@ export class NodeSandboxPool implements SandboxRunner {
       if (!next) return;
       inst.busy = next;
       inst.started = performance.now();
+      // The verdict does not wait for the killed process to be reaped (slow on a busy machine).
       inst.timer = setTimeout(() => {
-        inst.timedOut = true;
         inst.child.kill('SIGKILL');
+        this.finish(inst, { status: 'timeout', passed: 0, total: 0, detail: `still running ${KILL_GRACE_MS} ms after the ${this.limits.timeoutMs} ms limit: process killed`, replace: true });
       }, this.limits.timeoutMs + KILL_GRACE_MS);
       inst.child.send({ job: jobJson(next.job), timeoutMs: this.limits.timeoutMs });
     }
