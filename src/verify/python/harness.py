@@ -23,7 +23,7 @@ _BLOCKED_EVENTS = (
     "gc.get_objects", "gc.get_referrers", "gc.get_referents", "code.__new__", "function.__new__",
     "sys.setprofile", "sys.settrace", "os.remove", "os.rename", "os.rmdir", "os.mkdir",
     "os.symlink", "os.link", "os.truncate", "os.chmod", "os.chown", "shutil.", "os.putenv",
-    "os.unsetenv", "sys.monitoring",
+    "os.unsetenv", "sys.monitoring", "sys.addaudithook",
 )
 _FRAME_ATTRIBUTES = {"tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_back", "gi_code", "f_globals", "f_locals"}
 _WRITE_FLAGS = 0o1 | 0o2 | 0o100 | 0o1000 | 0o2000  # O_WRONLY | O_RDWR | O_CREAT | O_TRUNC | O_APPEND

@@ -41,6 +41,7 @@ export function hostilePrograms({ marker, port }: { marker: string; port: number
     { name: 'delete builtins', program: `import builtins\nfor k in list(vars(builtins)):\n    delattr(builtins, k)\n${ok}` },
     { name: 'syntax error', program: 'def f(x) return x\n', expect: 'error' },
     { name: 'infinite generator consumed by the tests', program: 'def f(x):\n    while True:\n        yield x\n', asserts: 'assert list(f(1)) == [1]' }, // timeout, or killed when the list fills the memory first
+    { name: 'an audit hook of its own', program: `import sys\nsys.addaudithook(lambda e, a: (_ for _ in ()).throw(RuntimeError(e)) if e == "exec" else None)\n${ok}`, expect: 'error' },
     { name: 'frames of the harness', program: `import sys\nsys._getframe(1)\n${ok}`, expect: 'error' },
     { name: 'always-passing tests by patching', program: `import builtins\nbuiltins.AssertionError = Exception\ndef f(x):\n    return 0\n`, expect: 'fail' },
   ];
