@@ -87,24 +87,26 @@ async function copyBandwidth(rt: Runtime): Promise<number> {
   return (2 * n * 4) / (median(times) / 1000);
 }
 
-async function runOurs(gen: Generator, w: Workload, input: number[][], log: (m: string) => void): Promise<Result['ours']> {
+/** Rounds of the cached contenders, interleaved so that drift in the machine's load hits both; the best counts. */
+const ROUNDS = 2;
+
+async function prepareOurs(gen: Generator, w: Workload, input: number[][], log: (m: string) => void) {
   const opts = { maxNewTokens: w.newTokens, eosTokenIds: [], seed: 1 };
   // Warm-up: compiles the pipelines; then the matmul shapes it used are tuned (once per adapter).
   await gen.generate(input, { ...opts, maxNewTokens: 4 });
   const tuned = await matmulTuner(gen.model.rt).tunePending();
   if (tuned) log(`generate ${label(w)}: tuned ${tuned} matmul shape classes`);
   await gen.generate(input, { ...opts, maxNewTokens: 4 });
-  // The throughput comes from a call as an application makes it; a second, timed call (a GPU
-  // sync after every phase) gives the split, and the prefill time to leave out of decode.
-  const plain = await gen.generate(input, opts);
+  // A timed call (a GPU sync after every phase) gives the split, and the prefill time to leave
+  // out of the decode time of plain calls, made as an application makes them.
   const timed = await gen.generate(input, { ...opts, timing: true });
-  for (const out of [plain, timed]) {
-    if (out.stats.newTokens !== w.B * w.newTokens) throw new Error(`${out.stats.newTokens} tokens, expected ${w.B * w.newTokens}`);
-  }
   return {
-    decodeTokensPerS: (w.B * plain.stats.steps) / ((plain.stats.ms - timed.stats.timing!.prefillMs) / 1000),
-    endToEndTokensPerS: plain.stats.newTokens / (plain.stats.ms / 1000),
-    stats: timed.stats,
+    timed: timed.stats,
+    async once(): Promise<GenerateStats> {
+      const out = await gen.generate(input, opts);
+      if (out.stats.newTokens !== w.B * w.newTokens) throw new Error(`${out.stats.newTokens} tokens, expected ${w.B * w.newTokens}`);
+      return out.stats;
+    },
   };
 }
 
@@ -121,40 +123,79 @@ async function runRecompute(gen: Generator, w: Workload, input: number[][]): Pro
   return { stepMs, tokensPerS: (w.B * steps) / (recomputeTotalMs(stepMs, steps) / 1000) };
 }
 
-async function runJax(
+async function prepareJax(jax: typeof import('@jax-js/jax'), model: Transformer, flat: Float32Array, w: Workload, input: number[][]) {
+  const dec = createJaxLlamaDecoder(jax, model.config, flat, { device: 'webgpu', B: w.B, P: w.prompt, T: w.prompt + w.newTokens });
+  // Warm-up: traces and compiles the prefill and the step.
+  let r = await dec.prefill(input, 0);
+  for (let s = 0; s < 2; s++) r = await dec.step(r.tokens, s + 1);
+  return {
+    dec,
+    /** One generation: prefill and decode times, and row 0's tokens and log-probabilities. */
+    async once(seed: number) {
+      const t0 = performance.now();
+      let out = await dec.prefill(input, seed);
+      const t1 = performance.now();
+      const row0 = { tokens: [out.tokens[0]!], logp: [out.logp[0]!] };
+      for (let s = 1; s < w.newTokens; s++) {
+        out = await dec.step(out.tokens, seed + s);
+        row0.tokens.push(out.tokens[0]!);
+        row0.logp.push(out.logp[0]!);
+      }
+      return { prefillMs: t1 - t0, decodeMs: performance.now() - t1, row0 };
+    },
+  };
+}
+
+/** Largest gap between jax-js's log-probabilities of row 0's tokens and our forward's. */
+async function logpGap(model: Transformer, w: Workload, prompt: number[], row0: { tokens: number[]; logp: number[] }): Promise<number> {
+  const seq = [...prompt, ...row0.tokens];
+  const T = seq.length - 1;
+  const targets = seq.slice(1).map((t, i) => (i >= w.prompt - 1 ? t : -1));
+  const { logp } = model.forwardLoss({ B: 1, T, tokens: seq.slice(0, T), targets, weights: targets.map(() => 1) });
+  const ours = await model.rt.read(view(logp, [w.newTokens], w.prompt - 1));
+  return Math.max(...row0.logp.map((x, i) => Math.abs(x - ours[i]!)));
+}
+
+/** Ours and jax-js, warmed up, then timed in interleaved rounds; ours recomputing once. */
+async function runWorkload(
   jax: typeof import('@jax-js/jax'),
-  model: Transformer,
+  gen: Generator,
   flat: Float32Array,
   w: Workload,
-  input: number[][],
-): Promise<Result['jax']> {
-  const c = model.config;
-  const dec = createJaxLlamaDecoder(jax, c, flat, { device: 'webgpu', B: w.B, P: w.prompt, T: w.prompt + w.newTokens });
-  try {
-    // Warm-up: traces and compiles the prefill and the step.
-    let r = await dec.prefill(input, 0);
-    for (let s = 0; s < 2; s++) r = await dec.step(r.tokens, s + 1);
-    const t0 = performance.now();
-    r = await dec.prefill(input, 100);
-    const t1 = performance.now();
-    const row0 = { tokens: [r.tokens[0]!], logp: [r.logp[0]!] };
-    for (let s = 1; s < w.newTokens; s++) {
-      r = await dec.step(r.tokens, 100 + s);
-      row0.tokens.push(r.tokens[0]!);
-      row0.logp.push(r.logp[0]!);
-    }
-    const t2 = performance.now();
-    // Row 0 under our forward: the same model gives the same log-probabilities.
-    const seq = [...input[0]!, ...row0.tokens];
-    const T = seq.length - 1;
-    const targets = seq.slice(1).map((t, i) => (i >= w.prompt - 1 ? t : -1));
-    const { logp } = model.forwardLoss({ B: 1, T, tokens: seq.slice(0, T), targets, weights: targets.map(() => 1) });
-    const ours = await model.rt.read(view(logp, [w.newTokens], w.prompt - 1));
-    const maxLogpGap = Math.max(...row0.logp.map((x, i) => Math.abs(x - ours[i]!)));
-    return { decodeTokensPerS: (w.B * (w.newTokens - 1)) / ((t2 - t1) / 1000), prefillMs: t1 - t0, decodeMs: t2 - t1, maxLogpGap };
-  } finally {
-    dec.dispose();
+  rounds: number,
+  log: (m: string) => void,
+): Promise<Result> {
+  const r: Result = { workload: w, errors: [] };
+  const input = prompts(w);
+  const fail = (what: string, e: unknown) => r.errors.push(`${what}: ${errorMessage(e)}`);
+  log(`generate ${label(w)}: warming up ours and jax-js`);
+  const ours = await prepareOurs(gen, w, input, log).catch((e: unknown) => void fail('ours', e));
+  const peer = await prepareJax(jax, gen.model, flat, w, input).catch((e: unknown) => void fail('jax-js', e));
+  const oursRuns: GenerateStats[] = [];
+  const jaxRuns: Awaited<ReturnType<NonNullable<typeof peer>['once']>>[] = [];
+  for (let k = 0; k < rounds; k++) {
+    log(`generate ${label(w)}: round ${k + 1}/${rounds}`);
+    // A contender that failed a round sits out the rest.
+    if (ours && oursRuns.length === k) await ours.once().then((x) => oursRuns.push(x), (e: unknown) => fail('ours', e));
+    if (peer && jaxRuns.length === k) await peer.once(100 * (k + 1)).then((x) => jaxRuns.push(x), (e: unknown) => fail('jax-js', e));
   }
+  peer?.dec.dispose();
+  if (ours && oursRuns.length) {
+    const best = oursRuns.reduce((a, b) => (b.ms < a.ms ? b : a));
+    r.ours = {
+      decodeTokensPerS: (w.B * best.steps) / ((best.ms - ours.timed.timing!.prefillMs) / 1000),
+      endToEndTokensPerS: best.newTokens / (best.ms / 1000),
+      stats: ours.timed,
+    };
+  }
+  if (jaxRuns.length) {
+    const best = jaxRuns.reduce((a, b) => (b.decodeMs < a.decodeMs ? b : a));
+    const gap = await logpGap(gen.model, w, input[0]!, jaxRuns[0]!.row0);
+    r.jax = { decodeTokensPerS: (w.B * (w.newTokens - 1)) / (best.decodeMs / 1000), prefillMs: best.prefillMs, decodeMs: best.decodeMs, maxLogpGap: gap };
+  }
+  log(`generate ${label(w)}: ours recomputing, steps ${RECOMPUTE_AT.join(', ')}`);
+  r.recompute = await runRecompute(gen, w, input).catch((e: unknown) => void fail('recompute', e)) ?? undefined;
+  return r;
 }
 
 const fmt = (x: number | undefined, digits = 1) => (x === undefined ? 'FAILED' : x.toFixed(digits));
@@ -178,22 +219,8 @@ export const generateSuite: Suite = async ({ quick, log }) => {
     const model = Transformer.fromFlat(rt, config, flat);
     const gen = new Generator(model, new ByteTokenizer());
     for (const w of workloads(quick).filter((x) => x.preset === preset)) {
-      const input = prompts(w);
-      const r: Result = { workload: w, errors: [] };
-      const attempt = async <K extends 'ours' | 'recompute' | 'jax'>(key: K, run: () => Promise<Result[K]>) => {
-        try {
-          r[key] = await run();
-        } catch (e) {
-          r.errors.push(`${key}: ${errorMessage(e)}`);
-          failures.push(`${label(w)} ${key}: ${errorMessage(e)}`);
-        }
-      };
-      log(`generate ${label(w)}: ours with the KV cache`);
-      await attempt('ours', () => runOurs(gen, w, input, log));
-      log(`generate ${label(w)}: ours recomputing, steps ${RECOMPUTE_AT.join(', ')}`);
-      await attempt('recompute', () => runRecompute(gen, w, input));
-      log(`generate ${label(w)}: jax-js cached decode under jit`);
-      await attempt('jax', () => runJax(jax, model, flat, w, input));
+      const r = await runWorkload(jax, gen, flat, w, quick ? 1 : ROUNDS, log);
+      for (const e of r.errors) failures.push(`${label(w)} ${e}`);
       if (r.jax && !(r.jax.maxLogpGap <= LOGP_TOLERANCE)) {
         failures.push(`${label(w)}: jax-js log-probabilities differ from our forward by ${r.jax.maxLogpGap.toExponential(1)}: not the same model`);
       }
@@ -226,7 +253,8 @@ export const generateSuite: Suite = async ({ quick, log }) => {
       `Recompute: the same Generator without its cache; one step timed at steps ${RECOMPUTE_AT.join(', ')} (a prompt that much`,
       'longer), the other steps interpolated linearly: the cost of a step grows with the sequence it recomputes.',
       'jax-js: prefill and decode step each under one jit; its cache write is a where() over the whole cache (no scatter in',
-      'jax-js), sampling by categorical() in the step; tokens and log-probabilities read back every step, as ours.',
+      'jax-js), sampling by categorical() in the step; tokens and log-probabilities read back every step, as ours. Ours and',
+      `jax-js run ${ROUNDS} interleaved rounds (the best counts) after warm-up calls; ours tunes its matmul shapes after the first.`,
     ],
   };
   const split: Table = {
