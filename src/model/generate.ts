@@ -72,12 +72,15 @@ class Row {
 
   constructor(
     readonly prompt: number[],
-    tokenizer: Tokenizer,
+    private readonly tokenizer: Tokenizer,
+    private readonly o: GenerateOptions,
+    private readonly eos: ReadonlySet<number>,
   ) {
     this.text = new IncrementalText(tokenizer);
   }
 
-  add(s: Sampled, o: GenerateOptions, eos: ReadonlySet<number>): void {
+  add(s: Sampled): void {
+    const { o, eos } = this;
     this.completion.push(s.token);
     this.logq.push(s.logq);
     this.logp.push(s.logp);
@@ -97,10 +100,14 @@ class Row {
     return this.stopEnd >= 0 ? this.text.text.slice(0, this.stopEnd) : this.text.text;
   }
 
-  result(tokenizer: Tokenizer): GeneratedRow {
+  result(): GeneratedRow {
     const ids = this.finish === 'eos' ? this.completion.slice(0, -1) : this.completion;
-    let text = tokenizer.decode(ids);
-    if (this.finish === 'stop') text = text.slice(0, Math.max(this.stopEnd, 0));
+    let text = this.tokenizer.decode(ids);
+    if (this.finish === 'stop') {
+      // Found again in the whole text, which a tokenizer may decode differently from its pieces.
+      const end = findStop(text, text.length, this.o.stop);
+      if (end >= 0) text = text.slice(0, end);
+    }
     return {
       promptIds: this.prompt,
       completionIds: this.completion,
@@ -164,7 +171,7 @@ export class Generator {
     const T = Math.min(Math.ceil(needed / SLOT_GRANULE) * SLOT_GRANULE, c.max_position_embeddings);
     const { decoder, streams, out } = this.buffers(B, T, o.useCache ?? true);
     const eos = new Set(o.eosTokenIds ?? [this.tokenizer.specials.eos]);
-    const rows = ids.map((p) => new Row(p, this.tokenizer));
+    const rows = ids.map((p) => new Row(p, this.tokenizer, o, eos));
     const rt = this.rt;
     const t0 = performance.now();
     const timing: GenerateTiming | undefined = o.timing ? { prefillMs: 0, decodeMs: 0, sampleMs: 0, readbackMs: 0 } : undefined;
@@ -192,7 +199,7 @@ export class Generator {
       await phase('sampleMs');
       const sampled = unpackSamples(await rt.read(picked), n);
       await phase('readbackMs');
-      running.forEach((b, i) => rows[b]!.add(sampled[i]!, o, eos));
+      running.forEach((b, i) => rows[b]!.add(sampled[i]!));
       onToken?.({ step: k, texts: rows.map((r) => r.streamed), finished: rows.map((r) => r.finish !== null) });
       running = running.filter((b) => rows[b]!.finish === null);
       changed = running.length < n;
@@ -201,7 +208,7 @@ export class Generator {
       steps++;
       await phase('decodeMs');
     }
-    const results = rows.map((r) => r.result(this.tokenizer));
+    const results = rows.map((r) => r.result());
     return {
       rows: results,
       stats: {
