@@ -1,5 +1,6 @@
-// Next-token sampling, one workgroup of WG invocations per row of logits z (WG = 1 on CPU
-// adapters, where a barrier costs a coroutine switch per invocation).
+// Next-token sampling. Two layouts of one body: a workgroup of WG invocations per row of
+// logits z, sharing the passes over the vocabulary; or, with SERIAL (CPU adapters, where a
+// barrier costs a coroutine switch per invocation), one invocation per row and no barriers.
 //
 // Greedy (invTemp = 0): the arg-max, lowest id among ties; its sampling log-probability is
 // 0 (a point mass). Otherwise, as Hugging Face's warpers in this order:
@@ -28,15 +29,22 @@ struct Params {
 @group(0) @binding(2) var<storage, read> streams: array<u32>;
 @group(0) @binding(3) var<storage, read_write> Out: array<u32>;
 
+#include grid
+#if SERIAL
+const WG = 1u;
+const LOWEST = bitcast<f32>(0xff7fffffu);
+fn reduce(lid: u32, v: f32, isMax: bool) -> f32 { return v; }
+#else
 override WG: u32 = 64u;
 const SCRATCH = 256u;
 #include workgroup_reduce
-#include grid
+fn reduce(lid: u32, v: f32, isMax: bool) -> f32 { return workgroupReduce(lid, WG, v, isMax); }
 
 var<workgroup> prefix: array<f32, SCRATCH>;
-var<workgroup> total: f32;
+var<workgroup> wgTotal: f32;
 var<workgroup> lastChunk: u32;
-var<workgroup> picked: u32;
+var<workgroup> wgPicked: u32;
+#endif
 
 // Monotone map of floats to u32: a < b  ⇔  key(a) < key(b).
 fn key(z: f32) -> u32 {
@@ -55,31 +63,40 @@ fn uniform01(seed: u32, stream: u32, step: u32) -> f32 {
   return f32(h >> 8u) * (1.0 / 16777216.0);
 }
 
+#if SERIAL
+@compute @workgroup_size(64)
+#else
 @compute @workgroup_size(WG)
+#endif
 fn sample(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
           @builtin(local_invocation_id) lid3: vec3<u32>) {
+#if SERIAL
+  let row = gridIndex(wid, nwg, lid3, 64u);
+  let lid = 0u;
+#else
   let row = gridIndex(wid, nwg, vec3<u32>(0u), 1u);
-  if (row >= p.rows) { return; }
   let lid = lid3.x;
+#endif
+  if (row >= p.rows) { return; }
   let V = p.vocab;
   let base = p.offZ + row * V;
 
   var m = LOWEST;
   for (var c = lid; c < V; c += WG) { m = max(m, Z[base + c]); }
-  m = workgroupReduce(lid, WG, m, true);
+  m = reduce(lid, m, true);
   var s = 0.0;
   for (var c = lid; c < V; c += WG) { s += exp(Z[base + c] - m); }
-  let lse = m + log(workgroupReduce(lid, WG, s, false));
+  let lse = m + log(reduce(lid, s, false));
 
   var logq = 0.0;
+  var pick = 0u;
   if (p.invTemp == 0.0) {
     // Arg-max as the max of −id over the maxima: the lowest id wins ties.
     var best = LOWEST;
     for (var c = lid; c < V; c += WG) {
       if (Z[base + c] == m) { best = max(best, -f32(c)); }
     }
-    let first = u32(-workgroupReduce(lid, WG, best, true));
-    if (lid == 0u) { picked = first; }
+    pick = u32(-reduce(lid, best, true));
   } else {
     let t = p.invTemp;
     // Kept: key(z) ≥ thr. 0 keeps every token.
@@ -89,7 +106,7 @@ fn sample(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
         let trial = thr | (1u << (31u - i));
         var n = 0.0;
         for (var c = lid; c < V; c += WG) { n += select(0.0, 1.0, key(Z[base + c]) >= trial); }
-        if (workgroupReduce(lid, WG, n, false) >= f32(p.topK)) { thr = trial; }
+        if (reduce(lid, n, false) >= f32(p.topK)) { thr = trial; }
       }
     }
     if (p.topP < 1.0) {
@@ -98,7 +115,7 @@ fn sample(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
         let z = Z[base + c];
         kept += select(0.0, exp((z - m) * t), key(z) >= thr);
       }
-      let need = p.topP * workgroupReduce(lid, WG, kept, false);
+      let need = p.topP * reduce(lid, kept, false);
       var cut = 0u;
       for (var i = 0u; i < 32u; i++) {
         let trial = max(cut | (1u << (31u - i)), thr);
@@ -107,7 +124,7 @@ fn sample(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
           let z = Z[base + c];
           mass += select(0.0, exp((z - m) * t), key(z) >= trial);
         }
-        if (workgroupReduce(lid, WG, mass, false) >= need) { cut = cut | (1u << (31u - i)); }
+        if (reduce(lid, mass, false) >= need) { cut = cut | (1u << (31u - i)); }
       }
       thr = max(thr, cut);
     }
@@ -121,25 +138,33 @@ fn sample(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
       let z = Z[base + c];
       part += select(0.0, exp((z - m) * t), key(z) >= thr);
     }
+#if SERIAL
+    let total = part;
+    let before = 0.0;
+    let last = true;
+#else
     prefix[lid] = part;
     workgroupBarrier();
     if (lid == 0u) {
       var acc = 0.0;
-      var last = 0u;
+      var lastNonEmpty = 0u;
       for (var i = 0u; i < WG; i++) {
         let v = prefix[i];
         prefix[i] = acc;
         acc += v;
-        if (v > 0.0) { last = i; }
+        if (v > 0.0) { lastNonEmpty = i; }
       }
-      total = acc;
-      lastChunk = last;
+      wgTotal = acc;
+      lastChunk = lastNonEmpty;
     }
     workgroupBarrier();
-    let goal = uniform01(p.seed, streams[p.offStreams + row], p.step) * total;
+    let total = wgTotal;
     let before = prefix[lid];
+    let last = lid == lastChunk;
+#endif
+    let goal = uniform01(p.seed, streams[p.offStreams + row], p.step) * total;
     // Rounding can leave the goal past the last kept token: the last chunk takes it then.
-    if (part > 0.0 && goal >= before && (goal < before + part || lid == lastChunk)) {
+    if (part > 0.0 && goal >= before && (goal < before + part || last)) {
       var acc = before;
       var chosen = lo;
       for (var c = lo; c < hi; c++) {
@@ -150,14 +175,19 @@ fn sample(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
           if (acc > goal) { break; }
         }
       }
-      picked = chosen;
+#if SERIAL
+      pick = chosen;
+    }
+#else
+      wgPicked = chosen;
     }
     workgroupBarrier();
-    logq = (Z[base + picked] - m) * t - log(total);
+    pick = wgPicked;
+#endif
+    logq = (Z[base + pick] - m) * t - log(total);
   }
-  workgroupBarrier();
   if (lid == 0u) {
-    let tok = picked;
+    let tok = pick;
     let o = p.offOut + row * 3u;
     Out[o] = tok;
     Out[o + 1u] = bitcast<u32>(logq);

@@ -7,7 +7,7 @@ import { checkSampling, type SamplingSettings } from '../generateSettings';
 /** Per row in `out`: token id, log q(token) under the sampling distribution, log p(token) untempered. */
 export const SAMPLE_FIELDS = 3;
 
-/** Invocations per row on adapters with cheap barriers; 1 where each costs a coroutine switch. */
+/** Invocations per row on adapters with cheap barriers (elsewhere one invocation per row, 64 rows per workgroup). */
 const WORKGROUP = 64;
 
 /**
@@ -26,16 +26,17 @@ export function sampleTokens(
   const rows = t.logits.size / vocab;
   if (t.streams.size < rows) throw new Error(`sample: ${t.streams.size} streams for ${rows} rows`);
   if (t.out.size < rows * SAMPLE_FIELDS) throw new Error(`sample: output holds ${t.out.size}, need ${rows}×${SAMPLE_FIELDS}`);
-  const wg = rt.serialRows ? 1 : WORKGROUP;
   rt.dispatch({
-    kernel: { shader: 'sampling', entry: 'sample', constants: { WG: wg } },
+    kernel: rt.serialRows
+      ? { shader: 'sampling', entry: 'sample', defines: { SERIAL: true } }
+      : { shader: 'sampling', entry: 'sample', constants: { WG: WORKGROUP } },
     params: new Params()
       .u32(rows, vocab, t.logits.offset, t.streams.offset)
       .u32(s.topK, s.seed, step, t.out.offset)
       .f32(s.temperature > 0 ? 1 / s.temperature : 0, s.topP)
       .u32(0, 0),
     buffers: [t.logits.buffer, t.streams.buffer, t.out.buffer],
-    workgroups: grid(rt, rows, 1),
+    workgroups: grid(rt, rows, rt.serialRows ? 64 : 1),
     label: 'sample',
   });
 }
