@@ -1,7 +1,7 @@
 /**
  * Headless generation on Dawn:
  *   npm run generate -- --prompt "Q: 2+3=" [--preset tiny | --model <checkpoint dir>] [--max-new 64] ...
- *   npm run generate -- --prompts data/seeds/gsm8k-148.jsonl --limit 4 --model ckpt/
+ *   npm run generate -- --prompts data/validation/curriculum-1000.jsonl --limit 8 --model ckpt/
  * Prints each completion with its finish reason, or with --json one JSON line per prompt
  * (token ids and both log-probabilities). `--help` lists every option.
  */
@@ -39,7 +39,7 @@ export const generateCli = {
   },
   notes: [
     'env SAGE_GPU=hardware  use a real GPU instead of SwiftShader',
-    'example: npm run generate -- --model ckpt/ --prompts data/seeds/gsm8k-148.jsonl --limit 4 --temperature 0',
+    'example: npm run generate -- --model ckpt/ --prompts data/validation/curriculum-1000.jsonl --limit 8 --temperature 0',
   ],
 } as const;
 
