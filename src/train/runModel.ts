@@ -4,7 +4,6 @@
  */
 import type { RunModel } from '../sage/run';
 import type { ModelSession, PolicySettings } from './session';
-import { DEFAULT_POLICY } from './session';
 import type { SftSettings } from './sftSettings';
 
 export interface RunModelOptions {
@@ -45,7 +44,7 @@ export function sessionRunModel(session: ModelSession, o: RunModelOptions): RunM
       });
       return rows.map((row) => ({ text: row.text, promptIds: row.promptIds, completionIds: row.completionIds, modelLogprobs: row.modelLogprobs }));
     },
-    train: (rollouts, lr) => session.trainPolicy(rollouts, lr, o.policy ?? DEFAULT_POLICY),
+    train: (rollouts, lr) => session.trainPolicy(rollouts, lr, o.policy),
     async warmup(pairs, steps, onStep) {
       const trainer = await session.startSft(pairs, { ...o.warmup, steps, resetOptimizer: true });
       for (let i = 0; i < steps; i++) {
