@@ -34,6 +34,7 @@ export const evolveCli = {
     preset: { type: 'string', choices: Object.keys(PRESETS), default: 'tiny', help: 'model preset trained from scratch' },
     model: { type: 'string', arg: 'DIR', exists: 'dir', help: 'start from a Hugging Face checkpoint folder instead of a preset' },
     method: { type: 'string', choices: Object.keys(METHODS), default: 'sage', help: 'method preset' },
+    templates: { type: 'string', choices: ['compact', 'instruct'], help: 'role prompts: compact for models trained from scratch (the default with --preset), instruct for instruction-tuned ones (the default with --model)' },
     steps: { type: 'int', min: 0, default: 20, help: 'loop steps (0: only read and report the data files)' },
     'warmup-steps': { type: 'int', min: 0, default: 400, help: 'SFT warm-up steps on the seeds rendered into every role (0 for pretrained models)' },
     lr: { type: 'number', min: 0, minExclusive: true, default: DEFAULT_LOOP.lr, help: 'learning rate of the policy-gradient updates' },
@@ -46,7 +47,7 @@ export const evolveCli = {
     resume: { type: 'string', arg: 'DIR', exists: 'dir', help: 'continue a run from its folder (its last checkpoint, bank and state)' },
   },
   notes: [
-    'Ctrl-C ends the run after the step in flight, saving its checkpoint and records.',
+    'Ctrl-C ends the run when the phase in flight finishes (that step is abandoned, its update not made), saving the last checkpoint and records.',
     'env SAGE_GPU=hardware  use a real GPU instead of SwiftShader',
   ],
 } as const;
@@ -132,13 +133,15 @@ async function main(o: Options): Promise<void> {
   if (o.steps === 0) return;
 
   const method = METHODS[o.method as MethodName];
+  const recordedTemplates = (resumed?.config as { templates?: string } | undefined)?.templates;
+  const templateSet = (o.templates ?? recordedTemplates ?? (o.model ? 'instruct' : 'compact')) as 'compact' | 'instruct';
   const settings: RunSettings = {
     ...DEFAULT_LOOP,
     ...(o.config ? readConfig(o.config) : {}),
     ...(resumed ? (resumed.config as { settings: Partial<RunSettings> }).settings : {}),
     method,
     // A model trained from scratch learns the roles from the warm-up, not from instructions.
-    templates: o.model ? INSTRUCT_TEMPLATES : COMPACT_TEMPLATES,
+    templates: templateSet === 'instruct' ? INSTRUCT_TEMPLATES : COMPACT_TEMPLATES,
     seed: o.seed,
     lr: o.lr,
     steps: o.steps,
@@ -151,7 +154,8 @@ async function main(o: Options): Promise<void> {
   const out = o.resume ?? o.out ?? join('runs', `${method.name}-${new Date().toISOString().slice(0, 19).replace(/[:T]/g, '-')}`);
   const folder = new RunFolder(out);
   const { method: _m, templates: _t, ...recorded } = settings;
-  folder.writeConfig({ method: method.name, templates: o.model ? 'instruct' : 'compact', seeds: o.seeds, validation: o.validation, preset: o.preset, model: o.model ?? null, settings: recorded, policy: DEFAULT_POLICY });
+  if (!o.resume) folder.writeProblems(seeds, validation);
+  folder.writeConfig({ method: method.name, templates: templateSet, seeds: o.seeds, validation: o.validation, preset: o.preset, model: o.model ?? null, settings: recorded, policy: DEFAULT_POLICY });
 
   const rt = await Runtime.create(nodePlatform());
   let source: ModelSource;
@@ -177,7 +181,7 @@ async function main(o: Options): Promise<void> {
   process.on('SIGINT', () => {
     if (interrupted) process.exit(130);
     interrupted = true;
-    console.log('\nstopping after the step in flight (Ctrl-C again to quit now) ...');
+    console.log('\nstopping when the phase in flight finishes (Ctrl-C again to quit now) ...');
     run.stop();
   });
   await run.run();

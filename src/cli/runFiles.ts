@@ -1,21 +1,17 @@
 /**
- * A run's folder on disk: config.json, metrics.jsonl, transcripts.jsonl, bank-events.jsonl
- * (append-only: a crash loses at most the step in flight), state.json, and checkpoints as
- * Hugging Face folders (best/, last/). What `npm run evolve --resume DIR` reads back.
+ * A run's folder on disk, in the layout of src/sage/runRecords.ts, written as the run goes
+ * (the bank's event log append-only: a crash loses at most the step in flight). What `npm run
+ * evolve --resume DIR` reads back, and what the lab imports to continue a run.
  */
 import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Problem } from '../data/problem';
 import type { BankEvent } from '../sage/bank';
 import type { Transcript } from '../sage/loop';
 import type { MetricsRecord, RunState, RunStore } from '../sage/run';
+import { parseResume, RUN_FILES, type ResumeRecords } from '../sage/runRecords';
 
-export const RUN_FILES = {
-  config: 'config.json',
-  metrics: 'metrics.jsonl',
-  transcripts: 'transcripts.jsonl',
-  bank: 'bank-events.jsonl',
-  state: 'state.json',
-} as const;
+export { RUN_FILES };
 
 /** Writes whole files through a temporary name, so a crash never leaves half a file. */
 function writeAtomic(path: string, data: string | Uint8Array): void {
@@ -38,6 +34,11 @@ export class RunFolder implements RunStore {
 
   writeConfig(config: unknown): void {
     writeAtomic(join(this.dir, RUN_FILES.config), JSON.stringify(config, null, 2) + '\n');
+  }
+
+  writeProblems(seeds: readonly Problem[], validation: readonly Problem[]): void {
+    writeAtomic(join(this.dir, RUN_FILES.seeds), JSON.stringify(seeds));
+    writeAtomic(join(this.dir, RUN_FILES.validation), JSON.stringify(validation));
   }
 
   async metrics(m: MetricsRecord): Promise<void> {
@@ -66,23 +67,12 @@ export class RunFolder implements RunStore {
     return readCheckpointFolder(join(this.dir, tag));
   }
 
-  /** What a resumed run needs: its config, state and bank events; a line cut by a crash is dropped. */
-  readResume(): { config: unknown; state: RunState; bankEvents: BankEvent[] } {
-    const read = (name: string) => {
+  /** What a resumed run needs: its config, state and bank events. */
+  readResume(): ResumeRecords {
+    return parseResume((name) => {
       const path = join(this.dir, name);
       if (!existsSync(path)) throw new Error(`${this.dir} is not a run folder: no ${name}`);
       return readFileSync(path, 'utf8');
-    };
-    const lines = read(RUN_FILES.bank).split('\n');
-    const bankEvents: BankEvent[] = [];
-    lines.forEach((line, i) => {
-      if (!line.trim()) return;
-      try {
-        bankEvents.push(JSON.parse(line) as BankEvent);
-      } catch {
-        if (i < lines.length - 2) throw new Error(`${RUN_FILES.bank}:${i + 1}: not valid JSON`);
-      }
     });
-    return { config: JSON.parse(read(RUN_FILES.config)), state: JSON.parse(read(RUN_FILES.state)) as RunState, bankEvents };
   }
 }

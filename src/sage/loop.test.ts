@@ -13,7 +13,9 @@ function loop(method: MethodConfig) {
   const model = new ScriptedModel();
   const { bank } = ProblemBank.fromSeeds(SEEDS, { alpha: method.rewards.alpha, nearDuplicate: 0.85 });
   const phases: Phase[] = [];
-  const l = new SageLoop(model, validators, bank, { ...DEFAULT_LOOP, method, templates: DEFAULT_TEMPLATES, proposals: 4, trainProblems: 4, solverSamples: 2, difficultySamples: 3 }, (p) => phases.push(p));
+  const l = new SageLoop(model, validators, bank, { ...DEFAULT_LOOP, method, templates: DEFAULT_TEMPLATES, proposals: 4, trainProblems: 4, solverSamples: 2, difficultySamples: 3 }, (p) => {
+    phases.push(p);
+  });
   return { l, model, bank, phases };
 }
 

@@ -146,8 +146,18 @@ export class SageLoop {
     readonly validators: Validators,
     readonly bank: ProblemBank,
     readonly settings: LoopSettings,
-    private readonly onPhase: (phase: Phase) => void = () => {},
+    /** Called at each phase boundary; a pause holds the step there until it resolves, a throw abandons it. */
+    private readonly onPhase: (phase: Phase) => void | Promise<void> = () => {},
   ) {}
+
+  /** Time the step spent held at phase boundaries (a pause), left out of its timings. */
+  private heldMs = 0;
+
+  private async phase(phase: Phase): Promise<void> {
+    const t0 = performance.now();
+    await this.onPhase(phase);
+    this.heldMs += performance.now() - t0;
+  }
 
   private async generate(template: TemplateName, role: 'challenger' | 'planner' | 'solver' | 'critic', prompts: string[], phase: number): Promise<Completion[]> {
     if (!prompts.length) return [];
@@ -201,12 +211,13 @@ export class SageLoop {
     this.generationMs = 0;
     this.validatorMs = 0;
     this.generatedTokens = 0;
+    this.heldMs = 0;
     const scored: Scored[] = [];
     const admittedBefore = this.bank.admittedCount;
 
     // 1-4. The Challenger proposes; the Critic scores; the Solver measures difficulty; the bank admits.
     if (m.evolveBank && has('challenger')) {
-      this.onPhase('propose');
+      await this.phase('propose');
       const refs = Array.from({ length: s.proposals }, () => this.bank.sample(s.references, random, s.sampling, (e) => e.problem.kind === 'math'));
       const prompts = refs.map((rs) =>
         render(s.templates.challenger, {
@@ -216,7 +227,7 @@ export class SageLoop {
       );
       const outs = await this.generate('challenger', 'challenger', prompts, 1);
       const proposals = outs.map((c) => parseOutput(c.text, OUTPUTS.challenger));
-      this.onPhase('score-problems');
+      await this.phase('score-problems');
       const parsedIdx = proposals.map((p, i) => (p.format > 0 ? i : -1)).filter((i) => i >= 0);
       const qualities = await this.critic('criticProblem', parsedIdx.map((i) => ({ problem: proposals[i]!.fields.question! })), parsedIdx.map(() => 'math'), 2, scored);
       const quality = new Map(parsedIdx.map((i, k) => [i, qualities[k]!]));
@@ -224,13 +235,13 @@ export class SageLoop {
         Promise.all(proposals.map((p, i) => (p.format > 0 ? this.validators.propose(p.fields, 'math', `gen/${this.step}/${i}`) : Promise.resolve({ unusable: 'no problem in the output' })))),
       );
       // Difficulty: the Solver's pass rate over n attempts, for problems that can earn it.
-      this.onPhase('difficulty');
+      await this.phase('difficulty');
       const gated = checked.map((c, i) => ('problem' in c && scoreOrDefault(quality.get(i) ?? null, r) >= r.alpha ? i : -1)).filter((i) => i >= 0);
       const attempts = gated.flatMap((i) => Array.from({ length: s.difficultySamples }, () => (checked[i] as { problem: Problem }).problem));
       const attemptOuts = await this.generate('solver', 'solver', attempts.map((p) => render(s.templates.solver, { problem: p.statement })), 3);
       const verdicts = await this.timedValidator(() => Promise.all(attemptOuts.map((c, k) => this.validators.judge(attempts[k]!, c.text))));
       const passRate = new Map(gated.map((i, g) => [i, mean(verdicts.slice(g * s.difficultySamples, (g + 1) * s.difficultySamples))]));
-      this.onPhase('admit');
+      await this.phase('admit');
       outs.forEach((c, i) => {
         const p = proposals[i]!;
         const check = checked[i]!;
@@ -263,11 +274,11 @@ export class SageLoop {
     let planScores: (number | null)[] = batch.map(() => null);
     let plans: Parsed[] = [];
     if (has('planner')) {
-      this.onPhase('plan');
+      await this.phase('plan');
       const prompts = batch.map((e) => render(s.templates.planner, { problem: e.problem.statement }));
       const outs = await this.generate('planner', 'planner', prompts, 4);
       plans = outs.map((c) => parseOutput(c.text, OUTPUTS.planner));
-      this.onPhase('score-plans');
+      await this.phase('score-plans');
       const withPlan = batch.map((_, i) => i).filter((i) => plans[i]!.fields.plan);
       const scores = await this.critic('criticPlan', withPlan.map((i) => ({ problem: batch[i]!.problem.statement, plan: plans[i]!.fields.plan! })), withPlan.map((i) => batch[i]!.problem.kind), 5, scored);
       planScores = batch.map(() => null);
@@ -281,7 +292,7 @@ export class SageLoop {
     }
 
     // 8-9. The Solver, with the plan when it passed the gate; the validators judge.
-    this.onPhase('solve');
+    await this.phase('solve');
     const solveItems = batch.flatMap((e, i) => Array.from({ length: s.solverSamples }, () => i));
     const solverTemplate = (i: number): TemplateName => (has('planner') && plans[i]?.fields.plan && gatedPlanScore(planScores[i]!, r) > 0 ? 'solverWithPlan' : 'solver');
     const solvePrompts = solveItems.map((i) => render(s.templates[solverTemplate(i)], { problem: batch[i]!.problem.statement, plan: plans[i]?.fields.plan ?? '' }));
@@ -290,7 +301,7 @@ export class SageLoop {
     // MAE: the Critic (judge) also scores answers, and that score is the Solver's reward.
     let judged: (number | null)[] = [];
     if (m.solverReward === 'judge') {
-      this.onPhase('judge-answers');
+      await this.phase('judge-answers');
       judged = await this.critic('criticAnswer', solveOuts.map((c, k) => ({ problem: batch[solveItems[k]!]!.problem.statement, answer: c.text })), solveItems.map((i) => batch[i]!.problem.kind), 7, scored);
     }
     solveOuts.forEach((c, k) => {
@@ -309,7 +320,7 @@ export class SageLoop {
     });
 
     // 10-12. Advantages per (role, task kind), then one update on the trained roles' rollouts.
-    this.onPhase('update');
+    await this.phase('update');
     const trained = scored.filter((x) => m.trained.includes(x.role));
     const { advantages, groups } = taskRelativeAdvantages(trained.map((x) => ({ group: `${x.role}/${x.kind}`, reward: x.reward })));
     const rollouts: Rollout[] = trained.map((x, i) => ({
@@ -332,7 +343,7 @@ export class SageLoop {
       const as = trained.map((x, i) => (x.role === role ? advantages[i]! : null)).filter((a): a is number => a !== null);
       if (as.length) advantageStd[role] = Math.sqrt(mean(as.map((a) => (a - mean(as)) ** 2)));
     }
-    const totalMs = performance.now() - started;
+    const totalMs = performance.now() - started - this.heldMs;
     const metrics: StepMetrics = {
       step: this.step,
       seconds: { generation: this.generationMs / 1e3, validators: this.validatorMs / 1e3, training: trainingMs / 1e3, total: totalMs / 1e3 },

@@ -64,7 +64,7 @@ describe('an evolution run', () => {
     ]);
     expect(events.at(-1)).toMatchObject({ type: 'done', reason: 'early-stop' });
     expect(state).toMatchObject({ step: 4, warmedUp: true, evaluationsWithoutGain: 2, best: { step: 0 } });
-    expect(model.checkpoints).toEqual(['best', 'last']);
+    expect(model.checkpoints).toEqual(['warmup', 'best', 'last']);
     expect(store.transcriptCount).toBeGreaterThan(0);
     expect(store.events.some((e) => e.type === 'admit')).toBe(true);
   });
@@ -87,6 +87,60 @@ describe('an evolution run', () => {
     expect(model.warmups).toHaveLength(0);
     expect(second.records.map((r) => [r.kind, r.step])).toEqual([['step', 2]]);
     expect(second.states.at(-1)!.step).toBe(3);
+  });
+
+  it('a stop asked for mid-step abandons that step at the next phase boundary: no update, the last whole step saved', async () => {
+    const model = new ScriptedModel();
+    const store = new MemoryStore();
+    const run: Evolution = new Evolution({ ...SETTINGS, warmupSteps: 0, patience: 10 }, SEEDS, VALIDATION, model, validators, store, (e) => {
+      if (e.type === 'phase' && e.step === 1 && e.phase === 'plan') run.stop();
+    });
+    const state = await run.run();
+    expect(state.step).toBe(1);
+    // Step 0's update ran; step 1 stopped before its Solver generated or any update.
+    expect(model.trained).toHaveLength(1);
+    expect(store.records.filter((r) => r.kind === 'step').map((r) => r.step)).toEqual([0]);
+    expect(store.states.at(-1)!.step).toBe(1);
+    expect(model.checkpoints.at(-1)).toBe('last');
+  });
+
+  it('pauses at a phase boundary, steps once, resumes, and leaves paused time out of the timings', async () => {
+    const model = new ScriptedModel();
+    const events: RunEvent[] = [];
+    let run!: Evolution;
+    let pausedOnce = false;
+    run = new Evolution({ ...SETTINGS, warmupSteps: 0, steps: 3, patience: 10 }, SEEDS, VALIDATION, model, validators, new MemoryStore(), (e) => {
+      events.push(e);
+      if (e.type === 'phase' && e.step === 0 && e.phase === 'solve' && !pausedOnce) {
+        pausedOnce = true;
+        run.pause();
+      }
+    });
+    const finished = run.run();
+    const waitFor = async (pred: () => boolean) => {
+      for (let i = 0; i < 1000 && !pred(); i++) await new Promise((r) => setTimeout(r, 1));
+      expect(pred()).toBe(true);
+    };
+    await waitFor(() => run.isPaused);
+    const solvesBefore = model.requests.length;
+    const held = performance.now();
+    await new Promise((r) => setTimeout(r, 500));
+    // Held: nothing generates while paused.
+    expect(model.requests.length).toBe(solvesBefore);
+    expect(events.at(-1)).toMatchObject({ type: 'paused', step: 0, phase: 'update' });
+    const heldMs = performance.now() - held;
+    run.stepOnce();
+    // The step in flight ends, then the run holds before the next one.
+    await waitFor(() => run.isPaused && events.some((e) => e.type === 'step' && e.metrics.step === 0));
+    expect(events.filter((e) => e.type === 'step')).toHaveLength(1);
+    expect(events.at(-1)).toMatchObject({ type: 'paused', step: 1, phase: 'step' });
+    run.resume();
+    const state = await finished;
+    expect(state.step).toBe(3);
+    const first = events.find((e) => e.type === 'step' && e.metrics.step === 0) as Extract<RunEvent, { type: 'step' }>;
+    // The half second held is not counted as the step's time (a scripted step takes microseconds).
+    expect(first.metrics.seconds.total * 1000).toBeLessThan(heldMs);
+    expect(events.filter((e) => e.type === 'resumed')).toHaveLength(2);
   });
 
   it('a stop request ends the run after the step in flight, saving the last checkpoint', async () => {

@@ -61,6 +61,8 @@ export interface RunState {
 export type RunEvent =
   | { type: 'warmup'; step: number; of: number; loss: number }
   | { type: 'phase'; step: number; phase: Phase | 'validate' }
+  | { type: 'paused'; step: number; phase: Phase | 'step' }
+  | { type: 'resumed'; step: number }
   | { type: 'step'; metrics: StepMetrics; transcripts: Transcript[] }
   | { type: 'validation'; result: ValidationResult; best: boolean }
   | { type: 'done'; reason: 'steps' | 'early-stop' | 'stopped'; state: RunState };
@@ -85,11 +87,19 @@ export function stratified(problems: readonly Problem[], limit: number): Problem
   return out;
 }
 
+/** Thrown at a phase boundary when a stop was asked for: the step in flight is abandoned. */
+class StepAbandoned extends Error {}
+
 export class Evolution {
   readonly bank: ProblemBank;
   readonly loop: SageLoop;
   private readonly early: EarlyStopping;
   private stopRequested = false;
+  private pauseRequested = false;
+  /** Pause again after the step in flight (stepOnce). */
+  private pauseAfterStep = false;
+  /** Set while paused: resolving it lets the run go on. */
+  private paused: { release: () => void; done: Promise<void> } | null = null;
   /** The problems every validation uses: the same ones each time. */
   private readonly heldOut: readonly Problem[];
   private state: RunState;
@@ -109,16 +119,58 @@ export class Evolution {
     const options = { alpha: m.rewards.alpha, nearDuplicate: settings.nearDuplicate };
     this.bank = resume ? ProblemBank.replay(seeds, resume.bankEvents, options) : ProblemBank.fromSeeds(seeds, options).bank;
     this.bank.subscribe((e) => store.bank(e));
-    this.loop = new SageLoop(model, validators, this.bank, settings, (phase) => emit({ type: 'phase', step: this.loop.step, phase }));
+    this.loop = new SageLoop(model, validators, this.bank, settings, (phase) => this.boundary(phase));
     this.heldOut = stratified(validation, settings.validationLimit);
     this.state = resume?.state ?? { step: 0, best: null, evaluationsWithoutGain: 0, warmedUp: false };
     this.early = new EarlyStopping(settings.patience, { best: this.state.best, since: this.state.evaluationsWithoutGain });
     this.loop.step = this.state.step;
   }
 
-  /** Ends the run after the step in flight (its records and checkpoint are saved). */
+  /**
+   * Ends the run at the next phase boundary: the step in flight is abandoned (no update has
+   * been made in it, so the weights are those after the last whole step) and the last
+   * checkpoint and state are saved.
+   */
   stop(): void {
     this.stopRequested = true;
+    this.paused?.release();
+  }
+
+  /** Holds the run at the next phase boundary until resume() or stepOnce(). */
+  pause(): void {
+    this.pauseRequested = true;
+  }
+
+  resume(): void {
+    this.pauseRequested = false;
+    this.pauseAfterStep = false;
+    this.paused?.release();
+  }
+
+  /** From a pause: runs until the end of the step in flight (or one whole step), then pauses again. */
+  stepOnce(): void {
+    this.pauseAfterStep = true;
+    this.pauseRequested = false;
+    this.paused?.release();
+  }
+
+  get isPaused(): boolean {
+    return this.paused !== null;
+  }
+
+  /** Between two phases: where a pause holds and a stop takes effect. */
+  private async boundary(phase: Phase | 'step'): Promise<void> {
+    if (this.pauseRequested && !this.stopRequested) {
+      let release!: () => void;
+      const done = new Promise<void>((r) => (release = r));
+      this.paused = { release, done };
+      this.emit({ type: 'paused', step: this.loop.step, phase });
+      await done;
+      this.paused = null;
+      if (!this.stopRequested) this.emit({ type: 'resumed', step: this.loop.step });
+    }
+    if (this.stopRequested) throw new StepAbandoned();
+    if (phase !== 'step') this.emit({ type: 'phase', step: this.loop.step, phase });
   }
 
   private async evaluate(): Promise<ValidationResult> {
@@ -142,6 +194,8 @@ export class Evolution {
     if (!this.state.warmedUp && s.warmupSteps > 0) {
       const pairs = warmupPairs(this.seeds, { templates: s.templates, references: s.references, maxSolution: 160 }, rng(s.seed));
       await this.model.warmup(pairs, s.warmupSteps, (step, loss) => this.emit({ type: 'warmup', step, of: s.warmupSteps, loss }));
+      // Runs that compare methods start from this one warm-up (--model DIR --templates compact).
+      await this.model.saveCheckpoint('warmup');
     }
     this.state.warmedUp = true;
     // The accuracy the loop starts from.
@@ -151,11 +205,20 @@ export class Evolution {
     const end = this.state.step + s.steps;
     let reason: 'steps' | 'early-stop' | 'stopped' = 'steps';
     while (this.loop.step < end) {
-      if (this.stopRequested) {
+      let result;
+      try {
+        await this.boundary('step');
+        result = await this.loop.runStep();
+      } catch (e) {
+        if (!(e instanceof StepAbandoned)) throw e;
         reason = 'stopped';
         break;
       }
-      const { metrics, transcripts } = await this.loop.runStep();
+      const { metrics, transcripts } = result;
+      if (this.pauseAfterStep) {
+        this.pauseAfterStep = false;
+        this.pauseRequested = true;
+      }
       const validation = this.loop.step % s.evalEvery === 0 || this.loop.step === end ? await this.evaluate() : undefined;
       this.state.step = this.loop.step;
       await this.store.metrics({ kind: 'step', ...metrics, ...(validation ? { validation } : {}) });

@@ -1,0 +1,153 @@
+/**
+ * A run's records as files, one layout wherever they are kept: config.json, metrics.jsonl,
+ * transcripts.jsonl, bank-events.jsonl (append-only), state.json, and checkpoints as Hugging
+ * Face folders under their tag (best/, last/, warmup/). The CLI writes them to a folder as they
+ * happen; the lab's engine keeps them in memory and hands them out as one export, which either
+ * one resumes from.
+ */
+import type { Problem } from '../data/problem';
+import type { BankEvent } from './bank';
+import type { Transcript } from './loop';
+import type { MetricsRecord, RunState, RunStore } from './run';
+
+export const RUN_FILES = {
+  config: 'config.json',
+  metrics: 'metrics.jsonl',
+  transcripts: 'transcripts.jsonl',
+  bank: 'bank-events.jsonl',
+  state: 'state.json',
+  /** The problems the run was given, so an export resumes without the original files. */
+  seeds: 'seeds.json',
+  validation: 'validation.json',
+} as const;
+
+/** What a resumed run needs besides its checkpoint. */
+export interface ResumeRecords {
+  config: unknown;
+  state: RunState;
+  bankEvents: BankEvent[];
+}
+
+/**
+ * Parses a run's records. A last line cut by a crash is dropped (the append-only log loses at
+ * most the event in flight); a bad line before it is an error naming its number.
+ */
+export function parseJsonl<T>(text: string, file: string): T[] {
+  const lines = text.split('\n');
+  const out: T[] = [];
+  lines.forEach((line, i) => {
+    if (!line.trim()) return;
+    try {
+      out.push(JSON.parse(line) as T);
+    } catch {
+      if (i < lines.length - 2) throw new Error(`${file}:${i + 1}: not valid JSON`);
+    }
+  });
+  return out;
+}
+
+export function parseResume(read: (name: string) => string): ResumeRecords {
+  const json = (name: string) => {
+    try {
+      return JSON.parse(read(name)) as unknown;
+    } catch (e) {
+      throw new Error(`${name}: not valid JSON (${e instanceof Error ? e.message : String(e)})`);
+    }
+  };
+  const state = json(RUN_FILES.state) as RunState;
+  if (typeof state !== 'object' || state === null || !Number.isInteger(state.step)) throw new Error(`${RUN_FILES.state}: no step count`);
+  return { config: json(RUN_FILES.config), state, bankEvents: parseJsonl<BankEvent>(read(RUN_FILES.bank), RUN_FILES.bank) };
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+const jsonl = (xs: readonly unknown[]) => xs.map((x) => JSON.stringify(x) + '\n').join('');
+
+/**
+ * Every record of a run in memory (the lab's engine): an export is its files, and a run
+ * resumed from an export keeps the history it came with.
+ */
+export class MemoryRunStore implements RunStore {
+  readonly metricsRecords: MetricsRecord[] = [];
+  readonly transcriptRecords: Transcript[] = [];
+  readonly bankEvents: BankEvent[] = [];
+  runState: RunState | null = null;
+  readonly checkpoints = new Map<string, ReadonlyMap<string, Uint8Array>>();
+
+  constructor(
+    public config: unknown,
+    readonly problems: { seeds: readonly Problem[]; validation: readonly Problem[] },
+  ) {}
+
+  async metrics(m: MetricsRecord): Promise<void> {
+    this.metricsRecords.push(m);
+  }
+
+  async transcripts(t: Transcript[]): Promise<void> {
+    this.transcriptRecords.push(...t);
+  }
+
+  bank(e: BankEvent): void {
+    this.bankEvents.push(e);
+  }
+
+  async state(s: RunState): Promise<void> {
+    this.runState = structuredClone(s);
+  }
+
+  writeCheckpoint(tag: string, files: ReadonlyMap<string, Uint8Array>): void {
+    this.checkpoints.set(tag, files);
+  }
+
+  /** The run as files, checkpoints under `tag/`; `current` replaces the saved `last/` (a paused run's weights). */
+  files(current?: ReadonlyMap<string, Uint8Array>): Map<string, Uint8Array> {
+    const out = new Map<string, Uint8Array>([
+      [RUN_FILES.config, encoder.encode(JSON.stringify(this.config, null, 2) + '\n')],
+      [RUN_FILES.metrics, encoder.encode(jsonl(this.metricsRecords))],
+      [RUN_FILES.transcripts, encoder.encode(jsonl(this.transcriptRecords))],
+      [RUN_FILES.bank, encoder.encode(jsonl(this.bankEvents))],
+      [RUN_FILES.state, encoder.encode(JSON.stringify(this.runState ?? { step: 0, best: null, evaluationsWithoutGain: 0, warmedUp: false }, null, 2) + '\n')],
+      [RUN_FILES.seeds, encoder.encode(JSON.stringify(this.problems.seeds))],
+      [RUN_FILES.validation, encoder.encode(JSON.stringify(this.problems.validation))],
+    ]);
+    const checkpoints = new Map(this.checkpoints);
+    if (current) checkpoints.set('last', current);
+    for (const [tag, files] of checkpoints) for (const [name, bytes] of files) out.set(`${tag}/${name}`, bytes);
+    return out;
+  }
+
+  /**
+   * A run from its exported files: the records, the problems, and the `last/` checkpoint's
+   * files; refused with the reason when a file is missing or unreadable.
+   */
+  static fromFiles(files: ReadonlyMap<string, Uint8Array>): { store: MemoryRunStore; resume: ResumeRecords; checkpoint: Map<string, Uint8Array> } {
+    const read = (name: string) => {
+      const bytes = files.get(name);
+      if (!bytes) throw new Error(`not a run export: no ${name}`);
+      return decoder.decode(bytes);
+    };
+    const resume = parseResume(read);
+    const problems = (name: string) => {
+      const xs = JSON.parse(read(name)) as unknown;
+      if (!Array.isArray(xs)) throw new Error(`${name}: expected a list of problems`);
+      return xs as Problem[];
+    };
+    const store = new MemoryRunStore(resume.config, { seeds: problems(RUN_FILES.seeds), validation: problems(RUN_FILES.validation) });
+    store.metricsRecords.push(...parseJsonl<MetricsRecord>(read(RUN_FILES.metrics), RUN_FILES.metrics));
+    store.transcriptRecords.push(...parseJsonl<Transcript>(read(RUN_FILES.transcripts), RUN_FILES.transcripts));
+    store.bankEvents.push(...resume.bankEvents);
+    store.runState = resume.state;
+    const byTag = new Map<string, Map<string, Uint8Array>>();
+    for (const [path, bytes] of files) {
+      const slash = path.indexOf('/');
+      if (slash < 0) continue;
+      const tag = path.slice(0, slash);
+      if (!byTag.has(tag)) byTag.set(tag, new Map());
+      byTag.get(tag)!.set(path.slice(slash + 1), bytes);
+    }
+    const checkpoint = byTag.get('last');
+    if (!checkpoint) throw new Error('not a run export: no last/ checkpoint');
+    for (const [tag, f] of byTag) store.checkpoints.set(tag, f);
+    return { store, resume, checkpoint };
+  }
+}
