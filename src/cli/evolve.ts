@@ -16,11 +16,11 @@ import { nodePlatform } from '../platform/node';
 import { METHODS, type MethodName } from '../sage/config';
 import { DEFAULT_LOOP } from '../sage/loop';
 import { Evolution, type RunEvent, type RunSettings } from '../sage/run';
+import { DEFAULT_RUN, parseSettings, SETTING_NAMES } from '../sage/settings';
 import { COMPACT_TEMPLATES, INSTRUCT_TEMPLATES } from '../sage/templates';
 import { createValidators } from '../sage/validators';
-import { sessionRunModel } from '../train/runModel';
+import { sessionRunModel, warmupSft } from '../train/runModel';
 import { DEFAULT_POLICY, ModelSession, type ModelSource } from '../train/session';
-import { DEFAULT_SFT } from '../train/sftSettings';
 import { isMain, runCli, UsageError, type OptionValues } from './options';
 import { readCheckpointFolder, RUN_FILES, RunFolder } from './runFiles';
 
@@ -35,14 +35,14 @@ export const evolveCli = {
     model: { type: 'string', arg: 'DIR', exists: 'dir', help: 'start from a Hugging Face checkpoint folder instead of a preset' },
     method: { type: 'string', choices: Object.keys(METHODS), default: 'sage', help: 'method preset' },
     templates: { type: 'string', choices: ['compact', 'instruct'], help: 'role prompts: compact for models trained from scratch (the default with --preset), instruct for instruction-tuned ones (the default with --model)' },
-    steps: { type: 'int', min: 0, default: 20, help: 'loop steps (0: only read and report the data files)' },
-    'warmup-steps': { type: 'int', min: 0, default: 400, help: 'SFT warm-up steps on the seeds rendered into every role (0 for pretrained models)' },
-    lr: { type: 'number', min: 0, minExclusive: true, default: DEFAULT_LOOP.lr, help: 'learning rate of the policy-gradient updates' },
-    'eval-every': { type: 'int', min: 1, default: 5, help: 'validate every N steps' },
-    patience: { type: 'int', min: 1, default: 5, help: 'stop after N validations without a new best' },
-    'validation-limit': { type: 'int', min: 1, default: 200, help: 'held-out problems per validation (the same ones each time)' },
-    seed: { type: 'int', min: 0, default: 0, help: 'seed of the weights, the sampling and the data order' },
-    config: { type: 'string', arg: 'FILE', exists: 'file', help: 'JSON object overriding loop settings (proposals, references, difficultySamples, trainProblems, solverSamples, temperature, topK, topP, maxNewTokens)' },
+    steps: { type: 'int', min: 0, default: DEFAULT_RUN.steps, help: 'loop steps (0: only read and report the data files)' },
+    'warmup-steps': { type: 'int', min: 0, default: DEFAULT_RUN.warmupSteps, help: 'SFT warm-up steps on the seeds rendered into every role (0 for pretrained models)' },
+    lr: { type: 'number', min: 0, minExclusive: true, help: `learning rate of the policy-gradient updates (default ${DEFAULT_LOOP.lr}, or the --config file's)` },
+    'eval-every': { type: 'int', min: 1, default: DEFAULT_RUN.evalEvery, help: 'validate every N steps' },
+    patience: { type: 'int', min: 1, default: DEFAULT_RUN.patience, help: 'stop after N validations without a new best' },
+    'validation-limit': { type: 'int', min: 1, default: DEFAULT_RUN.validationLimit, help: 'held-out problems per validation (the same ones each time)' },
+    seed: { type: 'int', min: 0, default: DEFAULT_RUN.seed, help: 'seed of the weights, the sampling and the data order' },
+    config: { type: 'string', arg: 'FILE', exists: 'file', help: `JSON object overriding loop settings (${SETTING_NAMES.join(', ')})` },
     out: { type: 'string', arg: 'DIR', help: 'run folder (default runs/<method>-<date>)' },
     resume: { type: 'string', arg: 'DIR', exists: 'dir', help: 'continue a run from its folder (its last checkpoint, bank and state)' },
   },
@@ -54,8 +54,6 @@ export const evolveCli = {
 
 type Options = OptionValues<typeof evolveCli.options>;
 
-const OVERRIDABLE = ['proposals', 'references', 'difficultySamples', 'trainProblems', 'solverSamples', 'temperature', 'topK', 'topP', 'maxNewTokens'] as const;
-
 /** Loop settings from a --config file: known keys only, each checked. */
 function readConfig(file: string): Partial<RunSettings> {
   let raw: unknown;
@@ -64,23 +62,11 @@ function readConfig(file: string): Partial<RunSettings> {
   } catch (e) {
     throw new UsageError(`--config ${file}: not valid JSON (${e instanceof Error ? e.message : String(e)})`);
   }
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new UsageError(`--config ${file}: expected a JSON object`);
-  const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(raw)) {
-    if (!(OVERRIDABLE as readonly string[]).includes(key)) throw new UsageError(`--config ${file}: unknown setting "${key}" (settings: ${OVERRIDABLE.join(', ')})`);
-    if (key === 'maxNewTokens') {
-      const ok = typeof value === 'object' && value !== null && Object.entries(value).every(([k, v]) => k in DEFAULT_LOOP.maxNewTokens && Number.isInteger(v) && (v as number) >= 1);
-      if (!ok) throw new UsageError(`--config ${file}: maxNewTokens must map ${Object.keys(DEFAULT_LOOP.maxNewTokens).join('/')} to integers ≥ 1`);
-      out[key] = { ...DEFAULT_LOOP.maxNewTokens, ...(value as object) };
-      continue;
-    }
-    const integer = key !== 'temperature' && key !== 'topP';
-    const n = value as number;
-    const valid = typeof value === 'number' && Number.isFinite(n) && (integer ? Number.isInteger(n) && n >= (key === 'topK' ? 0 : 1) : key === 'topP' ? n > 0 && n <= 1 : n >= 0);
-    if (!valid) throw new UsageError(`--config ${file}: ${key} must be ${integer ? `an integer ≥ ${key === 'topK' ? 0 : 1}` : key === 'topP' ? 'in (0, 1]' : 'a number ≥ 0'} (got ${JSON.stringify(value)})`);
-    out[key] = value;
+  try {
+    return parseSettings(raw);
+  } catch (e) {
+    throw new UsageError(`--config ${file}: ${(e as Error).message}`);
   }
-  return out as Partial<RunSettings>;
 }
 
 async function readSplit(file: string, what: string, mapping?: string): Promise<Problem[]> {
@@ -143,13 +129,13 @@ async function main(o: Options): Promise<void> {
     // A model trained from scratch learns the roles from the warm-up, not from instructions.
     templates: templateSet === 'instruct' ? INSTRUCT_TEMPLATES : COMPACT_TEMPLATES,
     seed: o.seed,
-    lr: o.lr,
+    ...(o.lr !== undefined ? { lr: o.lr } : {}),
     steps: o.steps,
     warmupSteps: o.model ? 0 : o['warmup-steps'],
     evalEvery: o['eval-every'],
     patience: o.patience,
     validationLimit: o['validation-limit'],
-    nearDuplicate: 0.85,
+    nearDuplicate: DEFAULT_RUN.nearDuplicate,
   };
   const out = o.resume ?? o.out ?? join('runs', `${method.name}-${new Date().toISOString().slice(0, 19).replace(/[:T]/g, '-')}`);
   const folder = new RunFolder(out);
@@ -167,7 +153,7 @@ async function main(o: Options): Promise<void> {
   if (!o.resume) session.resetOptimizer();
   const model = sessionRunModel(session, {
     policy: DEFAULT_POLICY,
-    warmup: { ...DEFAULT_SFT, batchSize: 8, seqLen: Math.min(128, session.config.max_position_embeddings), packing: true, lr: 2e-3, seed: o.seed },
+    warmup: warmupSft(session, o.seed),
     writeCheckpoint: (tag, files) => folder.writeCheckpoint(tag, files),
   });
   console.log(`adapter ${rt.ctx.adapter.key} · ${(session.parameters / 1e6).toFixed(2)}M params · ${method.summary} · run folder ${out}`);

@@ -95,6 +95,8 @@ export class Evolution {
   readonly loop: SageLoop;
   private readonly early: EarlyStopping;
   private stopRequested = false;
+  /** Why the last run() ended. */
+  endReason: 'steps' | 'early-stop' | 'stopped' | null = null;
   private pauseRequested = false;
   /** Pause again after the step in flight (stepOnce). */
   private pauseAfterStep = false;
@@ -232,6 +234,7 @@ export class Evolution {
     }
     await this.model.saveCheckpoint('last');
     await this.store.state({ ...this.state });
+    this.endReason = reason;
     this.emit({ type: 'done', reason, state: { ...this.state } });
     return this.state;
   }

@@ -4,7 +4,15 @@
  */
 import type { RunModel } from '../sage/run';
 import type { ModelSession, PolicySettings } from './session';
-import type { SftSettings } from './sftSettings';
+import { DEFAULT_SFT, type SftSettings } from './sftSettings';
+
+/**
+ * The warm-up's SFT: the curriculum's measured recipe (packed 8 × 128-token batches, lr 2e-3),
+ * sequences no longer than the model's context.
+ */
+export function warmupSft(session: ModelSession, seed: number): Omit<SftSettings, 'steps'> {
+  return { ...DEFAULT_SFT, batchSize: 8, seqLen: Math.min(128, session.config.max_position_embeddings), packing: true, lr: 2e-3, seed };
+}
 
 export interface RunModelOptions {
   policy: PolicySettings;

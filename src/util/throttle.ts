@@ -23,3 +23,28 @@ export function latestEvery<T>(send: (value: T) => void, intervalMs: number, now
     },
   };
 }
+
+/**
+ * Collects values and sends them together, at most once per `intervalMs`: events of a long
+ * run cross a worker boundary in a few messages a second instead of one each. A timer sends
+ * what waits when no further value comes; `flush` sends it at once.
+ */
+export function batchEvery<T>(send: (values: T[]) => void, intervalMs: number) {
+  let waiting: T[] = [];
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  const flush = (): void => {
+    if (timer !== null) clearTimeout(timer);
+    timer = null;
+    if (!waiting.length) return;
+    const values = waiting;
+    waiting = [];
+    send(values);
+  };
+  return {
+    push(value: T): void {
+      waiting.push(value);
+      timer ??= setTimeout(flush, intervalMs);
+    },
+    flush,
+  };
+}

@@ -2,10 +2,14 @@
 import type { PresetName } from '../model/config';
 import type { GenerateProgress, GenerateResult } from '../model/generate';
 import type { GenerateOptions } from '../model/generateSettings';
+import type { Format, Problem } from '../data/problem';
+import type { BankEvent } from '../sage/bank';
+import type { MethodName } from '../sage/config';
+import type { RunEvent, RunSettings, RunState } from '../sage/run';
 import type { SftPair } from '../train/sft';
 import type { SftSettings } from '../train/sftSettings';
 
-export type { GenerateOptions, GenerateProgress, GenerateResult, PresetName, SftPair, SftSettings };
+export type { BankEvent, GenerateOptions, GenerateProgress, GenerateResult, MethodName, PresetName, Problem, RunEvent, RunState, SftPair, SftSettings };
 export interface DeviceReport {
   platform: string;
   adapter: { vendor: string; architecture: string; device: string; description: string };
@@ -89,6 +93,38 @@ export interface SftRunResult {
   stopped: boolean;
 }
 
+/** A seed or validation file as the engine read it. */
+export interface ProblemSetReport {
+  which: 'seeds' | 'validation';
+  name: string;
+  problems: number;
+  counts: Partial<Record<Format, number>>;
+  /** The first unusable lines, with their numbers and reasons (all of them counted in errorCount). */
+  errors: { line: number; reason: string }[];
+  errorCount: number;
+  duplicates: number;
+  /** The first few problems, for a preview. */
+  preview: Problem[];
+}
+
+/** The settings of a loop run that a request may give (the rest keep their defaults). */
+export type EvolveSettings = Partial<Omit<RunSettings, 'method' | 'templates'>>;
+
+export interface EvolveRequest {
+  method: MethodName;
+  /** compact: for models trained from scratch (they learn the roles in the warm-up); instruct: for instruction-tuned models. */
+  templates: 'compact' | 'instruct';
+  settings: EvolveSettings;
+}
+
+/** What a loop run reports, batched to a few messages a second. */
+export type EvolveEvent = RunEvent | { type: 'bank'; event: BankEvent };
+
+export interface EvolveResult {
+  state: RunState;
+  reason: 'steps' | 'early-stop' | 'stopped';
+}
+
 export interface EngineApi {
   /** Acquires the device; rejects with a plain explanation when WebGPU is unavailable. */
   init(): Promise<DeviceReport>;
@@ -118,4 +154,30 @@ export interface EngineApi {
   generate(prompts: string[], options: Partial<GenerateOptions>, onToken?: (progress: GenerateProgress) => void): Promise<GenerateResult>;
   /** The held model, its tokenizer and AdamW state as a Hugging Face checkpoint folder. */
   exportCheckpoint(): Promise<CheckpointFile[]>;
+
+  /**
+   * Reads a seed or validation JSONL off the page's thread and holds its problems for the
+   * next loop run; bad lines are reported by number while the good ones load.
+   */
+  loadProblems(which: 'seeds' | 'validation', name: string, file: Blob, fields?: string): Promise<ProblemSetReport>;
+  /**
+   * Runs the self-evolution loop on the held model and problems (warm-up first for a model
+   * from scratch), reporting metrics, transcripts, phases and bank changes in batches.
+   */
+  evolve(request: EvolveRequest, onEvents: (events: EvolveEvent[]) => void): Promise<EvolveResult>;
+  /** Continues an exported run (its files, as exportRun gave them) on its own model and problems. */
+  resumeRun(files: CheckpointFile[], onEvents: (events: EvolveEvent[]) => void, settings?: EvolveSettings): Promise<EvolveResult>;
+  /** Holds the running loop at its next phase boundary. */
+  pauseEvolve(): void;
+  resumeEvolve(): void;
+  /** From a pause: finishes the step in flight (or runs one), then pauses again. */
+  stepEvolve(): void;
+  /** Ends the run at its next phase boundary, saving its last checkpoint. */
+  stopEvolve(): void;
+  /**
+   * The run as files — config, metrics, transcripts, bank events, state, its problems, and
+   * the checkpoints (last/ is the current weights with their AdamW state) — while it is paused
+   * or after it ended. resumeRun continues from them.
+   */
+  exportRun(): Promise<CheckpointFile[]>;
 }

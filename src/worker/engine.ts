@@ -9,7 +9,10 @@ import { paramCount } from '../model/config';
 import { ByteTokenizer } from '../model/tokenizer';
 import { memorisationRun } from '../train/memorise';
 import { ModelSession, RateMeter } from '../train/session';
+import type { Problem } from '../data/problem';
+import { MemoryRunStore } from '../sage/runRecords';
 import { latestEvery } from '../util/throttle';
+import { EvolveJob, readProblems } from './evolveJob';
 import type {
   CheckpointFile,
   DeviceReport,
@@ -35,6 +38,18 @@ export function createEngine(platform: Platform): EngineApi {
   /** What is using the held model (training, importing, exporting), if anything. */
   let busy: string | null = null;
   let stopRequested = false;
+  /** Problems held for the next loop run. */
+  const problems: { seeds: Problem[] | null; validation: Problem[] | null } = { seeds: null, validation: null };
+  /** The loop run in progress or last ended, for its controls and export. */
+  let job: EvolveJob | null = null;
+  const runningJob = (): EvolveJob => {
+    if (!job) throw new Error('no loop run: start one first');
+    return job;
+  };
+  const toFiles = (files: ReadonlyMap<string, Uint8Array>): CheckpointFile[] => {
+    const list = [...files].map(([name, bytes]) => ({ name, bytes }));
+    return transfer(list, [...new Set(list.map((f) => f.bytes.buffer as ArrayBuffer))]);
+  };
 
   /** Runs `work` alone: the held model is never trained, replaced or exported twice at once. */
   async function exclusive<T>(what: string, work: () => Promise<T>): Promise<T> {
@@ -54,6 +69,8 @@ export function createEngine(platform: Platform): EngineApi {
 
   const replaceModel = (next: ModelSession): ModelSummary => {
     session?.destroy();
+    // An ended run's export needs its model: it is gone with it.
+    job = null;
     session = next;
     return summary(next);
   };
@@ -200,11 +217,44 @@ export function createEngine(platform: Platform): EngineApi {
     },
 
     async exportCheckpoint(): Promise<CheckpointFile[]> {
-      return exclusive('exporting a checkpoint', async () => {
+      return exclusive('exporting a checkpoint', async () => toFiles(await held().exportFiles({ kind: 'sft' })));
+    },
+
+    async loadProblems(which, name, file, fields) {
+      const { problems: loaded, report } = await readProblems(which, name, file, fields);
+      problems[which] = loaded;
+      return report;
+    },
+
+    async evolve(request, onEvents) {
+      return exclusive('a loop run', async () => {
         const s = held();
-        const files = [...(await s.exportFiles({ kind: 'sft' }))].map(([name, bytes]) => ({ name, bytes }));
-        return transfer(files, [...new Set(files.map((f) => f.bytes.buffer as ArrayBuffer))]);
+        if (!problems.seeds) throw new Error('no seed problems loaded: load a seed file first');
+        if (!problems.validation) throw new Error('no validation problems loaded: load a held-out file first');
+        job = EvolveJob.start(s, { seeds: problems.seeds, validation: problems.validation }, request, onEvents);
+        return job.run();
       });
+    },
+
+    async resumeRun(files, onEvents, settings = {}) {
+      return exclusive('a loop run', async () => {
+        const { store, resume, checkpoint } = MemoryRunStore.fromFiles(new Map(files.map((f) => [f.name, f.bytes])));
+        const next = ModelSession.create(await rt(), { kind: 'checkpoint', checkpoint: importCheckpoint(checkpoint), name: 'resumed run' });
+        replaceModel(next);
+        problems.seeds = [...store.problems.seeds];
+        problems.validation = [...store.problems.validation];
+        job = EvolveJob.resume(next, store, resume.state, settings, onEvents);
+        return job.run();
+      });
+    },
+
+    pauseEvolve: () => runningJob().pause(),
+    resumeEvolve: () => runningJob().resume(),
+    stepEvolve: () => runningJob().stepOnce(),
+    stopEvolve: () => runningJob().stop(),
+
+    async exportRun() {
+      return toFiles(await runningJob().files());
     },
   };
 }

@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_LOOP } from './loop';
+import { checkSetting, DEFAULT_RUN, parseSettings, RUN_SPECS, SETTING_SPECS } from './settings';
+
+describe('loop settings', () => {
+  it('accepts every default and refuses values out of range, naming the setting', () => {
+    for (const name of Object.keys(SETTING_SPECS) as (keyof typeof SETTING_SPECS)[]) expect(checkSetting(name, DEFAULT_LOOP[name])).toBeNull();
+    for (const name of Object.keys(RUN_SPECS) as (keyof typeof RUN_SPECS)[]) expect(checkSetting(name, DEFAULT_RUN[name])).toBeNull();
+    expect(checkSetting('proposals', 0)).toBe('proposals must be an integer ≥ 1 (got 0)');
+    expect(checkSetting('proposals', 2.5)).toMatch(/^proposals must be an integer/);
+    expect(checkSetting('topP', 0)).toBe('topP must be a number in (0, 1] (got 0)');
+    expect(checkSetting('topP', 1.5)).toMatch(/^topP/);
+    expect(checkSetting('lr', 0)).toBe('lr must be a number > 0 (got 0)');
+    expect(checkSetting('temperature', Number.NaN)).toMatch(/^temperature/);
+    expect(checkSetting('temperature', '1')).toMatch(/^temperature/);
+    expect(checkSetting('nearDuplicate', 1)).toBeNull();
+    expect(checkSetting('maxNewTokens', { solver: 0 })).toMatch(/^maxNewTokens/);
+    expect(checkSetting('maxNewTokens', { judge: 4 })).toMatch(/^maxNewTokens/);
+  });
+
+  it('parses overrides, keeps the other roles\' token limits, and refuses unknown settings', () => {
+    expect(parseSettings({ proposals: 3, maxNewTokens: { solver: 20 } })).toEqual({ proposals: 3, maxNewTokens: { ...DEFAULT_LOOP.maxNewTokens, solver: 20 } });
+    expect(() => parseSettings({ steps: 3 })).toThrow(/unknown setting "steps"/);
+    expect(parseSettings({ steps: 3 }, { run: true })).toEqual({ steps: 3 });
+    expect(() => parseSettings([1])).toThrow(/JSON object/);
+    expect(() => parseSettings({ lr: -1 })).toThrow(/^lr must be a number > 0/);
+  });
+});

@@ -1,0 +1,95 @@
+/**
+ * The loop's tunable settings as data: each with its default, its range and one line of
+ * explanation, checked by one function for the CLI's --config file, the engine's run request
+ * and the lab's settings panel alike. A bad value is refused with the setting named.
+ */
+import { DEFAULT_LOOP, type LoopSettings } from './loop';
+import type { RunSettings } from './run';
+
+export type MaxNewTokens = LoopSettings['maxNewTokens'];
+
+interface NumberSpec {
+  integer: boolean;
+  min: number;
+  /** The minimum itself is not allowed. */
+  minExclusive?: boolean;
+  max?: number;
+  help: string;
+}
+
+/** The settings a run may override (the method, templates and run length come separately). */
+export const SETTING_SPECS = {
+  proposals: { integer: true, min: 1, help: 'problems the Challenger writes per step' },
+  references: { integer: true, min: 1, help: 'reference problems from the bank shown to the Challenger (K)' },
+  difficultySamples: { integer: true, min: 1, help: 'Solver attempts per new problem; its difficulty is 1 − their pass rate (n)' },
+  trainProblems: { integer: true, min: 1, help: 'bank problems the Planner and Solver train on per step' },
+  solverSamples: { integer: true, min: 1, help: 'Solver rollouts per training problem' },
+  temperature: { integer: false, min: 0, help: 'sampling temperature of every role (0: greedy)' },
+  topK: { integer: true, min: 0, help: 'sample among the k most likely tokens (0: all)' },
+  topP: { integer: false, min: 0, minExclusive: true, max: 1, help: 'nucleus sampling mass (1: all)' },
+  lr: { integer: false, min: 0, minExclusive: true, help: 'learning rate of the policy-gradient update' },
+} as const satisfies Record<string, NumberSpec>;
+
+/** A run's length, validation and early stopping (the CLI has an option for each). */
+export const RUN_SPECS = {
+  steps: { integer: true, min: 1, help: 'loop steps in this run (a resumed run may add more)' },
+  warmupSteps: { integer: true, min: 0, help: 'SFT steps on the seeds rendered into every role before the loop (0 for pretrained models)' },
+  evalEvery: { integer: true, min: 1, help: 'validate every this many steps (and before the first)' },
+  patience: { integer: true, min: 1, help: 'stop after this many validations without a new best' },
+  validationLimit: { integer: true, min: 1, help: 'held-out problems per validation, the same ones each time' },
+  nearDuplicate: { integer: false, min: 0, minExclusive: true, max: 1, help: 'token-bigram similarity at which a new problem is a near-duplicate' },
+  seed: { integer: true, min: 0, help: 'seed of the sampling and the data order (and of a preset\'s weights)' },
+} as const satisfies Record<string, NumberSpec>;
+
+export const DEFAULT_RUN: Pick<RunSettings, keyof typeof RUN_SPECS> = {
+  steps: 20,
+  warmupSteps: 400,
+  evalEvery: 5,
+  patience: 5,
+  validationLimit: 200,
+  nearDuplicate: 0.85,
+  seed: 0,
+};
+
+export type SettingName = keyof typeof SETTING_SPECS | keyof typeof RUN_SPECS | 'maxNewTokens';
+/** The loop's settings, which a --config file may set. */
+export const SETTING_NAMES: readonly SettingName[] = [...(Object.keys(SETTING_SPECS) as (keyof typeof SETTING_SPECS)[]), 'maxNewTokens'];
+const ALL_SPECS: Record<string, NumberSpec> = { ...SETTING_SPECS, ...RUN_SPECS };
+
+function rangeText(s: NumberSpec): string {
+  const kind = s.integer ? 'an integer' : 'a number';
+  const low = `${s.minExclusive ? '>' : '≥'} ${s.min}`;
+  return s.max === undefined ? `${kind} ${low}` : `${kind} in ${s.minExclusive ? '(' : '['}${s.min}, ${s.max}]`;
+}
+
+/** Why a value is refused for a setting, or null when it is fine. */
+export function checkSetting(name: SettingName, value: unknown): string | null {
+  if (name === 'maxNewTokens') {
+    const roles = Object.keys(DEFAULT_LOOP.maxNewTokens);
+    const ok = typeof value === 'object' && value !== null && !Array.isArray(value) && Object.entries(value).every(([k, v]) => roles.includes(k) && Number.isInteger(v) && (v as number) >= 1);
+    return ok ? null : `maxNewTokens must map ${roles.join('/')} to integers ≥ 1`;
+  }
+  const s = ALL_SPECS[name]!;
+  const n = value as number;
+  const ok = typeof value === 'number' && Number.isFinite(n) && (!s.integer || Number.isInteger(n)) && (s.minExclusive ? n > s.min : n >= s.min) && (s.max === undefined || n <= s.max);
+  return ok ? null : `${name} must be ${rangeText(s)} (got ${JSON.stringify(value)})`;
+}
+
+/**
+ * Overrides from a JSON object: known settings only (with `run`, the run's length and
+ * validation too), each checked; maxNewTokens may name some roles, the others keep their
+ * defaults. Throws with the first problem named.
+ */
+export function parseSettings(raw: unknown, o: { run?: boolean } = {}): Partial<Omit<RunSettings, 'method' | 'templates'>> {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new Error('expected a JSON object of settings');
+  const names: readonly string[] = o.run ? [...SETTING_NAMES, ...Object.keys(RUN_SPECS)] : SETTING_NAMES;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(raw)) {
+    if (value === undefined) continue;
+    if (!names.includes(key)) throw new Error(`unknown setting "${key}" (settings: ${names.join(', ')})`);
+    const error = checkSetting(key as SettingName, value);
+    if (error) throw new Error(error);
+    out[key] = key === 'maxNewTokens' ? { ...DEFAULT_LOOP.maxNewTokens, ...(value as Partial<MaxNewTokens>) } : value;
+  }
+  return out;
+}
