@@ -137,10 +137,7 @@ export function oursTrainer(rt: Runtime, w: Workload, flat: Float32Array): Train
 export function isolatedCache(platform: Platform): Platform {
   const memory = new Map<string, string>();
   return {
-    name: platform.name,
-    gpu: () => platform.gpu(),
-    unavailableAdvice: () => platform.unavailableAdvice(),
-    shaderSource: (name) => platform.shaderSource(name),
+    ...platform,
     loadCache: async () => Object.fromEntries(memory),
     saveCache: async (key, value) => void memory.set(key, value),
   };

@@ -56,7 +56,12 @@ describe('evolve on Dawn, end to end', () => {
     const records = readFileSync(join(out, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, any>);
     expect(records.map((m) => [m.kind, m.step])).toEqual([['validation', 0], ['step', 0], ['step', 1]]);
     for (const m of records.slice(1)) {
-      expect(Object.keys(m.seconds)).toEqual(['generation', 'validators', 'training', 'total']);
+      expect(Object.keys(m.seconds)).toEqual(['generation', 'validators', 'training', 'total', 'phases']);
+      // Every phase of a SAGE step is timed, and the phases add up to no more than the step.
+      expect(Object.keys(m.seconds.phases)).toEqual(['propose', 'score-problems', 'difficulty', 'admit', 'plan', 'score-plans', 'solve', 'update']);
+      const phases = Object.values(m.seconds.phases as Record<string, number>).reduce((a, b) => a + b, 0);
+      expect(phases).toBeLessThanOrEqual(m.seconds.total + 1e-6);
+      expect(phases).toBeGreaterThan(0.5 * m.seconds.total);
       // Every proposal was admitted or rejected for a counted reason.
       const rejected = Object.values(m.bank.rejected as Record<string, number>).reduce((a, b) => a + b, 0);
       expect(m.bank.admitted + rejected).toBeGreaterThanOrEqual(4 * (m.step + 1));

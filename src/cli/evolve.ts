@@ -19,6 +19,8 @@ import { Evolution, type RunEvent, type RunSettings } from '../sage/run';
 import { DEFAULT_RUN, parseSettings, SETTING_NAMES } from '../sage/settings';
 import { COMPACT_TEMPLATES, INSTRUCT_TEMPLATES } from '../sage/templates';
 import { createValidators } from '../sage/validators';
+import { CodeVerifier } from '../verify/python/codeVerifier';
+import { NodeSandboxPool } from '../verify/python/nodePool';
 import { sessionRunModel, warmupSft } from '../train/runModel';
 import { DEFAULT_POLICY, ModelSession, type ModelSource } from '../train/session';
 import { isMain, runCli, UsageError, type OptionValues } from './options';
@@ -159,7 +161,9 @@ async function main(o: Options): Promise<void> {
   console.log(`adapter ${rt.ctx.adapter.key} · ${(session.parameters / 1e6).toFixed(2)}M params · ${method.summary} · run folder ${out}`);
   const started = Date.now();
   const firstStep = resumed?.state.step ?? 0;
-  const run = new Evolution(settings, seeds, validation, model, createValidators(), folder, (e) => {
+  // Code problems are judged in Python sandboxes (separate processes, no network).
+  const sandbox = [...seeds, ...validation].some((p) => p.kind === 'code') ? new NodeSandboxPool() : null;
+  const run = new Evolution(settings, seeds, validation, model, createValidators(sandbox ? new CodeVerifier(sandbox) : undefined), folder, (e) => {
     const line = progressLine(e, settings.steps, started, firstStep);
     if (line) console.log(line);
   }, resumed ? { state: resumed.state, bankEvents: resumed.bankEvents } : undefined);
@@ -170,7 +174,11 @@ async function main(o: Options): Promise<void> {
     console.log('\nstopping when the phase in flight finishes (Ctrl-C again to quit now) ...');
     run.stop();
   });
-  await run.run();
+  try {
+    await run.run();
+  } finally {
+    sandbox?.close();
+  }
   console.log(`records in ${out}: ${Object.values(RUN_FILES).join(', ')}, checkpoints best/ and last/${existsSync(join(out, 'best')) ? '' : ' (no best yet)'}`);
   session.destroy();
   rt.destroy();

@@ -1,4 +1,5 @@
 import { createStore, entries, set } from 'idb-keyval';
+import { BrowserSandboxPool } from '../verify/python/browserPool';
 import type { Platform } from './types';
 
 const sources = import.meta.glob('../../shaders/*.wgsl', {
@@ -16,6 +17,7 @@ let store: ReturnType<typeof createStore> | null = null;
 const cacheStore = () => (store ??= createStore('sage-lab', 'cache'));
 
 export const browserPlatform: Platform = {
+  codeSandbox: () => new BrowserSandboxPool(),
   name: typeof window === 'undefined' ? 'browser worker' : 'browser page',
   async gpu() {
     return typeof navigator !== 'undefined' && navigator.gpu ? navigator.gpu : null;

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { NodeSandboxPool } from '../verify/python/nodePool';
 import type { Platform } from './types';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -58,6 +59,7 @@ export function nodePlatform(options: NodePlatformOptions = {}): Platform {
   let instance: GPU | null = null;
   return {
     name: 'node (dawn)',
+    codeSandbox: () => new NodeSandboxPool(),
     async gpu() {
       if (instance) return instance;
       if (!process.env.VK_ICD_FILENAMES && process.env.SAGE_GPU !== 'hardware' && existsSync(SWIFTSHADER_ICD)) {

@@ -1,3 +1,5 @@
+import type { SandboxRunner } from '../verify/python/codeVerifier';
+
 /** The few things that differ between the browser (page or worker) and Node. */
 export interface Platform {
   /** Human-readable name, e.g. "browser" or "node (dawn)". */
@@ -14,4 +16,6 @@ export interface Platform {
    */
   loadCache(): Promise<Record<string, string>>;
   saveCache(key: string, value: string): Promise<void>;
+  /** A pool of Python sandboxes for code verdicts: Workers in the browser, processes in Node. */
+  codeSandbox(): SandboxRunner & { close(): void };
 }

@@ -104,7 +104,8 @@ export interface Transcript {
 
 export interface StepMetrics {
   step: number;
-  seconds: { generation: number; validators: number; training: number; total: number };
+  /** Generation, validators and training over the step; `phases`: wall time from each phase boundary to the next. */
+  seconds: { generation: number; validators: number; training: number; total: number; phases: Partial<Record<Phase, number>> };
   bank: { size: number; seeds: number; admitted: number; admittedThisStep: number; rejected: Record<RejectReason, number> };
   rewards: Partial<Record<RoleName, number>>;
   advantageStd: Partial<Record<RoleName, number>>;
@@ -152,14 +153,26 @@ export class SageLoop {
 
   /** Time the step spent held at phase boundaries (a pause), left out of its timings. */
   private heldMs = 0;
+  /** The phase in flight and when it began (held time excluded), for the per-phase timings. */
+  private current: { phase: Phase; since: number } | null = null;
+  private phaseMs: Partial<Record<Phase, number>> = {};
+
+  private endPhase(now: number): void {
+    if (this.current) this.phaseMs[this.current.phase] = (this.phaseMs[this.current.phase] ?? 0) + now - this.current.since;
+    this.current = null;
+  }
 
   private async phase(phase: Phase): Promise<void> {
     const t0 = performance.now();
+    this.endPhase(t0);
     await this.onPhase(phase);
-    this.heldMs += performance.now() - t0;
+    const t1 = performance.now();
+    this.heldMs += t1 - t0;
+    this.current = { phase, since: t1 };
   }
 
-  private async generate(template: TemplateName, role: 'challenger' | 'planner' | 'solver' | 'critic', prompts: string[], phase: number): Promise<Completion[]> {
+  /** One batched generation; a batch mixing templates stops at any of their closing tags. */
+  private async generate(template: TemplateName | readonly TemplateName[], role: 'challenger' | 'planner' | 'solver' | 'critic', prompts: string[], phase: number): Promise<Completion[]> {
     if (!prompts.length) return [];
     const s = this.settings;
     const t0 = performance.now();
@@ -170,7 +183,7 @@ export class SageLoop {
       topK: s.topK,
       topP: s.topP,
       seed: phaseSeed(s.seed, this.step, phase),
-      stop: stopStrings(template),
+      stop: [...new Set((typeof template === 'string' ? [template] : template).flatMap(stopStrings))],
     });
     this.generationMs += performance.now() - t0;
     for (const c of out) this.generatedTokens += c.completionIds.length;
@@ -212,27 +225,33 @@ export class SageLoop {
     this.validatorMs = 0;
     this.generatedTokens = 0;
     this.heldMs = 0;
+    this.phaseMs = {};
+    this.current = null;
     const scored: Scored[] = [];
     const admittedBefore = this.bank.admittedCount;
 
     // 1-4. The Challenger proposes; the Critic scores; the Solver measures difficulty; the bank admits.
     if (m.evolveBank && has('challenger')) {
       await this.phase('propose');
-      const refs = Array.from({ length: s.proposals }, () => this.bank.sample(s.references, random, s.sampling, (e) => e.problem.kind === 'math'));
-      const prompts = refs.map((rs) =>
-        render(s.templates.challenger, {
+      // Each proposal is of the kind of a problem drawn from the bank, so code and math are
+      // proposed in the bank's proportions; its references are of that kind.
+      const kinds = Array.from({ length: s.proposals }, () => this.bank.sample(1, random, s.sampling)[0]!.problem.kind);
+      const refs = kinds.map((kind) => this.bank.sample(s.references, random, s.sampling, (e) => e.problem.kind === kind));
+      const template = (i: number): 'challenger' | 'challengerCode' => (kinds[i] === 'code' ? 'challengerCode' : 'challenger');
+      const prompts = refs.map((rs, i) =>
+        render(s.templates[template(i)], {
           references: referenceList(rs.map((e) => e.problem), s.templates),
-          kind: 'math',
+          kind: kinds[i]!,
         }),
       );
-      const outs = await this.generate('challenger', 'challenger', prompts, 1);
-      const proposals = outs.map((c) => parseOutput(c.text, OUTPUTS.challenger));
+      const outs = await this.generate(prompts.map((_, i) => template(i)), 'challenger', prompts, 1);
+      const proposals = outs.map((c, i) => parseOutput(c.text, OUTPUTS[template(i)]));
       await this.phase('score-problems');
       const parsedIdx = proposals.map((p, i) => (p.format > 0 ? i : -1)).filter((i) => i >= 0);
-      const qualities = await this.critic('criticProblem', parsedIdx.map((i) => ({ problem: proposals[i]!.fields.question! })), parsedIdx.map(() => 'math'), 2, scored);
+      const qualities = await this.critic('criticProblem', parsedIdx.map((i) => ({ problem: proposals[i]!.fields.question! })), parsedIdx.map((i) => kinds[i]!), 2, scored);
       const quality = new Map(parsedIdx.map((i, k) => [i, qualities[k]!]));
       const checked = await this.timedValidator(() =>
-        Promise.all(proposals.map((p, i) => (p.format > 0 ? this.validators.propose(p.fields, 'math', `gen/${this.step}/${i}`) : Promise.resolve({ unusable: 'no problem in the output' })))),
+        Promise.all(proposals.map((p, i) => (p.format > 0 ? this.validators.propose(p.fields, kinds[i]!, `gen/${this.step}/${i}`) : Promise.resolve({ unusable: 'no problem in the output' })))),
       );
       // Difficulty: the Solver's pass rate over n attempts, for problems that can earn it.
       await this.phase('difficulty');
@@ -263,7 +282,7 @@ export class SageLoop {
           verdict = reason ? `rejected: ${reason}` : 'admitted';
         }
         const reward = challengerReward({ quality: q, solverPassRate: passRate.get(i) ?? null, format: p.format, validatorUsable: usable }, r);
-        scored.push({ role: 'challenger', template: 'challenger', kind: 'math', prompt: prompts[i]!, completion: c, parsed: p, score: q, verdict, reward });
+        scored.push({ role: 'challenger', template: template(i), kind: kinds[i]!, prompt: prompts[i]!, completion: c, parsed: p, score: q, verdict, reward });
       });
     }
 
@@ -343,10 +362,15 @@ export class SageLoop {
       const as = trained.map((x, i) => (x.role === role ? advantages[i]! : null)).filter((a): a is number => a !== null);
       if (as.length) advantageStd[role] = Math.sqrt(mean(as.map((a) => (a - mean(as)) ** 2)));
     }
-    const totalMs = performance.now() - started - this.heldMs;
+    const ended = performance.now();
+    this.endPhase(ended);
+    const totalMs = ended - started - this.heldMs;
     const metrics: StepMetrics = {
       step: this.step,
-      seconds: { generation: this.generationMs / 1e3, validators: this.validatorMs / 1e3, training: trainingMs / 1e3, total: totalMs / 1e3 },
+      seconds: {
+        generation: this.generationMs / 1e3, validators: this.validatorMs / 1e3, training: trainingMs / 1e3, total: totalMs / 1e3,
+        phases: Object.fromEntries(Object.entries(this.phaseMs).map(([k, ms]) => [k, ms / 1e3])),
+      },
       bank: {
         size: this.bank.size,
         seeds: this.bank.seedCount,

@@ -7,14 +7,15 @@
 import type { Problem } from '../data/problem';
 import type { OutputSpec } from './parse';
 
-export type TemplateName = 'challenger' | 'planner' | 'solver' | 'solverWithPlan' | 'criticProblem' | 'criticPlan' | 'criticAnswer';
+export type TemplateName = 'challenger' | 'challengerCode' | 'planner' | 'solver' | 'solverWithPlan' | 'criticProblem' | 'criticPlan' | 'criticAnswer';
 
-/** The generation templates, and `reference`: how one reference problem is shown to the Challenger. */
-export type Templates = Record<TemplateName | 'reference', string>;
+/** The generation templates, and how one reference problem is shown to the Challenger (`reference` for math, `referenceCode` for code). */
+export type Templates = Record<TemplateName | 'reference' | 'referenceCode', string>;
 
 /** For instruction-tuned models: each prompt says what to write and in which tags. */
 export const INSTRUCT_TEMPLATES: Templates = {
   challenger: 'Examples:\n{{references}}\nWrite one new, harder {{kind}} problem as <question>...</question> with its <answer>...</answer>.\n',
+  challengerCode: 'Examples:\n{{references}}\nWrite one new, harder Python problem as <question>...</question>, a reference solution as <solution>...</solution> and assert statements that test it as <tests>...</tests>.\n',
   planner: 'Problem: {{problem}}\nWrite a short step-by-step plan as <plan>...</plan>.\n',
   solver: 'Problem: {{problem}}\nGive the final answer as <answer>...</answer>.\n',
   solverWithPlan: 'Problem: {{problem}}\nPlan: {{plan}}\nGive the final answer as <answer>...</answer>.\n',
@@ -22,6 +23,7 @@ export const INSTRUCT_TEMPLATES: Templates = {
   criticPlan: 'Problem: {{problem}}\nPlan: {{plan}}\nRate the plan from 1 to 10 as <score>N</score>.\n',
   criticAnswer: 'Problem: {{problem}}\nAnswer: {{answer}}\nRate the answer from 1 to 10 as <score>N</score>.\n',
   reference: '<question>{{problem}}</question><answer>{{answer}}</answer>',
+  referenceCode: '<question>{{problem}}</question><solution>{{solution}}</solution><tests>{{tests}}</tests>',
 };
 
 /**
@@ -31,6 +33,7 @@ export const INSTRUCT_TEMPLATES: Templates = {
  */
 export const COMPACT_TEMPLATES: Templates = {
   challenger: '{{references}}\nHarder {{kind}}:\n',
+  challengerCode: '{{references}}\nHarder code:\n',
   planner: 'Plan: {{problem}}\n',
   solver: 'Solve: {{problem}}\n',
   solverWithPlan: 'Solve: {{problem}}\nPlan: {{plan}}\n',
@@ -38,6 +41,7 @@ export const COMPACT_TEMPLATES: Templates = {
   criticPlan: 'Rate plan: {{problem}}\nPlan: {{plan}}\n',
   criticAnswer: 'Rate answer: {{problem}}\nAnswer: {{answer}}\n',
   reference: '{{problem}} {{answer}}',
+  referenceCode: '{{problem}}',
 };
 
 export const DEFAULT_TEMPLATES = INSTRUCT_TEMPLATES;
@@ -45,6 +49,7 @@ export const DEFAULT_TEMPLATES = INSTRUCT_TEMPLATES;
 /** What each template's completion must contain. */
 export const OUTPUTS: Record<TemplateName, OutputSpec> = {
   challenger: { tags: [{ name: 'question', required: true }, { name: 'answer', required: true }], textOutside: false },
+  challengerCode: { tags: [{ name: 'question', required: true }, { name: 'solution', required: true }, { name: 'tests', required: true }], textOutside: false },
   planner: { tags: [{ name: 'plan', required: true }], textOutside: false },
   solver: { tags: [{ name: 'answer', required: true }], textOutside: true },
   solverWithPlan: { tags: [{ name: 'answer', required: true }], textOutside: true },
@@ -72,9 +77,20 @@ export function render(template: string, values: Readonly<Record<string, string>
   return wrap(text);
 }
 
+/** A code problem's tests as assert lines, when it has them (MBPP-style problems and the Challenger's). */
+export function assertLines(p: Problem): string[] | null {
+  return p.kind === 'code' && p.tests.style === 'asserts' ? p.tests.asserts : null;
+}
+
 /** The Challenger's reference problems, one per line. */
 export function referenceList(problems: readonly Problem[], templates: Templates): string {
-  return problems.map((p) => render(templates.reference, { problem: p.statement, answer: p.kind === 'math' ? p.answer : '' })).join('\n');
+  return problems
+    .map((p) =>
+      p.kind === 'math'
+        ? render(templates.reference, { problem: p.statement, answer: p.answer })
+        : render(templates.referenceCode, { problem: p.statement, solution: p.solution ?? '', tests: (assertLines(p) ?? []).join('\n') }),
+    )
+    .join('\n');
 }
 
 /** The placeholders a template uses, for checking an edited template in settings. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Problem } from '../data/problem';
-import { createValidators } from './validators';
+import { createValidators, programOf } from './validators';
 
 const v = createValidators();
 
@@ -23,13 +23,25 @@ describe('loop validators', () => {
     expect(await v.propose({ question: 'How many legs do 3 cats have?', answer: '12' }, 'math', 'g4')).toMatchObject({ problem: { format: 'qa', answer: '12' } });
     expect(await v.propose({ question: 'x', answer: '' }, 'math', 'g5')).toEqual({ unusable: 'empty answer' });
     expect(await v.propose({ question: '  ', answer: '1' }, 'math', 'g6')).toEqual({ unusable: 'empty question' });
-    expect(await v.propose({ question: 'q', answer: '1' }, 'code', 'g7')).toMatchObject({ unusable: expect.any(String) });
+    expect(await v.propose({ question: 'q', solution: 'def f(): return 1', tests: 'assert f() == 1' }, 'code', 'g7')).toEqual({ unusable: 'this run has no code sandbox to check code problems' });
   });
 
   it('refuses to judge code without a sandbox rather than guessing', async () => {
     const code: Problem = { id: 'c', source: 's', format: 'mbpp', kind: 'code', statement: 'add', tests: { style: 'asserts', entryPoint: 'add', asserts: ['assert add(1,2)==3'] }, raw: {} };
     await expect(v.judge(code, 'def add(a,b): return a+b')).rejects.toThrow(/no code sandbox/);
-    const withRunner = createValidators(async () => 0.5);
-    expect(await withRunner.judge(code, 'x')).toBe(0.5);
+    const seen: string[] = [];
+    const withRunner = createValidators({
+      verify: async (_p, program) => (seen.push(program), { status: 'fail', passed: 1, total: 2, fraction: 0.5, ms: 1 }),
+      verifyAsserts: async () => ({ status: 'pass', passed: 1, total: 1, fraction: 1, ms: 1 }),
+    });
+    expect(await withRunner.judge(code, 'Here:\n<answer>\n```python\ndef add(a, b):\n    return a - b\n```\n</answer>')).toBe(0.5);
+    expect(seen).toEqual(['def add(a, b):\n    return a - b']);
+  });
+
+  it('reads the program from a response: the answer tag, a fence inside it, or the whole text', () => {
+    expect(programOf('<answer>x = 1</answer> junk')).toBe('x = 1');
+    expect(programOf('```py\nx = 1\n```')).toBe('x = 1');
+    expect(programOf('def f():\n  return 2')).toBe('def f():\n  return 2');
+    expect(programOf('<answer>unclosed')).toBe('unclosed');
   });
 });

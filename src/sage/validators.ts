@@ -1,25 +1,64 @@
 /**
  * The loop's validators over src/verify: math answers judged by equivalence, curriculum
  * problems written by the Challenger checked by evaluating their expression (the answer
- * the Challenger claims must equal it), code through a sandbox runner when one is given.
+ * the Challenger claims must equal it), code run in a sandbox: a Solver's program against the
+ * problem's tests, a Challenger's tests against its own reference solution.
  */
 import { answerStatement } from '../data/curriculum';
-import type { MathProblem, Problem } from '../data/problem';
+import type { CodeProblem, MathProblem, Problem } from '../data/problem';
 import { extractAnswer, judgeMath, normaliseAnswer } from '../verify/math';
+import type { CodeVerdict } from '../verify/python/verdict';
 import type { Validators } from './loop';
 
-/** Runs a code answer against a code problem's tests: the pass fraction. */
-export type CodeRunner = (problem: Extract<Problem, { kind: 'code' }>, response: string) => Promise<number>;
+/** What the validators need of a sandbox (src/verify/python's CodeVerifier). */
+export interface CodeChecks {
+  verify(problem: CodeProblem, program: string): Promise<CodeVerdict>;
+  verifyAsserts(program: string, asserts: string): Promise<CodeVerdict>;
+}
 
-export function createValidators(runCode?: CodeRunner): Validators {
+/** The program in a response: the `<answer>` content, else the whole text, without a Markdown fence around it. */
+export function programOf(response: string): string {
+  const open = response.indexOf('<answer>');
+  const close = open >= 0 ? response.indexOf('</answer>', open) : -1;
+  const body = open >= 0 ? response.slice(open + 8, close >= 0 ? close : undefined) : response;
+  const fenced = /^\s*```[\w+-]*[ \t]*\n([\s\S]*?)\n?```\s*$/.exec(body);
+  return fenced ? fenced[1]! : body;
+}
+
+/** The function a solution defines first: the problem's entry point. */
+function entryPoint(solution: string): string | null {
+  return /^def\s+([A-Za-z_]\w*)\s*\(/m.exec(solution)?.[1] ?? null;
+}
+
+async function proposeCode(fields: Readonly<Record<string, string>>, id: string, code: CodeChecks | undefined): Promise<{ problem: Problem } | { unusable: string }> {
+  if (!code) return { unusable: 'this run has no code sandbox to check code problems' };
+  const statement = fields.question?.trim();
+  const solution = fields.solution?.trim();
+  if (!statement) return { unusable: 'empty question' };
+  if (!solution) return { unusable: 'no reference solution' };
+  const entry = entryPoint(solution);
+  if (!entry) return { unusable: 'the solution defines no function' };
+  const asserts = (fields.tests ?? '').split('\n').map((l) => l.trim()).filter((l) => l.startsWith('assert'));
+  if (!asserts.length) return { unusable: 'no assert statement in the tests' };
+  const verdict = await code.verifyAsserts(solution, asserts.join('\n'));
+  if (verdict.status !== 'pass') return { unusable: `the tests fail on the reference solution (${verdict.status}${verdict.detail ? `: ${verdict.detail.slice(0, 80)}` : ''})` };
+  const problem: CodeProblem = {
+    id, source: 'challenger', format: 'mbpp', kind: 'code', statement, solution,
+    tests: { style: 'asserts', entryPoint: entry, asserts },
+    raw: { text: statement, code: solution, test_list: asserts },
+  };
+  return { problem };
+}
+
+export function createValidators(code?: CodeChecks): Validators {
   return {
     async judge(problem, response) {
       if (problem.kind === 'math') return judgeMath(response, problem.answer, { lastNumber: false }).correct ? 1 : 0;
-      if (!runCode) throw new Error(`problem ${problem.id} is code, and this run has no code sandbox`);
-      return runCode(problem, response);
+      if (!code) throw new Error(`problem ${problem.id} is code, and this run has no code sandbox`);
+      return (await code.verify(problem, programOf(response))).fraction;
     },
     async propose(fields, kind, id) {
-      if (kind !== 'math') return { unusable: 'only math problems can be proposed in this run' };
+      if (kind === 'code') return proposeCode(fields, id, code);
       const statement = fields.question?.trim();
       const claimed = fields.answer?.trim();
       if (!statement) return { unusable: 'empty question' };

@@ -13,24 +13,29 @@ const SEEDS: Problem[] = [
     solution: 'She has 3+2=<<3+2=5>>5 pens.\n#### 5', raw: {},
   },
   { id: 'd', source: 't', format: 'mbpp', kind: 'code', statement: 'Write add(a, b).', solution: 'def add(a, b):\n    return a + b', tests: { style: 'asserts', entryPoint: 'add', asserts: ['assert add(1, 2) == 3'] }, raw: {} },
+  { id: 'e', source: 't', format: 'mbpp', kind: 'code', statement: 'Write neg(a).', solution: 'def neg(a):\n    return -a', tests: { style: 'asserts', entryPoint: 'neg', asserts: ['assert neg(1) == -1', 'assert neg(0) == 0'] }, raw: {} },
+  { id: 'f', source: 't', format: 'mbpp', kind: 'code', statement: 'Write one().', solution: 'def one():\n    return 1', tests: { style: 'asserts', entryPoint: 'one', asserts: ['assert one() == 1'] }, raw: {} },
 ];
 
 describe('warm-up pairs', () => {
   it('teach every role its format: each target parses cleanly with that role’s parser', () => {
     const pairs = warmupPairs(SEEDS, { templates: DEFAULT_TEMPLATES, references: 2, maxSolution: 200 }, rng(1));
-    const kinds = { solver: 0, planner: 0, challenger: 0, critic: 0 };
+    const kinds = { solver: 0, planner: 0, challenger: 0, challengerCode: 0, critic: 0 };
     for (const { prompt, response } of pairs) {
-      const role = prompt.includes('<plan>') ? 'planner' : prompt.includes('<question>') ? 'challenger' : prompt.includes('<score>') ? 'critic' : 'solver';
+      const role = prompt.includes('<plan>') ? 'planner' : prompt.includes('<solution>') ? 'challengerCode' : prompt.includes('<question>') ? 'challenger' : prompt.includes('<score>') ? 'critic' : 'solver';
       kinds[role]++;
       const spec = OUTPUTS[role === 'critic' ? 'criticProblem' : role];
       const parsed = parseOutput(response, spec);
       expect(parsed.format, `${prompt} → ${response}`).toBe(1);
       if (role === 'critic') expect([criticScore(parsed.fields.score)]).toContainEqual(expect.any(Number));
     }
-    expect(kinds.solver).toBe(4 + 3); // every seed, and again with the plan where there is one
+    expect(kinds.solver).toBe(6 + 3); // every seed, and again with the plan where there is one
     expect(kinds.planner).toBe(3);
     expect(kinds.challenger).toBe(3);
-    expect(kinds.critic).toBe(4 * 2 + 3);
+    // Code seeds teach the code Challenger: a seed with its solution and asserts.
+    expect(kinds.challengerCode).toBe(3);
+    expect(pairs.some((p) => p.response === '<question>Write neg(a).</question><solution>def neg(a):\n    return -a</solution><tests>assert neg(1) == -1\nassert neg(0) == 0</tests>')).toBe(true);
+    expect(kinds.critic).toBe(6 * 2 + 3);
   });
 
   it('plans are the expression or the solution’s steps without calculator notes', () => {
@@ -46,6 +51,6 @@ describe('warm-up pairs', () => {
     const critic = a.filter((p) => p.prompt.startsWith('Problem:') && p.prompt.includes('Rate its quality'));
     const real = critic.filter((p) => SEEDS.some((s) => p.prompt.includes(`Problem: ${s.statement}\n`)));
     expect(real.every((p) => p.response === '<score>9</score>')).toBe(true);
-    expect(critic.filter((p) => p.response === '<score>2</score>')).toHaveLength(4);
+    expect(critic.filter((p) => p.response === '<score>2</score>')).toHaveLength(6);
   });
 });

@@ -8,7 +8,7 @@
 import type { Problem } from '../data/problem';
 import type { SftPair } from '../train/sft';
 import { shuffle } from '../util/random';
-import { referenceList, render, type Templates } from './templates';
+import { assertLines, referenceList, render, type Templates } from './templates';
 
 export interface WarmupOptions {
   templates: Templates;
@@ -54,6 +54,7 @@ export function warmupPairs(seeds: readonly Problem[], o: WarmupOptions, random:
   const t = o.templates;
   const pairs: SftPair[] = [];
   const math = seeds.filter((p) => p.kind === 'math');
+  const code = seeds.filter((p) => assertLines(p) && p.solution);
   for (const p of seeds) {
     const plan = planOf(p);
     pairs.push({ prompt: render(t.solver, { problem: p.statement }), response: solverTarget(p, o.maxSolution) });
@@ -67,6 +68,15 @@ export function warmupPairs(seeds: readonly Problem[], o: WarmupOptions, random:
     if (p.kind === 'math' && math.length > o.references) {
       const refs = shuffle(math.filter((q) => q.id !== p.id), random).slice(0, o.references);
       pairs.push({ prompt: render(t.challenger, { references: referenceList(refs, t), kind: 'math' }), response: `<question>${p.statement}</question><answer>${p.answer}</answer>` });
+    }
+    // Code: another seed with its solution and its asserts (problems tested by asserts only).
+    const asserts = assertLines(p);
+    if (asserts && p.solution && code.length > o.references) {
+      const refs = shuffle(code.filter((q) => q.id !== p.id), random).slice(0, o.references);
+      pairs.push({
+        prompt: render(t.challengerCode, { references: referenceList(refs, t), kind: 'code' }),
+        response: `<question>${p.statement}</question><solution>${p.solution.trim()}</solution><tests>${asserts.join('\n')}</tests>`,
+      });
     }
   }
   return shuffle(pairs, random);

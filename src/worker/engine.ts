@@ -231,7 +231,7 @@ export function createEngine(platform: Platform): EngineApi {
         const s = held();
         if (!problems.seeds) throw new Error('no seed problems loaded: load a seed file first');
         if (!problems.validation) throw new Error('no validation problems loaded: load a held-out file first');
-        job = EvolveJob.start(s, { seeds: problems.seeds, validation: problems.validation }, request, onEvents);
+        job = EvolveJob.start(s, { seeds: problems.seeds, validation: problems.validation }, request, onEvents, () => platform.codeSandbox());
         return job.run();
       });
     },
@@ -243,7 +243,7 @@ export function createEngine(platform: Platform): EngineApi {
         replaceModel(next);
         problems.seeds = [...store.problems.seeds];
         problems.validation = [...store.problems.validation];
-        job = EvolveJob.resume(next, store, resume.state, settings, onEvents);
+        job = EvolveJob.resume(next, store, resume.state, settings, onEvents, () => platform.codeSandbox());
         return job.run();
       });
     },

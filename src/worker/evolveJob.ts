@@ -16,6 +16,7 @@ import { createValidators } from '../sage/validators';
 import { sessionRunModel, warmupSft } from '../train/runModel';
 import { DEFAULT_POLICY, type ModelSession } from '../train/session';
 import { batchEvery } from '../util/throttle';
+import { CodeVerifier, type SandboxRunner } from '../verify/python/codeVerifier';
 import type { EvolveEvent, EvolveRequest, EvolveResult, EvolveSettings, ProblemSetReport } from './api';
 
 /** Events reach the page at most this often. */
@@ -68,15 +69,20 @@ function runSettings(method: MethodName, templates: 'compact' | 'instruct', over
   };
 }
 
+/** Opens a pool of Python sandboxes (the platform's), for runs with code problems. */
+export type SandboxFactory = () => SandboxRunner & { close(): void };
+
 export class EvolveJob {
   private readonly evolution: Evolution;
   private running = false;
+  private readonly sandbox: (SandboxRunner & { close(): void }) | null;
 
   private constructor(
     readonly session: ModelSession,
     readonly store: MemoryRunStore,
     settings: RunSettings,
     onEvents: (events: EvolveEvent[]) => void,
+    openSandbox: SandboxFactory,
     resume?: { state: RunState },
   ) {
     const events = batchEvery(onEvents, EVENT_INTERVAL_MS);
@@ -97,29 +103,31 @@ export class EvolveJob {
         events.push({ type: 'bank', event: e });
       },
     };
-    this.evolution = new Evolution(settings, seeds, validation, model, createValidators(), recording, (e) => events.push(e), resume && { state: resume.state, bankEvents: [...store.bankEvents] });
+    this.sandbox = [...seeds, ...validation].some((p) => p.kind === 'code') ? openSandbox() : null;
+    const validators = createValidators(this.sandbox ? new CodeVerifier(this.sandbox) : undefined);
+    this.evolution = new Evolution(settings, seeds, validation, model, validators, recording, (e) => events.push(e), resume && { state: resume.state, bankEvents: [...store.bankEvents] });
   }
 
   private readonly flush: () => void;
 
   /** A new run of the held model on the given problems; the policy optimizer starts afresh. */
-  static start(session: ModelSession, problems: { seeds: Problem[]; validation: Problem[] }, request: EvolveRequest, onEvents: (events: EvolveEvent[]) => void): EvolveJob {
+  static start(session: ModelSession, problems: { seeds: Problem[]; validation: Problem[] }, request: EvolveRequest, onEvents: (events: EvolveEvent[]) => void, openSandbox: SandboxFactory): EvolveJob {
     checkHeldOut(problems.seeds, problems.validation);
     const settings = runSettings(request.method, request.templates, request.settings);
     const { method: _m, templates: _t, ...recorded } = settings;
     const config: RunConfigRecord = { method: request.method, templates: request.templates, model: session.origin, settings: recorded, policy: DEFAULT_POLICY };
     session.resetOptimizer();
-    return new EvolveJob(session, new MemoryRunStore(config, problems), settings, onEvents);
+    return new EvolveJob(session, new MemoryRunStore(config, problems), settings, onEvents, openSandbox);
   }
 
   /** Continues an exported run: `session` holds its last checkpoint (weights and AdamW state). */
-  static resume(session: ModelSession, store: MemoryRunStore, state: RunState, overrides: EvolveSettings, onEvents: (events: EvolveEvent[]) => void): EvolveJob {
+  static resume(session: ModelSession, store: MemoryRunStore, state: RunState, overrides: EvolveSettings, onEvents: (events: EvolveEvent[]) => void, openSandbox: SandboxFactory): EvolveJob {
     const config = store.config as Partial<RunConfigRecord>;
     if (!config.method || !config.templates || !config.settings) throw new Error('not a run export: config.json has no method, templates or settings');
     const settings = runSettings(config.method, config.templates, overrides, config.settings);
     const { method: _m, templates: _t, ...recorded } = settings;
     store.config = { ...config, settings: recorded };
-    return new EvolveJob(session, store, settings, onEvents, { state });
+    return new EvolveJob(session, store, settings, onEvents, openSandbox, { state });
   }
 
   async run(): Promise<EvolveResult> {
@@ -129,6 +137,7 @@ export class EvolveJob {
       return { state, reason: this.evolution.endReason ?? 'steps' };
     } finally {
       this.running = false;
+      this.sandbox?.close();
       this.flush();
     }
   }
