@@ -81,7 +81,8 @@ export const DEFAULT_LOOP: Omit<LoopSettings, 'method' | 'templates'> = {
   temperature: 1,
   topK: 0,
   topP: 1,
-  maxNewTokens: { challenger: 96, planner: 48, solver: 48, critic: 8 },
+  // A byte-level model spends a token per byte: `<score>10</score>` alone is 17.
+  maxNewTokens: { challenger: 96, planner: 48, solver: 48, critic: 24 },
   lr: 1e-4,
   sampling: { kind: 'uniform' },
 };
