@@ -19,6 +19,13 @@ describe('loop validators', () => {
     expect(await v.propose({ question: '3-9=?', answer: '-6' }, 'math', 'g3')).toMatchObject({ unusable: expect.stringContaining('negative') });
   });
 
+  it('a statement out of the curriculum\'s styles that ends in an expression is answered by it', async () => {
+    expect(await v.propose({ question: 'Add 5 and 2: 0+3=?', answer: '0' }, 'math', 'g8')).toEqual({ unusable: 'claims 0, but 0+3 = 3' });
+    expect(await v.propose({ question: 'Ed adds 4 to 4: 1+2=?', answer: '3' }, 'math', 'g9')).toMatchObject({ problem: { answer: '3', expression: '1+2', format: 'qa' } });
+    expect(await v.propose({ question: 'Hm: (2+3)*4 = ?', answer: '20' }, 'math', 'g10')).toMatchObject({ problem: { answer: '20' } });
+    expect(await v.propose({ question: 'Odd: 2+=?', answer: '2' }, 'math', 'g11')).toMatchObject({ unusable: expect.stringContaining('2+') });
+  });
+
   it('outside the curriculum an answer must parse; empty or junk output is unusable', async () => {
     expect(await v.propose({ question: 'How many legs do 3 cats have?', answer: '12' }, 'math', 'g4')).toMatchObject({ problem: { format: 'qa', answer: '12' } });
     expect(await v.propose({ question: 'x', answer: '' }, 'math', 'g5')).toEqual({ unusable: 'empty answer' });

@@ -6,9 +6,13 @@
  */
 import { answerStatement } from '../data/curriculum';
 import type { CodeProblem, MathProblem, Problem } from '../data/problem';
+import { evaluateExpression } from '../verify/arithmetic';
 import { extractAnswer, judgeMath, normaliseAnswer } from '../verify/math';
 import type { CodeVerdict } from '../verify/python/verdict';
 import type { Validators } from './loop';
+
+/** An integer expression closing a statement, as every curriculum style ends: `… 4+3=?`. */
+const TRAILING_EXPRESSION = /(?:^|[^\w.])([\d+\-*/() ]*\d[\d+\-*/() ]*)=\s*\?\s*$/;
 
 /** What the validators need of a sandbox (src/verify/python's CodeVerifier). */
 export interface CodeChecks {
@@ -68,10 +72,18 @@ export function createValidators(code?: CodeChecks): Validators {
       const base = { id, source: 'challenger', statement, raw: { question: statement, answer } as Record<string, unknown> };
       const curriculum = answerStatement(statement);
       if ('error' in curriculum) {
-        // Outside the curriculum's styles nothing recomputes the answer: it must at least parse.
-        return curriculum.error === 'not in a curriculum style'
-          ? { problem: { ...base, format: 'qa', kind: 'math', answer } satisfies MathProblem }
-          : { unusable: curriculum.error };
+        if (curriculum.error !== 'not in a curriculum style') return { unusable: curriculum.error };
+        // A statement ending in an expression ("…: 4+3=?") is answered by that expression.
+        const tail = TRAILING_EXPRESSION.exec(statement);
+        if (tail) {
+          const expression = tail[1]!.trim();
+          const value = evaluateExpression(expression);
+          if ('error' in value) return { unusable: `${expression}: ${value.error}` };
+          if (!judgeMath(`<answer>${answer}</answer>`, String(value.value), { lastNumber: false }).correct) return { unusable: `claims ${answer}, but ${expression} = ${value.value}` };
+          return { problem: { ...base, format: 'qa', kind: 'math', answer: String(value.value), expression } satisfies MathProblem };
+        }
+        // Otherwise nothing recomputes the answer: it must at least parse.
+        return { problem: { ...base, format: 'qa', kind: 'math', answer } satisfies MathProblem };
       }
       if (!judgeMath(`<answer>${answer}</answer>`, curriculum.answer, { lastNumber: false }).correct) {
         return { unusable: `claims ${answer}, but ${curriculum.expression} = ${curriculum.answer}` };
