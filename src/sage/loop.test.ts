@@ -44,7 +44,7 @@ describe('the SAGE loop (orchestration)', () => {
     expect(metrics.loss?.tokens).toBe(rollouts.reduce((n, r) => n + r.completionIds.length, 0));
     // Sampling at temperature 1 with the roles' stop strings; the Critic is short.
     expect(model.requests.every((r) => r.temperature === 1)).toBe(true);
-    expect(model.requests.find((r) => r.prompts[0]!.includes('Rate'))).toMatchObject({ maxNewTokens: 8, stop: ['</score>'] });
+    expect(model.requests.find((r) => r.prompts[0]!.includes('Rate'))).toMatchObject({ maxNewTokens: DEFAULT_LOOP.maxNewTokens.critic, stop: ['</score>'] });
   });
 
   it('is reproducible: the same seed gives the same requests and rewards', async () => {
