@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { SHIPPED_SPLITS } from '../data/curriculum';
 import { describeCounts, type ImportReport } from '../data/import';
 import { readProblemFile } from '../data/nodeFile';
-import { normaliseStatement, parseFieldMapping, type Problem } from '../data/problem';
+import { checkHeldOut, parseFieldMapping, type Problem } from '../data/problem';
 import { Runtime } from '../gpu/runtime';
 import { importCheckpoint } from '../model/checkpoint';
 import { PRESETS, type PresetName } from '../model/config';
@@ -115,9 +115,7 @@ async function main(o: Options): Promise<void> {
   const resumed = o.resume ? new RunFolder(o.resume).readResume() : null;
   const seeds = await readSplit(o.seeds, 'seeds', o.fields);
   const validation = await readSplit(o.validation, 'validation');
-  const seen = new Set(seeds.map((p) => normaliseStatement(p.statement)));
-  const shared = validation.filter((p) => seen.has(normaliseStatement(p.statement)));
-  if (shared.length) throw new Error(`${shared.length} validation problems also appear in the seeds (first: ${shared[0]!.id}): a score on them would be false`);
+  checkHeldOut(seeds, validation);
   if (o.steps === 0) return;
 
   const method = METHODS[o.method as MethodName];

@@ -290,3 +290,10 @@ export function recordToProblem(record: Record<string, unknown>, source: string,
 export function normaliseStatement(s: string): string {
   return s.replace(/\s+/g, ' ').trim().toLowerCase();
 }
+
+/** Refuses a validation split that shares problems with the seeds: a score on them would be false. */
+export function checkHeldOut(seeds: readonly Problem[], validation: readonly Problem[]): void {
+  const seen = new Set(seeds.map((p) => normaliseStatement(p.statement)));
+  const shared = validation.filter((p) => seen.has(normaliseStatement(p.statement)));
+  if (shared.length) throw new Error(`${shared.length} validation problems also appear in the seeds (first: ${shared[0]!.id}): a score on them would be false`);
+}

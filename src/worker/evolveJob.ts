@@ -5,7 +5,7 @@
  */
 import { importProblems } from '../data/import';
 import { blobChunks } from '../data/lines';
-import { normaliseStatement, parseFieldMapping, type Problem } from '../data/problem';
+import { checkHeldOut, parseFieldMapping, type Problem } from '../data/problem';
 import { METHODS, type MethodName } from '../sage/config';
 import { DEFAULT_LOOP } from '../sage/loop';
 import { Evolution, type RunSettings, type RunState } from '../sage/run';
@@ -40,13 +40,6 @@ export async function readProblems(which: 'seeds' | 'validation', name: string, 
   };
 }
 
-/** Refuses a validation split that shares problems with the seeds: a score on them would be false. */
-export function checkHeldOut(seeds: readonly Problem[], validation: readonly Problem[]): void {
-  const seen = new Set(seeds.map((p) => normaliseStatement(p.statement)));
-  const shared = validation.filter((p) => seen.has(normaliseStatement(p.statement)));
-  if (shared.length) throw new Error(`${shared.length} validation problems also appear in the seeds (first: ${shared[0]!.id}): a score on them would be false`);
-}
-
 /** What a run records as its config.json, the same fields the CLI writes. */
 interface RunConfigRecord {
   method: MethodName;
@@ -76,6 +69,8 @@ export class EvolveJob {
   private readonly evolution: Evolution;
   private running = false;
   private readonly sandbox: (SandboxRunner & { close(): void }) | null;
+  /** Sends the events waiting for the page at once. */
+  private readonly flush: () => void;
 
   private constructor(
     readonly session: ModelSession,
@@ -93,22 +88,12 @@ export class EvolveJob {
       writeCheckpoint: (tag, files) => store.writeCheckpoint(tag, files),
     });
     const { seeds, validation } = store.problems;
-    // Bank changes go to the records and to the page.
-    const recording = {
-      metrics: store.metrics.bind(store),
-      transcripts: store.transcripts.bind(store),
-      state: store.state.bind(store),
-      bank: (e: Parameters<MemoryRunStore['bank']>[0]) => {
-        store.bank(e);
-        events.push({ type: 'bank', event: e });
-      },
-    };
     this.sandbox = [...seeds, ...validation].some((p) => p.kind === 'code') ? openSandbox() : null;
     const validators = createValidators(this.sandbox ? new CodeVerifier(this.sandbox) : undefined);
-    this.evolution = new Evolution(settings, seeds, validation, model, validators, recording, (e) => events.push(e), resume && { state: resume.state, bankEvents: [...store.bankEvents] });
+    this.evolution = new Evolution(settings, seeds, validation, model, validators, store, (e) => events.push(e), resume && { state: resume.state, bankEvents: [...store.bankEvents] });
+    // Bank changes reach the page as well as the records.
+    this.evolution.bank.subscribe((event) => events.push({ type: 'bank', event }));
   }
-
-  private readonly flush: () => void;
 
   /** A new run of the held model on the given problems; the policy optimizer starts afresh. */
   static start(session: ModelSession, problems: { seeds: Problem[]; validation: Problem[] }, request: EvolveRequest, onEvents: (events: EvolveEvent[]) => void, openSandbox: SandboxFactory): EvolveJob {
