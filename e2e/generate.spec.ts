@@ -1,4 +1,5 @@
 import { expect, test } from '@playwright/test';
+import { openEngine } from './lab';
 
 /** Short answers the tiny preset memorises in a few dozen steps (as src/train/memorise.ts). */
 const PAIRS = [
@@ -12,7 +13,7 @@ test('the Generate box streams completions of the held model; after fine-tuning 
   test.setTimeout(600_000);
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(e.message));
-  await page.goto('/');
+  await openEngine(page);
   await expect(page.getByTestId('selfcheck-status')).toHaveText('passed');
   await expect(page.getByTestId('gen-start')).toBeDisabled();
 

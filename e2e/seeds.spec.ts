@@ -1,9 +1,10 @@
 import { expect, test } from '@playwright/test';
+import { openEngine } from './lab';
 
 test('the lab loads the demo curriculum by default, counts problems per format and reads a layout through a field mapping', async ({ page }) => {
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(e.message));
-  await page.goto('/');
+  await openEngine(page);
   const summary = page.getByTestId('seed-summary');
   await expect(summary).toContainText('500 examples from curriculum-500.jsonl', { timeout: 120_000 });
   await expect(page.getByTestId('seed-formats')).toContainText('as problems: 500 curriculum');

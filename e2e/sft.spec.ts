@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { expect, test } from '@playwright/test';
+import { openEngine } from './lab';
 
 const SEEDS = [
   '{"question": "What is 2+3?", "answer": "5"}',
@@ -12,7 +13,7 @@ const SEEDS = [
 test('fine-tunes on dropped seeds in the engine worker, exports a checkpoint and imports it back', async ({ page }) => {
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(e.message));
-  await page.goto('/');
+  await openEngine(page);
   await expect(page.getByTestId('selfcheck-status')).toHaveText('passed');
 
   // Bad lines are reported with their numbers and reasons; the good ones load.

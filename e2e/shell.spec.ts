@@ -1,9 +1,10 @@
 import { expect, test } from '@playwright/test';
+import { openEngine } from './lab';
 
 test('the lab shell reports the WebGPU adapter and passes the worker matmul self-check', async ({ page }) => {
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(e.message));
-  await page.goto('/');
+  await openEngine(page);
   await expect(page.getByRole('heading', { name: 'SAGE Lab' })).toBeVisible();
   const adapter = page.getByTestId('adapter');
   await expect(adapter).not.toBeEmpty();
@@ -49,7 +50,7 @@ test('without WebGPU the page says what is needed instead of failing silently', 
 test('the training check trains the tiny preset in the engine worker and plots the loss live', async ({ page }) => {
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(e.message));
-  await page.goto('/');
+  await openEngine(page);
   await expect(page.getByTestId('selfcheck-status')).toHaveText('passed');
   await page.getByTestId('train-start').click();
   await expect(page.getByTestId('train-status')).toHaveText('running');

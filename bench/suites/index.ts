@@ -8,4 +8,5 @@ export const SUITES: Record<string, () => Promise<Suite>> = {
   matmul: async () => (await import('./matmul')).matmulSuite,
   train: async () => (await import('./train')).trainSuite,
   generate: async () => (await import('./generate')).generateSuite,
+  loop: async () => (await import('./loop')).loopSuite,
 };

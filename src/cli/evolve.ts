@@ -16,7 +16,7 @@ import { nodePlatform } from '../platform/node';
 import { METHODS, type MethodName } from '../sage/config';
 import { DEFAULT_LOOP } from '../sage/loop';
 import { Evolution, type RunEvent, type RunSettings } from '../sage/run';
-import { DEFAULT_RUN, parseSettings, SETTING_NAMES } from '../sage/settings';
+import { DEFAULT_RUN, parseSettings, RUN_SPECS, SETTING_NAMES } from '../sage/settings';
 import { COMPACT_TEMPLATES, INSTRUCT_TEMPLATES } from '../sage/templates';
 import { createValidators } from '../sage/validators';
 import { CodeVerifier } from '../verify/python/codeVerifier';
@@ -39,6 +39,7 @@ export const evolveCli = {
     templates: { type: 'string', choices: ['compact', 'instruct'], help: 'role prompts: compact for models trained from scratch (the default with --preset), instruct for instruction-tuned ones (the default with --model)' },
     steps: { type: 'int', min: 0, default: DEFAULT_RUN.steps, help: 'loop steps (0: only read and report the data files)' },
     'warmup-steps': { type: 'int', min: 0, default: DEFAULT_RUN.warmupSteps, help: 'SFT warm-up steps on the seeds rendered into every role (0 for pretrained models)' },
+    'warmup-solver-share': { type: 'number', min: 0, max: 1, default: DEFAULT_RUN.warmupSolverShare, help: RUN_SPECS.warmupSolverShare.help },
     lr: { type: 'number', min: 0, minExclusive: true, help: `learning rate of the policy-gradient updates (default ${DEFAULT_LOOP.lr}, or the --config file's)` },
     'eval-every': { type: 'int', min: 1, default: DEFAULT_RUN.evalEvery, help: 'validate every N steps' },
     patience: { type: 'int', min: 1, default: DEFAULT_RUN.patience, help: 'stop after N validations without a new best' },
@@ -132,6 +133,7 @@ async function main(o: Options): Promise<void> {
     ...(o.lr !== undefined ? { lr: o.lr } : {}),
     steps: o.steps,
     warmupSteps: o.model ? 0 : o['warmup-steps'],
+    warmupSolverShare: o['warmup-solver-share'],
     evalEvery: o['eval-every'],
     patience: o.patience,
     validationLimit: o['validation-limit'],

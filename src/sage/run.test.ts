@@ -20,6 +20,7 @@ const SETTINGS: RunSettings = {
   difficultySamples: 2,
   steps: 5,
   warmupSteps: 3,
+  warmupSolverShare: 0.7,
   evalEvery: 2,
   patience: 2,
   validationLimit: 10,

@@ -19,6 +19,8 @@ export interface RunSettings extends LoopSettings {
   steps: number;
   /** SFT steps of the warm-up before the first loop step (0: none, e.g. a pretrained model). */
   warmupSteps: number;
+  /** The Solver's share of the warm-up's pairs (its pairs repeated to reach it). */
+  warmupSolverShare: number;
   /** Validate every this many steps (and before the first). */
   evalEvery: number;
   /** Stop after this many evaluations without a new best. */
@@ -194,7 +196,7 @@ export class Evolution {
   async run(): Promise<RunState> {
     const s = this.settings;
     if (!this.state.warmedUp && s.warmupSteps > 0) {
-      const pairs = warmupPairs(this.seeds, { templates: s.templates, references: s.references, maxSolution: 160 }, rng(s.seed));
+      const pairs = warmupPairs(this.seeds, { templates: s.templates, references: s.references, maxSolution: 160, solverShare: s.warmupSolverShare }, rng(s.seed));
       await this.model.warmup(pairs, s.warmupSteps, (step, loss) => this.emit({ type: 'warmup', step, of: s.warmupSteps, loss }));
       // Runs that compare methods start from this one warm-up (--model DIR --templates compact).
       await this.model.saveCheckpoint('warmup');

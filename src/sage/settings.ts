@@ -34,6 +34,7 @@ export const SETTING_SPECS = {
 export const RUN_SPECS = {
   steps: { integer: true, min: 1, help: 'loop steps in this run (a resumed run may add more)' },
   warmupSteps: { integer: true, min: 0, help: 'SFT steps on the seeds rendered into every role before the loop (0 for pretrained models)' },
+  warmupSolverShare: { integer: false, min: 0, max: 1, help: 'the Solver\'s share of the warm-up\'s pairs, its pairs repeated to reach it (the loop\'s rewards need a Solver that answers some problems)' },
   evalEvery: { integer: true, min: 1, help: 'validate every this many steps (and before the first)' },
   patience: { integer: true, min: 1, help: 'stop after this many validations without a new best' },
   validationLimit: { integer: true, min: 1, help: 'held-out problems per validation, the same ones each time' },
@@ -44,6 +45,7 @@ export const RUN_SPECS = {
 export const DEFAULT_RUN: Pick<RunSettings, keyof typeof RUN_SPECS> = {
   steps: 20,
   warmupSteps: 400,
+  warmupSolverShare: 0.7,
   evalEvery: 5,
   patience: 5,
   validationLimit: 200,

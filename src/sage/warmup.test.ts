@@ -19,7 +19,7 @@ const SEEDS: Problem[] = [
 
 describe('warm-up pairs', () => {
   it('teach every role its format: each target parses cleanly with that role’s parser', () => {
-    const pairs = warmupPairs(SEEDS, { templates: DEFAULT_TEMPLATES, references: 2, maxSolution: 200 }, rng(1));
+    const pairs = warmupPairs(SEEDS, { templates: DEFAULT_TEMPLATES, references: 2, maxSolution: 200, solverShare: 0 }, rng(1));
     const kinds = { solver: 0, planner: 0, challenger: 0, challengerCode: 0, critic: 0 };
     for (const { prompt, response } of pairs) {
       const role = prompt.includes('<plan>') ? 'planner' : prompt.includes('<solution>') ? 'challengerCode' : prompt.includes('<question>') ? 'challenger' : prompt.includes('<score>') ? 'critic' : 'solver';
@@ -38,6 +38,26 @@ describe('warm-up pairs', () => {
     expect(kinds.critic).toBe(6 * 2 + 3);
   });
 
+  it('repeats the Solver’s pairs to the share asked for, and keeps every other pair', () => {
+    const o = { templates: DEFAULT_TEMPLATES, references: 2, maxSolution: 200, solverShare: 0 };
+    const isSolver = (p: { response: string }) => p.response.includes('<answer>') && !p.response.startsWith('<question>');
+    const natural = warmupPairs(SEEDS, o, rng(3));
+    const others = natural.filter((p) => !isSolver(p));
+    for (const share of [0.5, 0.75, 0.9]) {
+      const weighted = warmupPairs(SEEDS, { ...o, solverShare: share }, rng(3));
+      const solver = weighted.filter(isSolver);
+      expect(weighted.filter((p) => !isSolver(p))).toHaveLength(others.length);
+      expect(solver.length).toBe(Math.round((share / (1 - share)) * others.length));
+      // Every Solver pair appears, none more than one copy more often than another.
+      const counts = new Map<string, number>();
+      for (const p of solver) counts.set(p.prompt + p.response, (counts.get(p.prompt + p.response) ?? 0) + 1);
+      expect(counts.size).toBe(natural.length - others.length);
+      expect(Math.max(...counts.values()) - Math.min(...counts.values())).toBeLessThanOrEqual(1);
+    }
+    // Below the natural share nothing is dropped.
+    expect(warmupPairs(SEEDS, { ...o, solverShare: 0.1 }, rng(3))).toHaveLength(natural.length);
+  });
+
   it('plans are the expression or the solution’s steps without calculator notes', () => {
     expect(planOf(SEEDS[0]!)).toBe('Compute 9-2.');
     expect(planOf(SEEDS[2]!)).toBe('1. She has 3+2=5 pens.');
@@ -45,7 +65,7 @@ describe('warm-up pairs', () => {
   });
 
   it('scores real problems high and corrupted ones low, and is reproducible from the seed', () => {
-    const o = { templates: DEFAULT_TEMPLATES, references: 2, maxSolution: 200 };
+    const o = { templates: DEFAULT_TEMPLATES, references: 2, maxSolution: 200, solverShare: 0 };
     const a = warmupPairs(SEEDS, o, rng(7));
     expect(warmupPairs(SEEDS, o, rng(7))).toEqual(a);
     const critic = a.filter((p) => p.prompt.startsWith('Problem:') && p.prompt.includes('Rate its quality'));

@@ -16,6 +16,22 @@ export interface WarmupOptions {
   references: number;
   /** Longest worked solution kept in a Solver target (bytes); longer ones give the answer alone. */
   maxSolution: number;
+  /**
+   * The Solver's share of the pairs, reached by repeating its pairs (never by dropping the
+   * other roles'): the loop's rewards carry signal only once the Solver answers some problems.
+   * At or below the natural share (one Solver pair or two of about eight per seed) nothing repeats.
+   */
+  solverShare: number;
+}
+
+/** Solver pairs repeated (whole copies, then a random part of one more) to make up `share` of all pairs. */
+function weightSolver(solver: SftPair[], others: SftPair[], share: number, random: () => number): SftPair[] {
+  if (!solver.length || share >= 1) return [...solver, ...others];
+  const wanted = Math.round((share / (1 - share)) * others.length);
+  if (wanted <= solver.length) return [...solver, ...others];
+  const copies = Math.floor(wanted / solver.length);
+  const repeated = Array.from({ length: copies }, () => solver).flat();
+  return [...repeated, ...shuffle(solver, random).slice(0, wanted - repeated.length), ...others];
 }
 
 /** A worked solution as plain steps: calculator notes and the final-answer line removed. */
@@ -52,14 +68,15 @@ function corrupt(statement: string, random: () => number): string {
 
 export function warmupPairs(seeds: readonly Problem[], o: WarmupOptions, random: () => number): SftPair[] {
   const t = o.templates;
+  const solver: SftPair[] = [];
   const pairs: SftPair[] = [];
   const math = seeds.filter((p) => p.kind === 'math');
   const code = seeds.filter((p) => assertLines(p) && p.solution);
   for (const p of seeds) {
     const plan = planOf(p);
-    pairs.push({ prompt: render(t.solver, { problem: p.statement }), response: solverTarget(p, o.maxSolution) });
+    solver.push({ prompt: render(t.solver, { problem: p.statement }), response: solverTarget(p, o.maxSolution) });
     if (plan) {
-      pairs.push({ prompt: render(t.solverWithPlan, { problem: p.statement, plan }), response: solverTarget(p, o.maxSolution) });
+      solver.push({ prompt: render(t.solverWithPlan, { problem: p.statement, plan }), response: solverTarget(p, o.maxSolution) });
       pairs.push({ prompt: render(t.planner, { problem: p.statement }), response: `<plan>${plan}</plan>` });
       pairs.push({ prompt: render(t.criticPlan, { problem: p.statement, plan }), response: '<score>9</score>' });
     }
@@ -79,5 +96,5 @@ export function warmupPairs(seeds: readonly Problem[], o: WarmupOptions, random:
       });
     }
   }
-  return shuffle(pairs, random);
+  return shuffle(weightSolver(solver, pairs, o.solverShare, random), random);
 }

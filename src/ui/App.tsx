@@ -2,39 +2,69 @@ import { lazy, Suspense, useEffect } from 'react';
 import { DevicePanel } from './DevicePanel';
 import { GeneratePanel } from './GeneratePanel';
 import { ModelPanel } from './ModelPanel';
+import { BankTable } from './run/BankTable';
+import { ModelChoice } from './run/ModelChoice';
+import { RunControls } from './run/RunControls';
+import { SeedsPanel } from './run/SeedsPanel';
+import { SettingsPanel } from './run/SettingsPanel';
+import { Transcripts } from './run/Transcripts';
 import { SelfCheckPanel } from './SelfCheckPanel';
 import { useLab } from './store';
 
-// Charts (recharts) load with the panel that draws them, not with the first paint.
+// Charts (recharts) load with the panels that draw them, not with the first paint.
+const RunCharts = lazy(() => import('./run/RunCharts').then((m) => ({ default: m.RunCharts })));
 const TrainCheckPanel = lazy(() => import('./TrainCheckPanel').then((m) => ({ default: m.TrainCheckPanel })));
 const SftPanel = lazy(() => import('./SftPanel').then((m) => ({ default: m.SftPanel })));
 
 export function App() {
   const connect = useLab((s) => s.connect);
   const runSelfCheck = useLab((s) => s.runSelfCheck);
+  const deviceError = useLab((s) => s.deviceError);
+  const loadShipped = useLab((s) => s.loadShippedProblems);
   useEffect(() => {
     void connect().then(() => {
-      if (useLab.getState().device) void runSelfCheck();
+      const s = useLab.getState();
+      if (!s.device) return;
+      void runSelfCheck();
+      void s.checkAutosave();
+      // The demo curriculum, unless the user already chose seeds.
+      if (!s.seedReport && !s.problemsBusy.seeds) void loadShipped('curriculum-500.jsonl');
     });
-  }, [connect, runSelfCheck]);
+  }, [connect, runSelfCheck, loadShipped]);
   return (
     <div className="app">
       <header>
         <h1>SAGE Lab</h1>
         <p className="muted">
-          Self-evolving multi-agent reasoning (Challenger · Planner · Solver · Critic), trained in your browser on WebGPU.
+          One small model as four agents (Challenger · Planner · Solver · Critic) that pose, plan, solve and judge problems and train
+          themselves with reinforcement learning, on this machine's GPU.
         </p>
       </header>
+      {deviceError && <DevicePanel />}
       <main>
-        <DevicePanel />
-        <SelfCheckPanel />
-        <ModelPanel />
-        <Suspense fallback={null}>
-          <TrainCheckPanel />
-          <SftPanel />
+        <RunControls />
+        <Suspense fallback={<section className="panel wide muted">loading charts …</section>}>
+          <RunCharts />
         </Suspense>
-        <GeneratePanel />
+        <SeedsPanel />
+        <ModelChoice />
+        <SettingsPanel />
+        <Transcripts />
+        <BankTable />
       </main>
+      <details className="engine" data-testid="engine-section">
+        <summary>Engine: device, kernel self-check, training check, supervised fine-tuning, sampling</summary>
+        <div className="engine-grid">
+          {!deviceError && <DevicePanel />}
+          <SelfCheckPanel />
+          <ModelPanel />
+          <Suspense fallback={null}>
+            <TrainCheckPanel />
+            <SftPanel />
+          </Suspense>
+          <GeneratePanel />
+        </div>
+      </details>
     </div>
   );
 }

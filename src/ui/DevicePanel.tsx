@@ -1,4 +1,5 @@
-import { useLab } from './store';
+import { useShallow } from 'zustand/react/shallow';
+import { pick, useLab } from './store';
 
 const LIMITS_SHOWN: [string, string][] = [
   ['maxBufferSize', 'Max buffer'],
@@ -16,7 +17,7 @@ function bytes(n: number): string {
 }
 
 export function DevicePanel() {
-  const { device, deviceStatus, deviceError } = useLab();
+  const { device, deviceStatus, deviceError } = useLab(useShallow((s) => pick(s, ['device', 'deviceStatus', 'deviceError'])));
   if (deviceStatus === 'error') {
     return (
       <section className="panel error" data-testid="no-webgpu">

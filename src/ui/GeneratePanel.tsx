@@ -1,6 +1,7 @@
+import { useShallow } from 'zustand/react/shallow';
 import { useState } from 'react';
 import { DEFAULT_GENERATE, type GenerateOptions } from '../model/generateSettings';
-import { useLab } from './store';
+import { pick, useLab } from './store';
 
 type NumericKey = 'maxNewTokens' | 'temperature' | 'topK' | 'topP' | 'seed';
 
@@ -16,7 +17,7 @@ const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.le
 
 /** Completions of one prompt by the held model, streamed as the engine writes them. */
 export function GeneratePanel() {
-  const lab = useLab();
+  const lab = useLab(useShallow((s) => pick(s, ['device', 'genError', 'genResult', 'genStatus', 'genTexts', 'model', 'modelBusy', 'runGenerate', 'sftStatus'])));
   const [prompt, setPrompt] = useState('Q: What is 2+3?');
   const [samples, setSamples] = useState(2);
   const [settings, setSettings] = useState<Pick<GenerateOptions, NumericKey>>({ ...DEFAULT_GENERATE, temperature: 0.7 });

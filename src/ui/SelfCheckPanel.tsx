@@ -1,7 +1,8 @@
-import { useLab } from './store';
+import { useShallow } from 'zustand/react/shallow';
+import { pick, useLab } from './store';
 
 export function SelfCheckPanel() {
-  const { check, checkStatus, checkError, runSelfCheck, device } = useLab();
+  const { check, checkStatus, checkError, runSelfCheck, device } = useLab(useShallow((s) => pick(s, ['check', 'checkStatus', 'checkError', 'runSelfCheck', 'device'])));
   if (!device) return null;
   const status = checkStatus === 'running' ? 'running' : checkStatus === 'error' ? 'error' : check ? (check.passed ? 'passed' : 'failed') : 'idle';
   return (

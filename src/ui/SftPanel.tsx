@@ -1,10 +1,11 @@
+import { useShallow } from 'zustand/react/shallow';
 import { useEffect, useState, type DragEvent } from 'react';
 import { describeCounts } from '../data/import';
 import { PRESETS, type PresetName } from '../model/config';
 import { DEFAULT_SFT, type SftSettings } from '../train/sftSettings';
 import { canSaveToFolder } from './checkpointFiles';
 import { LossChart } from './LossChart';
-import { useLab } from './store';
+import { pick, useLab } from './store';
 
 /** The lab's default seeds (the demo curriculum), and the second built-in choice. */
 const CURRICULUM_SEEDS = 'curriculum-500.jsonl';
@@ -24,7 +25,8 @@ const NUMERIC_FIELDS: { key: keyof SftSettings; label: string; min: number; step
 
 /** Supervised fine-tuning in the engine worker: seeds in, live loss, checkpoint out. */
 export function SftPanel() {
-  const lab = useLab();
+  // Only what this panel shows: a loop run's events must not re-render it.
+  const lab = useLab(useShallow((s) => pick(s, ['device', 'exportModel', 'exported', 'importModel', 'loadSeeds', 'loadShippedSeeds', 'model', 'modelBusy', 'modelError', 'newModel', 'remapSeeds', 'runSft', 'seeds', 'seedsError', 'sftError', 'sftResult', 'sftStatus', 'sftSteps', 'stopSft'])));
   const [settings, setSettings] = useState<SftSettings>({ ...DEFAULT_SFT, steps: 100 });
   const [preset, setPreset] = useState<PresetName>('tiny');
   const [dragging, setDragging] = useState(false);

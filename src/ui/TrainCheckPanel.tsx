@@ -1,9 +1,10 @@
+import { useShallow } from 'zustand/react/shallow';
 import { LossChart } from './LossChart';
-import { useLab } from './store';
+import { pick, useLab } from './store';
 
 /** Trains the tiny preset in the engine worker and plots its loss live. */
 export function TrainCheckPanel() {
-  const { device, trainStatus, trainSteps, train, trainError, runTrainCheck } = useLab();
+  const { device, trainStatus, trainSteps, train, trainError, runTrainCheck } = useLab(useShallow((s) => pick(s, ['device', 'trainStatus', 'trainSteps', 'train', 'trainError', 'runTrainCheck'])));
   if (!device) return null;
   const last = trainSteps[trainSteps.length - 1];
   const status =

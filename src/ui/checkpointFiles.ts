@@ -17,15 +17,24 @@ export async function readCheckpointFiles(picked: readonly File[]): Promise<{ na
     } catch (e) {
       throw new Error(`${zip.name} is not a readable zip archive (${e instanceof Error ? e.message : String(e)})`);
     }
-    // A zip of a folder holds "folder/config.json": keep the base names of its files.
-    const files = Object.entries(entries)
-      .filter(([path]) => !path.endsWith('/'))
-      .map(([path, bytes]) => ({ name: path.slice(path.lastIndexOf('/') + 1), bytes }));
-    return { name: zip.name.replace(/\.zip$/i, ''), files };
+    // A zip of a folder holds "folder/config.json": paths are kept below that one folder
+    // (a run's export nests its checkpoints: last/config.json).
+    const paths = Object.keys(entries).filter((path) => !path.endsWith('/'));
+    const top = commonFolder(paths);
+    return { name: zip.name.replace(/\.zip$/i, ''), files: paths.map((path) => ({ name: path.slice(top.length), bytes: entries[path]! })) };
   }
-  const files = await Promise.all(picked.map(async (f) => ({ name: f.name, bytes: new Uint8Array(await f.arrayBuffer()) })));
-  const folder = picked[0]!.webkitRelativePath.split('/')[0];
-  return { name: folder || 'imported checkpoint', files };
+  const paths = picked.map((f) => f.webkitRelativePath || f.name);
+  const top = commonFolder(paths);
+  const files = await Promise.all(picked.map(async (f, i) => ({ name: paths[i]!.slice(top.length), bytes: new Uint8Array(await f.arrayBuffer()) })));
+  return { name: top.replace(/\/$/, '') || 'imported checkpoint', files };
+}
+
+/** The one folder (with its slash) every path lies in, or '' when they do not share one. */
+function commonFolder(paths: readonly string[]): string {
+  const first = paths[0]?.split('/') ?? [];
+  if (first.length < 2) return '';
+  const folder = `${first[0]}/`;
+  return paths.every((p) => p.startsWith(folder)) ? folder : '';
 }
 
 export function zipCheckpoint(files: readonly CheckpointFile[]): Uint8Array {
@@ -61,10 +70,13 @@ export async function saveToFolder(files: readonly CheckpointFile[]): Promise<bo
     throw e;
   }
   for (const f of files) {
-    const writable = await (await dir.getFileHandle(f.name, { create: true })).createWritable();
+    // A run's export nests its checkpoints (last/model.safetensors): one folder per level.
+    const parts = f.name.split('/');
+    let folder = dir;
+    for (const part of parts.slice(0, -1)) folder = await folder.getDirectoryHandle(part, { create: true });
+    const writable = await (await folder.getFileHandle(parts[parts.length - 1]!, { create: true })).createWritable();
     await writable.write(f.bytes as Uint8Array<ArrayBuffer>);
     await writable.close();
   }
   return true;
 }
-

@@ -1,8 +1,31 @@
-/** Seed files the lab ships from the repository's `data/` (see data/README.md), by file name. */
+/** Seed files the lab ships from the repository's `data/` (see data/README.md), by file name, and their held-out splits. */
 import curriculumSeeds from '../../data/seeds/curriculum-500.jsonl?url';
 import gsm8kSeeds from '../../data/seeds/gsm8k-148.jsonl?url';
+import humanevalSeeds from '../../data/seeds/humaneval-87.jsonl?url';
+import mathSeeds from '../../data/seeds/math-156.jsonl?url';
+import mbppplusSeeds from '../../data/seeds/mbppplus-109.jsonl?url';
+import sageSeeds from '../../data/seeds/sage-500.jsonl?url';
+import curriculumValidation from '../../data/validation/curriculum-1000.jsonl?url';
+import gsm8kValidation from '../../data/validation/gsm8k-test-1319.jsonl?url';
+import humanevalValidation from '../../data/validation/humaneval-77.jsonl?url';
+import mathValidation from '../../data/validation/math500-344.jsonl?url';
+import mbppplusValidation from '../../data/validation/mbppplus-269.jsonl?url';
 
 export const SHIPPED_SEEDS: Readonly<Record<string, string>> = {
   'curriculum-500.jsonl': curriculumSeeds,
   'gsm8k-148.jsonl': gsm8kSeeds,
+  'math-156.jsonl': mathSeeds,
+  'humaneval-87.jsonl': humanevalSeeds,
+  'mbppplus-109.jsonl': mbppplusSeeds,
+  'sage-500.jsonl': sageSeeds,
+};
+
+/** Each shipped seed file's built-in validation split: no problem in common with its seeds. */
+export const SHIPPED_VALIDATION: Readonly<Record<string, { name: string; urls: string[] }>> = {
+  'curriculum-500.jsonl': { name: 'curriculum-1000.jsonl', urls: [curriculumValidation] },
+  'gsm8k-148.jsonl': { name: 'gsm8k-test-1319.jsonl', urls: [gsm8kValidation] },
+  'math-156.jsonl': { name: 'math500-344.jsonl', urls: [mathValidation] },
+  'humaneval-87.jsonl': { name: 'humaneval-77.jsonl', urls: [humanevalValidation] },
+  'mbppplus-109.jsonl': { name: 'mbppplus-269.jsonl', urls: [mbppplusValidation] },
+  'sage-500.jsonl': { name: 'the four held-out splits', urls: [mathValidation, gsm8kValidation, humanevalValidation, mbppplusValidation] },
 };

@@ -21,6 +21,7 @@ import type {
 } from '../worker/api';
 import { canSaveToFolder, downloadBytes, readCheckpointFiles, saveToFolder, zipCheckpoint } from './checkpointFiles';
 import { callEngine } from './engineClient';
+import { problemsSlice, runSlice, settingsSlice, type RunSlices } from './runSlices';
 import { SHIPPED_SEEDS } from './shippedData';
 
 type Status = 'idle' | 'running' | 'done' | 'error';
@@ -98,7 +99,12 @@ export interface GenerateSlice {
   runGenerate(prompt: string, samples: number, options: Partial<GenerateOptions>): Promise<void>;
 }
 
-export type LabState = DeviceSlice & SelfCheckSlice & TrainCheckSlice & SftSlice & GenerateSlice;
+export type LabState = DeviceSlice & SelfCheckSlice & TrainCheckSlice & SftSlice & GenerateSlice & RunSlices;
+
+/** The named fields of the lab's state, for a selector that re-renders only when one of them changes (with useShallow). */
+export function pick<K extends keyof LabState>(s: LabState, keys: readonly K[]): Pick<LabState, K> {
+  return Object.fromEntries(keys.map((k) => [k, s[k]])) as Pick<LabState, K>;
+}
 
 const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
@@ -274,4 +280,7 @@ export const useLab = create<LabState>()((...a) => ({
   ...trainCheckSlice(...a),
   ...sftSlice(...a),
   ...generateSlice(...a),
+  ...problemsSlice(...a),
+  ...settingsSlice(...a),
+  ...runSlice(...a),
 }));

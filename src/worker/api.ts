@@ -8,8 +8,9 @@ import type { MethodName } from '../sage/config';
 import type { RunEvent, RunSettings, RunState } from '../sage/run';
 import type { SftPair } from '../train/sft';
 import type { SftSettings } from '../train/sftSettings';
+import type { AutosaveInfo } from './autosave';
 
-export type { BankEvent, GenerateOptions, GenerateProgress, GenerateResult, MethodName, PresetName, Problem, RunEvent, RunState, SftPair, SftSettings };
+export type { AutosaveInfo, BankEvent, GenerateOptions, GenerateProgress, GenerateResult, MethodName, PresetName, Problem, RunEvent, RunState, SftPair, SftSettings };
 export interface DeviceReport {
   platform: string;
   adapter: { vendor: string; architecture: string; device: string; description: string };
@@ -118,7 +119,7 @@ export interface EvolveRequest {
 }
 
 /** What a loop run reports, batched to a few messages a second. */
-export type EvolveEvent = RunEvent | { type: 'bank'; event: BankEvent };
+export type EvolveEvent = RunEvent | { type: 'bank'; event: BankEvent } | { type: 'autosave'; info?: AutosaveInfo; error?: string };
 
 export interface EvolveResult {
   state: RunState;
@@ -180,4 +181,17 @@ export interface EngineApi {
    * or after it ended. resumeRun continues from them.
    */
   exportRun(): Promise<CheckpointFile[]>;
+  /**
+   * The current (or last) run's problem bank: JSONL with provenance, or the verl RL dataset
+   * (Parquet with chat-message prompts), for training on elsewhere.
+   */
+  exportBank(format: 'jsonl' | 'parquet'): Promise<CheckpointFile>;
+  /**
+   * The run autosaved in this browser (at every validation and pause), with the records that
+   * rebuild its charts; null when there is none (or the platform keeps none).
+   */
+  autosaved(): Promise<{ info: AutosaveInfo; records: CheckpointFile[] } | null>;
+  /** Continues the autosaved run, as resumeRun does an export. */
+  resumeAutosave(onEvents: (events: EvolveEvent[]) => void, settings?: EvolveSettings): Promise<EvolveResult>;
+  discardAutosave(): Promise<void>;
 }

@@ -10,13 +10,17 @@ import { ByteTokenizer } from '../model/tokenizer';
 import { memorisationRun } from '../train/memorise';
 import { ModelSession, RateMeter } from '../train/session';
 import type { Problem } from '../data/problem';
-import { MemoryRunStore } from '../sage/runRecords';
+import { bankToJsonl, bankToVerlParquet } from '../sage/bankExport';
+import { MemoryRunStore, RUN_FILES } from '../sage/runRecords';
+import { opfsAutosave } from './autosave';
 import { latestEvery } from '../util/throttle';
 import { EvolveJob, readProblems } from './evolveJob';
 import type {
   CheckpointFile,
   DeviceReport,
   EngineApi,
+  EvolveEvent,
+  EvolveSettings,
   ModelSummary,
   SelfCheckResult,
   SftRunResult,
@@ -42,6 +46,8 @@ export function createEngine(platform: Platform): EngineApi {
   const problems: { seeds: Problem[] | null; validation: Problem[] | null } = { seeds: null, validation: null };
   /** The loop run in progress or last ended, for its controls and export. */
   let job: EvolveJob | null = null;
+  /** Where loop runs autosave (OPFS in a browser; none in Node). */
+  const autosave = opfsAutosave();
   const runningJob = (): EvolveJob => {
     if (!job) throw new Error('no loop run: start one first');
     return job;
@@ -61,6 +67,18 @@ export function createEngine(platform: Platform): EngineApi {
       busy = null;
     }
   }
+
+  /** Continues an exported or autosaved run on its own model and problems. */
+  const resumeFrom = (files: Map<string, Uint8Array>, onEvents: (events: EvolveEvent[]) => void, settings: EvolveSettings) =>
+    exclusive('a loop run', async () => {
+      const { store, resume, checkpoint } = MemoryRunStore.fromFiles(files);
+      const next = ModelSession.create(await rt(), { kind: 'checkpoint', checkpoint: importCheckpoint(checkpoint), name: 'resumed run' });
+      replaceModel(next);
+      problems.seeds = [...store.problems.seeds];
+      problems.validation = [...store.problems.validation];
+      job = EvolveJob.resume(next, store, resume.state, settings, onEvents, () => platform.codeSandbox(), autosave);
+      return job.run();
+    });
 
   const held = (): ModelSession => {
     if (!session) throw new Error('no model loaded: start from a preset or import a checkpoint first');
@@ -231,21 +249,30 @@ export function createEngine(platform: Platform): EngineApi {
         const s = held();
         if (!problems.seeds) throw new Error('no seed problems loaded: load a seed file first');
         if (!problems.validation) throw new Error('no validation problems loaded: load a held-out file first');
-        job = EvolveJob.start(s, { seeds: problems.seeds, validation: problems.validation }, request, onEvents, () => platform.codeSandbox());
+        job = EvolveJob.start(s, { seeds: problems.seeds, validation: problems.validation }, request, onEvents, () => platform.codeSandbox(), autosave);
         return job.run();
       });
     },
 
     async resumeRun(files, onEvents, settings = {}) {
-      return exclusive('a loop run', async () => {
-        const { store, resume, checkpoint } = MemoryRunStore.fromFiles(new Map(files.map((f) => [f.name, f.bytes])));
-        const next = ModelSession.create(await rt(), { kind: 'checkpoint', checkpoint: importCheckpoint(checkpoint), name: 'resumed run' });
-        replaceModel(next);
-        problems.seeds = [...store.problems.seeds];
-        problems.validation = [...store.problems.validation];
-        job = EvolveJob.resume(next, store, resume.state, settings, onEvents, () => platform.codeSandbox());
-        return job.run();
-      });
+      return resumeFrom(new Map(files.map((f) => [f.name, f.bytes])), onEvents, settings);
+    },
+
+    async autosaved() {
+      const info = await autosave?.info();
+      if (!autosave || !info) return null;
+      const records = await autosave.load([RUN_FILES.config, RUN_FILES.metrics, RUN_FILES.bank, RUN_FILES.state]);
+      return records ? { info, records: toFiles(records) } : null;
+    },
+
+    async resumeAutosave(onEvents, settings = {}) {
+      const files = await autosave?.load();
+      if (!files) throw new Error('no autosaved run in this browser');
+      return resumeFrom(files, onEvents, settings);
+    },
+
+    async discardAutosave() {
+      await autosave?.clear();
     },
 
     pauseEvolve: () => runningJob().pause(),
@@ -255,6 +282,13 @@ export function createEngine(platform: Platform): EngineApi {
 
     async exportRun() {
       return toFiles(await runningJob().files());
+    },
+
+    async exportBank(format) {
+      const { bank, settings } = runningJob();
+      return format === 'jsonl'
+        ? { name: 'bank.jsonl', bytes: new TextEncoder().encode(bankToJsonl(bank)) }
+        : { name: 'bank.parquet', bytes: bankToVerlParquet(bank, 'train', settings.templates) };
     },
   };
 }

@@ -6,9 +6,10 @@
 import { importProblems } from '../data/import';
 import { blobChunks } from '../data/lines';
 import { checkHeldOut, parseFieldMapping, type Problem } from '../data/problem';
+import type { ProblemBank } from '../sage/bank';
 import { METHODS, type MethodName } from '../sage/config';
 import { DEFAULT_LOOP } from '../sage/loop';
-import { Evolution, type RunSettings, type RunState } from '../sage/run';
+import { Evolution, type RunSettings, type RunState, type RunStore } from '../sage/run';
 import { MemoryRunStore } from '../sage/runRecords';
 import { DEFAULT_RUN, parseSettings } from '../sage/settings';
 import { COMPACT_TEMPLATES, INSTRUCT_TEMPLATES } from '../sage/templates';
@@ -18,6 +19,7 @@ import { DEFAULT_POLICY, type ModelSession } from '../train/session';
 import { batchEvery } from '../util/throttle';
 import { CodeVerifier, type SandboxRunner } from '../verify/python/codeVerifier';
 import type { EvolveEvent, EvolveRequest, EvolveResult, EvolveSettings, ProblemSetReport } from './api';
+import type { RunAutosave } from './autosave';
 
 /** Events reach the page at most this often. */
 const EVENT_INTERVAL_MS = 250;
@@ -71,13 +73,17 @@ export class EvolveJob {
   private readonly sandbox: (SandboxRunner & { close(): void }) | null;
   /** Sends the events waiting for the page at once. */
   private readonly flush: () => void;
+  private readonly emitEvent: (e: EvolveEvent) => void;
+  /** Autosaves one at a time, in order. */
+  private saving: Promise<void> = Promise.resolve();
 
   private constructor(
     readonly session: ModelSession,
     readonly store: MemoryRunStore,
-    settings: RunSettings,
+    readonly settings: RunSettings,
     onEvents: (events: EvolveEvent[]) => void,
     openSandbox: SandboxFactory,
+    private readonly autosave: RunAutosave | null,
     resume?: { state: RunState },
   ) {
     const events = batchEvery(onEvents, EVENT_INTERVAL_MS);
@@ -90,35 +96,75 @@ export class EvolveJob {
     const { seeds, validation } = store.problems;
     this.sandbox = [...seeds, ...validation].some((p) => p.kind === 'code') ? openSandbox() : null;
     const validators = createValidators(this.sandbox ? new CodeVerifier(this.sandbox) : undefined);
-    this.evolution = new Evolution(settings, seeds, validation, model, validators, store, (e) => events.push(e), resume && { state: resume.state, bankEvents: [...store.bankEvents] });
+    // Every validation (once the step's state is recorded) and every pause are autosaved.
+    let validated = false;
+    const records: RunStore = {
+      metrics: async (m) => {
+        await store.metrics(m);
+        validated ||= m.kind === 'step' && m.validation !== undefined;
+      },
+      transcripts: (t) => store.transcripts(t),
+      bank: (e) => store.bank(e),
+      state: async (st) => {
+        await store.state(st);
+        if (validated) {
+          validated = false;
+          await this.autosaveNow(st.step);
+        }
+      },
+    };
+    this.evolution = new Evolution(settings, seeds, validation, model, validators, records, (e) => {
+      events.push(e);
+      // Held at a phase boundary, the weights do not change while they are written.
+      if (e.type === 'paused') void this.autosaveNow(e.step);
+    }, resume && { state: resume.state, bankEvents: [...store.bankEvents] });
+    this.emitEvent = (e) => events.push(e);
     // Bank changes reach the page as well as the records.
     this.evolution.bank.subscribe((event) => events.push({ type: 'bank', event }));
   }
 
   /** A new run of the held model on the given problems; the policy optimizer starts afresh. */
-  static start(session: ModelSession, problems: { seeds: Problem[]; validation: Problem[] }, request: EvolveRequest, onEvents: (events: EvolveEvent[]) => void, openSandbox: SandboxFactory): EvolveJob {
+  static start(
+    session: ModelSession,
+    problems: { seeds: Problem[]; validation: Problem[] },
+    request: EvolveRequest,
+    onEvents: (events: EvolveEvent[]) => void,
+    openSandbox: SandboxFactory,
+    autosave: RunAutosave | null = null,
+  ): EvolveJob {
     checkHeldOut(problems.seeds, problems.validation);
     const settings = runSettings(request.method, request.templates, request.settings);
     const { method: _m, templates: _t, ...recorded } = settings;
     const config: RunConfigRecord = { method: request.method, templates: request.templates, model: session.origin, settings: recorded, policy: DEFAULT_POLICY };
     session.resetOptimizer();
-    return new EvolveJob(session, new MemoryRunStore(config, problems), settings, onEvents, openSandbox);
+    return new EvolveJob(session, new MemoryRunStore(config, problems), settings, onEvents, openSandbox, autosave);
   }
 
   /** Continues an exported run: `session` holds its last checkpoint (weights and AdamW state). */
-  static resume(session: ModelSession, store: MemoryRunStore, state: RunState, overrides: EvolveSettings, onEvents: (events: EvolveEvent[]) => void, openSandbox: SandboxFactory): EvolveJob {
+  static resume(
+    session: ModelSession,
+    store: MemoryRunStore,
+    state: RunState,
+    overrides: EvolveSettings,
+    onEvents: (events: EvolveEvent[]) => void,
+    openSandbox: SandboxFactory,
+    autosave: RunAutosave | null = null,
+  ): EvolveJob {
     const config = store.config as Partial<RunConfigRecord>;
     if (!config.method || !config.templates || !config.settings) throw new Error('not a run export: config.json has no method, templates or settings');
     const settings = runSettings(config.method, config.templates, overrides, config.settings);
     const { method: _m, templates: _t, ...recorded } = settings;
     store.config = { ...config, settings: recorded };
-    return new EvolveJob(session, store, settings, onEvents, openSandbox, { state });
+    return new EvolveJob(session, store, settings, onEvents, openSandbox, autosave, { state });
   }
 
   async run(): Promise<EvolveResult> {
     this.running = true;
     try {
       const state = await this.evolution.run();
+      // The ended run too, so a reload can still export it.
+      await this.autosaveNow(state.step);
+      await this.saving;
       return { state, reason: this.evolution.endReason ?? 'steps' };
     } finally {
       this.running = false;
@@ -131,21 +177,45 @@ export class EvolveJob {
     this.evolution.pause();
   }
 
+  /** Goes on once a pause's autosave is written (its weights must not change under it). */
   resume(): void {
-    this.evolution.resume();
+    void this.saving.then(() => this.evolution.resume());
   }
 
   stepOnce(): void {
-    this.evolution.stepOnce();
+    void this.saving.then(() => this.evolution.stepOnce());
   }
 
   stop(): void {
     this.evolution.stop();
   }
 
+  get bank(): ProblemBank {
+    return this.evolution.bank;
+  }
+
   /** Its files, with the current weights as last/: only while paused or after the run ended. */
   async files(): Promise<Map<string, Uint8Array>> {
     if (this.running && !this.evolution.isPaused) throw new Error('pause the run before exporting it (its weights change with every step)');
+    return this.snapshot();
+  }
+
+  private async snapshot(): Promise<Map<string, Uint8Array>> {
     return this.store.files(await this.session.exportFiles({ kind: 'evolve', tag: 'last' }));
+  }
+
+  /** Writes the run's export to the autosave; a failure (a full quota) is reported, and the run goes on. */
+  private autosaveNow(step: number): Promise<void> {
+    const save = this.autosave;
+    if (!save) return Promise.resolve();
+    this.saving = this.saving.then(async () => {
+      try {
+        const info = await save.save(await this.snapshot(), { step, method: (this.store.config as { method?: string }).method ?? 'sage' });
+        this.emitEvent({ type: 'autosave', info });
+      } catch (e) {
+        this.emitEvent({ type: 'autosave', error: e instanceof Error ? e.message : String(e) });
+      }
+    });
+    return this.saving;
   }
 }

@@ -1,0 +1,137 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { expect, test, type Page } from '@playwright/test';
+import { unzipSync } from 'fflate';
+
+/** Drops a file on the page with a real drag-and-drop event sequence. */
+async function dropFile(page: Page, name: string, text: string): Promise<void> {
+  const dataTransfer = await page.evaluateHandle(
+    ({ name, text }) => {
+      const dt = new DataTransfer();
+      dt.items.add(new File([text], name, { type: 'application/jsonl' }));
+      return dt;
+    },
+    { name, text },
+  );
+  await page.dispatchEvent('main', 'dragover', { dataTransfer });
+  await page.dispatchEvent('main', 'drop', { dataTransfer });
+}
+
+/** The header of a safetensors file: its tensors' names, dtypes and shapes. */
+function safetensorsHeader(bytes: Uint8Array): Record<string, { dtype: string; shape: number[] }> {
+  const length = Number(new DataView(bytes.buffer, bytes.byteOffset, 8).getBigUint64(0, true));
+  const header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + length))) as Record<string, { dtype: string; shape: number[] }>;
+  delete header.__metadata__;
+  return header;
+}
+
+const points = async (page: Page, chart: string) => Number(await page.getByTestId(chart).getAttribute('data-points'));
+
+test('a loop run in the lab: seeds dropped, live charts and transcripts, pause, export, resume from the export', async ({ page }) => {
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  // Long main-thread tasks over the whole session, for the README's responsiveness figure.
+  await page.addInitScript(() => {
+    const w = window as unknown as { longTasks: [number, number][] };
+    w.longTasks = [];
+    new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) w.longTasks.push([Math.round(e.startTime), Math.round(e.duration)]);
+    }).observe({ type: 'longtask', buffered: true });
+  });
+  await page.goto('/');
+  const marks: [string, number][] = [];
+  const mark = async (label: string) => marks.push([label, await page.evaluate(() => performance.now())]);
+
+  // The demo curriculum and its held-out split load by default.
+  const seeds = page.getByTestId('seed-report');
+  await expect(seeds).toContainText('curriculum-500.jsonl: 500 problems (500 curriculum)', { timeout: 120_000 });
+  await expect(page.getByTestId('validation-report')).toContainText('curriculum-1000.jsonl: 1000 problems');
+
+  await mark('before drop');
+  // The paper's seed mix dropped on the page: counts per detected format.
+  await dropFile(page, 'sage-500.jsonl', readFileSync('data/seeds/sage-500.jsonl', 'utf8'));
+  await expect(seeds).toContainText('sage-500.jsonl: 500 problems');
+  for (const f of ['156 math', '148 gsm8k', '87 humaneval', '109 mbppplus']) await expect(seeds).toContainText(f);
+  // A file with bad lines: each named by number and reason, the good lines loaded.
+  await dropFile(page, 'mixed.jsonl', ['{"question": "1+1=?", "answer": "2"}', '{oops', '{"question": "2+2=?", "answer": "4"}', '{"nothing": 1}'].join('\n'));
+  await expect(seeds).toContainText('mixed.jsonl: 2 problems');
+  await expect(page.getByTestId('seed-report-errors')).toContainText('line 2');
+  await expect(page.getByTestId('seed-report-errors')).toContainText('line 4');
+
+  await mark('dropped');
+  await page.getByTestId('shipped-curriculum-500.jsonl').click();
+  await expect(seeds).toContainText('curriculum-500.jsonl: 500 problems');
+
+  // A bad value is refused inline and blocks the start; small settings for a short run.
+  await page.getByTestId('setting-topP').fill('2');
+  await expect(page.getByTestId('settings-panel')).toContainText('topP must be a number in (0, 1]');
+  await expect(page.getByTestId('start-run')).toBeDisabled();
+  await page.getByTestId('setting-topP').fill('1');
+  const small = { steps: 3, warmupSteps: 2, evalEvery: 1, validationLimit: 5, proposals: 2, references: 2, difficultySamples: 1, trainProblems: 2, solverSamples: 1 };
+  for (const [k, v] of Object.entries(small)) await page.getByTestId(`setting-${k}`).fill(String(v));
+  await expect(page.getByTestId('start-run')).toBeEnabled();
+  await mark('start');
+  await page.getByTestId('start-run').click();
+
+  // Both charts gain points as steps end; the transcripts fill.
+  await expect.poll(() => points(page, 'chart-bank'), { timeout: 15 * 60_000 }).toBeGreaterThanOrEqual(2);
+  expect(await points(page, 'chart-validation')).toBeGreaterThanOrEqual(2);
+  await expect(page.getByTestId('transcripts').getByTestId('transcript-solver').first()).toBeVisible();
+  await expect(page.getByTestId('settings-panel')).toContainText('read-only while the run lasts');
+  await expect(page.getByTestId('setting-steps')).toBeDisabled();
+  await page.screenshot({ path: 'test-results/run-live.png', fullPage: true });
+
+  await mark('live');
+  // Pause, then export the run as a zip: records, problems and a loadable checkpoint.
+  const status = page.getByTestId('run-status');
+  if ((await status.textContent()) !== 'done') {
+    await page.getByTestId('pause-run').click();
+    await expect(status).toHaveText(/paused|done/);
+  }
+  const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId(await page.getByTestId('export-run-zip').count() ? 'export-run-zip' : 'export-run-folder').click()]);
+  await mark('downloaded');
+  const zipBytes = readFileSync(await download.path());
+  writeFileSync('test-results/run-export.zip', zipBytes);
+  const files = unzipSync(new Uint8Array(zipBytes));
+  for (const f of ['config.json', 'metrics.jsonl', 'transcripts.jsonl', 'bank-events.jsonl', 'state.json', 'seeds.json', 'validation.json', 'last/config.json']) expect(Object.keys(files)).toContain(f);
+  const header = safetensorsHeader(files['last/model.safetensors']!);
+  expect(header['model.embed_tokens.weight']?.shape).toEqual([expect.any(Number), expect.any(Number)]);
+  expect(Object.keys(header).length).toBeGreaterThan(5);
+  const exportedSteps = (JSON.parse(new TextDecoder().decode(files['state.json'])) as { step: number }).step;
+  expect(exportedSteps).toBeGreaterThanOrEqual(2);
+
+  await mark('exported');
+  if ((await status.textContent()) === 'paused') await page.getByTestId('resume-run').click();
+  await expect(status).toHaveText('done', { timeout: 15 * 60_000 });
+  await expect(page.getByTestId('run-step')).toHaveText('3 / 3');
+  await expect(page.getByTestId('bank-table')).toContainText('500 seeds');
+
+  await mark('done');
+  // Resuming the export continues its step count, with its charts rebuilt from its records.
+  await page.getByTestId('setting-steps').fill('1');
+  // By path: a buffer would be decoded from base64 on the page's main thread, a cost of the test, not of the lab.
+  await page.getByTestId('resume-zip').setInputFiles('test-results/run-export.zip');
+  // The export's history first (its steps on the charts), then one more step.
+  await expect(page.getByTestId('run-step')).toHaveText(`${exportedSteps} / ${exportedSteps + 1}`);
+  await expect(status).not.toHaveText('done');
+  await expect(status).toHaveText('done', { timeout: 15 * 60_000 });
+  await expect(page.getByTestId('run-step')).toHaveText(`${exportedSteps + 1} / ${exportedSteps + 1}`);
+  expect(await points(page, 'chart-bank')).toBe(exportedSteps + 1);
+
+  await mark('resumed');
+  await page.getByTestId('run-charts').scrollIntoViewIfNeeded();
+  await page.screenshot({ path: 'test-results/run-done.png', fullPage: true });
+  const longTasks = await page.evaluate(() => (window as unknown as { longTasks: [number, number][] }).longTasks);
+  writeFileSync('test-results/run-long-tasks.json', JSON.stringify({ count: longTasks.length, max: Math.max(0, ...longTasks.map((t) => t[1])), all: longTasks, marks }));
+
+  // The run autosaved itself in the browser: after a reload the page offers it, and resuming
+  // continues its step count.
+  await expect(page.getByTestId('autosave-status')).toContainText(`autosaved after step ${exportedSteps + 1}`);
+  await page.reload();
+  await expect(page.getByTestId('autosave-offer')).toContainText(`after step ${exportedSteps + 1}`, { timeout: 120_000 });
+  await page.getByTestId('setting-steps').fill('1');
+  await page.getByTestId('resume-autosave').click();
+  await expect(page.getByTestId('run-step')).toHaveText(`${exportedSteps + 1} / ${exportedSteps + 2}`);
+  await expect(status).toHaveText('done', { timeout: 15 * 60_000 });
+  await expect(page.getByTestId('run-step')).toHaveText(`${exportedSteps + 2} / ${exportedSteps + 2}`);
+  expect(errors).toEqual([]);
+});

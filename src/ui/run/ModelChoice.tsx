@@ -1,0 +1,47 @@
+import { PRESETS, type PresetName } from '../../model/config';
+import { useLab } from '../store';
+
+/** The model the run trains: a preset from scratch (with the warm-up) or a checkpoint folder. */
+export function ModelChoice() {
+  const model = useLab((s) => s.model);
+  const busy = useLab((s) => s.modelBusy);
+  const error = useLab((s) => s.modelError);
+  const device = useLab((s) => s.device);
+  const locked = useLab((s) => ['starting', 'warmup', 'running', 'paused'].includes(s.run.status));
+  const { newModel, importModel, setSetting, setTemplates } = useLab.getState();
+  const disabled = !device || locked || busy !== null;
+  return (
+    <section className="panel" data-testid="model-choice">
+      <h2>Model</h2>
+      {model ? (
+        <dl className="facts" data-testid="run-model-summary">
+          <div className="row"><dt>model</dt><dd>{model.origin}</dd></div>
+          <div className="row"><dt>parameters</dt><dd>{(model.parameters / 1e6).toFixed(2)} M ({model.layers} layers × {model.hidden}, {model.heads} heads, {model.kvHeads} kv)</dd></div>
+          <div className="row"><dt>tokenizer</dt><dd>{model.tokenizer}, vocabulary {model.vocab}, context {model.context}</dd></div>
+          <div className="row"><dt>trained</dt><dd>{model.optimizerStep} optimizer steps</dd></div>
+        </dl>
+      ) : (
+        <p className="muted">None held yet: a run starts on the tiny preset from scratch, with the warm-up.</p>
+      )}
+      <div className="row-controls">
+        {(Object.keys(PRESETS) as PresetName[]).map((p) => (
+          <button key={p} className="secondary" disabled={disabled} onClick={() => void newModel(p, 0).then(() => setTemplates('compact'))} data-testid={`model-preset-${p}`}>
+            {p} from scratch
+          </button>
+        ))}
+        <label className={`file-button${disabled ? ' disabled' : ''}`}>
+          import a checkpoint folder
+          {/* @ts-expect-error webkitdirectory is not in React's input attributes */}
+          <input type="file" webkitdirectory="" multiple disabled={disabled} onChange={(e) => e.target.files?.length && void importModel([...e.target.files]).then(() => setSetting('warmupSteps', '0'))} />
+        </label>
+        <label className={`file-button${disabled ? ' disabled' : ''}`}>
+          or a .zip
+          <input type="file" accept=".zip" disabled={disabled} onChange={(e) => e.target.files?.length && void importModel([...e.target.files]).then(() => setSetting('warmupSteps', '0'))} />
+        </label>
+      </div>
+      {busy && <p className="status running">{busy} …</p>}
+      {error && <p className="error-text">{error}</p>}
+      <p className="muted small">A checkpoint (Hugging Face folder) needs no warm-up: importing one sets warm-up steps to 0.</p>
+    </section>
+  );
+}

@@ -1,0 +1,86 @@
+import { METHODS, type MethodName } from '../../sage/config';
+import { RUN_SPECS, SETTING_SPECS } from '../../sage/settings';
+import { NUMERIC_SETTINGS, settingDefault, type NumericSetting } from '../runSlices';
+import { useLab } from '../store';
+
+const HELP: Record<NumericSetting, string> = Object.fromEntries(
+  Object.entries({ ...SETTING_SPECS, ...RUN_SPECS }).map(([k, v]) => [k, v.help]),
+) as Record<NumericSetting, string>;
+
+/** Groups of the settings table, in the order a researcher reads them. */
+const GROUPS: { title: string; names: NumericSetting[] }[] = [
+  { title: 'Run', names: ['steps', 'warmupSteps', 'warmupSolverShare', 'evalEvery', 'patience', 'validationLimit', 'seed'] },
+  { title: 'Roles and batches', names: ['proposals', 'references', 'difficultySamples', 'trainProblems', 'solverSamples', 'nearDuplicate'] },
+  { title: 'Sampling and update', names: ['temperature', 'topK', 'topP', 'lr'] },
+];
+
+/** Every loop setting with its default and one line of explanation; refused values are named inline. */
+export function SettingsPanel() {
+  const method = useLab((s) => s.method);
+  const templates = useLab((s) => s.templates);
+  const typed = useLab((s) => s.typed);
+  const errors = useLab((s) => s.settingErrors);
+  const { setMethod, setTemplates, setSetting, resetSettings } = useLab.getState();
+  const locked = useLab((s) => ['starting', 'warmup', 'running', 'paused'].includes(s.run.status));
+  const missing = NUMERIC_SETTINGS.filter((n) => !GROUPS.some((g) => g.names.includes(n)));
+  const groups = missing.length ? [...GROUPS, { title: 'Other', names: missing }] : GROUPS;
+  return (
+    <section className="panel settings" data-testid="settings-panel">
+      <h2>Method and settings {locked && <span className="chip off">read-only while the run lasts</span>}</h2>
+      <div className="row-controls">
+        <label>
+          method{' '}
+          <select value={method} disabled={locked} onChange={(e) => setMethod(e.target.value as MethodName)} data-testid="method">
+            {(Object.keys(METHODS) as MethodName[]).map((m) => (
+              <option key={m} value={m}>
+                {m}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          prompts{' '}
+          <select value={templates} disabled={locked} onChange={(e) => setTemplates(e.target.value as 'compact' | 'instruct')}>
+            <option value="compact">compact (model from scratch)</option>
+            <option value="instruct">instruct (instruction-tuned model)</option>
+          </select>
+        </label>
+        <button className="secondary" disabled={locked || Object.keys(typed).length === 0} onClick={resetSettings}>
+          defaults
+        </button>
+      </div>
+      <p className="muted small">{METHODS[method].summary}</p>
+      {groups.map((g) => (
+        <div key={g.title}>
+          <h3>{g.title}</h3>
+          <table className="settings-table">
+            <tbody>
+              {g.names.map((name) => (
+                <tr key={name} className={errors[name] ? 'invalid' : ''}>
+                  <td className="name">{name}</td>
+                  <td>
+                    <input
+                      type="text"
+                      inputMode="decimal"
+                      value={typed[name] ?? String(settingDefault(name))}
+                      disabled={locked}
+                      aria-invalid={Boolean(errors[name])}
+                      onChange={(e) => setSetting(name, e.target.value)}
+                      data-testid={`setting-${name}`}
+                    />
+                  </td>
+                  <td className="help">
+                    {errors[name] ? <span className="error-text">{errors[name]}</span> : HELP[name]}
+                    {typed[name] !== undefined && !errors[name] && Number(typed[name]) !== settingDefault(name) && (
+                      <span className="muted"> (default {settingDefault(name)})</span>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      ))}
+    </section>
+  );
+}

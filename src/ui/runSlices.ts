@@ -1,0 +1,287 @@
+/**
+ * The loop run's slices of the lab's store: the seed and validation files the engine holds,
+ * the run's settings (checked as typed), and the run itself (controls, the view folded from
+ * the engine's events, export and resume). Files are read and problems held in the engine
+ * worker; the store keeps reports and compact points only.
+ */
+import type { StateCreator } from 'zustand';
+import { proxy } from 'comlink';
+import { METHODS, type MethodName } from '../sage/config';
+import { DEFAULT_LOOP } from '../sage/loop';
+import { checkSetting, DEFAULT_RUN, RUN_SPECS, SETTING_SPECS, type SettingName } from '../sage/settings';
+import type { AutosaveInfo, CheckpointFile, EvolveEvent, EvolveResult, EvolveSettings, ProblemSetReport } from '../worker/api';
+import { canSaveToFolder, downloadBytes, readCheckpointFiles, saveToFolder, zipCheckpoint } from './checkpointFiles';
+import { callEngine } from './engineClient';
+import { EMPTY_RUN, historyEvents, reduceRun, type RunView } from './runView';
+import { SHIPPED_SEEDS, SHIPPED_VALIDATION } from './shippedData';
+import type { LabState } from './store';
+
+const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
+
+export interface ProblemsSlice {
+  seedReport: ProblemSetReport | null;
+  validationReport: ProblemSetReport | null;
+  /** What is being read now, and the last refusal, per split. */
+  problemsBusy: Partial<Record<'seeds' | 'validation', string>>;
+  problemsError: Partial<Record<'seeds' | 'validation', string>>;
+  /** Reads a JSONL in the engine; a shipped seed file brings its built-in validation split. */
+  loadProblemFile(which: 'seeds' | 'validation', name: string, file: Blob): Promise<void>;
+  loadShippedProblems(name: string): Promise<void>;
+}
+
+/** Numeric settings of a run as typed (strings until they parse), and each one's refusal. */
+export type NumericSetting = Exclude<SettingName, 'maxNewTokens'>;
+export const NUMERIC_SETTINGS = [...Object.keys(SETTING_SPECS), ...Object.keys(RUN_SPECS)] as NumericSetting[];
+const DEFAULTS: Record<NumericSetting, number> = { ...DEFAULT_LOOP, ...DEFAULT_RUN } as unknown as Record<NumericSetting, number>;
+export const settingDefault = (name: NumericSetting): number => DEFAULTS[name];
+
+export interface SettingsSlice {
+  method: MethodName;
+  templates: 'compact' | 'instruct';
+  /** Values as typed; a missing one is its default. */
+  typed: Partial<Record<NumericSetting, string>>;
+  settingErrors: Partial<Record<NumericSetting, string>>;
+  setMethod(m: MethodName): void;
+  setTemplates(t: 'compact' | 'instruct'): void;
+  setSetting(name: NumericSetting, text: string): void;
+  resetSettings(): void;
+}
+
+export interface RunSlice {
+  run: RunView;
+  runError: string | null;
+  /** When the run started and how long it has been held (paused), for elapsed time and ETA. */
+  runClock: { started: number; heldMs: number; pausedAt: number | null } | null;
+  /** The settings the running (or last) run was started with. */
+  runSettings: { method: MethodName; steps: number } | null;
+  runExported: string | null;
+  startRun(): Promise<void>;
+  pauseRun(): void;
+  resumeRun(): void;
+  stepRun(): void;
+  stopRun(): void;
+  exportRun(to: 'zip' | 'folder'): Promise<void>;
+  /** Downloads the run's problem bank as JSONL or as the verl Parquet dataset. */
+  exportBank(format: 'jsonl' | 'parquet'): Promise<void>;
+  /** Continues a run from its exported folder or .zip. */
+  resumeFromFiles(picked: File[]): Promise<void>;
+  /** A run autosaved in this browser (found when the page opens), offered for resuming. */
+  savedRun: AutosaveInfo | null;
+  /** The browser's storage use and quota, when it reports them. */
+  storage: { usage: number; quota: number } | null;
+  checkAutosave(): Promise<void>;
+  resumeAutosaved(): Promise<void>;
+  discardAutosaved(): Promise<void>;
+}
+
+export type RunSlices = ProblemsSlice & SettingsSlice & RunSlice;
+
+export const problemsSlice: StateCreator<LabState, [], [], ProblemsSlice> = (set, get) => {
+  /** The latest load per split: an earlier one still reading does not overwrite it. */
+  const loads = { seeds: 0, validation: 0 };
+  return {
+    seedReport: null,
+    validationReport: null,
+    problemsBusy: {},
+    problemsError: {},
+    async loadProblemFile(which, name, file) {
+      const load = ++loads[which];
+      set({ problemsBusy: { ...get().problemsBusy, [which]: name }, problemsError: { ...get().problemsError, [which]: undefined } });
+      try {
+        const report = await callEngine((e) => e.loadProblems(which, name, file));
+        if (load === loads[which]) set(which === 'seeds' ? { seedReport: report } : { validationReport: report });
+      } catch (e) {
+        if (load === loads[which]) set({ problemsError: { ...get().problemsError, [which]: message(e) } });
+      } finally {
+        if (load === loads[which]) set({ problemsBusy: { ...get().problemsBusy, [which]: undefined } });
+      }
+    },
+    async loadShippedProblems(name) {
+      const fetchBlob = async (url: string) => {
+        const r = await fetch(url);
+        if (!r.ok) throw new Error(`${url}: HTTP ${r.status}`);
+        return r.blob();
+      };
+      try {
+        const seeds = SHIPPED_SEEDS[name];
+        if (!seeds) throw new Error('not a shipped seed file');
+        const validation = SHIPPED_VALIDATION[name];
+        await Promise.all([
+          get().loadProblemFile('seeds', name, await fetchBlob(seeds)),
+          validation
+            ? (async () => {
+                // A mixed seed file's held-out split is its sources' splits, one after another.
+                const parts = await Promise.all(validation.urls.map(fetchBlob));
+                await get().loadProblemFile('validation', validation.name, new Blob(parts.flatMap((p) => [p, '\n'])));
+              })()
+            : Promise.resolve(),
+        ]);
+      } catch (e) {
+        set({ problemsError: { ...get().problemsError, seeds: `could not load the demo seeds ${name}: ${message(e)}` } });
+      }
+    },
+  };
+};
+
+export const settingsSlice: StateCreator<LabState, [], [], SettingsSlice> = (set, get) => ({
+  method: 'sage',
+  templates: 'compact',
+  typed: {},
+  settingErrors: {},
+  setMethod: (method) => set({ method }),
+  setTemplates: (templates) => set({ templates }),
+  setSetting(name, text) {
+    const typed = { ...get().typed, [name]: text };
+    const value = Number(text);
+    const error = text.trim() === '' ? `${name} needs a value` : checkSetting(name, value);
+    set({ typed, settingErrors: { ...get().settingErrors, [name]: error ?? undefined } });
+  },
+  resetSettings: () => set({ typed: {}, settingErrors: {} }),
+});
+
+/** The run request's settings: every typed value, or the first refusal. */
+function requestSettings(s: SettingsSlice): EvolveSettings {
+  const bad = NUMERIC_SETTINGS.find((n) => s.settingErrors[n]);
+  if (bad) throw new Error(s.settingErrors[bad]!);
+  return Object.fromEntries(Object.entries(s.typed).map(([k, v]) => [k, Number(v)])) as EvolveSettings;
+}
+
+export const runSlice: StateCreator<LabState, [], [], RunSlice> = (set, get) => {
+  const onEvents = proxy((events: EvolveEvent[]) => {
+    const before = get().run.status;
+    const run = reduceRun(get().run, events);
+    const clock = get().runClock;
+    // Held time comes out of elapsed time and the ETA.
+    if (clock && run.status === 'paused' && before !== 'paused') set({ runClock: { ...clock, pausedAt: Date.now() } });
+    if (clock?.pausedAt && run.status !== 'paused') set({ runClock: { ...clock, heldMs: clock.heldMs + Date.now() - clock.pausedAt, pausedAt: null } });
+    set({ run });
+    if (events.some((e) => e.type === 'autosave')) void refreshStorage();
+  });
+  const refreshStorage = async () => {
+    const est = await navigator.storage?.estimate?.().catch(() => null);
+    if (est?.quota) set({ storage: { usage: est.usage ?? 0, quota: est.quota } });
+  };
+  /** Runs a loop call to its end, recording why it ended or failed. */
+  const drive = async (call: () => Promise<unknown>) => {
+    try {
+      await call();
+      set({ run: { ...get().run, status: 'done', phase: null } });
+    } catch (e) {
+      set({ run: { ...get().run, status: 'error', phase: null }, runError: message(e) });
+    }
+  };
+  /** The records of the autosave the page offers (config, metrics, bank, state). */
+  let savedRecords: CheckpointFile[] = [];
+  /** Rebuilds the charts from a run's records, then continues it for the typed number of steps. */
+  const resumeWith = async (records: readonly CheckpointFile[], resume: (steps: number) => Promise<EvolveResult>) => {
+    const read = (name: string) => {
+      const f = records.find((x) => x.name === name);
+      return f ? new TextDecoder().decode(f.bytes) : null;
+    };
+    let method: MethodName = 'sage';
+    let history: RunView;
+    try {
+      const config = JSON.parse(read('config.json') ?? '{}') as { method?: MethodName };
+      if (config.method && config.method in METHODS) method = config.method;
+      history = reduceRun(EMPTY_RUN, historyEvents(read));
+    } catch (e) {
+      set({ runError: `not a run export: ${message(e)}` });
+      return;
+    }
+    const steps = Number(get().typed.steps ?? DEFAULT_RUN.steps);
+    set({
+      run: { ...history, status: 'starting', endReason: null, state: null },
+      runError: null,
+      runExported: null,
+      runClock: { started: Date.now(), heldMs: 0, pausedAt: null },
+      runSettings: { method, steps: history.steps.length + steps },
+    });
+    await drive(() => resume(steps));
+  };
+  return {
+    run: EMPTY_RUN,
+    runError: null,
+    runClock: null,
+    runSettings: null,
+    runExported: null,
+    async startRun() {
+      const s = get();
+      let settings: EvolveSettings;
+      try {
+        settings = requestSettings(s);
+        if (!s.seedReport) throw new Error('load seed problems first');
+        if (!s.validationReport) throw new Error('load held-out validation problems first');
+      } catch (e) {
+        set({ runError: message(e) });
+        return;
+      }
+      set({
+        run: { ...EMPTY_RUN, status: 'starting' },
+        runError: null,
+        runExported: null,
+        runClock: { started: Date.now(), heldMs: 0, pausedAt: null },
+        runSettings: { method: s.method, steps: settings.steps ?? DEFAULT_RUN.steps },
+      });
+      await drive(async () => {
+        if (!get().model) set({ model: await callEngine((e) => e.loadPreset('tiny', settings.seed ?? 0)) });
+        await callEngine((e) => e.evolve({ method: s.method, templates: s.templates, settings }, onEvents));
+      });
+    },
+    pauseRun: () => void callEngine((e) => e.pauseEvolve()),
+    resumeRun: () => void callEngine((e) => e.resumeEvolve()),
+    stepRun: () => void callEngine((e) => e.stepEvolve()),
+    stopRun: () => void callEngine((e) => e.stopEvolve()),
+    async exportRun(to) {
+      try {
+        const files = await callEngine((e) => e.exportRun());
+        const name = `sage-run-${get().runSettings?.method ?? 'run'}-step${get().run.steps.length}`;
+        if (to === 'folder' && canSaveToFolder()) {
+          if (await saveToFolder(files)) set({ runExported: `${files.length} files written to the chosen folder` });
+        } else {
+          downloadBytes(`${name}.zip`, zipCheckpoint(files), 'application/zip');
+          set({ runExported: `${name}.zip downloaded (${files.length} files)` });
+        }
+      } catch (e) {
+        set({ runExported: null, runError: message(e) });
+      }
+    },
+    async exportBank(format) {
+      try {
+        const f = await callEngine((e) => e.exportBank(format));
+        downloadBytes(f.name, f.bytes, format === 'jsonl' ? 'application/jsonl' : 'application/vnd.apache.parquet');
+      } catch (e) {
+        set({ runError: message(e) });
+      }
+    },
+    async resumeFromFiles(picked) {
+      let files;
+      try {
+        files = (await readCheckpointFiles(picked)).files;
+      } catch (e) {
+        set({ runError: message(e) });
+        return;
+      }
+      await resumeWith(files, (steps) => callEngine((e) => e.resumeRun(files, onEvents, { steps })));
+    },
+    savedRun: null,
+    storage: null,
+    async checkAutosave() {
+      await refreshStorage();
+      const saved = await callEngine((e) => e.autosaved()).catch(() => null);
+      // A run started meanwhile is not interrupted by an offer to resume another.
+      if (saved && get().run.status === 'idle') {
+        savedRecords = saved.records;
+        set({ savedRun: saved.info });
+      }
+    },
+    async resumeAutosaved() {
+      const records = savedRecords;
+      set({ savedRun: null });
+      await resumeWith(records, (steps) => callEngine((e) => e.resumeAutosave(onEvents, { steps })));
+    },
+    async discardAutosaved() {
+      set({ savedRun: null });
+      await callEngine((e) => e.discardAutosave());
+    },
+  };
+};

@@ -1,0 +1,107 @@
+import { describe, expect, it } from 'vitest';
+import type { BankEntry } from '../sage/bank';
+import { METHODS } from '../sage/config';
+import type { StepMetrics } from '../sage/loop';
+import type { EvolveEvent } from '../worker/api';
+import { EMPTY_RUN, historyEvents, KEPT_TRANSCRIPT_STEPS, reduceRun, stepPhases } from './runView';
+
+function metrics(step: number, admitted: number): StepMetrics {
+  return {
+    step,
+    seconds: { generation: 3, validators: 0.5, training: 1, total: 6, phases: { solve: 2 } },
+    bank: { size: 10 + admitted, seeds: 10, admitted, admittedThisStep: 1, rejected: { unparsable: step, quality: 0, validator: 1, duplicate: 0, 'near-duplicate': 0 } },
+    rewards: { solver: 0.25 * step, challenger: 0.5 },
+    advantageStd: {},
+    groups: [],
+    solverAccuracy: 0.1 * step,
+    loss: { loss: -0.01 * step, clipFraction: 0.1, approxKl: 0.001, referenceKl: 0, entropy: 1.2, tokens: 100, gradNorm: 0.5, finite: true },
+    tokens: { generated: 600, trained: 700 },
+    tokensPerS: 100,
+  };
+}
+
+const entry = (id: string, step: number): BankEntry => ({
+  problem: { id, source: 'gen', format: 'curriculum', kind: 'math', statement: `${id}: 1+${step}=?`, answer: String(1 + step), raw: {} },
+  provenance: { origin: 'generated', parents: ['seed:1'], step, quality: 0.9, passRates: [[step, 0.4]] },
+});
+
+describe('the run view', () => {
+  it('folds warm-up, phases, steps, validations and bank events into chart points', () => {
+    const events: EvolveEvent[] = [
+      { type: 'warmup', step: 3, of: 10, loss: 1.5 },
+      { type: 'phase', step: 0, phase: 'validate' },
+      { type: 'validation', result: { step: 0, accuracy: 0.1, perSource: { c: { correct: 1, total: 10, accuracy: 0.1 } }, perLevel: { 1: { correct: 1, total: 5, accuracy: 0.2 } } }, best: true },
+      { type: 'phase', step: 0, phase: 'propose' },
+      { type: 'bank', event: { type: 'admit', entry: entry('gen/0/1', 0) } },
+      { type: 'bank', event: { type: 'reject', step: 0, reason: 'validator' } },
+      { type: 'step', metrics: metrics(0, 1), transcripts: [] },
+      { type: 'phase', step: 1, phase: 'solve' },
+      { type: 'paused', step: 1, phase: 'solve' },
+    ];
+    let v = reduceRun(EMPTY_RUN, events.slice(0, 1));
+    expect(v.status).toBe('warmup');
+    expect(v.warmup).toEqual({ step: 3, of: 10, loss: 1.5 });
+    v = reduceRun(v, events.slice(1));
+    expect(v.status).toBe('paused');
+    expect(v.phase).toBe('solve');
+    expect(v.steps).toHaveLength(1);
+    expect(v.steps[0]).toMatchObject({ step: 1, seeds: 10, admitted: 1, loss: -0, clipFraction: 0.1, generationShare: 0.5, rewards: { solver: 0, challenger: 0.5 } });
+    expect(v.validations).toEqual([{ step: 0, accuracy: 0.1, perSource: { c: 0.1 }, perLevel: { 1: 0.2 } }]);
+    expect(v.best?.accuracy).toBe(0.1);
+    expect(v.admitted).toMatchObject([{ id: 'gen/0/1', answer: '1', passRate: 0.4, parents: ['seed:1'] }]);
+
+    v = reduceRun(v, [
+      { type: 'resumed', step: 1 },
+      { type: 'bank', event: { type: 'pass-rate', id: 'gen/0/1', step: 1, rate: 0.8 } },
+      { type: 'step', metrics: metrics(1, 1), transcripts: [] },
+      { type: 'validation', result: { step: 2, accuracy: 0.05, perSource: {}, perLevel: {} }, best: false },
+      { type: 'done', reason: 'early-stop', state: { step: 2, best: null, evaluationsWithoutGain: 1, warmedUp: true } },
+    ]);
+    expect(v.status).toBe('done');
+    expect(v.endReason).toBe('early-stop');
+    expect(v.phase).toBeNull();
+    expect(v.admitted[0]!.passRate).toBe(0.8);
+    expect(v.steps.map((p) => p.step)).toEqual([1, 2]);
+    // A validation that is not a new best leaves the best where it was.
+    expect(v.best?.step).toBe(0);
+  });
+
+  it('keeps the transcripts of the last steps only, and never mutates the view it was given', () => {
+    let v = EMPTY_RUN;
+    for (let i = 0; i < KEPT_TRANSCRIPT_STEPS + 5; i++) {
+      const before = v;
+      v = reduceRun(v, [{ type: 'step', metrics: metrics(i, 0), transcripts: [{ step: i, role: 'solver', template: 'solver', prompt: 'p', output: 'o', fields: {}, format: 1, reward: 1 }] }]);
+      expect(before.steps).toHaveLength(i);
+    }
+    expect(v.transcripts).toHaveLength(KEPT_TRANSCRIPT_STEPS);
+    expect(v.transcripts[0]!.step).toBe(6);
+    expect(v.steps).toHaveLength(KEPT_TRANSCRIPT_STEPS + 5);
+    expect(EMPTY_RUN.steps).toHaveLength(0);
+  });
+
+  it('rebuilds an exported run’s charts and bank from its records, the best validation recomputed', () => {
+    const v0 = { step: 0, accuracy: 0.2, perSource: {}, perLevel: {} };
+    const v2 = { step: 2, accuracy: 0.1, perSource: {}, perLevel: {} };
+    const files: Record<string, string> = {
+      'metrics.jsonl': [
+        JSON.stringify({ kind: 'validation', step: 0, validation: v0 }),
+        JSON.stringify({ kind: 'step', ...metrics(0, 1) }),
+        JSON.stringify({ kind: 'step', ...metrics(1, 1), validation: v2 }),
+      ].join('\n'),
+      'bank-events.jsonl': `${JSON.stringify({ type: 'admit', entry: entry('gen/0/0', 0) })}\n`,
+    };
+    const v = reduceRun(EMPTY_RUN, historyEvents((name) => files[name] ?? null));
+    expect(v.steps.map((p) => p.step)).toEqual([1, 2]);
+    expect(v.validations.map((p) => p.step)).toEqual([0, 2]);
+    expect(v.best?.step).toBe(0);
+    expect(v.admitted.map((r) => r.id)).toEqual(['gen/0/0']);
+    expect(historyEvents(() => null)).toEqual([]);
+    expect(() => historyEvents((name) => (name === 'metrics.jsonl' ? '{bad\n{"kind":"validation"}\n' : null))).toThrow('metrics.jsonl:1');
+  });
+
+  it('lists the phases each method runs, in order', () => {
+    expect(stepPhases(METHODS.sage)).toEqual(['propose', 'score-problems', 'difficulty', 'admit', 'plan', 'score-plans', 'solve', 'update']);
+    expect(stepPhases(METHODS.mae)).toEqual(['propose', 'score-problems', 'difficulty', 'admit', 'solve', 'judge-answers', 'update']);
+    expect(stepPhases(METHODS.rlvr)).toEqual(['solve', 'update']);
+  });
+});

@@ -1,0 +1,217 @@
+/**
+ * What the page shows of a loop run, folded from the engine's batched events: one compact
+ * point per step for the charts, the validations, the last steps' transcripts and the
+ * admitted problems. Pure, so the reduction is tested without a browser; it holds no GPU
+ * handles and no seed arrays (the bank's seeds are a count).
+ */
+import type { BankEntry, BankEvent, RejectReason } from '../sage/bank';
+import type { MethodConfig, RoleName } from '../sage/config';
+import type { Phase, Transcript } from '../sage/loop';
+import type { MetricsRecord, RunState } from '../sage/run';
+import { parseJsonl, RUN_FILES } from '../sage/runRecords';
+import type { AutosaveInfo, EvolveEvent } from '../worker/api';
+
+export type RunStatus = 'idle' | 'starting' | 'warmup' | 'running' | 'paused' | 'done' | 'error';
+
+export interface StepPoint {
+  /** Steps completed, counting this one. */
+  step: number;
+  seeds: number;
+  admitted: number;
+  admittedThisStep: number;
+  /** Rejections so far, by reason. */
+  rejected: Record<RejectReason, number>;
+  rewards: Partial<Record<RoleName, number>>;
+  solverAccuracy: number;
+  loss: number | null;
+  clipFraction: number | null;
+  approxKl: number | null;
+  entropy: number | null;
+  gradNorm: number | null;
+  tokensPerS: number;
+  seconds: number;
+  generationShare: number;
+}
+
+export interface ValidationPoint {
+  /** Steps completed when it ran (0: before the first). */
+  step: number;
+  accuracy: number;
+  perSource: Record<string, number>;
+  perLevel: Record<string, number>;
+}
+
+/** An admitted problem as the bank table lists it. */
+export interface AdmittedRow {
+  id: string;
+  statement: string;
+  kind: 'math' | 'code';
+  answer: string;
+  step: number;
+  quality: number | null;
+  parents: string[];
+  /** The latest measured Solver pass rate. */
+  passRate: number | null;
+}
+
+export interface RunView {
+  status: RunStatus;
+  /** Phase in flight, and the step it belongs to (0-based). */
+  phase: Phase | 'validate' | null;
+  phaseStep: number;
+  warmup: { step: number; of: number; loss: number } | null;
+  steps: StepPoint[];
+  validations: ValidationPoint[];
+  best: ValidationPoint | null;
+  /** The last steps' transcripts, oldest first. */
+  transcripts: { step: number; items: Transcript[] }[];
+  admitted: AdmittedRow[];
+  endReason: 'steps' | 'early-stop' | 'stopped' | null;
+  state: RunState | null;
+  /** The last autosave of this run, or why it failed. */
+  autosave: { info?: AutosaveInfo; error?: string } | null;
+}
+
+/** Steps whose transcripts are kept for browsing. */
+export const KEPT_TRANSCRIPT_STEPS = 50;
+
+export const EMPTY_RUN: RunView = {
+  status: 'idle',
+  phase: null,
+  phaseStep: 0,
+  warmup: null,
+  steps: [],
+  validations: [],
+  best: null,
+  transcripts: [],
+  admitted: [],
+  endReason: null,
+  state: null,
+  autosave: null,
+};
+
+const rates = (r: Record<string, { accuracy: number }>) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, v.accuracy]));
+
+function admittedRow(e: BankEntry): AdmittedRow {
+  const p = e.problem;
+  const last = e.provenance.passRates[e.provenance.passRates.length - 1];
+  return {
+    id: p.id,
+    statement: p.statement,
+    kind: p.kind,
+    answer: p.kind === 'math' ? p.answer : '',
+    step: e.provenance.step,
+    quality: e.provenance.quality,
+    parents: e.provenance.parents,
+    passRate: last ? last[1] : null,
+  };
+}
+
+/** The view after a batch of events (a new object; the old one is untouched). */
+export function reduceRun(view: RunView, events: readonly EvolveEvent[]): RunView {
+  const v: RunView = { ...view };
+  for (const e of events) {
+    switch (e.type) {
+      case 'warmup':
+        v.status = 'warmup';
+        v.warmup = { step: e.step, of: e.of, loss: e.loss };
+        break;
+      case 'phase':
+        if (v.status !== 'paused') v.status = 'running';
+        v.phase = e.phase;
+        v.phaseStep = e.step;
+        break;
+      case 'paused':
+        v.status = 'paused';
+        break;
+      case 'resumed':
+        v.status = 'running';
+        break;
+      case 'step': {
+        const m = e.metrics;
+        v.steps = [
+          ...v.steps,
+          {
+            step: m.step + 1,
+            seeds: m.bank.seeds,
+            admitted: m.bank.admitted,
+            admittedThisStep: m.bank.admittedThisStep,
+            rejected: { ...m.bank.rejected },
+            rewards: { ...m.rewards },
+            solverAccuracy: m.solverAccuracy,
+            loss: m.loss?.loss ?? null,
+            clipFraction: m.loss?.clipFraction ?? null,
+            approxKl: m.loss?.approxKl ?? null,
+            entropy: m.loss?.entropy ?? null,
+            gradNorm: m.loss?.gradNorm ?? null,
+            tokensPerS: m.tokensPerS,
+            seconds: m.seconds.total,
+            generationShare: m.seconds.total > 0 ? m.seconds.generation / m.seconds.total : 0,
+          },
+        ];
+        v.transcripts = [...v.transcripts, { step: m.step + 1, items: e.transcripts }].slice(-KEPT_TRANSCRIPT_STEPS);
+        break;
+      }
+      case 'validation': {
+        const point = { step: e.result.step, accuracy: e.result.accuracy, perSource: rates(e.result.perSource), perLevel: rates(e.result.perLevel) };
+        v.validations = [...v.validations.filter((p) => p.step !== point.step), point];
+        if (e.best) v.best = point;
+        break;
+      }
+      case 'bank':
+        if (e.event.type === 'admit' && e.event.entry.provenance.origin === 'generated') v.admitted = [...v.admitted, admittedRow(e.event.entry)];
+        else if (e.event.type === 'pass-rate') {
+          const { id, rate } = e.event;
+          v.admitted = v.admitted.map((r) => (r.id === id ? { ...r, passRate: rate } : r));
+        }
+        break;
+      case 'autosave':
+        v.autosave = { info: e.info, error: e.error };
+        break;
+      case 'done':
+        v.status = 'done';
+        v.phase = null;
+        v.endReason = e.reason;
+        v.state = e.state;
+        break;
+    }
+  }
+  return v;
+}
+
+/** The phases a step of this method runs, in order (for the progress bar within a step). */
+export function stepPhases(method: MethodConfig): Phase[] {
+  const has = (r: RoleName) => (method.roles as readonly RoleName[]).includes(r);
+  const phases: Phase[] = [];
+  if (method.evolveBank && has('challenger')) phases.push('propose', 'score-problems', 'difficulty', 'admit');
+  if (has('planner')) phases.push('plan', 'score-plans');
+  phases.push('solve');
+  if (method.solverReward === 'judge') phases.push('judge-answers');
+  phases.push('update');
+  return phases;
+}
+
+/**
+ * The events that rebuild an exported run's history (its metrics and bank), so a resumed run's
+ * charts and bank continue where the export left them. Transcripts are not replayed.
+ */
+export function historyEvents(read: (name: string) => string | null): EvolveEvent[] {
+  const events: EvolveEvent[] = [];
+  let best = -1;
+  const validation = (result: MetricsRecord['validation'] & object) => {
+    events.push({ type: 'validation', result, best: result.accuracy > best });
+    best = Math.max(best, result.accuracy);
+  };
+  const metrics = read(RUN_FILES.metrics);
+  for (const r of metrics ? parseJsonl<MetricsRecord>(metrics, RUN_FILES.metrics) : []) {
+    if (r.kind === 'validation') validation(r.validation);
+    else {
+      const { kind: _k, validation: v, ...m } = r;
+      events.push({ type: 'step', metrics: m, transcripts: [] });
+      if (v) validation(v);
+    }
+  }
+  const bank = read(RUN_FILES.bank);
+  for (const event of bank ? parseJsonl<BankEvent>(bank, RUN_FILES.bank) : []) events.push({ type: 'bank', event });
+  return events;
+}
