@@ -133,5 +133,23 @@ test('a loop run in the lab: seeds dropped, live charts and transcripts, pause, 
   await expect(page.getByTestId('run-step')).toHaveText(`${exportedSteps + 1} / ${exportedSteps + 2}`);
   await expect(status).toHaveText('done', { timeout: 15 * 60_000 });
   await expect(page.getByTestId('run-step')).toHaveText(`${exportedSteps + 2} / ${exportedSteps + 2}`);
+
+  // A lost GPU device (the GPU process crashed) ends the run with the reason; the page offers
+  // the autosave, and resuming it on a new device goes on from there.
+  await page.reload();
+  await expect(page.getByTestId('autosave-offer')).toContainText(`after step ${exportedSteps + 2}`, { timeout: 120_000 });
+  await page.getByTestId('setting-steps').fill('3');
+  await page.getByTestId('resume-autosave').click();
+  await expect(status).toHaveText(/running|warmup/, { timeout: 120_000 });
+  const cdp = await page.context().browser()!.newBrowserCDPSession();
+  await cdp.send('Browser.crashGpuProcess');
+  await expect(status).toHaveText('error', { timeout: 5 * 60_000 });
+  await expect(page.getByTestId('run-error')).toContainText(/lost/i);
+  await expect(page.getByTestId('autosave-offer')).toContainText(`after step ${exportedSteps + 2}`);
+  await page.getByTestId('setting-steps').fill('1');
+  await page.getByTestId('resume-autosave').click();
+  await expect(page.getByTestId('run-step')).toHaveText(`${exportedSteps + 2} / ${exportedSteps + 3}`);
+  await expect(status).toHaveText('done', { timeout: 15 * 60_000 });
+  await expect(page.getByTestId('run-step')).toHaveText(`${exportedSteps + 3} / ${exportedSteps + 3}`);
   expect(errors).toEqual([]);
 });

@@ -167,7 +167,10 @@ export const runSlice: StateCreator<LabState, [], [], RunSlice> = (set, get) => 
       await call();
       set({ run: { ...get().run, status: 'done', phase: null } });
     } catch (e) {
-      set({ run: { ...get().run, status: 'error', phase: null }, runError: message(e) });
+      const lost = /device (was )?lost/i.test(message(e));
+      set({ run: { ...get().run, status: 'error', phase: null }, runError: message(e), ...(lost ? { model: null } : {}) });
+      // The autosave survives a lost device or a failed step: offer it.
+      await get().checkAutosave();
     }
   };
   /** The records of the autosave the page offers (config, metrics, bank, state). */
@@ -269,7 +272,7 @@ export const runSlice: StateCreator<LabState, [], [], RunSlice> = (set, get) => 
       await refreshStorage();
       const saved = await callEngine((e) => e.autosaved()).catch(() => null);
       // A run started meanwhile is not interrupted by an offer to resume another.
-      if (saved && get().run.status === 'idle') {
+      if (saved && !['starting', 'warmup', 'running', 'paused'].includes(get().run.status)) {
         savedRecords = saved.records;
         set({ savedRun: saved.info });
       }

@@ -29,3 +29,11 @@ export const SHIPPED_VALIDATION: Readonly<Record<string, { name: string; urls: s
   'mbppplus-109.jsonl': { name: 'mbppplus-269.jsonl', urls: [mbppplusValidation] },
   'sage-500.jsonl': { name: 'the four held-out splits', urls: [mathValidation, gsm8kValidation, humanevalValidation, mbppplusValidation] },
 };
+
+/** Checkpoints the lab ships (data/models/<name>/, see its README), each file by name → URL. */
+const modelFiles = import.meta.glob<string>('../../data/models/*/*.{json,safetensors}', { query: '?url', import: 'default', eager: true });
+export const SHIPPED_MODELS: Readonly<Record<string, Record<string, string>>> = Object.entries(modelFiles).reduce<Record<string, Record<string, string>>>((acc, [path, url]) => {
+  const [model, file] = path.split('/').slice(-2) as [string, string];
+  (acc[model] ??= {})[file] = url;
+  return acc;
+}, {});

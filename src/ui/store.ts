@@ -83,7 +83,8 @@ export interface SftSlice {
   /** Fetches a seed file the lab ships (data/seeds/, by file name). */
   loadShippedSeeds(name: string): Promise<void>;
   newModel(preset: PresetName, seed: number): Promise<void>;
-  importModel(files: File[]): Promise<void>;
+  /** Imports a checkpoint from picked files (a folder's or one .zip), named `name` when given. */
+  importModel(files: File[], name?: string): Promise<void>;
   runSft(settings: SftSettings): Promise<void>;
   stopSft(): void;
   exportModel(to: 'zip' | 'folder'): Promise<void>;
@@ -219,9 +220,11 @@ const sftSlice: StateCreator<LabState, [], [], SftSlice> = (set, get) => {
       modelAction(`initialising ${preset}`, async () => {
         set({ model: await callEngine((e) => e.loadPreset(preset, seed)), sftSteps: [], sftResult: null, exported: null });
       }),
-    importModel: (picked) =>
+    importModel: (picked, as) =>
       modelAction('importing', async () => {
-        const { name, files } = await readCheckpointFiles(picked);
+        const read = await readCheckpointFiles(picked);
+        const { files } = read;
+        const name = as ?? read.name;
         set({ model: await callEngine((e) => e.importCheckpoint(name, files)), sftSteps: [], sftResult: null, exported: null });
       }),
     async runSft(settings) {

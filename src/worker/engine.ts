@@ -36,9 +36,24 @@ const STREAM_INTERVAL_MS = 100;
 /** The engine: owns the device. Runs in a Web Worker in the browser, in-process in Node. */
 export function createEngine(platform: Platform): EngineApi {
   let runtime: Promise<Runtime> | null = null;
-  const rt = () => (runtime ??= Runtime.create(platform));
   /** The model held for fine-tuning and export. */
   let session: ModelSession | null = null;
+  /**
+   * The device, acquired on first use. A lost device (a driver reset, a crashed GPU process)
+   * takes the held model and run with it; the next call acquires a new one, and an autosaved
+   * run can be resumed on it.
+   */
+  const rt = () =>
+    (runtime ??= Runtime.create(platform).then((r) => {
+      const mine = runtime;
+      r.ctx.onLost(() => {
+        if (runtime !== mine) return;
+        runtime = null;
+        session = null;
+        job = null;
+      });
+      return r;
+    }));
   /** What is using the held model (training, importing, exporting), if anything. */
   let busy: string | null = null;
   let stopRequested = false;

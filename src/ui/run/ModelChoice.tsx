@@ -1,5 +1,17 @@
 import { PRESETS, type PresetName } from '../../model/config';
+import { SHIPPED_MODELS } from '../shippedData';
 import { useLab } from '../store';
+
+/** A shipped checkpoint as the files a user would pick. */
+async function shippedFiles(name: string): Promise<File[]> {
+  return Promise.all(
+    Object.entries(SHIPPED_MODELS[name] ?? {}).map(async ([file, url]) => {
+      const r = await fetch(url);
+      if (!r.ok) throw new Error(`${name}/${file}: HTTP ${r.status}`);
+      return new File([await r.blob()], file);
+    }),
+  );
+}
 
 /** The model the run trains: a preset from scratch (with the warm-up) or a checkpoint folder. */
 export function ModelChoice() {
@@ -27,6 +39,18 @@ export function ModelChoice() {
         {(Object.keys(PRESETS) as PresetName[]).map((p) => (
           <button key={p} className="secondary" disabled={disabled} onClick={() => void newModel(p, 0).then(() => setTemplates('compact'))} data-testid={`model-preset-${p}`}>
             {p} from scratch
+          </button>
+        ))}
+        {Object.keys(SHIPPED_MODELS).map((name) => (
+          <button
+            key={name}
+            className="secondary"
+            disabled={disabled}
+            title="shipped with the lab: the tiny preset after the warm-up on the demo curriculum (data/models/README.md)"
+            onClick={() => void shippedFiles(name).then((files) => importModel(files, name)).then(() => { setTemplates('compact'); setSetting('warmupSteps', '0'); })}
+            data-testid={`model-shipped-${name}`}
+          >
+            {name} (warmed up)
           </button>
         ))}
         <label className={`file-button${disabled ? ' disabled' : ''}`}>
