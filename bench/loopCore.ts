@@ -20,7 +20,7 @@ import { median } from './suite';
 
 /** The shipped checkpoint the loop starts from, and its files. */
 export const LOOP_CHECKPOINT = 'data/models/tiny-curriculum';
-export const LOOP_CHECKPOINT_FILES = ['config.json', 'model.safetensors', 'generation_config.json'];
+export const LOOP_CHECKPOINT_FILES = ['config.json', 'generation_config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json', 'special_tokens_map.json'];
 export const LOOP_SEEDS = 'data/seeds/curriculum-500.jsonl';
 
 export const LOOP_METHODS: readonly MethodName[] = ['sage', 'mae', 'rlvr'];

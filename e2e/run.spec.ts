@@ -144,7 +144,7 @@ test('a loop run in the lab: seeds dropped, live charts and transcripts, pause, 
   const cdp = await page.context().browser()!.newBrowserCDPSession();
   await cdp.send('Browser.crashGpuProcess');
   await expect(status).toHaveText('error', { timeout: 5 * 60_000 });
-  await expect(page.getByTestId('run-error')).toContainText(/lost/i);
+  await expect(page.getByTestId('run-error')).toContainText('the GPU device was lost', { timeout: 60_000 });
   await expect(page.getByTestId('autosave-offer')).toContainText(`after step ${exportedSteps + 2}`);
   await page.getByTestId('setting-steps').fill('1');
   await page.getByTestId('resume-autosave').click();

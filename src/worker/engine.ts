@@ -43,17 +43,35 @@ export function createEngine(platform: Platform): EngineApi {
    * takes the held model and run with it; the next call acquires a new one, and an autosaved
    * run can be resumed on it.
    */
+  /** Resolves with the reason when the current device is lost. */
+  let deviceLost: Promise<string> = new Promise(() => {});
   const rt = () =>
     (runtime ??= Runtime.create(platform).then((r) => {
       const mine = runtime;
-      r.ctx.onLost(() => {
-        if (runtime !== mine) return;
-        runtime = null;
-        session = null;
-        job = null;
-      });
+      deviceLost = new Promise((resolve) =>
+        r.ctx.onLost((info) => {
+          resolve(`${info.reason}${info.message ? `: ${info.message}` : ''}`);
+          if (runtime !== mine) return;
+          runtime = null;
+          session = null;
+          job = null;
+        }),
+      );
       return r;
     }));
+  /**
+   * A loop run that failed because the device went away fails with that reason, not with
+   * whichever GPU call noticed first (the loss is reported a moment after the call fails).
+   */
+  const explainLoss = async <T>(work: () => Promise<T>): Promise<T> => {
+    try {
+      return await work();
+    } catch (e) {
+      const lost = await Promise.race([deviceLost, new Promise<null>((resolve) => setTimeout(() => resolve(null), 1000))]);
+      if (lost !== null) throw new Error(`the GPU device was lost (${lost}); the run stopped there`);
+      throw e;
+    }
+  };
   /** What is using the held model (training, importing, exporting), if anything. */
   let busy: string | null = null;
   let stopRequested = false;
@@ -92,7 +110,8 @@ export function createEngine(platform: Platform): EngineApi {
       problems.seeds = [...store.problems.seeds];
       problems.validation = [...store.problems.validation];
       job = EvolveJob.resume(next, store, resume.state, settings, onEvents, () => platform.codeSandbox(), autosave);
-      return job.run();
+      const resumed = job;
+      return explainLoss(() => resumed.run());
     });
 
   const held = (): ModelSession => {
@@ -264,8 +283,9 @@ export function createEngine(platform: Platform): EngineApi {
         const s = held();
         if (!problems.seeds) throw new Error('no seed problems loaded: load a seed file first');
         if (!problems.validation) throw new Error('no validation problems loaded: load a held-out file first');
-        job = EvolveJob.start(s, { seeds: problems.seeds, validation: problems.validation }, request, onEvents, () => platform.codeSandbox(), autosave);
-        return job.run();
+        const started = EvolveJob.start(s, { seeds: problems.seeds, validation: problems.validation }, request, onEvents, () => platform.codeSandbox(), autosave);
+        job = started;
+        return explainLoss(() => started.run());
       });
     },
 
