@@ -2,7 +2,7 @@
  * Checkpoint folders between the user's disk and the engine: a .zip download, a folder chosen
  * with the File System Access API, or files picked or dropped (a folder's files or one .zip).
  */
-import { unzipSync, zipSync } from 'fflate';
+import { unzipSync } from 'fflate';
 import type { CheckpointFile } from '../worker/api';
 
 /** Files of a checkpoint from what the user picked: the loose files of a folder, or one .zip of them. */
@@ -35,11 +35,6 @@ function commonFolder(paths: readonly string[]): string {
   if (first.length < 2) return '';
   const folder = `${first[0]}/`;
   return paths.every((p) => p.startsWith(folder)) ? folder : '';
-}
-
-export function zipCheckpoint(files: readonly CheckpointFile[]): Uint8Array {
-  // safetensors are incompressible floats: store them, deflate only the JSON.
-  return zipSync(Object.fromEntries(files.map((f) => [f.name, [f.bytes, { level: f.name.endsWith('.json') ? 6 : 0 }]])));
 }
 
 export function downloadBytes(name: string, bytes: Uint8Array, type: string): void {

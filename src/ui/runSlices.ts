@@ -10,7 +10,7 @@ import { METHODS, type MethodName } from '../sage/config';
 import { DEFAULT_LOOP } from '../sage/loop';
 import { checkSetting, DEFAULT_RUN, RUN_SPECS, SETTING_SPECS, type SettingName } from '../sage/settings';
 import type { AutosaveInfo, CheckpointFile, EvolveEvent, EvolveResult, EvolveSettings, ProblemSetReport } from '../worker/api';
-import { canSaveToFolder, downloadBytes, readCheckpointFiles, saveToFolder, zipCheckpoint } from './checkpointFiles';
+import { canSaveToFolder, downloadBytes, readCheckpointFiles, saveToFolder } from './checkpointFiles';
 import { callEngine } from './engineClient';
 import { EMPTY_RUN, historyEvents, reduceRun, type RunView } from './runView';
 import { SHIPPED_SEEDS, SHIPPED_VALIDATION } from './shippedData';
@@ -236,13 +236,14 @@ export const runSlice: StateCreator<LabState, [], [], RunSlice> = (set, get) => 
     stopRun: () => void callEngine((e) => e.stopEvolve()),
     async exportRun(to) {
       try {
-        const files = await callEngine((e) => e.exportRun());
         const name = `sage-run-${get().runSettings?.method ?? 'run'}-step${get().run.steps.length}`;
         if (to === 'folder' && canSaveToFolder()) {
+          const files = await callEngine((e) => e.exportRun());
           if (await saveToFolder(files)) set({ runExported: `${files.length} files written to the chosen folder` });
         } else {
-          downloadBytes(`${name}.zip`, zipCheckpoint(files), 'application/zip');
-          set({ runExported: `${name}.zip downloaded (${files.length} files)` });
+          const zip = await callEngine((e) => e.exportRunZip());
+          downloadBytes(`${name}.zip`, zip.bytes, 'application/zip');
+          set({ runExported: `${name}.zip downloaded (${(zip.bytes.byteLength / 2 ** 20).toFixed(1)} MiB)` });
         }
       } catch (e) {
         set({ runExported: null, runError: message(e) });

@@ -19,7 +19,8 @@ import type {
   TrainCheckResult,
   TrainStepReport,
 } from '../worker/api';
-import { canSaveToFolder, downloadBytes, readCheckpointFiles, saveToFolder, zipCheckpoint } from './checkpointFiles';
+import { canSaveToFolder, downloadBytes, readCheckpointFiles, saveToFolder } from './checkpointFiles';
+import { zipFiles } from '../util/zip';
 import { callEngine } from './engineClient';
 import { problemsSlice, runSlice, settingsSlice, type RunSlices } from './runSlices';
 import { SHIPPED_SEEDS } from './shippedData';
@@ -253,7 +254,7 @@ const sftSlice: StateCreator<LabState, [], [], SftSlice> = (set, get) => {
         if (to === 'folder' && canSaveToFolder()) {
           if (await saveToFolder(files)) set({ exported: `${files.length} files written to the chosen folder` });
         } else {
-          downloadBytes(`${base}.zip`, zipCheckpoint(files), 'application/zip');
+          downloadBytes(`${base}.zip`, zipFiles(files), 'application/zip');
           set({ exported: `${base}.zip downloaded (${files.map((f) => f.name).join(', ')})` });
         }
       }),

@@ -181,6 +181,8 @@ export interface EngineApi {
    * or after it ended. resumeRun continues from them.
    */
   exportRun(): Promise<CheckpointFile[]>;
+  /** The same as one .zip, packed here rather than on the page's thread. */
+  exportRunZip(): Promise<CheckpointFile>;
   /**
    * The current (or last) run's problem bank: JSONL with provenance, or the verl RL dataset
    * (Parquet with chat-message prompts), for training on elsewhere.

@@ -13,6 +13,7 @@ import type { Problem } from '../data/problem';
 import { bankToJsonl, bankToVerlParquet } from '../sage/bankExport';
 import { MemoryRunStore, RUN_FILES } from '../sage/runRecords';
 import { opfsAutosave } from './autosave';
+import { zipFiles } from '../util/zip';
 import { latestEvery } from '../util/throttle';
 import { EvolveJob, readProblems } from './evolveJob';
 import type {
@@ -317,6 +318,11 @@ export function createEngine(platform: Platform): EngineApi {
 
     async exportRun() {
       return toFiles(await runningJob().files());
+    },
+
+    async exportRunZip() {
+      const bytes = zipFiles([...(await runningJob().files())].map(([name, data]) => ({ name, bytes: data })));
+      return transfer({ name: 'run.zip', bytes }, [bytes.buffer as ArrayBuffer]);
     },
 
     async exportBank(format) {

@@ -1,4 +1,4 @@
-import { useMemo, useState, type UIEvent } from 'react';
+import { useDeferredValue, useMemo, useState, type UIEvent } from 'react';
 import type { AdmittedRow } from '../runView';
 import { useLab } from '../store';
 
@@ -7,7 +7,7 @@ const VISIBLE = 12;
 
 /** The problems the loop admitted: searchable, windowed (only the rows in view are drawn), a problem's references one click away. */
 export function BankTable() {
-  const admitted = useLab((s) => s.run.admitted);
+  const admitted = useDeferredValue(useLab((s) => s.run.admitted));
   const seeds = useLab((s) => s.seedReport?.problems ?? 0);
   const hasRun = useLab((s) => s.run.status !== 'idle' && s.run.status !== 'starting');
   const exportBank = useLab((s) => s.exportBank);

@@ -1,4 +1,4 @@
-import { memo, type ReactNode } from 'react';
+import { memo, useDeferredValue, type ReactNode } from 'react';
 import { Area, CartesianGrid, ComposedChart, Legend, Line, ReferenceDot, ReferenceLine, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 import { REJECT_REASONS } from '../../sage/bank';
 import { ROLES } from '../../sage/config';
@@ -150,7 +150,8 @@ const ThroughputChart = memo(function ThroughputChart({ steps }: { steps: StepPo
 
 /** The live charts of the run, a point per step (validation: per evaluation). */
 export function RunCharts() {
-  const run: RunView = useLab((s) => s.run);
+  // Drawn in an interruptible background render: a new point never blocks the page for a whole redraw.
+  const run: RunView = useDeferredValue(useLab((s) => s.run));
   const earlyStopAt = run.endReason === 'early-stop' ? (run.steps[run.steps.length - 1]?.step ?? null) : null;
   return (
     <section className="panel wide charts" data-testid="run-charts">

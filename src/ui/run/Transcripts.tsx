@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { useDeferredValue, useState } from 'react';
 import { ROLES, type RoleName } from '../../sage/config';
 import type { Transcript } from '../../sage/loop';
 import { useLab } from '../store';
@@ -39,7 +39,7 @@ function Rollout({ t }: { t: Transcript }) {
 
 /** The rollouts of a step, by role: the Challenger's problems with score and verdict, plans with their gate, answers with the validator's verdict. */
 export function Transcripts() {
-  const transcripts = useLab((s) => s.run.transcripts);
+  const transcripts = useDeferredValue(useLab((s) => s.run.transcripts));
   const [picked, setPicked] = useState<number | null>(null);
   const [role, setRole] = useState<RoleName | 'all'>('all');
   if (!transcripts.length) {
