@@ -8,9 +8,7 @@
  * Needs the environment of scripts/gpu-env.mjs (SwiftShader's Vulkan driver without a GPU).
  * Progress goes to stderr; the JSON result (NodeTrainResult[]) to FILE or stdout.
  */
-import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { parseArgs } from 'node:util';
 import { Runtime } from '../../src/gpu/runtime';
 import { nodePlatform } from '../../src/platform/node';
 import {
@@ -24,17 +22,12 @@ import {
   workloads,
   type NodeTrainResult,
 } from '../trainCore';
+import { runNodeHalf } from '../nodeHalf';
 
-const { values: args } = parseArgs({
-  options: { quick: { type: 'boolean', default: false }, out: { type: 'string' } },
-});
-
-const log = (m: string) => process.stderr.write(`[bench node] ${m}\n`);
-
-async function main(): Promise<NodeTrainResult[]> {
+runNodeHalf(async ({ quick, log }): Promise<NodeTrainResult[]> => {
   const platform = isolatedCache(nodePlatform());
   const out: NodeTrainResult[] = [];
-  for (const w of workloads(args.quick ?? false)) {
+  for (const w of workloads(quick)) {
     const rt = await Runtime.create(platform);
     const a = rt.ctx.adapter;
     const dawn = [a.vendor, a.architecture, a.description].filter(Boolean).join(' / ');
@@ -60,18 +53,4 @@ async function main(): Promise<NodeTrainResult[]> {
     }
   }
   return out;
-}
-
-main().then(
-  (result) => {
-    const json = JSON.stringify(result);
-    if (args.out) writeFileSync(args.out, json);
-    else process.stdout.write(`${json}\n`);
-    // Dawn's worker threads can keep the event loop alive after the device is destroyed.
-    process.exit(0);
-  },
-  (e: unknown) => {
-    log(`failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
-    process.exit(1);
-  },
-);
+});

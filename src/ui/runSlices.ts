@@ -12,7 +12,7 @@ import { checkSetting, DEFAULT_RUN, RUN_SPECS, SETTING_SPECS, type SettingName }
 import type { AutosaveInfo, CheckpointFile, EvolveEvent, EvolveResult, EvolveSettings, ProblemSetReport } from '../worker/api';
 import { canSaveToFolder, downloadBytes, readCheckpointFiles, saveToFolder } from './checkpointFiles';
 import { callEngine } from './engineClient';
-import { EMPTY_RUN, historyEvents, reduceRun, type RunView } from './runView';
+import { EMPTY_RUN, historyEvents, isActive, reduceRun, type RunView } from './runView';
 import { SHIPPED_SEEDS, SHIPPED_VALIDATION } from './shippedData';
 import type { LabState } from './store';
 
@@ -273,7 +273,7 @@ export const runSlice: StateCreator<LabState, [], [], RunSlice> = (set, get) => 
       await refreshStorage();
       const saved = await callEngine((e) => e.autosaved()).catch(() => null);
       // A run started meanwhile is not interrupted by an offer to resume another.
-      if (saved && !['starting', 'warmup', 'running', 'paused'].includes(get().run.status)) {
+      if (saved && !isActive(get().run.status)) {
         savedRecords = saved.records;
         set({ savedRun: saved.info });
       }

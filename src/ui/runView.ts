@@ -13,6 +13,9 @@ import type { AutosaveInfo, EvolveEvent } from '../worker/api';
 
 export type RunStatus = 'idle' | 'starting' | 'warmup' | 'running' | 'paused' | 'done' | 'error';
 
+/** A run that holds the engine: its settings and inputs are read-only, no other run may start. */
+export const isActive = (status: RunStatus): boolean => status === 'starting' || status === 'warmup' || status === 'running' || status === 'paused';
+
 export interface StepPoint {
   /** Steps completed, counting this one. */
   step: number;

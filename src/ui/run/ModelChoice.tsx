@@ -1,5 +1,6 @@
 import { PRESETS, type PresetName } from '../../model/config';
 import { SHIPPED_MODELS } from '../shippedData';
+import { isActive } from '../runView';
 import { useLab } from '../store';
 
 /** A shipped checkpoint as the files a user would pick. */
@@ -19,7 +20,7 @@ export function ModelChoice() {
   const busy = useLab((s) => s.modelBusy);
   const error = useLab((s) => s.modelError);
   const device = useLab((s) => s.device);
-  const locked = useLab((s) => ['starting', 'warmup', 'running', 'paused'].includes(s.run.status));
+  const locked = useLab((s) => isActive(s.run.status));
   const { newModel, importModel, setSetting, setTemplates } = useLab.getState();
   const disabled = !device || locked || busy !== null;
   return (

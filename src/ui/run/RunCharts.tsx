@@ -10,7 +10,7 @@ const HEIGHT = 250;
 const LEGEND_STYLE = { fontSize: 12 };
 const MARGIN = { top: 8, right: 16, bottom: 22, left: 8 };
 
-function Frame({ title, testId, points, empty = 'no points yet', children }: { title: string; testId: string; points: number; empty?: string; children: ReactNode }) {
+function Frame({ title, testId, points, empty = 'no points yet', children }: { title: string; testId: string; points: number; empty?: string | undefined; children: ReactNode }) {
   return (
     <div className="chart-card" data-testid={testId} data-points={points}>
       <h4>{title}</h4>
@@ -19,34 +19,54 @@ function Frame({ title, testId, points, empty = 'no points yet', children }: { t
   );
 }
 
-const stepAxis = (
-  <XAxis dataKey="step" type="number" domain={[0, 'dataMax']} allowDecimals={false} stroke={AXIS} label={{ value: 'loop step', position: 'insideBottom', offset: -12, fill: AXIS }} />
-);
-const yLabel = (value: string) => ({ value, angle: -90, position: 'insideLeft' as const, fill: AXIS, dy: 40, style: { textAnchor: 'middle' as const } });
+const yLabel = (value: string, side: 'left' | 'right') => ({
+  value,
+  angle: side === 'left' ? -90 : 90,
+  position: side === 'left' ? ('insideLeft' as const) : ('insideRight' as const),
+  fill: AXIS,
+  style: { textAnchor: 'middle' as const },
+});
 
-/** Bank size: seeds and admitted problems stacked, rejections so far by reason on the right axis. */
-const BankChart = memo(function BankChart({ steps }: { steps: StepPoint[] }) {
-  const data = steps.map((p) => ({ step: p.step, seeds: p.seeds, admitted: p.admitted, ...p.rejected }));
-  // Only the reasons that occurred, so the legend stays readable.
-  const reasons = REJECT_REASONS.filter((r) => steps.some((p) => p.rejected[r] > 0));
+interface Axis {
+  label: string;
+  domain?: [number | 'auto' | 'dataMin', number | 'auto' | 'dataMax'];
+  unit?: string;
+}
+
+/** One chart over loop steps: a left axis, an optional right one, the series as children (yAxisId 'left' or 'right'). */
+function StepChart(p: { title: string; testId: string; data: object[]; empty?: string; left: Axis; right?: Axis; format: (v: number) => string; children: ReactNode }) {
   return (
-    <Frame title="Problem bank" testId="chart-bank" points={data.length}>
+    <Frame title={p.title} testId={p.testId} points={p.data.length} empty={p.empty}>
       <ResponsiveContainer width="100%" height={HEIGHT}>
-        <ComposedChart data={data} margin={MARGIN}>
+        <ComposedChart data={p.data} margin={MARGIN}>
           <CartesianGrid stroke={GRID} strokeDasharray="3 3" />
-          {stepAxis}
-          <YAxis yAxisId="bank" stroke={AXIS} label={yLabel('problems in bank')} />
-          <YAxis yAxisId="rejected" orientation="right" stroke={AXIS} allowDecimals={false} label={{ ...yLabel('rejected (total)'), angle: 90, position: 'insideRight' }} />
-          <Tooltip contentStyle={TOOLTIP_STYLE} />
+          <XAxis dataKey="step" type="number" domain={[0, 'dataMax']} allowDecimals={false} stroke={AXIS} label={{ value: 'loop step', position: 'insideBottom', offset: -12, fill: AXIS }} />
+          <YAxis yAxisId="left" stroke={AXIS} domain={p.left.domain} unit={p.left.unit} label={yLabel(p.left.label, 'left')} />
+          {p.right && <YAxis yAxisId="right" orientation="right" stroke={AXIS} domain={p.right.domain} unit={p.right.unit} label={yLabel(p.right.label, 'right')} />}
+          <Tooltip contentStyle={TOOLTIP_STYLE} formatter={(v) => p.format(Number(v))} />
           <Legend verticalAlign="top" height={24} wrapperStyle={LEGEND_STYLE} />
-          <Area yAxisId="bank" type="stepAfter" dataKey="seeds" stackId="bank" stroke="#475569" fill="#334155" isAnimationActive={false} />
-          <Area yAxisId="bank" type="stepAfter" dataKey="admitted" stackId="bank" stroke="#34d399" fill="#34d39955" isAnimationActive={false} />
-          {reasons.map((r) => (
-            <Line key={r} yAxisId="rejected" type="linear" dataKey={r} name={`rejected: ${r}`} stroke={REJECT_COLORS[r]} strokeWidth={1.5} strokeDasharray="4 3" dot={false} isAnimationActive={false} />
-          ))}
+          {p.children}
         </ComposedChart>
       </ResponsiveContainer>
     </Frame>
+  );
+}
+
+const line = (key: string, axis: 'left' | 'right', color: string, width = 1.5, dashed = false) => (
+  <Line key={key} yAxisId={axis} type="linear" dataKey={key} stroke={color} strokeWidth={width} strokeDasharray={dashed ? '4 3' : undefined} dot={false} isAnimationActive={false} />
+);
+
+/** Bank size: seeds and admitted problems stacked, rejections so far by reason on the right axis. */
+const BankChart = memo(function BankChart({ steps }: { steps: StepPoint[] }) {
+  const data = steps.map((p) => ({ step: p.step, seeds: p.seeds, admitted: p.admitted, ...Object.fromEntries(REJECT_REASONS.map((r) => [`rejected: ${r}`, p.rejected[r]])) }));
+  // Only the reasons that occurred, so the legend stays readable.
+  const reasons = REJECT_REASONS.filter((r) => steps.some((p) => p.rejected[r] > 0));
+  return (
+    <StepChart title="Problem bank" testId="chart-bank" data={data} left={{ label: 'problems in bank' }} right={{ label: 'rejected (total)' }} format={(v) => v.toFixed(0)}>
+      <Area yAxisId="left" type="stepAfter" dataKey="seeds" stackId="bank" stroke="#475569" fill="#334155" isAnimationActive={false} />
+      <Area yAxisId="left" type="stepAfter" dataKey="admitted" stackId="bank" stroke="#34d399" fill="#34d39955" isAnimationActive={false} />
+      {reasons.map((r) => line(`rejected: ${r}`, 'right', REJECT_COLORS[r], 1.5, true))}
+    </StepChart>
   );
 });
 
@@ -55,29 +75,19 @@ const ValidationChart = memo(function ValidationChart({ validations, best, early
   const byLevel = validations.some((v) => Object.keys(v.perLevel).length > 1);
   const keys = [...new Set(validations.flatMap((v) => Object.keys(byLevel ? v.perLevel : v.perSource)))].sort();
   const series = keys.length > 1 ? keys : [];
+  const name = (k: string) => (byLevel ? `level ${k}` : k);
   const data = validations.map((v) => ({
     step: v.step,
     overall: 100 * v.accuracy,
-    ...Object.fromEntries(series.map((k) => [byLevel ? `level ${k}` : k, 100 * ((byLevel ? v.perLevel : v.perSource)[k] ?? 0)])),
+    ...Object.fromEntries(series.map((k) => [name(k), 100 * ((byLevel ? v.perLevel : v.perSource)[k] ?? 0)])),
   }));
   return (
-    <Frame title="Validation accuracy (greedy pass@1, held out)" testId="chart-validation" points={data.length}>
-      <ResponsiveContainer width="100%" height={HEIGHT}>
-        <ComposedChart data={data} margin={MARGIN}>
-          <CartesianGrid stroke={GRID} strokeDasharray="3 3" />
-          {stepAxis}
-          <YAxis stroke={AXIS} domain={[0, 'auto']} unit="%" label={yLabel('accuracy (%)')} />
-          <Tooltip contentStyle={TOOLTIP_STYLE} formatter={(v) => `${Number(v).toFixed(1)}%`} />
-          <Legend verticalAlign="top" height={24} wrapperStyle={LEGEND_STYLE} />
-          <Line type="linear" dataKey="overall" stroke={SERIES_COLORS[0]} strokeWidth={2.5} dot isAnimationActive={false} />
-          {series.map((k, i) => (
-            <Line key={k} type="linear" dataKey={byLevel ? `level ${k}` : k} stroke={SERIES_COLORS[1 + (i % (SERIES_COLORS.length - 1))]} strokeWidth={1.2} dot={false} isAnimationActive={false} />
-          ))}
-          {best && <ReferenceDot x={best.step} y={100 * best.accuracy} r={6} fill="none" stroke="#facc15" strokeWidth={2} label={{ value: 'best', position: 'top', fill: '#facc15' }} />}
-          {earlyStopAt !== null && <ReferenceLine x={earlyStopAt} stroke="#f87171" strokeDasharray="4 3" label={{ value: 'early stop', fill: '#f87171', position: 'insideTopRight' }} />}
-        </ComposedChart>
-      </ResponsiveContainer>
-    </Frame>
+    <StepChart title="Validation accuracy (greedy pass@1, held out)" testId="chart-validation" data={data} left={{ label: 'accuracy (%)', domain: [0, 'auto'], unit: '%' }} format={(v) => `${v.toFixed(1)}%`}>
+      <Line yAxisId="left" type="linear" dataKey="overall" stroke={SERIES_COLORS[0]} strokeWidth={2.5} dot isAnimationActive={false} />
+      {series.map((k, i) => line(name(k), 'left', SERIES_COLORS[1 + (i % (SERIES_COLORS.length - 1))]!, 1.2))}
+      {best && <ReferenceDot yAxisId="left" x={best.step} y={100 * best.accuracy} r={6} fill="none" stroke="#facc15" strokeWidth={2} label={{ value: 'best', position: 'top', fill: '#facc15' }} />}
+      {earlyStopAt !== null && <ReferenceLine yAxisId="left" x={earlyStopAt} stroke="#f87171" strokeDasharray="4 3" label={{ value: 'early stop', fill: '#f87171', position: 'insideTopRight' }} />}
+    </StepChart>
   );
 });
 
@@ -85,66 +95,38 @@ const RewardChart = memo(function RewardChart({ steps }: { steps: StepPoint[] })
   const data = steps.map((p) => ({ step: p.step, ...p.rewards }));
   const roles = ROLES.filter((r) => steps.some((p) => p.rewards[r] !== undefined));
   return (
-    <Frame title="Mean reward per role" testId="chart-rewards" points={data.length}>
-      <ResponsiveContainer width="100%" height={HEIGHT}>
-        <ComposedChart data={data} margin={MARGIN}>
-          <CartesianGrid stroke={GRID} strokeDasharray="3 3" />
-          {stepAxis}
-          <YAxis stroke={AXIS} domain={[0, 1]} label={yLabel('mean reward')} />
-          <Tooltip contentStyle={TOOLTIP_STYLE} formatter={(v) => Number(v).toFixed(3)} />
-          <Legend verticalAlign="top" height={24} wrapperStyle={LEGEND_STYLE} />
-          {roles.map((r) => (
-            <Line key={r} type="linear" dataKey={r} stroke={ROLE_COLORS[r]} strokeWidth={2} dot={false} isAnimationActive={false} />
-          ))}
-        </ComposedChart>
-      </ResponsiveContainer>
-    </Frame>
+    <StepChart title="Mean reward per role" testId="chart-rewards" data={data} left={{ label: 'mean reward', domain: [0, 1] }} format={(v) => v.toFixed(3)}>
+      {roles.map((r) => line(r, 'left', ROLE_COLORS[r], 2))}
+    </StepChart>
   );
 });
 
 const UpdateChart = memo(function UpdateChart({ steps }: { steps: StepPoint[] }) {
   const data = steps.filter((p) => p.loss !== null).map((p) => ({ step: p.step, 'policy loss': p.loss, 'clip fraction': p.clipFraction, 'approx. KL': p.approxKl }));
   return (
-    <Frame
+    <StepChart
       title="Policy update"
       testId="chart-update"
-      points={data.length}
-      empty={steps.length ? 'no update yet: within every role’s group the rewards were equal, so every advantage was zero' : 'no points yet'}
+      data={data}
+      empty={steps.length ? 'no update yet: within every role’s group the rewards were equal, so every advantage was zero' : undefined}
+      left={{ label: 'policy loss' }}
+      right={{ label: 'clip fraction, KL (nats)' }}
+      format={(v) => v.toFixed(4)}
     >
-      <ResponsiveContainer width="100%" height={HEIGHT}>
-        <ComposedChart data={data} margin={MARGIN}>
-          <CartesianGrid stroke={GRID} strokeDasharray="3 3" />
-          {stepAxis}
-          <YAxis yAxisId="loss" stroke={AXIS} label={yLabel('policy loss')} />
-          <YAxis yAxisId="frac" orientation="right" stroke={AXIS} label={{ ...yLabel('clip fraction, KL (nats)'), angle: 90, position: 'insideRight' }} />
-          <Tooltip contentStyle={TOOLTIP_STYLE} formatter={(v) => Number(v).toFixed(4)} />
-          <Legend verticalAlign="top" height={24} wrapperStyle={LEGEND_STYLE} />
-          <Line yAxisId="loss" type="linear" dataKey="policy loss" stroke="#e6edf3" strokeWidth={2} dot={false} isAnimationActive={false} />
-          <Line yAxisId="frac" type="linear" dataKey="clip fraction" stroke="#f472b6" strokeWidth={1.5} dot={false} isAnimationActive={false} />
-          <Line yAxisId="frac" type="linear" dataKey="approx. KL" stroke="#22d3ee" strokeWidth={1.5} dot={false} isAnimationActive={false} />
-        </ComposedChart>
-      </ResponsiveContainer>
-    </Frame>
+      {line('policy loss', 'left', '#e6edf3', 2)}
+      {line('clip fraction', 'right', '#f472b6')}
+      {line('approx. KL', 'right', '#22d3ee')}
+    </StepChart>
   );
 });
 
 const ThroughputChart = memo(function ThroughputChart({ steps }: { steps: StepPoint[] }) {
-  const data = steps.map((p) => ({ step: p.step, 'tokens/s': p.tokensPerS, 's/step': p.seconds, 'generation %': 100 * p.generationShare }));
+  const data = steps.map((p) => ({ step: p.step, 'tokens/s': p.tokensPerS, 's/step': p.seconds }));
   return (
-    <Frame title="Throughput" testId="chart-throughput" points={data.length}>
-      <ResponsiveContainer width="100%" height={HEIGHT}>
-        <ComposedChart data={data} margin={MARGIN}>
-          <CartesianGrid stroke={GRID} strokeDasharray="3 3" />
-          {stepAxis}
-          <YAxis yAxisId="tok" stroke={AXIS} label={yLabel('tokens/s')} />
-          <YAxis yAxisId="s" orientation="right" stroke={AXIS} label={{ ...yLabel('seconds per step'), angle: 90, position: 'insideRight' }} />
-          <Tooltip contentStyle={TOOLTIP_STYLE} formatter={(v) => Number(v).toFixed(1)} />
-          <Legend verticalAlign="top" height={24} wrapperStyle={LEGEND_STYLE} />
-          <Line yAxisId="tok" type="linear" dataKey="tokens/s" stroke="#34d399" strokeWidth={2} dot={false} isAnimationActive={false} />
-          <Line yAxisId="s" type="linear" dataKey="s/step" stroke="#f59e0b" strokeWidth={1.5} dot={false} isAnimationActive={false} />
-        </ComposedChart>
-      </ResponsiveContainer>
-    </Frame>
+    <StepChart title="Throughput" testId="chart-throughput" data={data} left={{ label: 'tokens/s' }} right={{ label: 'seconds per step' }} format={(v) => v.toFixed(1)}>
+      {line('tokens/s', 'left', '#34d399', 2)}
+      {line('s/step', 'right', '#f59e0b')}
+    </StepChart>
   );
 });
 

@@ -1,11 +1,10 @@
 import { useEffect, useState } from 'react';
 import { METHODS } from '../../sage/config';
 import { canSaveToFolder } from '../checkpointFiles';
-import { stepPhases } from '../runView';
+import { isActive, stepPhases } from '../runView';
 import { useLab } from '../store';
 import { duration, percent } from './theme';
 
-const ACTIVE = ['starting', 'warmup', 'running', 'paused'];
 
 /** Re-renders every second while a run lasts, for the clock. */
 function useTick(active: boolean): void {
@@ -31,7 +30,7 @@ export function RunControls() {
   const savedRun = useLab((s) => s.savedRun);
   const storage = useLab((s) => s.storage);
   const { startRun, pauseRun, resumeRun, stepRun, stopRun, exportRun, resumeFromFiles, resumeAutosaved, discardAutosaved } = useLab.getState();
-  const active = ACTIVE.includes(run.status);
+  const active = isActive(run.status);
   useTick(active);
 
   const now = Date.now();

@@ -2,6 +2,7 @@ import { useEffect, useState } from 'react';
 import { describeCounts } from '../../data/import';
 import type { ProblemSetReport } from '../../worker/api';
 import { SHIPPED_SEEDS } from '../shippedData';
+import { isActive } from '../runView';
 import { useLab } from '../store';
 
 /** Skipped lines listed by number; the rest are counted. */
@@ -51,7 +52,7 @@ export function SeedsPanel() {
   const errors = useLab((s) => s.problemsError);
   const load = useLab((s) => s.loadProblemFile);
   const loadShipped = useLab((s) => s.loadShippedProblems);
-  const running = useLab((s) => ['starting', 'warmup', 'running', 'paused'].includes(s.run.status));
+  const running = useLab((s) => isActive(s.run.status));
   const [over, setOver] = useState(false);
 
   useEffect(() => {

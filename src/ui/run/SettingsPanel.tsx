@@ -1,6 +1,7 @@
 import { METHODS, type MethodName } from '../../sage/config';
 import { RUN_SPECS, SETTING_SPECS } from '../../sage/settings';
 import { NUMERIC_SETTINGS, settingDefault, type NumericSetting } from '../runSlices';
+import { isActive } from '../runView';
 import { useLab } from '../store';
 
 const HELP: Record<NumericSetting, string> = Object.fromEntries(
@@ -21,7 +22,7 @@ export function SettingsPanel() {
   const typed = useLab((s) => s.typed);
   const errors = useLab((s) => s.settingErrors);
   const { setMethod, setTemplates, setSetting, resetSettings } = useLab.getState();
-  const locked = useLab((s) => ['starting', 'warmup', 'running', 'paused'].includes(s.run.status));
+  const locked = useLab((s) => isActive(s.run.status));
   const missing = NUMERIC_SETTINGS.filter((n) => !GROUPS.some((g) => g.names.includes(n)));
   const groups = missing.length ? [...GROUPS, { title: 'Other', names: missing }] : GROUPS;
   return (
