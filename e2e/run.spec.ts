@@ -60,6 +60,14 @@ test('a loop run in the lab: seeds dropped, live charts and transcripts, pause, 
   await mark('dropped');
   await page.getByTestId('shipped-curriculum-500.jsonl').click();
   await expect(seeds).toContainText('curriculum-500.jsonl: 500 problems');
+  // A held-out split taken from the seeds themselves, then the built-in one back.
+  await page.getByTestId('holdout-percent').fill('10');
+  await page.getByTestId('holdout-seeds').click();
+  await expect(page.getByTestId('validation-report')).toContainText('10% of curriculum-500.jsonl held out (seed 0): 50 problems');
+  await expect(seeds).toContainText('curriculum-500.jsonl: 450 problems');
+  await page.getByTestId('shipped-curriculum-500.jsonl').click();
+  await expect(page.getByTestId('validation-report')).toContainText('curriculum-1000.jsonl: 1000 problems');
+  await expect(seeds).toContainText('curriculum-500.jsonl: 500 problems');
 
   // A bad value is refused inline and blocks the start; small settings for a short run.
   await page.getByTestId('setting-topP').fill('2');

@@ -27,6 +27,8 @@ export interface ProblemsSlice {
   /** Reads a JSONL in the engine; a shipped seed file brings its built-in validation split. */
   loadProblemFile(which: 'seeds' | 'validation', name: string, file: Blob): Promise<void>;
   loadShippedProblems(name: string): Promise<void>;
+  /** Holds out a fraction of the loaded seeds as the validation split. */
+  holdOutSeeds(fraction: number): Promise<void>;
 }
 
 /** Numeric settings of a run as typed (strings until they parse), and each one's refusal. */
@@ -94,6 +96,15 @@ export const problemsSlice: StateCreator<LabState, [], [], ProblemsSlice> = (set
         if (load === loads[which]) set({ problemsError: { ...get().problemsError, [which]: message(e) } });
       } finally {
         if (load === loads[which]) set({ problemsBusy: { ...get().problemsBusy, [which]: undefined } });
+      }
+    },
+    async holdOutSeeds(fraction) {
+      try {
+        const seed = Number(get().typed.seed ?? DEFAULT_RUN.seed);
+        const { seeds, validation } = await callEngine((e) => e.holdOutSeeds(fraction, seed));
+        set({ seedReport: seeds, validationReport: validation, problemsError: { ...get().problemsError, validation: undefined } });
+      } catch (e) {
+        set({ problemsError: { ...get().problemsError, validation: message(e) } });
       }
     },
     async loadShippedProblems(name) {

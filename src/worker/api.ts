@@ -162,6 +162,11 @@ export interface EngineApi {
    */
   loadProblems(which: 'seeds' | 'validation', name: string, file: Blob, fields?: string): Promise<ProblemSetReport>;
   /**
+   * Takes a held-out split from the seed problems held (`fraction` of them, drawn from
+   * `seed`): they become the validation problems and leave the seeds.
+   */
+  holdOutSeeds(fraction: number, seed: number): Promise<{ seeds: ProblemSetReport; validation: ProblemSetReport }>;
+  /**
    * Runs the self-evolution loop on the held model and problems (warm-up first for a model
    * from scratch), reporting metrics, transcripts, phases and bank changes in batches.
    */

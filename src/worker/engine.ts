@@ -9,13 +9,14 @@ import { paramCount } from '../model/config';
 import { ByteTokenizer } from '../model/tokenizer';
 import { memorisationRun } from '../train/memorise';
 import { ModelSession, RateMeter } from '../train/session';
-import type { Problem } from '../data/problem';
 import { bankToJsonl, bankToVerlParquet } from '../sage/bankExport';
 import { MemoryRunStore, RUN_FILES } from '../sage/runRecords';
 import { opfsAutosave } from './autosave';
 import { zipFiles } from '../util/zip';
 import { latestEvery } from '../util/throttle';
-import { EvolveJob, readProblems } from './evolveJob';
+import { EvolveJob, problemSetReport, readProblems } from './evolveJob';
+import { holdOut, type Problem } from '../data/problem';
+import { rng } from '../util/random';
 import type {
   CheckpointFile,
   DeviceReport,
@@ -80,6 +81,8 @@ export function createEngine(platform: Platform): EngineApi {
   const problems: { seeds: Problem[] | null; validation: Problem[] | null } = { seeds: null, validation: null };
   /** The loop run in progress or last ended, for its controls and export. */
   let job: EvolveJob | null = null;
+  /** The seed file's name, for the reports of a split taken from it. */
+  let seedName = '';
   /** Where loop runs autosave (OPFS in a browser; none in Node). */
   const autosave = opfsAutosave();
   const runningJob = (): EvolveJob => {
@@ -276,7 +279,20 @@ export function createEngine(platform: Platform): EngineApi {
     async loadProblems(which, name, file, fields) {
       const { problems: loaded, report } = await readProblems(which, name, file, fields);
       problems[which] = loaded;
+      if (which === 'seeds') seedName = name;
       return report;
+    },
+
+    async holdOutSeeds(fraction, seed) {
+      if (!problems.seeds) throw new Error('no seed problems loaded: load a seed file first');
+      const name = seedName;
+      const split = holdOut(problems.seeds, fraction, rng(seed));
+      problems.seeds = split.seeds;
+      problems.validation = split.validation;
+      return {
+        seeds: problemSetReport('seeds', name, split.seeds),
+        validation: problemSetReport('validation', `${Math.round(100 * fraction)}% of ${name} held out (seed ${seed})`, split.validation),
+      };
     },
 
     async evolve(request, onEvents) {

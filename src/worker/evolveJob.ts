@@ -32,14 +32,14 @@ export async function readProblems(which: 'seeds' | 'validation', name: string, 
   const r = await importProblems(blobChunks(file), { source: name, mapping });
   if (r.refused) throw new Error(`${name} is ${r.refused}`);
   if (!r.problems.length) throw new Error(`${name}: no usable problems${r.errors.length ? ` (line ${r.errors[0]!.line}: ${r.errors[0]!.reason})` : ''}`);
-  return {
-    problems: r.problems,
-    report: {
-      which, name, problems: r.problems.length, counts: r.counts,
-      errors: r.errors.slice(0, REPORTED_ERRORS), errorCount: r.errors.length, duplicates: r.duplicates.length,
-      preview: r.problems.slice(0, PREVIEW),
-    },
-  };
+  return { problems: r.problems, report: problemSetReport(which, name, r.problems, r.errors, r.duplicates.length) };
+}
+
+/** What the page is told of a set of problems: counts per format, the first bad lines, a preview. */
+export function problemSetReport(which: 'seeds' | 'validation', name: string, problems: readonly Problem[], errors: readonly { line: number; reason: string }[] = [], duplicates = 0): ProblemSetReport {
+  const counts: ProblemSetReport['counts'] = {};
+  for (const p of problems) counts[p.format] = (counts[p.format] ?? 0) + 1;
+  return { which, name, problems: problems.length, counts, errors: errors.slice(0, REPORTED_ERRORS), errorCount: errors.length, duplicates, preview: problems.slice(0, PREVIEW) };
 }
 
 /** What a run records as its config.json, the same fields the CLI writes. */

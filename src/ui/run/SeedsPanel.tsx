@@ -53,7 +53,9 @@ export function SeedsPanel() {
   const load = useLab((s) => s.loadProblemFile);
   const loadShipped = useLab((s) => s.loadShippedProblems);
   const running = useLab((s) => isActive(s.run.status));
+  const holdOutSeeds = useLab((s) => s.holdOutSeeds);
   const [over, setOver] = useState(false);
+  const [percent, setPercent] = useState('10');
 
   useEffect(() => {
     // The whole page is a drop target for seed files.
@@ -118,6 +120,14 @@ export function SeedsPanel() {
         A shipped seed set brings its held-out split; or <FilePick label="choose a held-out file" disabled={running} onFile={(f) => void load('validation', f.name, f)} />.
         A problem in both files is refused when the run starts.
       </p>
+      <div className="row-controls small">
+        <span>or hold out</span>
+        <input type="number" min={1} max={90} value={percent} onChange={(e) => setPercent(e.target.value)} disabled={running || !seeds} style={{ width: 60 }} data-testid="holdout-percent" />
+        <span>% of the seeds (drawn with the run's seed)</span>
+        <button className="secondary" disabled={running || !seeds} onClick={() => void holdOutSeeds(Number(percent) / 100)} data-testid="holdout-seeds">
+          hold out
+        </button>
+      </div>
       {busy.validation && <p className="status running">reading {busy.validation} …</p>}
       {errors.validation && <p className="error-text" data-testid="validation-error">{errors.validation}</p>}
       {validation && <Report report={validation} testId="validation-report" />}
