@@ -82,7 +82,7 @@ test('a loop run in the lab: seeds dropped, live charts and transcripts, pause, 
 
   // Both charts gain points as steps end; the transcripts fill.
   await expect.poll(() => points(page, 'chart-bank'), { timeout: 15 * 60_000 }).toBeGreaterThanOrEqual(2);
-  expect(await points(page, 'chart-validation')).toBeGreaterThanOrEqual(2);
+  await expect.poll(() => points(page, 'chart-validation')).toBeGreaterThanOrEqual(2);
   await expect(page.getByTestId('transcripts').getByTestId('transcript-solver').first()).toBeVisible();
   await expect(page.getByTestId('settings-panel')).toContainText('read-only while the run lasts');
   await expect(page.getByTestId('setting-steps')).toBeDisabled();
@@ -123,7 +123,8 @@ test('a loop run in the lab: seeds dropped, live charts and transcripts, pause, 
   await expect(status).not.toHaveText('done');
   await expect(status).toHaveText('done', { timeout: 15 * 60_000 });
   await expect(page.getByTestId('run-step')).toHaveText(`${exportedSteps + 1} / ${exportedSteps + 1}`);
-  expect(await points(page, 'chart-bank')).toBe(exportedSteps + 1);
+  // Charts redraw in a deferred render: poll until the last point is drawn.
+  await expect.poll(() => points(page, 'chart-bank')).toBe(exportedSteps + 1);
 
   await mark('resumed');
   await page.getByTestId('run-charts').scrollIntoViewIfNeeded();
