@@ -204,7 +204,7 @@ export const runSlice: StateCreator<LabState, [], [], RunSlice> = (set, get) => 
     }
     const steps = Number(get().typed.steps ?? DEFAULT_RUN.steps);
     set({
-      run: { ...history, status: 'starting', endReason: null, state: null },
+      run: { ...history, status: 'starting', endReason: null },
       runError: null,
       runExported: null,
       runClock: { started: Date.now(), heldMs: 0, pausedAt: null },

@@ -7,7 +7,7 @@
 import type { BankEntry, BankEvent, RejectReason } from '../sage/bank';
 import type { MethodConfig, RoleName } from '../sage/config';
 import type { Phase, Transcript } from '../sage/loop';
-import type { MetricsRecord, RunState } from '../sage/run';
+import type { MetricsRecord } from '../sage/run';
 import { parseJsonl, RUN_FILES } from '../sage/runRecords';
 import type { AutosaveInfo, EvolveEvent } from '../worker/api';
 
@@ -70,7 +70,6 @@ export interface RunView {
   transcripts: { step: number; items: Transcript[] }[];
   admitted: AdmittedRow[];
   endReason: 'steps' | 'early-stop' | 'stopped' | null;
-  state: RunState | null;
   /** The last autosave of this run, or why it failed. */
   autosave: { info?: AutosaveInfo; error?: string } | null;
 }
@@ -89,7 +88,6 @@ export const EMPTY_RUN: RunView = {
   transcripts: [],
   admitted: [],
   endReason: null,
-  state: null,
   autosave: null,
 };
 
@@ -175,7 +173,6 @@ export function reduceRun(view: RunView, events: readonly EvolveEvent[]): RunVie
         v.status = 'done';
         v.phase = null;
         v.endReason = e.reason;
-        v.state = e.state;
         break;
     }
   }

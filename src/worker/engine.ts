@@ -62,15 +62,15 @@ export function createEngine(platform: Platform): EngineApi {
       return r;
     }));
   /**
-   * A loop run that failed because the device went away fails with that reason, not with
-   * whichever GPU call noticed first (the loss is reported a moment after the call fails).
+   * Work that failed because the device went away fails with that reason, not with whichever
+   * GPU call noticed first (the loss is reported a moment after the call fails).
    */
   const explainLoss = async <T>(work: () => Promise<T>): Promise<T> => {
     try {
       return await work();
     } catch (e) {
       const lost = await Promise.race([deviceLost, new Promise<null>((resolve) => setTimeout(() => resolve(null), 1000))]);
-      if (lost !== null) throw new Error(`the GPU device was lost (${lost}); the run stopped there`);
+      if (lost !== null) throw new Error(`the GPU device was lost (${lost}); the work in flight stopped there`);
       throw e;
     }
   };
@@ -99,7 +99,7 @@ export function createEngine(platform: Platform): EngineApi {
     if (busy) throw new Error(`cannot start ${what} while ${busy} is running`);
     busy = what;
     try {
-      return await work();
+      return await explainLoss(work);
     } finally {
       busy = null;
     }
@@ -115,7 +115,7 @@ export function createEngine(platform: Platform): EngineApi {
       problems.validation = [...store.problems.validation];
       job = EvolveJob.resume(next, store, resume.state, settings, onEvents, () => platform.codeSandbox(), autosave);
       const resumed = job;
-      return explainLoss(() => resumed.run());
+      return resumed.run();
     });
 
   const held = (): ModelSession => {
@@ -302,7 +302,7 @@ export function createEngine(platform: Platform): EngineApi {
         if (!problems.validation) throw new Error('no validation problems loaded: load a held-out file first');
         const started = EvolveJob.start(s, { seeds: problems.seeds, validation: problems.validation }, request, onEvents, () => platform.codeSandbox(), autosave);
         job = started;
-        return explainLoss(() => started.run());
+        return started.run();
       });
     },
 

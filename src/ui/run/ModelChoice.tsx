@@ -23,6 +23,8 @@ export function ModelChoice() {
   const locked = useLab((s) => isActive(s.run.status));
   const { newModel, importModel, setSetting, setTemplates } = useLab.getState();
   const disabled = !device || locked || busy !== null;
+  // A checkpoint needs no warm-up of its own.
+  const importPicked = (list: FileList | null) => list?.length && void importModel([...list]).then(() => setSetting('warmupSteps', '0'));
   return (
     <section className="panel" data-testid="model-choice">
       <h2>Model</h2>
@@ -57,11 +59,11 @@ export function ModelChoice() {
         <label className={`file-button${disabled ? ' disabled' : ''}`}>
           import a checkpoint folder
           {/* @ts-expect-error webkitdirectory is not in React's input attributes */}
-          <input type="file" webkitdirectory="" multiple disabled={disabled} onChange={(e) => e.target.files?.length && void importModel([...e.target.files]).then(() => setSetting('warmupSteps', '0'))} />
+          <input type="file" webkitdirectory="" multiple disabled={disabled} onChange={(e) => importPicked(e.target.files)} />
         </label>
         <label className={`file-button${disabled ? ' disabled' : ''}`}>
           or a .zip
-          <input type="file" accept=".zip" disabled={disabled} onChange={(e) => e.target.files?.length && void importModel([...e.target.files]).then(() => setSetting('warmupSteps', '0'))} />
+          <input type="file" accept=".zip" disabled={disabled} onChange={(e) => importPicked(e.target.files)} />
         </label>
       </div>
       {busy && <p className="status running">{busy} …</p>}
