@@ -129,6 +129,10 @@ test('a loop run in the lab: seeds dropped, live charts and transcripts, pause, 
   await mark('resumed');
   await page.getByTestId('run-charts').scrollIntoViewIfNeeded();
   await page.screenshot({ path: 'test-results/run-done.png', fullPage: true });
+  // Each panel on its own, to be looked at.
+  for (const panel of ['run-controls', 'run-charts', 'seeds-panel', 'model-choice', 'settings-panel', 'transcripts', 'bank-table', 'runs-panel']) {
+    await page.getByTestId(panel).screenshot({ path: `test-results/panel-${panel}.png` });
+  }
   const longTasks = await page.evaluate(() => (window as unknown as { longTasks: [number, number][] }).longTasks);
   writeFileSync('test-results/run-long-tasks.json', JSON.stringify({ count: longTasks.length, max: Math.max(0, ...longTasks.map((t) => t[1])), all: longTasks, marks }));
 
@@ -137,6 +141,20 @@ test('a loop run in the lab: seeds dropped, live charts and transcripts, pause, 
   await expect(page.getByTestId('autosave-status')).toContainText(`autosaved after step ${exportedSteps + 1}`);
   await page.reload();
   await expect(page.getByTestId('autosave-offer')).toContainText(`after step ${exportedSteps + 1}`, { timeout: 120_000 });
+  // Both runs so far are kept in the browser (newest first): the first overlaid on the charts,
+  // the resumed one deleted.
+  const kept = page.getByTestId('run-row');
+  await expect(kept).toHaveCount(2);
+  await expect(kept.first()).toContainText('(resumed)');
+  await expect(kept.last()).toContainText('all steps');
+  await kept.last().getByTestId('run-overlay').check();
+  await expect(page.getByTestId('chart-validation')).toContainText('sage · curriculum-500.jsonl');
+  await expect(page.getByTestId('chart-bank')).toContainText('bank: sage · curriculum-500.jsonl');
+  await page.getByTestId('run-charts').screenshot({ path: 'test-results/run-overlay.png' });
+  await kept.first().getByTestId('run-delete').click();
+  await kept.first().getByTestId('run-delete-confirm').click();
+  await expect(kept).toHaveCount(1);
+  await expect(kept.first()).toContainText('all steps');
   await page.getByTestId('setting-steps').fill('1');
   await page.getByTestId('resume-autosave').click();
   await expect(page.getByTestId('run-step')).toHaveText(`${exportedSteps + 1} / ${exportedSteps + 2}`);

@@ -35,6 +35,13 @@ describe('evolve command line', () => {
     const bad = runCliProcess('src/cli/evolve.ts', ['--config', config, '--steps', '1']);
     expect(bad.status).toBe(2);
     expect(bad.stderr.split('\n').at(-1)).toBe(`evolve: --config ${config}: proposals must be an integer ≥ 1 (got 0)`);
+    // A folder that holds a run is not written over: its records would mix with the new run's.
+    const run = mkdtempSync(join(tmpdir(), 'sage-evolve-'));
+    writeFileSync(join(run, 'metrics.jsonl'), '{"kind":"validation","step":0}\n');
+    const taken = runCliProcess('src/cli/evolve.ts', ['--steps', '1', '--out', run]);
+    expect(taken.status).toBe(2);
+    expect(taken.stderr.trim().split('\n').at(-1)).toBe(`evolve: --out ${run} already holds a run (metrics.jsonl): give another folder, or --resume ${run} to continue it`);
+    expect(readFileSync(join(run, 'metrics.jsonl'), 'utf8')).toBe('{"kind":"validation","step":0}\n');
   });
 });
 

@@ -140,6 +140,9 @@ async function main(o: Options): Promise<void> {
     nearDuplicate: DEFAULT_RUN.nearDuplicate,
   };
   const out = o.resume ?? o.out ?? join('runs', `${method.name}-${new Date().toISOString().slice(0, 19).replace(/[:T]/g, '-')}`);
+  // A new run's records would be appended to the old run's and mixed with them.
+  const held = o.resume ? null : RunFolder.heldRecord(out);
+  if (held) throw new UsageError(`--out ${out} already holds a run (${held}): give another folder, or --resume ${out} to continue it`);
   const folder = new RunFolder(out);
   const { method: _m, templates: _t, ...recorded } = settings;
   if (!o.resume) folder.writeProblems(seeds, validation);

@@ -32,6 +32,11 @@ export class RunFolder implements RunStore {
     appendFileSync(join(dir, RUN_FILES.bank), '');
   }
 
+  /** The first record of a run found in the folder, if one is there. */
+  static heldRecord(dir: string): string | null {
+    return Object.values(RUN_FILES).find((f) => existsSync(join(dir, f)) && (f !== RUN_FILES.bank || readFileSync(join(dir, f)).length > 0)) ?? null;
+  }
+
   writeConfig(config: unknown): void {
     writeAtomic(join(this.dir, RUN_FILES.config), JSON.stringify(config, null, 2) + '\n');
   }

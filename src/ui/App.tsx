@@ -5,6 +5,7 @@ import { ModelPanel } from './ModelPanel';
 import { BankTable } from './run/BankTable';
 import { ModelChoice } from './run/ModelChoice';
 import { RunControls } from './run/RunControls';
+import { RunsPanel } from './run/RunsPanel';
 import { SeedsPanel } from './run/SeedsPanel';
 import { SettingsPanel } from './run/SettingsPanel';
 import { Transcripts } from './run/Transcripts';
@@ -51,6 +52,7 @@ export function App() {
         <SettingsPanel />
         <Transcripts />
         <BankTable />
+        <RunsPanel />
       </main>
       <details className="engine" data-testid="engine-section">
         <summary>Engine: device, kernel self-check, training check, supervised fine-tuning, sampling</summary>

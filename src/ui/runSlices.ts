@@ -12,6 +12,7 @@ import { checkSetting, DEFAULT_RUN, RUN_SPECS, SETTING_SPECS, type SettingName }
 import type { AutosaveInfo, CheckpointFile, EvolveEvent, EvolveResult, EvolveSettings, ProblemSetReport } from '../worker/api';
 import { canSaveToFolder, downloadBytes, readCheckpointFiles, saveToFolder } from './checkpointFiles';
 import { callEngine } from './engineClient';
+import type { RunConfig } from './runHistory';
 import { EMPTY_RUN, historyEvents, isActive, reduceRun, type RunView } from './runView';
 import { SHIPPED_SEEDS, SHIPPED_VALIDATION } from './shippedData';
 import type { LabState } from './store';
@@ -157,6 +158,16 @@ function requestSettings(s: SettingsSlice): EvolveSettings {
   return Object.fromEntries(Object.entries(s.typed).map(([k, v]) => [k, Number(v)])) as EvolveSettings;
 }
 
+/** What a kept run records of its inputs (the model: a fresh tiny preset unless one is loaded). */
+const recordConfig = (s: LabState, method: MethodName, templates: RunConfig['templates']): RunConfig => ({
+  method,
+  templates,
+  settings: {},
+  seeds: s.seedReport?.name ?? '—',
+  validation: s.validationReport?.name ?? '—',
+  model: s.model?.origin ?? 'tiny',
+});
+
 export const runSlice: StateCreator<LabState, [], [], RunSlice> = (set, get) => {
   const onEvents = proxy((events: EvolveEvent[]) => {
     const before = get().run.status;
@@ -166,6 +177,7 @@ export const runSlice: StateCreator<LabState, [], [], RunSlice> = (set, get) => 
     if (clock && run.status === 'paused' && before !== 'paused') set({ runClock: { ...clock, pausedAt: Date.now() } });
     if (clock?.pausedAt && run.status !== 'paused') set({ runClock: { ...clock, heldMs: clock.heldMs + Date.now() - clock.pausedAt, pausedAt: null } });
     set({ run });
+    if (events.some((e) => e.type === 'step' || e.type === 'validation' || e.type === 'done')) get().recordRun();
     if (events.some((e) => e.type === 'autosave')) void refreshStorage();
   });
   const refreshStorage = async () => {
@@ -177,9 +189,11 @@ export const runSlice: StateCreator<LabState, [], [], RunSlice> = (set, get) => 
     try {
       await call();
       set({ run: { ...get().run, status: 'done', phase: null } });
+      get().recordRun();
     } catch (e) {
       const lost = /device (was )?lost/i.test(message(e));
       set({ run: { ...get().run, status: 'error', phase: null }, runError: message(e), ...(lost ? { model: null } : {}) });
+      get().recordRun();
       // The autosave survives a lost device or a failed step: offer it.
       await get().checkAutosave();
     }
@@ -193,10 +207,12 @@ export const runSlice: StateCreator<LabState, [], [], RunSlice> = (set, get) => 
       return f ? new TextDecoder().decode(f.bytes) : null;
     };
     let method: MethodName = 'sage';
+    let templates: RunConfig['templates'] = get().templates;
     let history: RunView;
     try {
-      const config = JSON.parse(read('config.json') ?? '{}') as { method?: MethodName };
+      const config = JSON.parse(read('config.json') ?? '{}') as { method?: MethodName; templates?: RunConfig['templates'] };
       if (config.method && config.method in METHODS) method = config.method;
+      if (config.templates === 'compact' || config.templates === 'instruct') templates = config.templates;
       history = reduceRun(EMPTY_RUN, historyEvents(read));
     } catch (e) {
       set({ runError: `not a run export: ${message(e)}` });
@@ -210,6 +226,7 @@ export const runSlice: StateCreator<LabState, [], [], RunSlice> = (set, get) => 
       runClock: { started: Date.now(), heldMs: 0, pausedAt: null },
       runSettings: { method, steps: history.steps.length + steps },
     });
+    get().beginRecord({ ...recordConfig(get(), method, templates), resumed: true });
     await drive(() => resume(steps));
   };
   return {
@@ -236,6 +253,7 @@ export const runSlice: StateCreator<LabState, [], [], RunSlice> = (set, get) => 
         runClock: { started: Date.now(), heldMs: 0, pausedAt: null },
         runSettings: { method: s.method, steps: settings.steps ?? DEFAULT_RUN.steps },
       });
+      get().beginRecord({ ...recordConfig(s, s.method, s.templates), settings });
       await drive(async () => {
         if (!get().model) set({ model: await callEngine((e) => e.loadPreset('tiny', settings.seed ?? 0)) });
         await callEngine((e) => e.evolve({ method: s.method, templates: s.templates, settings }, onEvents));

@@ -3,6 +3,7 @@ import type { BankEntry } from '../sage/bank';
 import { METHODS } from '../sage/config';
 import type { StepMetrics } from '../sage/loop';
 import type { EvolveEvent } from '../worker/api';
+import { isRunRecord, runLabel, runRecord } from './runHistory';
 import { EMPTY_RUN, historyEvents, KEPT_TRANSCRIPT_STEPS, reduceRun, stepPhases } from './runView';
 
 function metrics(step: number, admitted: number): StepMetrics {
@@ -103,5 +104,27 @@ describe('the run view', () => {
     expect(stepPhases(METHODS.sage)).toEqual(['propose', 'score-problems', 'difficulty', 'admit', 'plan', 'score-plans', 'solve', 'update']);
     expect(stepPhases(METHODS.mae)).toEqual(['propose', 'score-problems', 'difficulty', 'admit', 'solve', 'judge-answers', 'update']);
     expect(stepPhases(METHODS.rlvr)).toEqual(['solve', 'update']);
+  });
+});
+
+describe('a kept run', () => {
+  it('records the run’s settings and compact curves, and refuses what is not a record', () => {
+    const v = reduceRun(EMPTY_RUN, [
+      { type: 'validation', result: { step: 0, accuracy: 0.1, perSource: {}, perLevel: {} }, best: true },
+      { type: 'step', metrics: metrics(0, 1), transcripts: [] },
+      { type: 'step', metrics: metrics(1, 3), transcripts: [] },
+      { type: 'validation', result: { step: 2, accuracy: 0.3, perSource: {}, perLevel: {} }, best: true },
+    ]);
+    const config = { method: 'rlvr' as const, templates: 'compact' as const, settings: { lr: 3e-4 }, seeds: 'a.jsonl', validation: 'b.jsonl', model: 'tiny' };
+    const r = runRecord('run-1', Date.UTC(2026, 10, 23, 12), config, v);
+    expect(r).toMatchObject({ id: 'run-1', steps: 2, best: { step: 2, accuracy: 0.3 }, endReason: null, finished: false, config });
+    expect(r.validations).toEqual([{ step: 0, accuracy: 0.1 }, { step: 2, accuracy: 0.3 }]);
+    expect(r.bank).toEqual([{ step: 1, size: 11, admitted: 1 }, { step: 2, size: 13, admitted: 3 }]);
+    expect(runLabel(r)).toMatch(/^rlvr · a\.jsonl · /);
+    expect(runLabel({ ...r, config: { ...config, resumed: true } })).toMatch(/\(resumed\)$/);
+    const done = runRecord('run-1', 0, config, reduceRun(v, [{ type: 'done', reason: 'steps', state: { step: 2, best: null, evaluationsWithoutGain: 0, warmedUp: true } }]));
+    expect(done).toMatchObject({ finished: true, endReason: 'steps' });
+    expect(isRunRecord(JSON.parse(JSON.stringify(r)))).toBe(true);
+    for (const bad of [null, 3, {}, { ...r, bank: 'x' }, { ...r, id: 1 }]) expect(isRunRecord(bad)).toBe(false);
   });
 });

@@ -23,6 +23,7 @@ import { canSaveToFolder, downloadBytes, readCheckpointFiles, saveToFolder } fro
 import { zipFiles } from '../util/zip';
 import { callEngine } from './engineClient';
 import { problemsSlice, runSlice, settingsSlice, type RunSlices } from './runSlices';
+import { runsSlice, type RunsSlice } from './runsSlice';
 import { SHIPPED_SEEDS } from './shippedData';
 
 type Status = 'idle' | 'running' | 'done' | 'error';
@@ -101,7 +102,7 @@ export interface GenerateSlice {
   runGenerate(prompt: string, samples: number, options: Partial<GenerateOptions>): Promise<void>;
 }
 
-export type LabState = DeviceSlice & SelfCheckSlice & TrainCheckSlice & SftSlice & GenerateSlice & RunSlices;
+export type LabState = DeviceSlice & SelfCheckSlice & TrainCheckSlice & SftSlice & GenerateSlice & RunSlices & RunsSlice;
 
 /** The named fields of the lab's state, for a selector that re-renders only when one of them changes (with useShallow). */
 export function pick<K extends keyof LabState>(s: LabState, keys: readonly K[]): Pick<LabState, K> {
@@ -287,4 +288,5 @@ export const useLab = create<LabState>()((...a) => ({
   ...problemsSlice(...a),
   ...settingsSlice(...a),
   ...runSlice(...a),
+  ...runsSlice(...a),
 }));

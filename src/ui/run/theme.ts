@@ -20,6 +20,10 @@ export const REJECT_COLORS: Record<RejectReason, string> = {
 /** Overall accuracy, then one colour per source or level in turn. */
 export const SERIES_COLORS = ['#e6edf3', '#34d399', '#60a5fa', '#f59e0b', '#f472b6', '#a78bfa', '#22d3ee', '#facc15'];
 
+/** Kept runs drawn over the live charts, by their place among the overlaid ones (the Runs panel shows the same). */
+const OVERLAY_COLORS = ['#fb7185', '#38bdf8', '#fbbf24', '#4ade80', '#c084fc', '#f97316', '#2dd4bf', '#e879f9'];
+export const overlayColor = (index: number): string => OVERLAY_COLORS[index % OVERLAY_COLORS.length]!;
+
 export const AXIS = '#8b98a5';
 export const GRID = '#2a3642';
 export const TOOLTIP_STYLE = { background: '#182028', border: '1px solid #2a3642' };

@@ -1,0 +1,80 @@
+/**
+ * The runs kept in this browser: each run's configuration and its compact curves (held-out
+ * accuracy, bank size), so earlier runs can be overlaid on the live charts (SAGE vs RLVR vs an
+ * ablation) after the page is closed. Weights and transcripts stay in the run's export and the
+ * autosave; a record is a few kilobytes even after a thousand steps.
+ */
+import { createStore, del, entries, set } from 'idb-keyval';
+import type { MethodName } from '../sage/config';
+import type { EvolveSettings } from '../worker/api';
+import type { RunView } from './runView';
+
+export interface RunConfig {
+  method: MethodName;
+  templates: 'compact' | 'instruct';
+  /** The settings typed for the run (the rest were their defaults). */
+  settings: EvolveSettings;
+  seeds: string;
+  validation: string;
+  model: string;
+  /** Continued from an export or an autosave (its curves include the earlier steps). */
+  resumed?: boolean;
+}
+
+export interface RunRecord {
+  id: string;
+  startedAt: number;
+  config: RunConfig;
+  /** Steps completed. */
+  steps: number;
+  validations: { step: number; accuracy: number }[];
+  bank: { step: number; size: number; admitted: number }[];
+  best: { step: number; accuracy: number } | null;
+  endReason: RunView['endReason'];
+  /** Whether it ended (or failed) rather than was interrupted with the page. */
+  finished: boolean;
+}
+
+/** A record of the run as the page shows it now. */
+export function runRecord(id: string, startedAt: number, config: RunConfig, view: RunView): RunRecord {
+  return {
+    id,
+    startedAt,
+    config,
+    steps: view.steps.length ? view.steps[view.steps.length - 1]!.step : 0,
+    validations: view.validations.map((v) => ({ step: v.step, accuracy: v.accuracy })),
+    bank: view.steps.map((p) => ({ step: p.step, size: p.seeds + p.admitted, admitted: p.admitted })),
+    best: view.best ? { step: view.best.step, accuracy: view.best.accuracy } : null,
+    endReason: view.endReason,
+    finished: view.status === 'done' || view.status === 'error',
+  };
+}
+
+/** A run's name in lists and legends: method, seeds and when it started. */
+export function runLabel(r: RunRecord): string {
+  const when = new Date(r.startedAt).toLocaleString(undefined, { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' });
+  return `${r.config.method} · ${r.config.seeds} · ${when}${r.config.resumed ? ' (resumed)' : ''}`;
+}
+
+/** Whether a value read back from storage is a run record this version can draw. */
+export function isRunRecord(x: unknown): x is RunRecord {
+  const r = x as RunRecord;
+  return (
+    typeof r === 'object' && r !== null && typeof r.id === 'string' && typeof r.startedAt === 'number' &&
+    typeof r.config === 'object' && r.config !== null && Array.isArray(r.validations) && Array.isArray(r.bank)
+  );
+}
+
+// idb-keyval keeps one object store per database, so the runs have a database of their own.
+let store: ReturnType<typeof createStore> | null = null;
+const runStore = () => (store ??= createStore('sage-lab-runs', 'runs'));
+
+/** Every run kept, newest first (records of an older layout are skipped, not thrown on). */
+export async function listRuns(): Promise<RunRecord[]> {
+  if (typeof indexedDB === 'undefined') return [];
+  const all = await entries<string, unknown>(runStore());
+  return all.map(([, v]) => v).filter(isRunRecord).sort((a, b) => b.startedAt - a.startedAt);
+}
+
+export const saveRun = (r: RunRecord): Promise<void> => set(r.id, r, runStore());
+export const deleteRun = (id: string): Promise<void> => del(id, runStore());
