@@ -86,18 +86,18 @@ export function SftPanel() {
       {lab.seeds ? (
         <div data-testid="seed-summary">
           <p>
-            <strong>{lab.seeds.pairs.length}</strong> examples from <code>{lab.seeds.name}</code>
-            {lab.seeds.errors.length ? (
+            <strong>{lab.seeds.pairs}</strong> examples from <code>{lab.seeds.name}</code>
+            {lab.seeds.errorCount ? (
               <span className="error-text">
                 {' '}
-                · {lab.seeds.errors.length} line{lab.seeds.errors.length > 1 ? 's' : ''} skipped
+                · {lab.seeds.errorCount} line{lab.seeds.errorCount > 1 ? 's' : ''} skipped
               </span>
             ) : null}
           </p>
           <p className="muted" data-testid="seed-formats">
-            as problems: {describeCounts(lab.seeds.problems.counts)}
-            {lab.seeds.problems.duplicates.length ? ` · ${lab.seeds.problems.duplicates.length} duplicates loaded once` : ''}
-            {lab.seeds.problems.errors.length ? ` · ${lab.seeds.problems.errors.length} lines not problems` : ''}
+            as problems: {describeCounts(lab.seeds.counts)}
+            {lab.seeds.duplicates ? ` · ${lab.seeds.duplicates} duplicates loaded once` : ''}
+            {lab.seeds.notProblems ? ` · ${lab.seeds.notProblems} lines not problems` : ''}
             {lab.seeds.fields ? ` · mapping ${lab.seeds.fields}` : ''}
           </p>
           <form
@@ -122,7 +122,7 @@ export function SftPanel() {
                   line {e.line}: {e.reason}
                 </li>
               ))}
-              {lab.seeds.errors.length > LISTED_ERRORS ? <li>… and {lab.seeds.errors.length - LISTED_ERRORS} more</li> : null}
+              {lab.seeds.errorCount > LISTED_ERRORS ? <li>… and {lab.seeds.errorCount - LISTED_ERRORS} more</li> : null}
             </ul>
           ) : null}
         </div>
@@ -196,7 +196,7 @@ export function SftPanel() {
         </label>
       </div>
       <div className="row-controls">
-        <button type="button" disabled={busy || !lab.seeds?.pairs.length} onClick={() => void lab.runSft(settings)} data-testid="sft-start">
+        <button type="button" disabled={busy || !lab.seeds?.pairs} onClick={() => void lab.runSft(settings)} data-testid="sft-start">
           {running ? 'Training…' : lab.model?.optimizerStep ? 'Continue training' : 'Start'}
         </button>
         <button type="button" disabled={!running} onClick={lab.stopSft} data-testid="sft-stop">

@@ -1,9 +1,5 @@
 import { create, type StateCreator } from 'zustand';
 import { proxy } from 'comlink';
-import { importProblems, type ImportReport } from '../data/import';
-import { blobChunks } from '../data/lines';
-import { parseFieldMapping } from '../data/problem';
-import { problemToPair, readSftPairs } from '../data/sftPairs';
 import type {
   DeviceReport,
   GenerateOptions,
@@ -12,8 +8,8 @@ import type {
   ModelSummary,
   PresetName,
   SelfCheckResult,
-  SftPair,
   SftRunResult,
+  SftSeedsReport,
   SftSettings,
   SftStepReport,
   TrainCheckResult,
@@ -50,19 +46,9 @@ export interface TrainCheckSlice {
   runTrainCheck(steps?: number): Promise<void>;
 }
 
-export interface SeedSet {
-  name: string;
-  pairs: SftPair[];
-  /** Lines that could not be used, with their numbers and reasons. */
-  errors: { line: number; reason: string }[];
-  /** The same file read as problems: counts per detected format, duplicates, unusable lines. */
-  problems: Pick<ImportReport, 'counts' | 'duplicates' | 'errors'>;
-  /** The field mapping it was read with, as typed; empty for detection. */
-  fields: string;
-}
-
 export interface SftSlice {
-  seeds: SeedSet | null;
+  /** The seed file read for fine-tuning (its pairs held in the engine). */
+  seeds: SftSeedsReport | null;
   seedsError: string | null;
   model: ModelSummary | null;
   /** What the model controls are doing: loading a preset, importing, exporting. */
@@ -155,17 +141,6 @@ const trainCheckSlice: StateCreator<LabState, [], [], TrainCheckSlice> = (set, g
   },
 });
 
-/** Pairs and problems of a seed file, or why it cannot be used. */
-async function readSeedFile(name: string, file: Blob, fields: string): Promise<SeedSet> {
-  const mapping = fields.trim() ? parseFieldMapping(fields) : undefined;
-  if (typeof mapping === 'string') throw new Error(`field mapping: ${mapping}`);
-  const problems = await importProblems(blobChunks(file), { source: name, mapping });
-  if (problems.refused) throw new Error(`${name} is ${problems.refused}`);
-  // With a mapping, the mapped problems are the pairs; otherwise pairs keep their own detection.
-  const { pairs, errors } = mapping ? { pairs: problems.problems.map(problemToPair), errors: problems.errors } : await readSftPairs(blobChunks(file));
-  return { name, pairs, errors, problems, fields: fields.trim() };
-}
-
 const sftSlice: StateCreator<LabState, [], [], SftSlice> = (set, get) => {
   /** The file behind `seeds`, kept to re-read it with a mapping; and the latest load's number. */
   let seedFile: Blob | null = null;
@@ -195,7 +170,7 @@ const sftSlice: StateCreator<LabState, [], [], SftSlice> = (set, get) => {
     async loadSeeds(name, file, fields = '') {
       const load = ++seedLoad;
       try {
-        const seeds = await readSeedFile(name, file, fields);
+        const seeds = await callEngine((e) => e.readSftSeeds(name, file, fields));
         if (load !== seedLoad) return;
         seedFile = file;
         set({ seeds, seedsError: null });
@@ -230,8 +205,7 @@ const sftSlice: StateCreator<LabState, [], [], SftSlice> = (set, get) => {
         set({ model: await callEngine((e) => e.importCheckpoint(name, files)), sftSteps: [], sftResult: null, exported: null });
       }),
     async runSft(settings) {
-      const pairs = get().seeds?.pairs;
-      if (!pairs?.length) {
+      if (!get().seeds?.pairs) {
         set({ sftStatus: 'error', sftError: 'load seed examples first' });
         return;
       }
@@ -239,7 +213,7 @@ const sftSlice: StateCreator<LabState, [], [], SftSlice> = (set, get) => {
       const onStep = proxy((r: SftStepReport) => set({ sftSteps: [...get().sftSteps, r] }));
       try {
         if (!get().model) set({ model: await callEngine((e) => e.loadPreset('tiny', settings.seed)) });
-        const result = await callEngine((e) => e.sft(pairs, settings, onStep));
+        const result = await callEngine((e) => e.sft(null, settings, onStep));
         set({ sftResult: result, model: result.model, sftStatus: 'done' });
       } catch (e) {
         set({ sftStatus: 'error', sftError: message(e) });

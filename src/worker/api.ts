@@ -108,6 +108,21 @@ export interface ProblemSetReport {
   preview: Problem[];
 }
 
+/** What the page is told of a seed file read for fine-tuning (the pairs stay in the engine). */
+export interface SftSeedsReport {
+  name: string;
+  pairs: number;
+  /** The first lines that could not be used, with their numbers and reasons (all counted in errorCount). */
+  errors: { line: number; reason: string }[];
+  errorCount: number;
+  /** The same file read as problems: counts per detected format, duplicates, lines that are no problem. */
+  counts: Partial<Record<Format, number>>;
+  duplicates: number;
+  notProblems: number;
+  /** The field mapping it was read with, as typed; empty for detection. */
+  fields: string;
+}
+
 /** The settings of a loop run that a request may give (the rest keep their defaults). */
 export type EvolveSettings = Partial<Omit<RunSettings, 'method' | 'templates'>>;
 
@@ -144,8 +159,14 @@ export interface EngineApi {
    * held model is kept.
    */
   importCheckpoint(name: string, files: CheckpointFile[]): Promise<ModelSummary>;
-  /** Fine-tunes the held model on prompt → response pairs, reporting every step. */
-  sft(pairs: SftPair[], settings: SftSettings, onStep: (report: SftStepReport) => void): Promise<SftRunResult>;
+  /**
+   * Reads a seed file off the page's thread as prompt → response pairs (and as problems, for
+   * the counts) and holds the pairs for sft(null, …); `fields` (`question=q,answer=a`) replaces
+   * format detection.
+   */
+  readSftSeeds(name: string, file: Blob, fields: string): Promise<SftSeedsReport>;
+  /** Fine-tunes the held model on prompt → response pairs (null: the seed file read last), reporting every step. */
+  sft(pairs: SftPair[] | null, settings: SftSettings, onStep: (report: SftStepReport) => void): Promise<SftRunResult>;
   /** Ends a running sft() after its current step. */
   stopSft(): void;
   /**

@@ -32,8 +32,14 @@ describe('engine: fine-tuning the held model', () => {
     expect(run).toMatchObject({ steps: 3, stopped: false, skipped: 0 });
     expect(run.model.optimizerStep).toBe(3);
 
-    // A second run continues the optimizer's step count and schedule.
-    const more = await e.sft(PAIRS, { ...SMALL, steps: 2 }, () => {});
+    // A second run continues the optimizer's step count and schedule, here on a seed file
+    // read in the engine: its bad lines numbered, its pairs held there.
+    const file = new Blob([['{"question": "1+1=?", "answer": "2"}', '{oops', '{"question": "2+3=?", "answer": "5"}'].join('\n')]);
+    const read = await e.readSftSeeds('seeds.jsonl', file, '');
+    expect(read).toMatchObject({ name: 'seeds.jsonl', pairs: 2, errorCount: 1, counts: { qa: 2 }, duplicates: 0, notProblems: 1, fields: '' });
+    expect(read.errors[0]).toMatchObject({ line: 2 });
+    await expect(e.readSftSeeds('seeds.jsonl', file, 'question')).rejects.toThrow(/field mapping/);
+    const more = await e.sft(null, { ...SMALL, steps: 2 }, () => {});
     expect(more.model.optimizerStep).toBe(5);
 
     const files = await e.exportCheckpoint();

@@ -14,7 +14,7 @@ import { MemoryRunStore, RUN_FILES } from '../sage/runRecords';
 import { opfsAutosave } from './autosave';
 import { zipFiles } from '../util/zip';
 import { latestEvery } from '../util/throttle';
-import { EvolveJob, problemSetReport, readProblems } from './evolveJob';
+import { EvolveJob, problemSetReport, readProblems, readSftSeeds } from './evolveJob';
 import { holdOut, type Problem } from '../data/problem';
 import { rng } from '../util/random';
 import type {
@@ -25,6 +25,7 @@ import type {
   EvolveSettings,
   ModelSummary,
   SelfCheckResult,
+  SftPair,
   SftRunResult,
   TrainCheckResult,
   TrainStepReport,
@@ -83,6 +84,8 @@ export function createEngine(platform: Platform): EngineApi {
   let job: EvolveJob | null = null;
   /** The seed file's name, for the reports of a split taken from it. */
   let seedName = '';
+  /** The pairs of the seed file read for fine-tuning. */
+  let sftPairs: SftPair[] = [];
   /** Where loop runs autosave (OPFS in a browser; none in Node). */
   const autosave = opfsAutosave();
   const runningJob = (): EvolveJob => {
@@ -237,11 +240,17 @@ export function createEngine(platform: Platform): EngineApi {
       });
     },
 
+    async readSftSeeds(name, file, fields) {
+      const read = await readSftSeeds(name, file, fields);
+      sftPairs = read.pairs;
+      return read.report;
+    },
+
     async sft(pairs, settings, onStep): Promise<SftRunResult> {
       return exclusive('fine-tuning', async () => {
         const s = held();
         stopRequested = false;
-        const trainer = await s.startSft(pairs, settings);
+        const trainer = await s.startSft(pairs ?? sftPairs, settings);
         const rate = new RateMeter();
         let first = Number.NaN;
         let last = Number.NaN;

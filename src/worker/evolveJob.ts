@@ -5,6 +5,7 @@
  */
 import { importProblems } from '../data/import';
 import { blobChunks } from '../data/lines';
+import { problemToPair, readSftPairs } from '../data/sftPairs';
 import { checkHeldOut, parseFieldMapping, type Problem } from '../data/problem';
 import type { ProblemBank } from '../sage/bank';
 import { METHODS, type MethodName } from '../sage/config';
@@ -18,7 +19,7 @@ import { sessionRunModel, warmupSft } from '../train/runModel';
 import { DEFAULT_POLICY, type ModelSession } from '../train/session';
 import { batchEvery } from '../util/throttle';
 import { CodeVerifier, type SandboxRunner } from '../verify/python/codeVerifier';
-import type { EvolveEvent, EvolveRequest, EvolveResult, EvolveSettings, ProblemSetReport } from './api';
+import type { EvolveEvent, EvolveRequest, EvolveResult, EvolveSettings, ProblemSetReport, SftPair, SftSeedsReport } from './api';
 import type { RunAutosave } from './autosave';
 
 /** Events reach the page at most this often. */
@@ -33,6 +34,31 @@ export async function readProblems(which: 'seeds' | 'validation', name: string, 
   if (r.refused) throw new Error(`${name} is ${r.refused}`);
   if (!r.problems.length) throw new Error(`${name}: no usable problems${r.errors.length ? ` (line ${r.errors[0]!.line}: ${r.errors[0]!.reason})` : ''}`);
   return { problems: r.problems, report: problemSetReport(which, name, r.problems, r.errors, r.duplicates.length) };
+}
+
+/** A seed file as prompt → response pairs for fine-tuning, and what the page is told of it. */
+export async function readSftSeeds(name: string, file: Blob, fields: string): Promise<{ pairs: SftPair[]; report: SftSeedsReport }> {
+  const mapping = fields.trim() ? parseFieldMapping(fields) : undefined;
+  if (typeof mapping === 'string') throw new Error(`field mapping: ${mapping}`);
+  const problems = await importProblems(blobChunks(file), { source: name, mapping });
+  if (problems.refused) throw new Error(`${name} is ${problems.refused}`);
+  // With a mapping, the mapped problems are the pairs; otherwise pairs keep their own detection.
+  const { pairs, errors } = mapping ? { pairs: problems.problems.map(problemToPair), errors: problems.errors } : await readSftPairs(blobChunks(file));
+  const counts: SftSeedsReport['counts'] = {};
+  for (const p of problems.problems) counts[p.format] = (counts[p.format] ?? 0) + 1;
+  return {
+    pairs,
+    report: {
+      name,
+      pairs: pairs.length,
+      errors: errors.slice(0, REPORTED_ERRORS),
+      errorCount: errors.length,
+      counts,
+      duplicates: problems.duplicates.length,
+      notProblems: problems.errors.length,
+      fields: fields.trim(),
+    },
+  };
 }
 
 /** What the page is told of a set of problems: counts per format, the first bad lines, a preview. */
