@@ -15,7 +15,7 @@
  */
 import type * as JaxModule from '@jax-js/jax';
 import type { Array as JaxArray } from '@jax-js/jax';
-import { headDim, paramSpecs, type LlamaConfig, type ParamSpec } from '../../src/model/config';
+import { headDim, paramSpecs, ropeInvFreq, type LlamaConfig, type ParamSpec } from '../../src/model/config';
 import { ropeTables } from '../../src/model/kernels/rope';
 import type { AdamWConfig } from '../../src/train/adamw';
 
@@ -72,7 +72,7 @@ function llamaOps(jax: Jax, c: LlamaConfig) {
   const hd = headDim(c);
   const nH = c.num_attention_heads;
   const nKV = c.num_key_value_heads;
-  const tables = ropeTables(hd, c.max_position_embeddings, c.rope_theta);
+  const tables = ropeTables(ropeInvFreq(c), c.max_position_embeddings);
   const half = hd / 2;
 
   const rmsnorm = (x: JaxArray, w: JaxArray): JaxArray => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { exportCheckpoint, configToJson, importCheckpoint, readConfigJson } from './checkpoint';
-import { PRESETS, flatParamSize, paramSpecs, type LlamaConfig } from './config';
+import { PRESETS, flatParamSize, paramSpecs, ropeInvFreq, type LlamaConfig } from './config';
 import { parseSafetensors, serializeSafetensors, type TensorToWrite } from './safetensors';
 import { ByteTokenizer } from './tokenizer';
 
@@ -387,6 +387,33 @@ describe('readConfigJson', () => {
     expect(c.rope_theta).toBe(500000);
   });
 
+  it('reads Llama 3.x, linear and dynamic RoPE scaling, and writes it back', () => {
+    const llama3 = { rope_type: 'llama3', factor: 32.0, low_freq_factor: 1.0, high_freq_factor: 4.0, original_max_position_embeddings: 8192 } as const;
+    const c = read({ ...HUB_LLAMA, rope_theta: 500000.0, rope_scaling: llama3 });
+    expect(c.rope_scaling).toEqual(llama3);
+    expect(readConfigJson(configToJson(c))).toEqual(c);
+    const { rope_theta: _theta, rope_scaling: _scaling, ...rest } = HUB_LLAMA;
+    expect(read({ ...rest, rope_parameters: { rope_theta: 500000.0, ...llama3 } }).rope_scaling).toEqual(llama3);
+    expect(read({ ...HUB_LLAMA, rope_scaling: { type: 'linear', factor: 2.0 } }).rope_scaling).toEqual({ rope_type: 'linear', factor: 2 });
+    expect(read({ ...HUB_LLAMA, rope_scaling: { rope_type: 'dynamic', factor: 2.0 } }).rope_scaling).toEqual({ rope_type: 'dynamic', factor: 2 });
+    expect(read({ ...HUB_LLAMA, rope_scaling: { rope_type: 'default' } }).rope_scaling).toBeUndefined();
+  });
+
+  it('scales RoPE frequencies as transformers does: linear, dynamic (within the context), llama3 in its three bands', () => {
+    const base = { ...PRESETS.tiny, hidden_size: 32, num_attention_heads: 4, num_key_value_heads: 4, rope_theta: 10000 };
+    // head_dim 8: inv_freq 1, 0.1, 0.01, 0.001, wavelengths 2π·(1, 10, 100, 1000).
+    expect([...ropeInvFreq(base)]).toEqual([0, 1, 2, 3].map((i) => 1 / 10000 ** ((2 * i) / 8)));
+    expect([...ropeInvFreq({ ...base, rope_scaling: { rope_type: 'linear', factor: 4 } })]).toEqual([...ropeInvFreq(base)].map((f) => f / 4));
+    expect(ropeInvFreq({ ...base, rope_scaling: { rope_type: 'dynamic', factor: 4 } })).toEqual(ropeInvFreq(base));
+    // Bands: wavelength < 64/4 kept, > 64/1 divided by 8, between blended.
+    const inv = [...ropeInvFreq(base)];
+    const scaled = ropeInvFreq({ ...base, rope_scaling: { rope_type: 'llama3', factor: 8, low_freq_factor: 1, high_freq_factor: 4, original_max_position_embeddings: 64 } });
+    const smooth = (64 / ((2 * Math.PI) / inv[1]!) - 1) / 3;
+    const expected = [inv[0]!, (1 - smooth) * (inv[1]! / 8) + smooth * inv[1]!, inv[2]! / 8, inv[3]! / 8];
+    for (let i = 0; i < 4; i++) expect(scaled[i]).toBeCloseTo(expected[i]!, 15);
+    expect(smooth).toBeGreaterThan(0);
+  });
+
   it('reads Llama attention_bias as q/k/v biases', () => {
     expect(read({ ...HUB_LLAMA, attention_bias: true }).attention_bias).toBe(true);
     expect(read({ ...HUB_LLAMA, model_type: 'mistral' }).attention_bias).toBe(false);
@@ -420,15 +447,20 @@ describe('readConfigJson', () => {
       'config.json: missing required fields hidden_size, num_hidden_layers',
     ],
     [
-      'llama3 rope scaling',
+      'llama3 rope scaling without its fields',
       { ...HUB_LLAMA, rope_scaling: { rope_type: 'llama3', factor: 8.0 } },
-      'config.json: rope_scaling type "llama3" is not supported (only default RoPE is implemented)',
+      'config.json: rope_scaling.low_freq_factor must be a number for type "llama3" (got undefined)',
     ],
-    ['legacy linear rope scaling', { ...HUB_LLAMA, rope_scaling: { type: 'linear', factor: 2.0 } }, 'rope_scaling type "linear" is not supported'],
+    ['linear rope scaling without a factor', { ...HUB_LLAMA, rope_scaling: { type: 'linear' } }, 'config.json: rope_scaling.factor must be a number for type "linear"'],
     [
       'yarn rope_parameters',
       { ...HUB_LLAMA, rope_parameters: { rope_theta: 1e6, rope_type: 'yarn', factor: 4 } },
-      'config.json: rope_parameters type "yarn" is not supported',
+      'config.json: rope_parameters type "yarn" is not supported (supported: default, linear, dynamic, llama3)',
+    ],
+    [
+      'llama3 bands the wrong way round',
+      { ...HUB_LLAMA, rope_scaling: { rope_type: 'llama3', factor: 8, low_freq_factor: 4, high_freq_factor: 1, original_max_position_embeddings: 8192 } },
+      'rope_scaling needs 0 < low_freq_factor < high_freq_factor (got 4, 1)',
     ],
     ['other activation', { ...HUB_LLAMA, hidden_act: 'gelu' }, 'config.json: hidden_act "gelu" is not supported (only silu)'],
     ['MLP bias', { ...HUB_LLAMA, mlp_bias: true }, 'config.json: mlp_bias true is not supported'],

@@ -3,7 +3,7 @@
  * transformers' `from_pretrained` loads the model unchanged, and import Hub checkpoints of the
  * Llama family. Reading and writing the files is the caller's job, so this runs in workers too.
  */
-import { flatParamSize, headDim, paramSpecs, validateConfig, type LlamaConfig, type ParamSpec } from './config';
+import { flatParamSize, headDim, paramSpecs, validateConfig, type LlamaConfig, type ParamSpec, type RopeScaling } from './config';
 import { parseSafetensors, serializeSafetensors, type SafetensorsTensor, type TensorToWrite } from './safetensors';
 
 export interface OptimizerState {
@@ -49,18 +49,39 @@ function parseJsonObject(text: string, file: string): Record<string, unknown> {
   return v;
 }
 
-/** Only plain RoPE is implemented; scaled variants change the frequencies. */
-function checkRope(raw: unknown, field: string): void {
-  if (raw === undefined || raw === null) return;
+const ROPE_TYPES = ['default', 'linear', 'dynamic', 'llama3'] as const;
+
+/**
+ * A RoPE scaling block (`rope_scaling`, or transformers 5's `rope_parameters`): null for plain
+ * RoPE; a type this engine does not compute is refused with the field named.
+ */
+function parseRope(raw: unknown, field: string): RopeScaling | null {
+  if (raw === undefined || raw === null) return null;
   if (!isPlainObject(raw)) throw new Error(`config.json: ${field} must be an object or null`);
   const type = raw.rope_type ?? raw.type ?? 'default';
-  if (type !== 'default') {
-    throw new Error(`config.json: ${field} type "${String(type)}" is not supported (only default RoPE is implemented)`);
+  if (!(ROPE_TYPES as readonly unknown[]).includes(type)) {
+    throw new Error(`config.json: ${field} type "${String(type)}" is not supported (supported: ${ROPE_TYPES.join(', ')})`);
   }
   const partial = raw.partial_rotary_factor;
   if (partial !== undefined && partial !== null && partial !== 1) {
     throw new Error(`config.json: ${field}.partial_rotary_factor ${String(partial)} is not supported (only full rotary)`);
   }
+  const number = (k: string): number => {
+    const v = raw[k];
+    if (typeof v !== 'number' || !Number.isFinite(v)) throw new Error(`config.json: ${field}.${k} must be a number for type "${String(type)}" (got ${JSON.stringify(v)})`);
+    return v;
+  };
+  if (type === 'default') return null;
+  if (type === 'llama3') {
+    return {
+      rope_type: 'llama3',
+      factor: number('factor'),
+      low_freq_factor: number('low_freq_factor'),
+      high_freq_factor: number('high_freq_factor'),
+      original_max_position_embeddings: number('original_max_position_embeddings'),
+    };
+  }
+  return { rope_type: type as 'linear' | 'dynamic', factor: number('factor') };
 }
 
 /** Parses a Hub config.json (Llama, Qwen2 or Mistral) into a LlamaConfig. */
@@ -113,8 +134,8 @@ export function readConfigJson(text: string): LlamaConfig {
   const hiddenAct = raw.hidden_act ?? 'silu';
   if (hiddenAct !== 'silu') throw new Error(`config.json: hidden_act "${String(hiddenAct)}" is not supported (only silu)`);
   if (raw.mlp_bias === true) throw new Error('config.json: mlp_bias true is not supported (MLP projections have no bias)');
-  checkRope(raw.rope_scaling, 'rope_scaling');
-  checkRope(raw.rope_parameters, 'rope_parameters');
+  // transformers 5 writes rope_parameters (with rope_theta inside); older configs rope_scaling.
+  const ropeScaling = parseRope(raw.rope_parameters, 'rope_parameters') ?? parseRope(raw.rope_scaling, 'rope_scaling');
 
   const maxPos = num('max_position_embeddings');
   const slidingWindow = raw.sliding_window;
@@ -146,6 +167,7 @@ export function readConfigJson(text: string): LlamaConfig {
     // Llama's attention_bias also biases o_proj; importCheckpoint accepts that bias only when it is zero.
     attention_bias: modelType === 'qwen2' || (modelType === 'llama' && bool('attention_bias', false)),
   };
+  if (ropeScaling) config.rope_scaling = ropeScaling;
   const hd = num('head_dim');
   // Kept only when it differs from the derived value, so configs compare equal after a round trip.
   if (hd !== undefined && hd !== config.hidden_size / config.num_attention_heads) config.head_dim = hd;
@@ -183,7 +205,7 @@ export function configToJson(c: LlamaConfig): string {
     max_position_embeddings: c.max_position_embeddings,
     rms_norm_eps: c.rms_norm_eps,
     rope_theta: c.rope_theta,
-    rope_scaling: null,
+    rope_scaling: c.rope_scaling ?? null,
     hidden_act: 'silu',
     attention_bias: c.attention_bias,
     attention_dropout: 0.0,

@@ -17,9 +17,39 @@ export interface LlamaConfig {
   attention_bias: boolean;
   /** Defaults to hidden_size / num_attention_heads. */
   head_dim?: number;
+  /** RoPE frequency scaling (Hugging Face `rope_scaling` / `rope_parameters`); absent: plain RoPE. */
+  rope_scaling?: RopeScaling | null;
   bos_token_id?: number;
   eos_token_id?: number;
   pad_token_id?: number;
+}
+
+/**
+ * The RoPE scalings real checkpoints use. `dynamic` (NTK) only changes the frequencies beyond
+ * max_position_embeddings, which no sequence here reaches, so within the context it is plain RoPE.
+ */
+export type RopeScaling =
+  | { rope_type: 'linear'; factor: number }
+  | { rope_type: 'dynamic'; factor: number }
+  | { rope_type: 'llama3'; factor: number; low_freq_factor: number; high_freq_factor: number; original_max_position_embeddings: number };
+
+/** inv_freq[i] = theta^(−2i/hd), scaled as transformers' rope initialisers do, in float64. */
+export function ropeInvFreq(c: LlamaConfig): Float64Array {
+  const hd = headDim(c);
+  const inv = Float64Array.from({ length: hd / 2 }, (_, i) => 1 / Math.pow(c.rope_theta, (2 * i) / hd));
+  const s = c.rope_scaling;
+  if (!s || s.rope_type === 'dynamic') return inv;
+  if (s.rope_type === 'linear') return inv.map((f) => f / s.factor);
+  // Llama 3: long wavelengths slowed by `factor`, short ones kept, the band between blended.
+  const lowWavelen = s.original_max_position_embeddings / s.low_freq_factor;
+  const highWavelen = s.original_max_position_embeddings / s.high_freq_factor;
+  return inv.map((f) => {
+    const wavelen = (2 * Math.PI) / f;
+    if (wavelen < highWavelen) return f;
+    if (wavelen > lowWavelen) return f / s.factor;
+    const smooth = (s.original_max_position_embeddings / wavelen - s.low_freq_factor) / (s.high_freq_factor - s.low_freq_factor);
+    return (1 - smooth) * (f / s.factor) + smooth * f;
+  });
 }
 
 export function headDim(c: LlamaConfig): number {
@@ -49,6 +79,16 @@ export function validateConfig(c: LlamaConfig): void {
   }
   if (!(c.rms_norm_eps > 0)) problems.push(`rms_norm_eps must be > 0 (got ${c.rms_norm_eps})`);
   if (!(c.rope_theta > 0)) problems.push(`rope_theta must be > 0 (got ${c.rope_theta})`);
+  const s = c.rope_scaling;
+  if (s) {
+    if (!(s.factor >= 1)) problems.push(`rope_scaling.factor must be ≥ 1 (got ${s.factor})`);
+    if (s.rope_type === 'llama3') {
+      if (!(s.original_max_position_embeddings > 0)) problems.push(`rope_scaling.original_max_position_embeddings must be > 0 (got ${s.original_max_position_embeddings})`);
+      if (!(s.low_freq_factor > 0 && s.high_freq_factor > s.low_freq_factor)) {
+        problems.push(`rope_scaling needs 0 < low_freq_factor < high_freq_factor (got ${s.low_freq_factor}, ${s.high_freq_factor})`);
+      }
+    }
+  }
   if (problems.length) throw new Error(`invalid model config: ${problems.join('; ')}`);
 }
 

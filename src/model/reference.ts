@@ -10,7 +10,7 @@
  * positions carry no loss (target −1, as padding should), losses and gradients agree exactly and
  * only their own logits differ.
  */
-import { headDim, paramSpecs, type LlamaConfig } from './config';
+import { headDim, paramSpecs, ropeInvFreq, type LlamaConfig } from './config';
 
 export type RefParams = Map<string, Float64Array>; // HF name -> row-major data, shapes as in paramSpecs
 
@@ -223,11 +223,10 @@ function rmsNormBackward(
   }
 }
 
-/** cos/sin of pos · inv_freq[i], inv_freq[i] = 1 / theta^(2i/d), computed the way transformers does. */
+/** cos/sin of pos · inv_freq[i], inv_freq as transformers computes it (scaling included). */
 function ropeTables(config: LlamaConfig, d: Dims, positions: Int32Array): { cos: Float64Array; sin: Float64Array } {
   const half = d.hd / 2;
-  const invFreq = new Float64Array(half);
-  for (let i = 0; i < half; i++) invFreq[i] = 1 / Math.pow(config.rope_theta, (2 * i) / d.hd);
+  const invFreq = ropeInvFreq(config);
   const cos = new Float64Array(d.N * half);
   const sin = new Float64Array(d.N * half);
   for (let n = 0; n < d.N; n++) {

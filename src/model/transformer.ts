@@ -5,7 +5,7 @@ import { colReduce } from '../gpu/ops/reduce';
 import type { Runtime } from '../gpu/runtime';
 import { view, type DType, type Tensor } from '../gpu/tensor';
 import { normal, rng } from '../util/random';
-import { flatParamSize, headDim, paramSpecs, validateConfig, type LlamaConfig, type ParamSpec } from './config';
+import { flatParamSize, headDim, paramSpecs, ropeInvFreq, validateConfig, type LlamaConfig, type ParamSpec } from './config';
 import { checkFits } from './memory';
 import { attentionBackward, attentionForward, MAX_HEAD_DIM, type AttentionShape } from './kernels/attention';
 import { embeddingBackward, embeddingForward, tokenIndex } from './kernels/embedding';
@@ -82,7 +82,7 @@ export class Transformer {
     for (const s of this.specs) this.paramViews.set(s.name, view(params, s.shape, s.offset));
     const hd = headDim(config);
     if (hd > MAX_HEAD_DIM) throw new Error(`head_dim ${hd} exceeds the attention kernel's limit of ${MAX_HEAD_DIM}`);
-    const tables = ropeTables(hd, config.max_position_embeddings, config.rope_theta);
+    const tables = ropeTables(ropeInvFreq(config), config.max_position_embeddings);
     this.rope = {
       cos: rt.upload(tables.cos, [tables.cos.length]),
       sin: rt.upload(tables.sin, [tables.sin.length]),

@@ -100,7 +100,8 @@ describe('rope', () => {
       const stride = heads * hd + extra;
       const x = uniform(rows * stride, r);
       const pos = Uint32Array.from({ length: rows }, () => Math.floor(r() * maxPos));
-      const tables = ropeTables(hd, maxPos, theta);
+      const invFreq = Float64Array.from({ length: hd / 2 }, (_, i) => theta ** (-(2 * i) / hd));
+      const tables = ropeTables(invFreq, maxPos);
       const t = { cos: rt.upload(tables.cos, [tables.cos.length]), sin: rt.upload(tables.sin, [tables.sin.length]), maxPos };
       const tx = rt.upload(x, [rows, stride]);
       const tpos = rt.upload(pos, [rows], 'u32');

@@ -3,14 +3,14 @@ import { Params } from '../../gpu/params';
 import type { Runtime } from '../../gpu/runtime';
 import type { Tensor } from '../../gpu/tensor';
 
-/** cos/sin [maxPos, hd/2] of pos · theta^(−2i/hd), computed in float64 (HF's inv_freq). */
-export function ropeTables(hd: number, maxPos: number, theta: number): { cos: Float32Array; sin: Float32Array } {
-  const half = hd / 2;
+/** cos/sin [maxPos, hd/2] of pos · inv_freq[i], computed in float64 (inv_freq from ropeInvFreq, HF's). */
+export function ropeTables(invFreq: Float64Array, maxPos: number): { cos: Float32Array; sin: Float32Array } {
+  const half = invFreq.length;
   const cos = new Float32Array(maxPos * half);
   const sin = new Float32Array(maxPos * half);
   for (let pos = 0; pos < maxPos; pos++) {
     for (let i = 0; i < half; i++) {
-      const angle = pos * theta ** (-(2 * i) / hd);
+      const angle = pos * invFreq[i]!;
       cos[pos * half + i] = Math.cos(angle);
       sin[pos * half + i] = Math.sin(angle);
     }

@@ -1,0 +1,89 @@
+// Main-thread long tasks while the lab runs the loop, attributed to the code they ran.
+//   node scripts/long-tasks.mjs [--steps N] [--url URL] [--out FILE]
+// Without --url it builds the production page (vite build) into a temporary folder and serves it
+// with vite preview. The run: the shipped warmed-up checkpoint, the demo curriculum, small
+// settings, validation every 2 steps. Chromium's CPU profile (1 ms samples) is matched to the
+// PerformanceObserver's long tasks, so each task is reported with the scripts it spent its time in.
+import { spawn, execFileSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { chromium } from '@playwright/test';
+import { chromiumArgs, chromiumPath } from './browser.mjs';
+
+const { values: o } = parseArgs({ options: { steps: { type: 'string', default: '6' }, url: { type: 'string' }, out: { type: 'string', default: 'test-results/long-tasks.json' } } });
+const steps = Number(o.steps);
+if (!Number.isInteger(steps) || steps < 1) {
+  console.error(`long-tasks: --steps must be a positive integer (got ${o.steps})`);
+  process.exit(2);
+}
+
+let server = null;
+let url = o.url;
+if (!url) {
+  const dist = mkdtempSync(join(tmpdir(), 'sage-lab-dist-'));
+  execFileSync('npx', ['vite', 'build', '--outDir', dist, '--emptyOutDir', '--logLevel', 'warn'], { stdio: 'inherit' });
+  const port = 5190;
+  server = spawn('npx', ['vite', 'preview', '--outDir', dist, '--port', String(port), '--strictPort', '--host', '127.0.0.1'], { stdio: 'ignore', detached: true });
+  url = `http://127.0.0.1:${port}`;
+  for (let i = 0; ; i++) {
+    if (await fetch(url).then((r) => r.ok, () => false)) break;
+    if (i > 120) throw new Error('vite preview did not start');
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+const browser = await chromium.launch({ executablePath: chromiumPath, args: chromiumArgs, headless: true });
+try {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  await page.addInitScript(() => {
+    window.longTasks = [];
+    new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) window.longTasks.push([e.startTime, e.duration]);
+    }).observe({ type: 'longtask', buffered: true });
+  });
+  await page.goto(url);
+  await page.getByTestId('seed-report').filter({ hasText: 'curriculum-500.jsonl: 500 problems' }).waitFor({ timeout: 600_000 });
+  await page.getByTestId('model-shipped-tiny-curriculum').click();
+  await page.getByTestId('run-model-summary').filter({ hasText: 'tiny-curriculum' }).waitFor({ timeout: 600_000 });
+  const small = { steps, warmupSteps: 0, evalEvery: 2, validationLimit: 10, proposals: 2, references: 2, difficultySamples: 2, trainProblems: 2, solverSamples: 2 };
+  for (const [k, v] of Object.entries(small)) await page.getByTestId(`setting-${k}`).fill(String(v));
+
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('Profiler.enable');
+  await cdp.send('Profiler.setSamplingInterval', { interval: 1000 });
+  await cdp.send('Profiler.start');
+  const t0 = await page.evaluate(() => performance.now());
+  await page.getByTestId('start-run').click();
+  await page.getByTestId('run-status').filter({ hasText: /^done$/ }).waitFor({ timeout: 3_600_000 });
+  const { profile } = await cdp.send('Profiler.stop');
+  const tasks = (await page.evaluate(() => window.longTasks)).filter(([s]) => s >= t0).map(([start, duration]) => ({ start, duration, scripts: {} }));
+
+  // Each sample goes to the task it falls in, under the nearest frame up its stack that has a script.
+  const nodes = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  let t = 0;
+  for (let i = 0; i < profile.samples.length; i++) {
+    t += profile.timeDeltas[i];
+    const ms = t0 + t / 1000;
+    const task = tasks.find((x) => ms >= x.start && ms <= x.start + x.duration);
+    if (!task) continue;
+    let n = nodes.get(profile.samples[i]);
+    const own = n.callFrame.functionName || '(native)';
+    while (n && !n.callFrame.url) n = nodes.get(parent.get(n.id));
+    const key = n ? n.callFrame.url.split('/').pop().replace(/-[\w-]{8}\.js$/, '.js') : own;
+    task.scripts[key] = (task.scripts[key] ?? 0) + profile.timeDeltas[i] / 1000;
+  }
+  const max = Math.max(0, ...tasks.map((x) => x.duration));
+  writeFileSync(o.out, JSON.stringify({ date: new Date().toISOString(), url, steps, count: tasks.length, max, tasks }, null, 1));
+  for (const x of tasks) {
+    const top = Object.entries(x.scripts).sort((a, b) => b[1] - a[1]).slice(0, 4).map(([k, v]) => `${k} ${v.toFixed(0)} ms`);
+    console.log(`${(x.start / 1000).toFixed(1).padStart(7)} s  ${x.duration.toFixed(0).padStart(4)} ms  ${top.join(', ')}`);
+  }
+  console.log(`${tasks.length} long tasks during ${steps} loop steps; the longest ${max.toFixed(0)} ms (written to ${o.out})`);
+} finally {
+  await browser.close();
+  if (server) process.kill(-server.pid);
+}
