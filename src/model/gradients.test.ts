@@ -121,7 +121,7 @@ describe('portability', () => {
 describe('GPU transformer vs Hugging Face transformers', () => {
   // The left-padded fixture differs from HF by definition at queries that see no key (HF
   // averages all values there); the reference tests cover it.
-  for (const name of ['hf-llama-gqa', 'hf-llama-tied-mha', 'hf-qwen2']) {
+  for (const name of ['hf-llama-gqa', 'hf-llama-tied-mha', 'hf-qwen2', 'hf-llama3-rope']) {
     it(`${name}: logits, loss and gradients`, async () => {
       const fx = JSON.parse(readFileSync(new URL(`./fixtures/${name}.json`, import.meta.url), 'utf8')) as {
         config: LlamaConfig; B: number; T: number; tokens: number[]; mask: number[]; positions: number[];

@@ -261,7 +261,7 @@ function relErr(a: ArrayLike<number>, b: ArrayLike<number>, include: (i: number)
  * exactly; only their own logits differ, and they are left out of the logits comparison.
  */
 describe('refForward/refBackward match Hugging Face transformers (float64)', () => {
-  for (const name of ['llama-gqa', 'llama-tied-mha', 'qwen2', 'llama-gqa-leftpad']) {
+  for (const name of ['llama-gqa', 'llama-tied-mha', 'qwen2', 'llama-gqa-leftpad', 'llama3-rope']) {
     it(name, () => {
       const f = loadFixture(name);
       const specs = paramSpecs(f.config);
