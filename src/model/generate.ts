@@ -159,7 +159,7 @@ export class Generator {
     checkGenerateOptions(o);
     if (prompts.length === 0) throw new Error('no prompts to complete');
     const c = this.model.config;
-    const ids = prompts.map((p) => (typeof p === 'string' ? [this.tokenizer.specials.bos, ...this.tokenizer.encode(p)] : [...p]));
+    const ids = prompts.map((p) => (typeof p === 'string' ? this.tokenizer.encodePrompt(p) : [...p]));
     ids.forEach((p, i) => {
       if (p.length === 0) throw new Error(`prompt ${i} has no tokens`);
       const bad = p.find((t) => !Number.isInteger(t) || t < 0 || t >= c.vocab_size);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { BYTE_VOCAB_SIZE } from './config';
 import { ByteTokenizer, HFTokenizer, bytesToUnicode } from './tokenizer';
+import { encodePair } from '../train/sft';
 
 const SAMPLES = [
   '',
@@ -122,6 +123,27 @@ describe('HFTokenizer', () => {
       tokenizer_class: 'PreTrainedTokenizerFast',
       eos_token: '<|im_end|>',
     });
+  });
+
+  it('frames prompts through the chat template when the config has one, for sampling and SFT alike', () => {
+    expect(hf.chatTemplate).toBeNull();
+    expect(hf.encodePrompt('1+1=')).toEqual([257, ...hf.encode('1+1=')]);
+    const chatml =
+      "{% for m in messages %}{{ '<|im_start|>' + m['role'] + '\\n' + m['content'] + eos_token + '\\n' }}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
+    const config = { ...JSON.parse(files.get('tokenizer_config.json')!), eos_token: '<|im_end|>', chat_template: chatml };
+    const chat = HFTokenizer.fromJson(files.get('tokenizer.json')!, JSON.stringify(config));
+    const framed = [259, ...chat.encode('user\n1+1='), 260, ...chat.encode('\n'), 259, ...chat.encode('assistant\n')];
+    expect(chat.encodePrompt('1+1=')).toEqual(framed);
+    // The pair's response closes with EOS (<|im_end|>, the end of the assistant's turn); only it is trained on.
+    const seq = encodePair(chat, { prompt: '1+1=', response: '2' }, 64);
+    expect(seq.ids).toEqual([...framed, 50, 260]);
+    expect(seq.lossMask).toEqual([...framed.map(() => 0), 1, 1]);
+    // Too long: the template's opening token and the prompt's end are kept.
+    const cut = encodePair(chat, { prompt: 'x'.repeat(100), response: '2' }, 16);
+    expect(cut.ids.length).toBe(16);
+    expect(cut.ids[0]).toBe(259);
+    expect(cut.ids.slice(-2)).toEqual([50, 260]);
+    expect(() => HFTokenizer.fromJson(files.get('tokenizer.json')!, JSON.stringify({ ...config, chat_template: '{% if %}' }))).toThrow('chat_template does not parse');
   });
 
   it('refuses broken input with a reason', () => {

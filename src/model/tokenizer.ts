@@ -5,11 +5,21 @@ import { BYTE_VOCAB_SIZE } from './config';
  * Text <-> token ids. `encode` never adds BOS/EOS itself: callers frame sequences with
  * `specials`, so the same code path works for the byte tokenizer and imported ones.
  */
+import { readChatTemplate, type ChatTemplate } from './chatTemplate';
+
 export interface Tokenizer {
   vocabSize: number;
   encode(text: string): number[];
   decode(ids: number[]): string;
   readonly specials: { pad: number; bos: number; eos: number; [name: string]: number };
+  /** The checkpoint's chat template (tokenizer_config.json), null for none. */
+  readonly chatTemplate: ChatTemplate | null;
+  /**
+   * A prompt as the model is trained and sampled on it: through the chat template as one user
+   * turn with the assistant's turn opened where there is one, else BOS then its tokens. A
+   * response follows it and ends with EOS.
+   */
+  encodePrompt(text: string): number[];
   tokenToId(token: string): number | undefined;
   /** Hugging Face tokenizer files (name -> JSON text) to ship with an exported checkpoint. */
   files(): Map<string, string>;
@@ -91,6 +101,12 @@ export class ByteTokenizer implements Tokenizer {
     const alternatives = [...this.specialIds.keys()].sort((a, b) => b.length - a.length).map(escapeRegExp);
     this.specialPattern = new RegExp(alternatives.join('|'), 'g');
     this.byteChars.forEach((c, b) => this.byteCharIds.set(c, b));
+  }
+
+  readonly chatTemplate = null;
+
+  encodePrompt(text: string): number[] {
+    return [this.specials.bos, ...this.encode(text)];
   }
 
   encode(text: string): number[] {
@@ -218,6 +234,7 @@ export class HFTokenizer implements Tokenizer {
     specials: { pad: number; bos: number; eos: number; [name: string]: number },
     /** bos/eos/pad token strings actually known, not the EOS stand-ins. */
     private readonly namedSpecials: Record<string, string>,
+    readonly chatTemplate: ChatTemplate | null,
   ) {
     let maxId = -1;
     for (const id of impl.get_vocab(true).values()) maxId = Math.max(maxId, id);
@@ -285,7 +302,11 @@ export class HFTokenizer implements Tokenizer {
     }
     const bos = lookup('bos') ?? eos;
     const pad = lookup('pad') ?? eos;
-    return new HFTokenizer(impl, tokenizerJson, tokenizerConfigJson, { ...specials, pad, bos, eos }, named);
+    return new HFTokenizer(impl, tokenizerJson, tokenizerConfigJson, { ...specials, pad, bos, eos }, named, readChatTemplate(cfg, named));
+  }
+
+  encodePrompt(text: string): number[] {
+    return this.chatTemplate ? this.encode(this.chatTemplate.wrapPrompt(text)) : [this.specials.bos, ...this.encode(text)];
   }
 
   encode(text: string): number[] {

@@ -24,7 +24,7 @@ export interface RunModelOptions {
 
 /**
  * Prompts as token ids that leave room for the completion in the model's context: a prompt
- * too long keeps its BOS and its end (the instruction and the problem; references at the
+ * too long keeps its first token (BOS, or the chat template's opening) and its end (the instruction and the problem; references at the
  * front go first), and the completion gets at most half the context.
  */
 export function fitToContext(prompts: readonly number[][], maxNewTokens: number, context: number): { prompts: number[][]; maxNewTokens: number } {
@@ -34,11 +34,10 @@ export function fitToContext(prompts: readonly number[][], maxNewTokens: number,
 }
 
 export function sessionRunModel(session: ModelSession, o: RunModelOptions): RunModel {
-  const { bos } = session.tokenizer.specials;
   return {
     async generate(r) {
       const fit = fitToContext(
-        r.prompts.map((p) => [bos, ...session.tokenizer.encode(p)]),
+        r.prompts.map((p) => session.tokenizer.encodePrompt(p)),
         r.maxNewTokens,
         session.config.max_position_embeddings,
       );

@@ -19,18 +19,19 @@ export interface SftSequence {
 }
 
 /**
- * [BOS] prompt response [EOS] in at most maxLen tokens. When too long, the prompt loses its
- * beginning (the end of a question is what the answer follows) and keeps at most half the
- * budget if the response needs it; the response is cut at the end last.
+ * The framed prompt (Tokenizer.encodePrompt: BOS, or the chat template's turns), the response and
+ * EOS in at most maxLen tokens. When too long, the prompt loses its beginning after its first
+ * token (the end of a question is what the answer follows) and keeps at most half the budget if
+ * the response needs it; the response is cut at the end last.
  */
 export function encodePair(tokenizer: Tokenizer, pair: SftPair, maxLen: number): SftSequence {
-  const prompt = tokenizer.encode(pair.prompt);
+  const prompt = tokenizer.encodePrompt(pair.prompt);
   const response = [...tokenizer.encode(pair.response), tokenizer.specials.eos];
-  const budget = maxLen - 1; // BOS
-  const responseLen = Math.min(response.length, budget - Math.min(prompt.length, Math.floor(budget / 2)));
-  const promptLen = Math.min(prompt.length, budget - responseLen);
-  const ids = [tokenizer.specials.bos, ...prompt.slice(prompt.length - promptLen), ...response.slice(0, responseLen)];
-  const lossMask = ids.map((_, i) => (i > promptLen ? 1 : 0));
+  const responseLen = Math.min(response.length, maxLen - Math.min(prompt.length, Math.floor(maxLen / 2)));
+  const promptLen = Math.min(prompt.length, maxLen - responseLen);
+  const kept = promptLen === prompt.length ? prompt : [prompt[0]!, ...prompt.slice(prompt.length - promptLen + 1)];
+  const ids = [...kept, ...response.slice(0, responseLen)];
+  const lossMask = ids.map((_, i) => (i >= kept.length ? 1 : 0));
   return { ids, lossMask };
 }
 
