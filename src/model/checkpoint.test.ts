@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { exportCheckpoint, configToJson, importCheckpoint, readConfigJson } from './checkpoint';
-import { PRESETS, flatParamSize, paramSpecs, ropeInvFreq, type LlamaConfig } from './config';
+import { PRESETS, flatParamSize, paramSpecs, ropeInvFreq, stopTokenIds, type LlamaConfig } from './config';
 import { parseSafetensors, serializeSafetensors, type TensorToWrite } from './safetensors';
 import { ByteTokenizer } from './tokenizer';
 
@@ -429,6 +429,12 @@ describe('readConfigJson', () => {
     const c = read({ ...rest, eos_token_id: [128001, 128008, 128009], num_key_value_heads: null, pad_token_id: null });
     expect(c).toMatchObject({ num_key_value_heads: 32, rms_norm_eps: 1e-6, rope_theta: 10000, tie_word_embeddings: false, eos_token_id: 128001 });
     expect(c.pad_token_id).toBeUndefined();
+    // All of them end generation, and they are written back as the list.
+    expect(c.eos_token_ids).toEqual([128001, 128008, 128009]);
+    expect(stopTokenIds(c, 128009)).toEqual([128009, 128001, 128008]);
+    expect(JSON.parse(configToJson(c)).eos_token_id).toEqual([128001, 128008, 128009]);
+    expect(readConfigJson(configToJson(c))).toEqual(c);
+    expect(() => read({ ...HUB_LLAMA, eos_token_id: [] })).toThrow('eos_token_id must be a non-negative integer or a list of them (got [])');
   });
 
   it('round-trips configToJson for every preset and for GQA + bias', () => {
@@ -467,7 +473,7 @@ describe('readConfigJson', () => {
     ['mistral sliding window', { ...HUB_LLAMA, model_type: 'mistral', sliding_window: 1024 }, 'sliding-window attention is not supported'],
     ['qwen2 sliding window', { ...HUB_QWEN2, use_sliding_window: true }, 'sliding-window attention is not supported'],
     ['wrong type', { ...HUB_LLAMA, hidden_size: '2048' }, 'config.json: hidden_size must be a number (got "2048")'],
-    ['bad eos', { ...HUB_LLAMA, eos_token_id: -1 }, 'eos_token_id must be a non-negative integer (got -1)'],
+    ['bad eos', { ...HUB_LLAMA, eos_token_id: -1 }, 'eos_token_id must be a non-negative integer or a list of them (got -1)'],
     ['invalid head split', { ...HUB_LLAMA, num_key_value_heads: 3 }, 'config.json: invalid model config: num_attention_heads (32) must be a multiple of num_key_value_heads (3)'],
   ];
   for (const [what, input, message] of refusals) {

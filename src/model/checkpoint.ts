@@ -122,13 +122,16 @@ export function readConfigJson(text: string): LlamaConfig {
     if (typeof v !== 'boolean') problems.push(`${k} must be true or false (got ${JSON.stringify(v)})`);
     return v as boolean;
   };
-  /** Llama 3 lists several EOS ids; the first is the primary one. */
-  const tokenId = (k: string): number | undefined => {
-    let v = raw[k];
-    if (Array.isArray(v)) v = v[0];
-    if (v === undefined || v === null) return undefined;
-    if (!Number.isInteger(v) || (v as number) < 0) problems.push(`${k} must be a non-negative integer (got ${JSON.stringify(raw[k])})`);
-    return v as number;
+  /** Llama 3 lists several EOS ids: all of them, the first being the primary one. */
+  const tokenIds = (k: string): number[] => {
+    const v = raw[k];
+    if (v === undefined || v === null) return [];
+    const ids = Array.isArray(v) ? v : [v];
+    if (ids.length === 0 || !ids.every((x) => Number.isInteger(x) && x >= 0)) {
+      problems.push(`${k} must be a non-negative integer or a list of them (got ${JSON.stringify(v)})`);
+      return [];
+    }
+    return ids as number[];
   };
 
   const hiddenAct = raw.hidden_act ?? 'silu';
@@ -172,8 +175,9 @@ export function readConfigJson(text: string): LlamaConfig {
   // Kept only when it differs from the derived value, so configs compare equal after a round trip.
   if (hd !== undefined && hd !== config.hidden_size / config.num_attention_heads) config.head_dim = hd;
   for (const k of ['bos_token_id', 'eos_token_id', 'pad_token_id'] as const) {
-    const id = tokenId(k);
-    if (id !== undefined) config[k] = id;
+    const ids = tokenIds(k);
+    if (ids.length) config[k] = ids[0];
+    if (k === 'eos_token_id' && ids.length > 1) config.eos_token_ids = ids;
   }
   if (problems.length) throw new Error(`config.json: ${problems.join('; ')}`);
   try {
@@ -216,7 +220,7 @@ export function configToJson(c: LlamaConfig): string {
     torch_dtype: 'float32',
   };
   if (c.bos_token_id !== undefined) json.bos_token_id = c.bos_token_id;
-  if (c.eos_token_id !== undefined) json.eos_token_id = c.eos_token_id;
+  if (c.eos_token_id !== undefined) json.eos_token_id = c.eos_token_ids ?? c.eos_token_id;
   if (c.pad_token_id !== undefined) json.pad_token_id = c.pad_token_id;
   return JSON.stringify(json, null, 2);
 }
@@ -224,7 +228,7 @@ export function configToJson(c: LlamaConfig): string {
 function generationConfigJson(c: LlamaConfig): string {
   const json: Record<string, unknown> = { _from_model_config: true };
   if (c.bos_token_id !== undefined) json.bos_token_id = c.bos_token_id;
-  if (c.eos_token_id !== undefined) json.eos_token_id = c.eos_token_id;
+  if (c.eos_token_id !== undefined) json.eos_token_id = c.eos_token_ids ?? c.eos_token_id;
   if (c.pad_token_id !== undefined) json.pad_token_id = c.pad_token_id;
   return JSON.stringify(json, null, 2);
 }

@@ -21,7 +21,14 @@ export interface LlamaConfig {
   rope_scaling?: RopeScaling | null;
   bos_token_id?: number;
   eos_token_id?: number;
+  /** Every id that ends generation when the checkpoint lists several (Llama 3: end of text, of turn, of message); eos_token_id is its first. */
+  eos_token_ids?: number[];
   pad_token_id?: number;
+}
+
+/** The ids that end a completion: the tokenizer's EOS and every EOS the model config names. */
+export function stopTokenIds(c: LlamaConfig, tokenizerEos: number): number[] {
+  return [...new Set([tokenizerEos, ...(c.eos_token_id === undefined ? [] : [c.eos_token_id]), ...(c.eos_token_ids ?? [])])];
 }
 
 /**

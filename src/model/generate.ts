@@ -7,6 +7,7 @@
  */
 import { view, type Tensor } from '../gpu/tensor';
 import type { Runtime } from '../gpu/runtime';
+import { stopTokenIds } from './config';
 import { Decoder } from './decoder';
 import { findStop, IncrementalText } from './detokenize';
 import { checkGenerateOptions, DEFAULT_GENERATE, type GenerateOptions } from './generateSettings';
@@ -170,7 +171,7 @@ export class Generator {
     const needed = checkGenerationFits(c, B, P, o.maxNewTokens, this.rt.ctx.limits.maxStorageBufferBindingSize).slots;
     const T = Math.min(Math.ceil(needed / SLOT_GRANULE) * SLOT_GRANULE, c.max_position_embeddings);
     const { decoder, streams, out } = this.buffers(B, T, o.useCache ?? true);
-    const eos = new Set(o.eosTokenIds ?? [this.tokenizer.specials.eos]);
+    const eos = new Set(o.eosTokenIds ?? stopTokenIds(this.model.config, this.tokenizer.specials.eos));
     const rows = ids.map((p) => new Row(p, this.tokenizer, o, eos));
     const rt = this.rt;
     const t0 = performance.now();
