@@ -131,6 +131,42 @@ describe('exportCheckpoint / importCheckpoint', () => {
     expect(back.runState).toEqual(runState);
   });
 
+  it('exports BF16 or F16 weights, sharded with an index above the size limit, and imports them back', () => {
+    const flat = randomParams(GQA_BIAS, 8);
+    const m = randomParams(GQA_BIAS, 9);
+    for (const dtype of ['BF16', 'F16'] as const) {
+      const whole = exportCheckpoint(GQA_BIAS, flat, tokenizerFiles(), { dtype });
+      expect(JSON.parse(dec.decode(whole.get('config.json')!)).torch_dtype).toBe(dtype === 'BF16' ? 'bfloat16' : 'float16');
+      const single = parseSafetensors(whole.get('model.safetensors')!);
+      expect(single.tensors.get('model.norm.weight')!.dtype).toBe(dtype);
+      const rounded = importCheckpoint(whole).flatParams;
+
+      // A limit below the weights' size: shards of at most that many bytes, each tensor in one of them.
+      const limit = 4000;
+      const files = exportCheckpoint(GQA_BIAS, flat, tokenizerFiles(), { dtype, maxShardBytes: limit, optimizer: { m, v: m.map(Math.abs), step: 3 } });
+      expect(files.has('model.safetensors')).toBe(false);
+      const index = JSON.parse(dec.decode(files.get('model.safetensors.index.json')!)) as { metadata: { total_size: number }; weight_map: Record<string, string> };
+      const shards = [...files.keys()].filter((n) => /^model-\d{5}-of-\d{5}\.safetensors$/.test(n));
+      expect(shards.length).toBeGreaterThan(2);
+      expect(new Set(Object.values(index.weight_map))).toEqual(new Set(shards));
+      let total = 0;
+      for (const shard of shards) {
+        const parsed = parseSafetensors(files.get(shard)!);
+        const bytes = [...parsed.tensors.values()].reduce((n, t) => n + t.data.length * 2, 0);
+        total += bytes;
+        // Only a tensor larger than the limit by itself may exceed it.
+        if (parsed.tensors.size > 1) expect(bytes).toBeLessThanOrEqual(limit);
+        for (const name of parsed.tensors.keys()) expect(index.weight_map[name]).toBe(shard);
+      }
+      expect(index.metadata.total_size).toBe(total);
+      const back = importCheckpoint(files);
+      expect(bits(back.flatParams)).toEqual(bits(rounded));
+      // The optimizer state stays F32 whatever the weights' dtype.
+      expect(bits(back.optimizer!.m)).toEqual(bits(m));
+    }
+    expect(() => exportCheckpoint(TINY, randomParams(TINY, 5), tokenizerFiles(), { maxShardBytes: 0 })).toThrow('maxShardBytes must be > 0');
+  });
+
   it('writes config.json and generation_config.json transformers understands', () => {
     const files = exportCheckpoint(TINY, randomParams(TINY, 5), tokenizerFiles());
     const cfg = JSON.parse(dec.decode(files.get('config.json')!));

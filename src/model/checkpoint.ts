@@ -4,7 +4,7 @@
  * Llama family. Reading and writing the files is the caller's job, so this runs in workers too.
  */
 import { flatParamSize, headDim, paramSpecs, validateConfig, type LlamaConfig, type ParamSpec, type RopeScaling } from './config';
-import { parseSafetensors, serializeSafetensors, type SafetensorsTensor, type TensorToWrite } from './safetensors';
+import { parseSafetensors, serializeSafetensors, type SafetensorsDtype, type SafetensorsTensor, type TensorToWrite } from './safetensors';
 
 export interface OptimizerState {
   /** Adam first and second moments, laid out like the flat parameter buffer. */
@@ -17,6 +17,43 @@ export interface ExportExtras {
   optimizer?: OptimizerState;
   /** Trainer state of the lab (schedule position, data cursor...), stored as JSON. */
   runState?: unknown;
+  /** The weights' dtype (default F32; BF16/F16 halve the files, the optimizer state stays F32). */
+  dtype?: SafetensorsDtype;
+  /**
+   * Above this many bytes of weights, model-0000i-of-0000n.safetensors shards with
+   * model.safetensors.index.json, as Hugging Face writes them (default 5 GB, its own).
+   */
+  maxShardBytes?: number;
+}
+
+const TORCH_DTYPES: Record<SafetensorsDtype, string> = { F32: 'float32', BF16: 'bfloat16', F16: 'float16' };
+const DEFAULT_MAX_SHARD_BYTES = 5e9;
+
+/**
+ * The weights as one model.safetensors, or as shards of at most maxShardBytes (a tensor larger
+ * than that gets a shard of its own) with the index that maps each tensor to its shard.
+ */
+function weightFiles(weights: TensorToWrite[], dtype: SafetensorsDtype, maxShardBytes: number): Map<string, Uint8Array> {
+  const width = dtype === 'F32' ? 4 : 2;
+  const total = weights.reduce((n, t) => n + t.data.length * width, 0);
+  if (total <= maxShardBytes) return new Map([['model.safetensors', serializeSafetensors(weights, {}, dtype)]]);
+  const shards: TensorToWrite[][] = [[]];
+  let bytes = 0;
+  for (const t of weights) {
+    const size = t.data.length * width;
+    if (bytes > 0 && bytes + size > maxShardBytes) {
+      shards.push([]);
+      bytes = 0;
+    }
+    shards[shards.length - 1]!.push(t);
+    bytes += size;
+  }
+  const name = (i: number) => `model-${String(i + 1).padStart(5, '0')}-of-${String(shards.length).padStart(5, '0')}.safetensors`;
+  const files = new Map(shards.map((list, i) => [name(i), serializeSafetensors(list, {}, dtype)]));
+  const weightMap = Object.fromEntries(shards.flatMap((list, i) => list.map((t) => [t.name, name(i)])));
+  const index = { metadata: { total_size: total }, weight_map: weightMap };
+  files.set('model.safetensors.index.json', new TextEncoder().encode(JSON.stringify(index, null, 2)));
+  return files;
 }
 
 export interface ImportedCheckpoint {
@@ -194,7 +231,7 @@ export function readConfigJson(text: string): LlamaConfig {
  * byte tokenizer would no longer encode the same. Llama's attention_bias also adds an o_proj
  * bias, which exportCheckpoint writes as zeros.
  */
-export function configToJson(c: LlamaConfig): string {
+export function configToJson(c: LlamaConfig, torchDtype = 'float32'): string {
   validateConfig(c);
   const json: Record<string, unknown> = {
     architectures: ['LlamaForCausalLM'],
@@ -217,7 +254,7 @@ export function configToJson(c: LlamaConfig): string {
     tie_word_embeddings: c.tie_word_embeddings,
     initializer_range: 0.02,
     use_cache: true,
-    torch_dtype: 'float32',
+    torch_dtype: torchDtype,
   };
   if (c.bos_token_id !== undefined) json.bos_token_id = c.bos_token_id;
   if (c.eos_token_id !== undefined) json.eos_token_id = c.eos_token_ids ?? c.eos_token_id;
@@ -265,7 +302,7 @@ export function exportCheckpoint(
   }
   const enc = new TextEncoder();
   const files = new Map<string, Uint8Array>();
-  files.set('config.json', enc.encode(configToJson(config)));
+  files.set('config.json', enc.encode(configToJson(config, TORCH_DTYPES[extra.dtype ?? 'F32'])));
   files.set('generation_config.json', enc.encode(generationConfigJson(config)));
   const weights = tensorsFromFlat(specs, flatParams);
   if (config.attention_bias) {
@@ -273,7 +310,11 @@ export function exportCheckpoint(
       weights.push({ name: oProjBiasName(i), shape: [config.hidden_size], data: new Float32Array(config.hidden_size) });
     }
   }
-  files.set('model.safetensors', serializeSafetensors(weights));
+  const dtype = extra.dtype ?? 'F32';
+  if (!(dtype in TORCH_DTYPES)) throw new Error(`export dtype must be one of ${Object.keys(TORCH_DTYPES).join(', ')} (got ${String(dtype)})`);
+  const maxShardBytes = extra.maxShardBytes ?? DEFAULT_MAX_SHARD_BYTES;
+  if (!(maxShardBytes > 0)) throw new Error(`maxShardBytes must be > 0 (got ${maxShardBytes})`);
+  for (const [name, bytes] of weightFiles(weights, dtype, maxShardBytes)) files.set(name, bytes);
 
   for (const [name, text] of tokenizerFiles) {
     let out = text;

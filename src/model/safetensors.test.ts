@@ -1,5 +1,25 @@
 import { describe, expect, it } from 'vitest';
-import { f16ToF32, parseSafetensors, serializeSafetensors } from './safetensors';
+import { f16ToF32, f32ToBf16Bits, f32ToF16Bits, parseSafetensors, serializeSafetensors } from './safetensors';
+
+const bitsOf = (x: number) => new Uint32Array(Float32Array.of(x).buffer)[0]!;
+const fromBits = (b: number) => new Float32Array(Uint32Array.of(b).buffer)[0]!;
+const bf16ToF32 = (h: number) => fromBits(h << 16);
+
+/** The nearest value of a format to x, ties to the even code, from the format's sorted finite codes. */
+function nearest(x: number, codes: { value: number; code: number }[]): number {
+  let lo = 0;
+  let hi = codes.length - 1;
+  while (hi - lo > 1) {
+    const mid = (lo + hi) >> 1;
+    if (codes[mid]!.value <= x) lo = mid;
+    else hi = mid;
+  }
+  const a = codes[lo]!;
+  const b = codes[hi]!;
+  const da = Math.abs(x - a.value);
+  const db = Math.abs(b.value - x);
+  return da < db ? a.code : db < da ? b.code : a.code % 2 === 0 ? a.code : b.code;
+}
 
 /** Builds a file from a header (object or raw text) and data bytes, optionally lying about the header length. */
 function rawFile(header: unknown, data: Uint8Array = new Uint8Array(), headerLen?: bigint): Uint8Array {
@@ -246,5 +266,52 @@ describe('parseSafetensors refusals', () => {
       eight,
     );
     expect(parseSafetensors(file).tensors.get('e')!.data.length).toBe(0);
+  });
+});
+
+describe('half-precision encoding, against an exhaustive nearest-value search', () => {
+  const positives = (widen: (h: number) => number, maxFinite: number) =>
+    Array.from({ length: maxFinite + 1 }, (_, code) => ({ code, value: widen(code) })).filter((c) => Number.isFinite(c.value));
+
+  it('rounds random float32 values to the nearest F16 and BF16, ties to even, with subnormals', () => {
+    const f16 = positives(f16ToF32, 0x7bff);
+    const bf16 = positives(bf16ToF32, 0x7f7f);
+    let seed = 12345;
+    const next = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+    for (let i = 0; i < 20000; i++) {
+      // Magnitudes across both formats' ranges, subnormals and halfway ties included.
+      const x = Math.fround(2 ** (next() * 50 - 30) * (1 + next()));
+      const tie = i % 7 === 0 ? fromBits((bitsOf(x) & ~0x1fff) | 0x1000) : x;
+      for (const v of [x, tie, -x, -tie]) {
+        const sign = v < 0 ? 0x8000 : 0;
+        const a = Math.abs(v);
+        if (a <= 65504) expect(f32ToF16Bits(bitsOf(v)), `f16 of ${v}`).toBe(sign | nearest(a, f16));
+        expect(f32ToBf16Bits(bitsOf(v)), `bf16 of ${v}`).toBe(sign | nearest(a, bf16));
+      }
+    }
+  });
+
+  it('keeps zeros, infinities and NaN, and overflows to infinity', () => {
+    expect(f32ToF16Bits(bitsOf(0))).toBe(0);
+    expect(f32ToF16Bits(bitsOf(-0))).toBe(0x8000);
+    expect(f32ToF16Bits(bitsOf(Infinity))).toBe(0x7c00);
+    expect(f32ToF16Bits(bitsOf(1e6))).toBe(0x7c00);
+    expect(f32ToF16Bits(bitsOf(-1e6))).toBe(0xfc00);
+    expect(Number.isNaN(f16ToF32(f32ToF16Bits(bitsOf(NaN))))).toBe(true);
+    expect(f32ToBf16Bits(bitsOf(-Infinity))).toBe(0xff80);
+    expect(Number.isNaN(bf16ToF32(f32ToBf16Bits(bitsOf(NaN))))).toBe(true);
+    expect(f32ToBf16Bits(bitsOf(3.4e38))).toBe(0x7f80);
+  });
+
+  it('writes BF16 and F16 files that read back as the rounded values', () => {
+    const data = Float32Array.from({ length: 64 }, (_, i) => Math.sin(i) * 10 ** ((i % 9) - 4));
+    for (const dtype of ['BF16', 'F16'] as const) {
+      const bytes = serializeSafetensors([{ name: 'w', shape: [8, 8], data }], {}, dtype);
+      const t = parseSafetensors(bytes).tensors.get('w')!;
+      expect(t.dtype).toBe(dtype);
+      expect(bytes.byteLength).toBeLessThan(8 + 200 + 64 * 2);
+      const narrow = dtype === 'BF16' ? (x: number) => bf16ToF32(f32ToBf16Bits(bitsOf(x))) : (x: number) => f16ToF32(f32ToF16Bits(bitsOf(x)));
+      expect([...t.data]).toEqual([...data].map(narrow));
+    }
   });
 });

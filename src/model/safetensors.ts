@@ -194,7 +194,41 @@ export function f16ToF32(h: number): number {
   return sign * (1 + frac / 1024) * 2 ** (exp - 15);
 }
 
-export function serializeSafetensors(tensors: TensorToWrite[], metadata: Record<string, string> = {}): Uint8Array {
+/** float32 → bfloat16 bits, rounded to nearest even (NaN stays NaN), as torch's `.to(torch.bfloat16)`. */
+export function f32ToBf16Bits(bits: number): number {
+  if ((bits & 0x7fffffff) > 0x7f800000) return ((bits >>> 16) | 0x40) & 0xffff;
+  return ((bits + 0x7fff + ((bits >>> 16) & 1)) >>> 16) & 0xffff;
+}
+
+/** float32 → IEEE half bits, rounded to nearest even, with subnormals, overflow to infinity and NaN kept. */
+export function f32ToF16Bits(bits: number): number {
+  const sign = (bits >>> 16) & 0x8000;
+  const exp = (bits >>> 23) & 0xff;
+  const frac = bits & 0x7fffff;
+  if (exp === 0xff) return sign | 0x7c00 | (frac ? 0x200 : 0);
+  const e = exp - 127 + 15;
+  if (e >= 0x1f) return sign | 0x7c00;
+  if (e <= 0) {
+    if (e < -10) return sign;
+    // Subnormal: the implicit 1 joins the fraction, shifted into place with rounding.
+    const m = frac | 0x800000;
+    const shift = 14 - e;
+    const half = 1 << (shift - 1);
+    const rest = m & ((1 << shift) - 1);
+    let out = m >>> shift;
+    if (rest > half || (rest === half && out & 1)) out++;
+    return sign | out;
+  }
+  let out = (e << 10) | (frac >>> 13);
+  const rest = frac & 0x1fff;
+  // A carry out of the fraction steps the exponent, up to infinity: still the right rounding.
+  if (rest > 0x1000 || (rest === 0x1000 && out & 1)) out++;
+  return sign | out;
+}
+
+/** Safetensors bytes of the tensors (float32 data), stored as `dtype`. */
+export function serializeSafetensors(tensors: TensorToWrite[], metadata: Record<string, string> = {}, dtype: SafetensorsDtype = 'F32'): Uint8Array {
+  const width = DTYPE_BYTES[dtype];
   const sorted = [...tensors].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const header: Record<string, unknown> = {
     // transformers refuses to load weights whose metadata lacks format "pt".
@@ -212,8 +246,8 @@ export function serializeSafetensors(tensors: TensorToWrite[], metadata: Record<
     if (count !== t.data.length) {
       throw new Error(`tensor "${t.name}" has ${t.data.length} elements but shape ${fmtShape(t.shape)} needs ${count}`);
     }
-    header[t.name] = { dtype: 'F32', shape: t.shape, data_offsets: [offset, offset + count * 4] };
-    offset += count * 4;
+    header[t.name] = { dtype, shape: t.shape, data_offsets: [offset, offset + count * width] };
+    offset += count * width;
   }
 
   const json = new TextEncoder().encode(JSON.stringify(header));
@@ -227,12 +261,16 @@ export function serializeSafetensors(tensors: TensorToWrite[], metadata: Record<
 
   let pos = 8 + headerLen;
   for (const t of sorted) {
-    if (littleEndianHost) {
+    if (dtype !== 'F32') {
+      const bits = new Uint32Array(Float32Array.from(t.data).buffer);
+      const narrow = dtype === 'BF16' ? f32ToBf16Bits : f32ToF16Bits;
+      for (let i = 0; i < bits.length; i++) view.setUint16(pos + 2 * i, narrow(bits[i]!), true);
+    } else if (littleEndianHost) {
       out.set(new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength), pos);
     } else {
       for (let i = 0; i < t.data.length; i++) view.setFloat32(pos + i * 4, t.data[i]!, true);
     }
-    pos += t.data.byteLength;
+    pos += t.data.length * width;
   }
   return out;
 }
