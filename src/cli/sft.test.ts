@@ -28,11 +28,14 @@ describe('sft command line', () => {
 
     // Resuming continues the optimizer's step count and moments.
     const out2 = join(dir, 'ckpt2');
-    const again = runCliProcess('src/cli/sft.ts', ['--data', data, '--from', out, '--steps', '2', '--batch', '2', '--seq', '16', '--log-every', '1', '--out', out2]);
+    // ...here written in BF16, in shards of at most 1 MB with their index.
+    const again = runCliProcess('src/cli/sft.ts', ['--data', data, '--from', out, '--steps', '2', '--batch', '2', '--seq', '16', '--log-every', '1', '--out', out2, '--dtype', 'bf16', '--max-shard-mb', '1']);
     expect(again.status, again.stderr).toBe(0);
     expect(again.stdout).toMatch(/resuming AdamW at step 3/);
     expect(again.stdout).toMatch(/step +5 +loss/);
     const files2 = new Map(readdirSync(out2).map((f) => [f, new Uint8Array(readFileSync(join(out2, f)))]));
+    expect([...files2.keys()]).toEqual(expect.arrayContaining(['model-00001-of-00003.safetensors', 'model.safetensors.index.json']));
+    expect(JSON.parse(new TextDecoder().decode(files2.get('config.json'))).torch_dtype).toBe('bfloat16');
     expect(importCheckpoint(files2).optimizer?.step).toBe(5);
   });
 

@@ -47,6 +47,8 @@ export const sftCli = {
     packing: { type: 'flag', help: 'pack examples back to back instead of padding each' },
     'reset-optimizer': { type: 'flag', help: 'with --from: start AdamW afresh' },
     out: { type: 'string', arg: 'DIR', help: 'write the checkpoint here when done' },
+    dtype: { type: 'string', choices: ['f32', 'bf16', 'f16'], default: 'f32', help: 'with --out: the weights\' dtype (the optimizer state stays f32)' },
+    'max-shard-mb': { type: 'int', min: 1, default: 5000, help: 'with --out: above this many MB of weights, shards with model.safetensors.index.json' },
     'log-every': { type: 'int', min: 1, default: 10, help: 'print a line every N steps' },
     eval: { type: 'string', arg: 'FILE', exists: 'file', help: 'math problems to answer greedily (exact match, accuracy per level), e.g. a validation split' },
     'eval-every': { type: 'int', min: 1, default: 100, help: 'with --eval: evaluate every N steps (and after the last)' },
@@ -120,7 +122,10 @@ async function main(o: OptionValues<typeof sftCli.options>): Promise<void> {
   }
   if (o.out) {
     mkdirSync(o.out, { recursive: true });
-    const files = await session.exportFiles({ kind: 'sft', data: o.data, seed: settings.seed });
+    const files = await session.exportFiles(
+      { kind: 'sft', data: o.data, seed: settings.seed },
+      { dtype: o.dtype.toUpperCase() as 'F32' | 'BF16' | 'F16', maxShardBytes: o['max-shard-mb'] * 1e6 },
+    );
     for (const [name, bytes] of files) writeFileSync(join(o.out, name), bytes);
     console.log(`checkpoint written to ${o.out} (${[...files.keys()].join(', ')})`);
   }

@@ -3,7 +3,7 @@
  * exported as a Hugging Face folder. The one path the CLI and the lab's engine worker share.
  */
 import type { Runtime } from '../gpu/runtime';
-import { exportCheckpoint, type ImportedCheckpoint, type OptimizerState } from '../model/checkpoint';
+import { exportCheckpoint, type ExportExtras, type ImportedCheckpoint, type OptimizerState } from '../model/checkpoint';
 import { PRESETS, paramCount, type LlamaConfig, type PresetName } from '../model/config';
 import { Generator, type GenerateProgress, type GenerateResult } from '../model/generate';
 import type { GenerateOptions } from '../model/generateSettings';
@@ -180,11 +180,13 @@ export class ModelSession {
   }
 
   /** Weights, tokenizer, AdamW moments and run state as the files of a Hugging Face folder. */
-  async exportFiles(runState: Record<string, unknown> = {}): Promise<Map<string, Uint8Array>> {
+  /** The held model as checkpoint files (`format`: the weights' dtype and shard size, F32 in one file by default). */
+  async exportFiles(runState: Record<string, unknown> = {}, format: Pick<ExportExtras, 'dtype' | 'maxShardBytes'> = {}): Promise<Map<string, Uint8Array>> {
     const optimizer = await this.optimizerState();
     return exportCheckpoint(this.model.config, await this.model.readParams(), this.tokenizer.files(), {
       optimizer,
       runState: { origin: this.origin, steps: this.optimizerStep, ...runState },
+      ...format,
     });
   }
 
