@@ -66,6 +66,10 @@ export interface ModelSummary {
   vocab: number;
   context: number;
   tokenizer: 'byte-level' | 'Hugging Face';
+  /** Prompts go through the checkpoint's chat template. */
+  chatTemplate: boolean;
+  /** RoPE scaling type ('default' for plain RoPE). */
+  rope: string;
   /** AdamW steps the model has been trained for (0 for a fresh preset). */
   optimizerStep: number;
 }

@@ -23,7 +23,7 @@ describe('engine: fine-tuning the held model', () => {
     const e = engine();
     await expect(e.sft(PAIRS, SMALL, () => {})).rejects.toThrow(/no model loaded/);
     const fresh = await e.loadPreset('tiny', 3);
-    expect(fresh).toMatchObject({ origin: 'tiny', layers: 4, hidden: 128, tokenizer: 'byte-level', optimizerStep: 0 });
+    expect(fresh).toMatchObject({ origin: 'tiny', layers: 4, hidden: 128, tokenizer: 'byte-level', chatTemplate: false, rope: 'default', optimizerStep: 0 });
 
     const steps: SftStepReport[] = [];
     const run = await e.sft(PAIRS, SMALL, (r) => steps.push(r));

@@ -371,6 +371,8 @@ function summary(s: ModelSession): ModelSummary {
     vocab: c.vocab_size,
     context: c.max_position_embeddings,
     tokenizer: s.tokenizer instanceof ByteTokenizer ? 'byte-level' : 'Hugging Face',
+    chatTemplate: s.tokenizer.chatTemplate !== null,
+    rope: c.rope_scaling?.rope_type ?? 'default',
     optimizerStep: s.optimizerStep,
   };
 }

@@ -33,6 +33,7 @@ export function ModelChoice() {
           <div className="row"><dt>model</dt><dd>{model.origin}</dd></div>
           <div className="row"><dt>parameters</dt><dd>{(model.parameters / 1e6).toFixed(2)} M ({model.layers} layers × {model.hidden}, {model.heads} heads, {model.kvHeads} kv)</dd></div>
           <div className="row"><dt>tokenizer</dt><dd>{model.tokenizer}, vocabulary {model.vocab}, context {model.context}</dd></div>
+          <div className="row"><dt>prompts</dt><dd>{model.chatTemplate ? 'through the checkpoint’s chat template' : 'BOS, then the text'} · RoPE {model.rope}</dd></div>
           <div className="row"><dt>trained</dt><dd>{model.optimizerStep} optimizer steps</dd></div>
         </dl>
       ) : (
