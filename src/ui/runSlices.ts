@@ -10,7 +10,7 @@ import { METHODS, type MethodName } from '../sage/config';
 import { DEFAULT_LOOP } from '../sage/loop';
 import { checkSetting, DEFAULT_RUN, RUN_SPECS, SETTING_SPECS, type SettingName } from '../sage/settings';
 import type { AutosaveInfo, CheckpointFile, EvolveEvent, EvolveResult, EvolveSettings, ProblemSetReport } from '../worker/api';
-import { canSaveToFolder, downloadBytes, readCheckpointFiles, saveToFolder } from './checkpointFiles';
+import { canSaveToFolder, downloadBytes, saveToFolder, toPicked } from './checkpointFiles';
 import { callEngine } from './engineClient';
 import type { RunConfig } from './runHistory';
 import { EMPTY_RUN, historyEvents, isActive, reduceRun, type RunView } from './runView';
@@ -287,14 +287,14 @@ export const runSlice: StateCreator<LabState, [], [], RunSlice> = (set, get) => 
       }
     },
     async resumeFromFiles(picked) {
-      let files;
+      let records;
       try {
-        files = (await readCheckpointFiles(picked)).files;
+        records = (await callEngine((e) => e.stageFiles(toPicked(picked)))).records;
       } catch (e) {
         set({ runError: message(e) });
         return;
       }
-      await resumeWith(files, (steps) => callEngine((e) => e.resumeRun(files, onEvents, { steps })));
+      await resumeWith(records, (steps) => callEngine((e) => e.resumeRun(null, onEvents, { steps })));
     },
     savedRun: null,
     storage: null,

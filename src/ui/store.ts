@@ -15,7 +15,7 @@ import type {
   TrainCheckResult,
   TrainStepReport,
 } from '../worker/api';
-import { canSaveToFolder, downloadBytes, readCheckpointFiles, saveToFolder } from './checkpointFiles';
+import { canSaveToFolder, downloadBytes, saveToFolder, toPicked } from './checkpointFiles';
 import { zipFiles } from '../util/zip';
 import { callEngine } from './engineClient';
 import { problemsSlice, runSlice, settingsSlice, type RunSlices } from './runSlices';
@@ -199,10 +199,9 @@ const sftSlice: StateCreator<LabState, [], [], SftSlice> = (set, get) => {
       }),
     importModel: (picked, as) =>
       modelAction('importing', async () => {
-        const read = await readCheckpointFiles(picked);
-        const { files } = read;
-        const name = as ?? read.name;
-        set({ model: await callEngine((e) => e.importCheckpoint(name, files)), sftSteps: [], sftResult: null, exported: null });
+        const staged = await callEngine((e) => e.stageFiles(toPicked(picked)));
+        const name = as ?? staged.name;
+        set({ model: await callEngine((e) => e.importCheckpoint(name, null)), sftSteps: [], sftResult: null, exported: null });
       }),
     async runSft(settings) {
       if (!get().seeds?.pairs) {

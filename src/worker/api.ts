@@ -74,6 +74,12 @@ export interface ModelSummary {
   optimizerStep: number;
 }
 
+/** A file the user picked or dropped, with its path in the chosen folder (or its name). */
+export interface PickedFile {
+  path: string;
+  blob: Blob;
+}
+
 /** One file of a Hugging Face checkpoint folder. */
 export interface CheckpointFile {
   name: string;
@@ -162,7 +168,13 @@ export interface EngineApi {
    * tokenizer, optional optimizer state); a bad checkpoint is refused with the reason and the
    * held model is kept.
    */
-  importCheckpoint(name: string, files: CheckpointFile[]): Promise<ModelSummary>;
+  importCheckpoint(name: string, files: CheckpointFile[] | null): Promise<ModelSummary>;
+  /**
+   * Reads what the user picked (a folder's files or one .zip, unpacked here, off the page's
+   * thread) and holds it for importCheckpoint(…, null) or resumeRun(null, …); returns its name
+   * and the run records it holds (config, metrics, bank events, state), for the page's charts.
+   */
+  stageFiles(picked: PickedFile[]): Promise<{ name: string; records: CheckpointFile[] }>;
   /**
    * Reads a seed file off the page's thread as prompt → response pairs (and as problems, for
    * the counts) and holds the pairs for sft(null, …); `fields` (`question=q,answer=a`) replaces
@@ -197,7 +209,7 @@ export interface EngineApi {
    */
   evolve(request: EvolveRequest, onEvents: (events: EvolveEvent[]) => void): Promise<EvolveResult>;
   /** Continues an exported run (its files, as exportRun gave them) on its own model and problems. */
-  resumeRun(files: CheckpointFile[], onEvents: (events: EvolveEvent[]) => void, settings?: EvolveSettings): Promise<EvolveResult>;
+  resumeRun(files: CheckpointFile[] | null, onEvents: (events: EvolveEvent[]) => void, settings?: EvolveSettings): Promise<EvolveResult>;
   /** Holds the running loop at its next phase boundary. */
   pauseEvolve(): void;
   resumeEvolve(): void;

@@ -15,6 +15,7 @@ import { opfsAutosave } from './autosave';
 import { zipFiles } from '../util/zip';
 import { latestEvery } from '../util/throttle';
 import { EvolveJob, problemSetReport, readProblems, readSftSeeds } from './evolveJob';
+import { readPicked } from './pickedFiles';
 import { holdOut, type Problem } from '../data/problem';
 import { rng } from '../util/random';
 import type {
@@ -86,6 +87,15 @@ export function createEngine(platform: Platform): EngineApi {
   let seedName = '';
   /** The pairs of the seed file read for fine-tuning. */
   let sftPairs: SftPair[] = [];
+  /** Files read by stageFiles, until an import or a resume takes them. */
+  let staged: CheckpointFile[] | null = null;
+  const takeFiles = (files: CheckpointFile[] | null): CheckpointFile[] => {
+    if (files) return files;
+    if (!staged) throw new Error('no files staged: pick a checkpoint folder or .zip first');
+    const taken = staged;
+    staged = null;
+    return taken;
+  };
   /** Where loop runs autosave (OPFS in a browser; none in Node). */
   const autosave = opfsAutosave();
   const runningJob = (): EvolveJob => {
@@ -233,9 +243,17 @@ export function createEngine(platform: Platform): EngineApi {
       return exclusive('loading a preset', async () => replaceModel(ModelSession.create(await rt(), { kind: 'preset', preset, seed })));
     },
 
+    async stageFiles(picked) {
+      staged = null;
+      const read = await readPicked(picked);
+      staged = read.files;
+      const recordNames: readonly string[] = [RUN_FILES.config, RUN_FILES.metrics, RUN_FILES.bank, RUN_FILES.state];
+      return { name: read.name, records: read.files.filter((f) => recordNames.includes(f.name)) };
+    },
+
     async importCheckpoint(name, files) {
       return exclusive('importing a checkpoint', async () => {
-        const checkpoint = importCheckpoint(new Map(files.map((f) => [f.name, f.bytes])));
+        const checkpoint = importCheckpoint(new Map(takeFiles(files).map((f) => [f.name, f.bytes])));
         return replaceModel(ModelSession.create(await rt(), { kind: 'checkpoint', checkpoint, name }));
       });
     },
@@ -316,7 +334,7 @@ export function createEngine(platform: Platform): EngineApi {
     },
 
     async resumeRun(files, onEvents, settings = {}) {
-      return resumeFrom(new Map(files.map((f) => [f.name, f.bytes])), onEvents, settings);
+      return resumeFrom(new Map(takeFiles(files).map((f) => [f.name, f.bytes])), onEvents, settings);
     },
 
     async autosaved() {
