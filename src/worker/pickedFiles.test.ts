@@ -3,7 +3,7 @@ import { zipFiles } from '../util/zip';
 import { readPicked } from './pickedFiles';
 
 const text = (s: string) => new TextEncoder().encode(s);
-const picked = (path: string, bytes: Uint8Array) => ({ path, blob: new Blob([bytes]) });
+const picked = (path: string, bytes: Uint8Array) => ({ path, blob: new Blob([bytes.slice()]) });
 
 describe('files the user picked, read in the engine', () => {
   it('unpacks a .zip below its one folder, keeping nested paths', async () => {
