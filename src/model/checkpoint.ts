@@ -4,7 +4,7 @@
  * Llama family. Reading and writing the files is the caller's job, so this runs in workers too.
  */
 import { flatParamSize, headDim, paramSpecs, validateConfig, type LlamaConfig, type ParamSpec, type RopeScaling } from './config';
-import { parseSafetensors, serializeSafetensors, type SafetensorsDtype, type SafetensorsTensor, type TensorToWrite } from './safetensors';
+import { DTYPE_BYTES, parseSafetensors, serializeSafetensors, type SafetensorsDtype, type SafetensorsTensor, type TensorToWrite } from './safetensors';
 
 export interface OptimizerState {
   /** Adam first and second moments, laid out like the flat parameter buffer. */
@@ -34,7 +34,7 @@ const DEFAULT_MAX_SHARD_BYTES = 5e9;
  * than that gets a shard of its own) with the index that maps each tensor to its shard.
  */
 function weightFiles(weights: TensorToWrite[], dtype: SafetensorsDtype, maxShardBytes: number): Map<string, Uint8Array> {
-  const width = dtype === 'F32' ? 4 : 2;
+  const width = DTYPE_BYTES[dtype];
   const total = weights.reduce((n, t) => n + t.data.length * width, 0);
   if (total <= maxShardBytes) return new Map([['model.safetensors', serializeSafetensors(weights, {}, dtype)]]);
   const shards: TensorToWrite[][] = [[]];

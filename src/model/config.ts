@@ -28,7 +28,7 @@ export interface LlamaConfig {
 
 /** The ids that end a completion: the tokenizer's EOS and every EOS the model config names. */
 export function stopTokenIds(c: LlamaConfig, tokenizerEos: number): number[] {
-  return [...new Set([tokenizerEos, ...(c.eos_token_id === undefined ? [] : [c.eos_token_id]), ...(c.eos_token_ids ?? [])])];
+  return [...new Set([tokenizerEos, ...(c.eos_token_ids ?? (c.eos_token_id === undefined ? [] : [c.eos_token_id]))])];
 }
 
 /**

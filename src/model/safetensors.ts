@@ -26,7 +26,7 @@ export interface TensorToWrite {
   data: Float32Array;
 }
 
-const DTYPE_BYTES: Record<SafetensorsDtype, number> = { F32: 4, F16: 2, BF16: 2 };
+export const DTYPE_BYTES: Record<SafetensorsDtype, number> = { F32: 4, F16: 2, BF16: 2 };
 
 /** The reference implementation refuses headers above this size; a larger one means a corrupt length. */
 const MAX_HEADER_BYTES = 100_000_000;
@@ -262,7 +262,8 @@ export function serializeSafetensors(tensors: TensorToWrite[], metadata: Record<
   let pos = 8 + headerLen;
   for (const t of sorted) {
     if (dtype !== 'F32') {
-      const bits = new Uint32Array(Float32Array.from(t.data).buffer);
+      // A Float32Array's offset is a multiple of 4: its bits are read in place, not copied.
+      const bits = new Uint32Array(t.data.buffer, t.data.byteOffset, t.data.length);
       const narrow = dtype === 'BF16' ? f32ToBf16Bits : f32ToF16Bits;
       for (let i = 0; i < bits.length; i++) view.setUint16(pos + 2 * i, narrow(bits[i]!), true);
     } else if (littleEndianHost) {

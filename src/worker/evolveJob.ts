@@ -27,25 +27,32 @@ const EVENT_INTERVAL_MS = 250;
 const PREVIEW = 5;
 const REPORTED_ERRORS = 200;
 
-export async function readProblems(which: 'seeds' | 'validation', name: string, file: Blob, fields?: string): Promise<{ problems: Problem[]; report: ProblemSetReport }> {
+/** A JSONL read as problems (detected per record, or through a `question=q,…` mapping); a file that is no problem set is refused. */
+async function importFile(name: string, file: Blob, fields: string | undefined) {
   const mapping = fields?.trim() ? parseFieldMapping(fields) : undefined;
   if (typeof mapping === 'string') throw new Error(`field mapping: ${mapping}`);
   const r = await importProblems(blobChunks(file), { source: name, mapping });
   if (r.refused) throw new Error(`${name} is ${r.refused}`);
+  return { mapping, r };
+}
+
+const formatCounts = (problems: readonly Problem[]): Partial<Record<Problem['format'], number>> => {
+  const counts: Partial<Record<Problem['format'], number>> = {};
+  for (const p of problems) counts[p.format] = (counts[p.format] ?? 0) + 1;
+  return counts;
+};
+
+export async function readProblems(which: 'seeds' | 'validation', name: string, file: Blob, fields?: string): Promise<{ problems: Problem[]; report: ProblemSetReport }> {
+  const { r } = await importFile(name, file, fields);
   if (!r.problems.length) throw new Error(`${name}: no usable problems${r.errors.length ? ` (line ${r.errors[0]!.line}: ${r.errors[0]!.reason})` : ''}`);
   return { problems: r.problems, report: problemSetReport(which, name, r.problems, r.errors, r.duplicates.length) };
 }
 
 /** A seed file as prompt → response pairs for fine-tuning, and what the page is told of it. */
 export async function readSftSeeds(name: string, file: Blob, fields: string): Promise<{ pairs: SftPair[]; report: SftSeedsReport }> {
-  const mapping = fields.trim() ? parseFieldMapping(fields) : undefined;
-  if (typeof mapping === 'string') throw new Error(`field mapping: ${mapping}`);
-  const problems = await importProblems(blobChunks(file), { source: name, mapping });
-  if (problems.refused) throw new Error(`${name} is ${problems.refused}`);
+  const { mapping, r } = await importFile(name, file, fields);
   // With a mapping, the mapped problems are the pairs; otherwise pairs keep their own detection.
-  const { pairs, errors } = mapping ? { pairs: problems.problems.map(problemToPair), errors: problems.errors } : await readSftPairs(blobChunks(file));
-  const counts: SftSeedsReport['counts'] = {};
-  for (const p of problems.problems) counts[p.format] = (counts[p.format] ?? 0) + 1;
+  const { pairs, errors } = mapping ? { pairs: r.problems.map(problemToPair), errors: r.errors } : await readSftPairs(blobChunks(file));
   return {
     pairs,
     report: {
@@ -53,9 +60,9 @@ export async function readSftSeeds(name: string, file: Blob, fields: string): Pr
       pairs: pairs.length,
       errors: errors.slice(0, REPORTED_ERRORS),
       errorCount: errors.length,
-      counts,
-      duplicates: problems.duplicates.length,
-      notProblems: problems.errors.length,
+      counts: formatCounts(r.problems),
+      duplicates: r.duplicates.length,
+      notProblems: r.errors.length,
       fields: fields.trim(),
     },
   };
@@ -63,9 +70,7 @@ export async function readSftSeeds(name: string, file: Blob, fields: string): Pr
 
 /** What the page is told of a set of problems: counts per format, the first bad lines, a preview. */
 export function problemSetReport(which: 'seeds' | 'validation', name: string, problems: readonly Problem[], errors: readonly { line: number; reason: string }[] = [], duplicates = 0): ProblemSetReport {
-  const counts: ProblemSetReport['counts'] = {};
-  for (const p of problems) counts[p.format] = (counts[p.format] ?? 0) + 1;
-  return { which, name, problems: problems.length, counts, errors: errors.slice(0, REPORTED_ERRORS), errorCount: errors.length, duplicates, preview: problems.slice(0, PREVIEW) };
+  return { which, name, problems: problems.length, counts: formatCounts(problems), errors: errors.slice(0, REPORTED_ERRORS), errorCount: errors.length, duplicates, preview: problems.slice(0, PREVIEW) };
 }
 
 /** What a run records as its config.json, the same fields the CLI writes. */
