@@ -8,7 +8,8 @@ override OP: u32 = 0u;
 
 struct Params {
   n: u32, offX: u32, offY: u32, offOut: u32,
-  alpha: f32, rows: u32, cols: u32, _pad: u32,
+  alpha: f32, rows: u32, cols: u32, beta: f32,
+  strideX: u32, strideOut: u32, _pad0: u32, _pad1: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -85,4 +86,20 @@ fn transpose(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
   let c = rem / p.rows;
   let r = rem - c * p.rows;
   Out[p.offOut + i] = X[p.offX + b * plane + r * p.cols + c];
+}
+
+// A block of `cols` columns between matrices of different widths (offsets point at the block's
+// first column): Out[r, c] = alpha · X[r, c] + beta · Out[r, c]; n = rows·cols.
+@compute @workgroup_size(256)
+fn columns(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+           @builtin(local_invocation_id) lid: vec3<u32>) {
+  let i = gridIndex(wid, nwg, lid, 256u);
+  if (i >= p.n) { return; }
+  let r = i / p.cols;
+  let c = i - r * p.cols;
+  let o = p.offOut + r * p.strideOut + c;
+  var v = p.alpha * X[p.offX + r * p.strideX + c];
+  // beta = 0 overwrites (a poisoned destination must not leak NaN through 0 · NaN).
+  if (p.beta != 0.0) { v += p.beta * Out[o]; }
+  Out[o] = v;
 }

@@ -15,7 +15,7 @@ import { headDim, type LlamaConfig } from './config';
 import { attentionForward } from './kernels/attention';
 import { embeddingForward } from './kernels/embedding';
 import { decodeAttention, kvLayerSize, kvStore, type KvLayout } from './kernels/kvcache';
-import { attentionShape, layerActs, type LayerActs, type Transformer } from './transformer';
+import { actsRows, attentionShape, layerActs, loraStage, type LayerActs, type Transformer } from './transformer';
 
 /** The first n rows of a [rows, ...] tensor. */
 function firstRows(t: Tensor, n: number): Tensor {
@@ -28,10 +28,12 @@ class Scratch {
   readonly acts: LayerActs;
   private readonly all: Tensor[] = [];
 
-  constructor(private readonly rt: Runtime, c: LlamaConfig, N: number) {
+  constructor(private readonly rt: Runtime, model: Transformer, N: number) {
+    const c = model.config;
     const f = (shape: number[], label: string) => this.track(rt.empty(shape, 'f32', label));
     this.x = f([N, c.hidden_size], 'x');
-    this.acts = layerActs(c, N, f);
+    const lora = model.lora;
+    this.acts = layerActs(c, N, f, lora ? { config: lora, stage: loraStage(c, lora, N, f) } : undefined);
   }
 
   private track<D extends DType>(t: Tensor<D>): Tensor<D> {
@@ -41,8 +43,7 @@ class Scratch {
 
   /** Views of the first n rows. */
   rows(n: number): { x: Tensor; acts: LayerActs } {
-    const acts = Object.fromEntries(Object.entries(this.acts).map(([k, t]) => [k, firstRows(t, n)])) as unknown as LayerActs;
-    return { x: firstRows(this.x, n), acts };
+    return { x: firstRows(this.x, n), acts: actsRows(this.acts, n) };
   }
 
   release(): void {
@@ -82,7 +83,7 @@ export class Decoder {
     if (useCache) {
       for (let l = 0; l < c.num_hidden_layers; l++) this.cache.push(rt.empty([kvLayerSize(this.layout)], 'f32', `kv.${l}`));
     }
-    this.scratch = new Scratch(rt, c, B);
+    this.scratch = new Scratch(rt, model, B);
     this.io = rt.empty([4 * B], 'u32', 'decode.io');
     this.lnf = rt.empty([B, c.hidden_size], 'f32', 'lnf');
     this.rstdf = rt.empty([B], 'f32', 'rstdf');
@@ -176,7 +177,7 @@ export class Decoder {
     const input = rt.upload(host, [host.length], 'u32');
     const [tokens, mask, positions] = [0, 1, 2].map((k) => view(input, [N], k * N)) as Tensor<'u32'>[];
     const last = view(input, [n], 3 * N);
-    const s = new Scratch(rt, c, N);
+    const s = new Scratch(rt, this.model, N);
     const shape = attentionShape(c, n, P);
     this.model.embed(tokens!, s.x);
     for (let l = 0; l < c.num_hidden_layers; l++) {

@@ -1,4 +1,4 @@
-import { fill } from '../gpu/ops/elementwise';
+import { copyColumns, fill } from '../gpu/ops/elementwise';
 import { matmul } from '../gpu/ops/matmul';
 import { swigluBackward, swigluForward } from '../gpu/ops/mlp';
 import { colReduce } from '../gpu/ops/reduce';
@@ -7,6 +7,7 @@ import { view, type DType, type Tensor } from '../gpu/tensor';
 import { normal, rng } from '../util/random';
 import { flatParamSize, headDim, paramSpecs, ropeInvFreq, validateConfig, type LlamaConfig, type ParamSpec } from './config';
 import { checkFits } from './memory';
+import { loraName, loraScale, loraSpecs, orderedTargets, targetGeometry, targetWeightName, type LoraConfig, type LoraTarget } from './lora';
 import { attentionBackward, attentionForward, MAX_HEAD_DIM, type AttentionShape } from './kernels/attention';
 import { embeddingBackward, embeddingForward, tokenIndex } from './kernels/embedding';
 import { crossEntropy, policyLoss, type PolicyLossCoefficients } from './kernels/loss';
@@ -33,20 +34,114 @@ export interface LayerActs {
   /** Fused projections: each row is q | k | v (rotated in place), and gate | up. */
   ln1: Tensor; rstd1: Tensor; qkv: Tensor; att: Tensor; lse: Tensor;
   mid: Tensor; ln2: Tensor; rstd2: Tensor; gu: Tensor; act: Tensor;
+  /** With LoRA: each target's x·Aᵀ [N, r] (kept for backward) and a shared staging area. */
+  lora?: LoraActs;
 }
 
-/** Allocates one layer's activations for N rows through `f` (shape, label) → tensor. */
-export function layerActs(c: LlamaConfig, N: number, f: (shape: number[], label: string) => Tensor): LayerActs {
+export interface LoraActs {
+  u: Map<LoraTarget, Tensor>;
+  /** [N, widest fused target]: a target's B·A·x before it joins its fused q|k|v or gate|up rows. */
+  stage: Tensor;
+}
+
+type Alloc = (shape: number[], label: string) => Tensor;
+
+/** The staging area LoRA's fused targets share, for N rows (one per workspace, not per layer). */
+export function loraStage(c: LlamaConfig, lora: LoraConfig, N: number, f: Alloc): Tensor {
+  const widths = orderedTargets(lora).map((t) => targetGeometry(c, t)).filter((g) => g.block === 'qkv' || g.block === 'gate_up');
+  return f([N, Math.max(1, ...widths.map((g) => g.out))], 'lora.stage');
+}
+
+/**
+ * Allocates one layer's activations for N rows through `f` (shape, label) → tensor; with an
+ * adapter, its per-target activations too, staging through `lora.stage`.
+ */
+export function layerActs(c: LlamaConfig, N: number, f: Alloc, lora?: { config: LoraConfig; stage: Tensor }): LayerActs {
   const H = c.hidden_size;
   const hd = headDim(c);
   const qd = c.num_attention_heads * hd;
   const kvd = c.num_key_value_heads * hd;
   const I = c.intermediate_size;
-  return {
+  const acts: LayerActs = {
     ln1: f([N, H], 'ln1'), rstd1: f([N], 'rstd1'), qkv: f([N, qd + 2 * kvd], 'qkv'),
     att: f([N, qd], 'att'), lse: f([N, c.num_attention_heads], 'lse'), mid: f([N, H], 'mid'), ln2: f([N, H], 'ln2'),
     rstd2: f([N], 'rstd2'), gu: f([N, 2 * I], 'gate_up'), act: f([N, I], 'act'),
   };
+  if (lora) {
+    const r = lora.config.rank;
+    acts.lora = { u: new Map(orderedTargets(lora.config).map((t) => [t, f([N, r], `lora.${t}.u`)])), stage: lora.stage };
+  }
+  return acts;
+}
+
+/** Every tensor of `a` cut to its first n rows. */
+export function actsRows(a: LayerActs, n: number): LayerActs {
+  const rows = (t: Tensor) => view(t, [n, ...t.shape.slice(1)]);
+  const { lora, ...plain } = a;
+  const out = Object.fromEntries(Object.entries(plain).map(([k, t]) => [k, rows(t as Tensor)])) as unknown as LayerActs;
+  if (lora) out.lora = { u: new Map([...lora.u].map(([k, t]) => [k, rows(t)])), stage: rows(lora.stage) };
+  return out;
+}
+
+/** Parameters in one flat buffer with named views, and their gradients once asked for. */
+export class ParamSet {
+  private readonly views = new Map<string, Tensor>();
+  private gradBuffer: Tensor<'f32'> | null = null;
+  private readonly gradViews = new Map<string, Tensor>();
+
+  constructor(
+    private readonly rt: Runtime,
+    readonly specs: ParamSpec[],
+    readonly params: Tensor<'f32'>,
+  ) {
+    for (const s of specs) this.views.set(s.name, view(params, s.shape, s.offset));
+  }
+
+  param(name: string): Tensor {
+    const t = this.views.get(name);
+    if (!t) throw new Error(`no parameter "${name}"`);
+    return t;
+  }
+
+  has(name: string): boolean {
+    return this.views.has(name);
+  }
+
+  /** The flat gradient buffer (allocated, zeroed, on first use). */
+  get grads(): Tensor<'f32'> {
+    if (!this.gradBuffer) {
+      this.gradBuffer = this.rt.empty([this.params.size], 'f32', 'grads');
+      for (const s of this.specs) this.gradViews.set(s.name, view(this.gradBuffer, s.shape, s.offset));
+      fill(this.rt, this.gradBuffer, 0);
+    }
+    return this.gradBuffer;
+  }
+
+  grad(name: string): Tensor {
+    void this.grads;
+    const t = this.gradViews.get(name);
+    if (!t) throw new Error(`no parameter "${name}"`);
+    return t;
+  }
+
+  /** Gives the gradient buffer back (a set that no longer trains). */
+  dropGrads(): void {
+    if (this.gradBuffer) this.rt.release(this.gradBuffer);
+    this.gradBuffer = null;
+    this.gradViews.clear();
+  }
+
+  destroy(): void {
+    this.dropGrads();
+    this.rt.release(this.params);
+  }
+}
+
+/** A LoRA adapter on the model: its configuration, scale and weights. */
+interface Adapter {
+  config: LoraConfig;
+  scale: number;
+  set: ParamSet;
 }
 
 /** Rotated q, k and v of a layer (views into its fused q|k|v rows). */
@@ -62,13 +157,12 @@ export type Attend = (qkv: QkvViews, out: { o: Tensor; lse: Tensor }) => void;
 /**
  * The Llama-family decoder on the GPU: one flat parameter buffer (HF tensor order), explicit
  * forward and backward per layer (the llm.c way), activations laid out once per batch shape.
+ * With a LoRA adapter the base is frozen: only the adapter has gradients, and the backward
+ * pass computes no weight gradient of the base.
  */
 export class Transformer {
-  readonly specs: ParamSpec[];
-  readonly params: Tensor<'f32'>;
-  private gradBuffer: Tensor<'f32'> | null = null;
-  private readonly paramViews = new Map<string, Tensor>();
-  private readonly gradViews = new Map<string, Tensor>();
+  readonly base: ParamSet;
+  private adapter: Adapter | null = null;
   private readonly rope: RopeTables;
   private ws: Workspace | null = null;
 
@@ -77,9 +171,7 @@ export class Transformer {
     readonly config: LlamaConfig,
     params: Tensor<'f32'>,
   ) {
-    this.specs = paramSpecs(config);
-    this.params = params;
-    for (const s of this.specs) this.paramViews.set(s.name, view(params, s.shape, s.offset));
+    this.base = new ParamSet(rt, paramSpecs(config), params);
     const hd = headDim(config);
     if (hd > MAX_HEAD_DIM) throw new Error(`head_dim ${hd} exceeds the attention kernel's limit of ${MAX_HEAD_DIM}`);
     const tables = ropeTables(ropeInvFreq(config), config.max_position_embeddings);
@@ -104,31 +196,105 @@ export class Transformer {
     return Transformer.fromFlat(rt, config, initialParams(config, seed));
   }
 
+  /** The base model's parameter layout (HF names, flat offsets). */
+  get specs(): ParamSpec[] {
+    return this.base.specs;
+  }
+
+  /** The base model's flat parameters. */
+  get params(): Tensor<'f32'> {
+    return this.base.params;
+  }
+
+  /** What training updates: the adapter when there is one, else the whole model. */
+  get trainable(): ParamSet {
+    return this.adapter?.set ?? this.base;
+  }
+
+  /** The adapter's configuration, or null when the whole model trains. */
+  get lora(): LoraConfig | null {
+    return this.adapter?.config ?? null;
+  }
+
   param(name: string): Tensor {
-    const t = this.paramViews.get(name);
-    if (!t) throw new Error(`no parameter "${name}"`);
-    return t;
+    return this.adapter?.set.has(name) ? this.adapter.set.param(name) : this.base.param(name);
   }
 
-  /** The flat gradient buffer (allocated, zeroed, on first use; zeroGrad clears it). */
+  /** The trainable parameters' flat gradient buffer (allocated, zeroed, on first use; zeroGrad clears it). */
   get grads(): Tensor<'f32'> {
-    return this.allocateGrads();
+    return this.trainable.grads;
   }
 
+  /** A trainable parameter's gradient. */
   grad(name: string): Tensor {
-    this.allocateGrads();
-    const t = this.gradViews.get(name);
-    if (!t) throw new Error(`no parameter "${name}"`);
-    return t;
+    return this.trainable.grad(name);
   }
 
-  private allocateGrads(): Tensor<'f32'> {
-    if (!this.gradBuffer) {
-      this.gradBuffer = this.rt.empty([this.params.size], 'f32', 'grads');
-      for (const s of this.specs) this.gradViews.set(s.name, view(this.gradBuffer, s.shape, s.offset));
-      fill(this.rt, this.gradBuffer, 0);
+  /**
+   * Freezes the base and trains a LoRA adapter instead: `flat` holds its weights (see
+   * initialLora, importPeftAdapter). With `merged`, the base weights already include this
+   * adapter (a merged checkpoint being resumed): it is subtracted first, which restores the
+   * base to within float32 rounding. Replaces any adapter there was.
+   */
+  enableLora(config: LoraConfig, flat: Float32Array, options: { merged?: boolean } = {}): void {
+    const specs = loraSpecs(this.config, config);
+    const size = specs.reduce((n, s) => n + s.size, 0);
+    if (flat.length !== size) throw new Error(`the adapter holds ${flat.length} values; rank ${config.rank} on ${config.targets.join(', ')} needs ${size}`);
+    this.disableLora();
+    this.base.dropGrads();
+    this.ws?.destroy();
+    this.ws = null;
+    this.adapter = { config: { ...config, targets: orderedTargets(config) }, scale: loraScale(config), set: new ParamSet(this.rt, specs, this.rt.upload(flat, [size])) };
+    if (options.merged) this.subtractAdapterFromBase();
+  }
+
+  /** Drops the adapter (the base trains in full again). */
+  disableLora(): void {
+    if (!this.adapter) return;
+    this.ws?.destroy();
+    this.ws = null;
+    this.adapter.set.destroy();
+    this.adapter = null;
+  }
+
+  /** Records W −= scale · B·A for every adapted weight of the base (undoing a merge). */
+  private subtractAdapterFromBase(): void {
+    const ad = this.adapter!;
+    for (let l = 0; l < this.config.num_hidden_layers; l++) {
+      for (const t of ad.config.targets) {
+        const A = ad.set.param(loraName(this.config, l, t, 'A'));
+        const B = ad.set.param(loraName(this.config, l, t, 'B'));
+        matmul(this.rt, { a: B, b: A, out: this.base.param(targetWeightName(this.config, l, t)), alpha: -ad.scale, beta: 1 });
+      }
     }
-    return this.gradBuffer;
+  }
+
+  /** The adapter's flat weights (PEFT layout order, see loraSpecs). */
+  async readAdapter(): Promise<Float32Array> {
+    if (!this.adapter) throw new Error('the model has no LoRA adapter');
+    return this.rt.read(this.adapter.set.params);
+  }
+
+  /**
+   * The base weights with the adapter merged in (W + scale·B·A), as a flat host array; the
+   * model is unchanged. Merged one weight at a time, so the GPU holds one extra matrix at most.
+   */
+  async readMergedParams(): Promise<Float32Array> {
+    const flat = await this.readParams();
+    const ad = this.adapter;
+    if (!ad) return flat;
+    const specs = new Map(this.specs.map((s) => [s.name, s]));
+    for (let l = 0; l < this.config.num_hidden_layers; l++) {
+      for (const t of ad.config.targets) {
+        const spec = specs.get(targetWeightName(this.config, l, t))!;
+        const w = this.rt.empty(spec.shape, 'f32', 'merged');
+        this.rt.copy(this.base.param(spec.name), w);
+        matmul(this.rt, { a: ad.set.param(loraName(this.config, l, t, 'B')), b: ad.set.param(loraName(this.config, l, t, 'A')), out: w, alpha: ad.scale, beta: 1 });
+        flat.set(await this.rt.read(w), spec.offset);
+        this.rt.release(w);
+      }
+    }
+    return flat;
   }
 
   /**
@@ -138,7 +304,7 @@ export class Transformer {
   private block(first: string, shape: number[], grads = false): Tensor {
     const spec = this.specs.find((s) => s.name === first);
     if (!spec) throw new Error(`no parameter "${first}"`);
-    return view(grads ? this.grads : this.params, shape, spec.offset);
+    return view(grads ? this.base.grads : this.params, shape, spec.offset);
   }
 
   zeroGrad(): void {
@@ -149,7 +315,7 @@ export class Transformer {
     if (this.ws && this.ws.B === B && this.ws.T === T) return this.ws;
     this.ws?.destroy();
     checkFits(this.config, B, T, this.rt.ctx.limits.maxStorageBufferBindingSize);
-    this.ws = new Workspace(this.rt, this.config, B, T);
+    this.ws = new Workspace(this.rt, this.config, B, T, this.adapter?.config ?? null);
     return this.ws;
   }
 
@@ -228,17 +394,71 @@ export class Transformer {
       bias: c.attention_bias ? this.block(name('self_attn.q_proj.bias'), [S]) : undefined,
       out: a.qkv,
     });
+    this.loraForward(l, ['q_proj', 'k_proj', 'v_proj'], a.ln1, a.qkv, a);
     // q and k heads are adjacent at the start of each fused row: one rotation covers both.
     rope(rt, a.qkv, { heads: c.num_attention_heads + c.num_key_value_heads, hd, stride: S, col: 0 }, positions, this.rope);
     attend(qkvViews(a.qkv, qd, kvd), { o: a.att, lse: a.lse });
     const mid = next === x ? x : a.mid;
     if (mid !== x) rt.copy(x, mid);
     matmul(rt, { a: a.att, b: p('self_attn.o_proj.weight'), transB: true, out: mid, beta: 1 });
+    this.loraForward(l, ['o_proj'], a.att, mid, a);
     rmsnormForward(rt, mid, p('post_attention_layernorm.weight'), c.rms_norm_eps, a.ln2, a.rstd2);
     matmul(rt, { a: a.ln2, b: this.block(name('mlp.gate_proj.weight'), [2 * I, H]), transB: true, out: a.gu });
+    this.loraForward(l, ['gate_proj', 'up_proj'], a.ln2, a.gu, a);
     swigluForward(rt, a.gu, I, a.act);
     if (next !== mid) rt.copy(mid, next);
     matmul(rt, { a: a.act, b: p('mlp.down_proj.weight'), transB: true, out: next, beta: 1 });
+    this.loraForward(l, ['down_proj'], a.act, next, a);
+  }
+
+  /**
+   * Adds scale · (x·Aᵀ)·Bᵀ of each adapted target among `targets` into its columns of `y` (the
+   * block the base projection wrote), keeping x·Aᵀ in `a.lora.u` for the backward pass.
+   */
+  private loraForward(l: number, targets: LoraTarget[], x: Tensor, y: Tensor, a: LayerActs): void {
+    const ad = this.adapter;
+    if (!ad) return;
+    if (!a.lora) throw new Error('these activations were laid out before the LoRA adapter was added');
+    const { rt, config: c } = this;
+    for (const t of targets) {
+      const u = a.lora.u.get(t);
+      if (!u) continue;
+      const g = targetGeometry(c, t);
+      matmul(rt, { a: x, b: ad.set.param(loraName(c, l, t, 'A')), transB: true, out: u });
+      const B = ad.set.param(loraName(c, l, t, 'B'));
+      if (g.block === 'o' || g.block === 'down') {
+        matmul(rt, { a: u, b: B, transB: true, alpha: ad.scale, beta: 1, out: y });
+      } else {
+        const stage = view(a.lora.stage, [u.shape[0]!, g.out]);
+        matmul(rt, { a: u, b: B, transB: true, out: stage });
+        copyColumns(rt, stage, 0, y, g.col, g.out, { alpha: ad.scale, accumulate: true });
+      }
+    }
+  }
+
+  /**
+   * The backward pass of loraForward for the targets among `targets`: adapter gradients from
+   * dy (the gradient of the block's rows) and x, and dx += the adapters' share.
+   */
+  private loraBackward(l: number, targets: LoraTarget[], x: Tensor, dy: Tensor, dx: Tensor, a: LayerActs, du: Tensor): void {
+    const ad = this.adapter;
+    if (!ad) return;
+    const { rt, config: c } = this;
+    for (const t of targets) {
+      const u = a.lora?.u.get(t);
+      if (!u) continue;
+      const g = targetGeometry(c, t);
+      let dyT = dy;
+      if (g.block === 'qkv' || g.block === 'gate_up') {
+        dyT = view(a.lora!.stage, [u.shape[0]!, g.out]);
+        copyColumns(rt, dy, g.col, dyT, 0, g.out);
+      }
+      const [A, B] = [loraName(c, l, t, 'A'), loraName(c, l, t, 'B')];
+      matmul(rt, { a: dyT, b: u, transA: true, alpha: ad.scale, beta: 1, out: ad.set.grad(B) });
+      matmul(rt, { a: dyT, b: ad.set.param(B), alpha: ad.scale, out: du });
+      matmul(rt, { a: du, b: x, transA: true, beta: 1, out: ad.set.grad(A) });
+      matmul(rt, { a: du, b: ad.set.param(A), beta: 1, out: dx });
+    }
   }
 
   /** Records the final norm and the LM head: logits[n, vocab] from the last residual x[n, H]. */
@@ -252,7 +472,7 @@ export class Transformer {
   }
 
   private lmHeadGrad(): Tensor {
-    return this.grad(this.config.tie_word_embeddings ? 'model.embed_tokens.weight' : 'lm_head.weight');
+    return this.base.grad(this.config.tie_word_embeddings ? 'model.embed_tokens.weight' : 'lm_head.weight');
   }
 
   /**
@@ -296,12 +516,15 @@ export class Transformer {
     const hd = headDim(c);
     const shape = attentionShape(c, ws.B, ws.T);
     const d = ws.grad;
+    // With an adapter the base is frozen: no weight gradient of it is computed.
+    const frozen = this.adapter !== null;
+    const gw = (n: string) => (frozen ? undefined : this.base.grad(n));
     // LM head: logits = lnf · Wᵀ.
     matmul(rt, { a: ws.logits, b: this.lmHead(), out: d.ln });
-    matmul(rt, { a: ws.logits, b: ws.lnf, transA: true, out: this.lmHeadGrad(), beta: 1 });
+    if (!frozen) matmul(rt, { a: ws.logits, b: ws.lnf, transA: true, out: this.lmHeadGrad(), beta: 1 });
     rmsnormBackward(rt, {
       x: ws.residual[c.num_hidden_layers]!, w: this.param('model.norm.weight'), rstd: ws.rstdf,
-      dy: d.ln, dx: d.res, dw: this.grad('model.norm.weight'), accumulate: false,
+      dy: d.ln, dx: d.res, dw: gw('model.norm.weight'), accumulate: false,
     });
     const qd = c.num_attention_heads * hd;
     const kvd = c.num_key_value_heads * hd;
@@ -311,37 +534,44 @@ export class Transformer {
     for (let l = c.num_hidden_layers - 1; l >= 0; l--) {
       const name = (n: string) => `model.layers.${l}.${n}`;
       const p = (n: string) => this.param(name(n));
-      const g = (n: string) => this.grad(name(n));
+      const g = (n: string) => gw(name(n));
       const a = ws.layers[l]!;
       // MLP: next = mid + act · Wdᵀ, act = swiglu(ln2 · [Wg | Wu]ᵀ).
       matmul(rt, { a: d.res, b: p('mlp.down_proj.weight'), out: d.act });
-      matmul(rt, { a: d.res, b: a.act, transA: true, out: g('mlp.down_proj.weight'), beta: 1 });
+      if (!frozen) matmul(rt, { a: d.res, b: a.act, transA: true, out: g('mlp.down_proj.weight'), beta: 1 });
+      this.loraBackward(l, ['down_proj'], a.act, d.res, d.act, a, d.loraU);
       swigluBackward(rt, a.gu, I, d.act, d.gu);
       matmul(rt, { a: d.gu, b: this.block(name('mlp.gate_proj.weight'), [2 * I, H]), out: d.ln });
-      matmul(rt, { a: d.gu, b: a.ln2, transA: true, out: this.block(name('mlp.gate_proj.weight'), [2 * I, H], true), beta: 1 });
+      if (!frozen) matmul(rt, { a: d.gu, b: a.ln2, transA: true, out: this.block(name('mlp.gate_proj.weight'), [2 * I, H], true), beta: 1 });
+      this.loraBackward(l, ['gate_proj', 'up_proj'], a.ln2, d.gu, d.ln, a, d.loraU);
       rmsnormBackward(rt, {
         x: a.mid, w: p('post_attention_layernorm.weight'), rstd: a.rstd2,
         dy: d.ln, dx: d.res, dw: g('post_attention_layernorm.weight'), accumulate: true,
       });
       // Attention: mid = x + att · Woᵀ, with q|k|v = ln1 · [Wq | Wk | Wv]ᵀ (+ b) rotated.
       matmul(rt, { a: d.res, b: p('self_attn.o_proj.weight'), out: d.att });
-      matmul(rt, { a: d.res, b: a.att, transA: true, out: g('self_attn.o_proj.weight'), beta: 1 });
+      if (!frozen) matmul(rt, { a: d.res, b: a.att, transA: true, out: g('self_attn.o_proj.weight'), beta: 1 });
+      this.loraBackward(l, ['o_proj'], a.att, d.res, d.att, a, d.loraU);
       const { q: dq, k: dk, v: dv } = qkvViews(d.qkv, qd, kvd);
       attentionBackward(rt, shape, { ...qkvViews(a.qkv, qd, kvd), mask: ws.mask, o: a.att, lse: a.lse, dO: d.att, d: d.D, dq, dk, dv });
       rope(rt, d.qkv, { heads: c.num_attention_heads + c.num_key_value_heads, hd, stride: S, col: 0 }, ws.positions, this.rope, true);
       matmul(rt, { a: d.qkv, b: this.block(name('self_attn.q_proj.weight'), [S, H]), out: d.ln });
-      matmul(rt, { a: d.qkv, b: a.ln1, transA: true, out: this.block(name('self_attn.q_proj.weight'), [S, H], true), beta: 1 });
-      if (c.attention_bias) {
-        colReduce(rt, { x: d.qkv, out: this.block(name('self_attn.q_proj.bias'), [S], true), accumulate: true });
+      if (!frozen) {
+        matmul(rt, { a: d.qkv, b: a.ln1, transA: true, out: this.block(name('self_attn.q_proj.weight'), [S, H], true), beta: 1 });
+        if (c.attention_bias) {
+          colReduce(rt, { x: d.qkv, out: this.block(name('self_attn.q_proj.bias'), [S], true), accumulate: true });
+        }
       }
+      this.loraBackward(l, ['q_proj', 'k_proj', 'v_proj'], a.ln1, d.qkv, d.ln, a, d.loraU);
       rmsnormBackward(rt, {
         x: ws.residual[l]!, w: p('input_layernorm.weight'), rstd: a.rstd1,
         dy: d.ln, dx: d.res, dw: g('input_layernorm.weight'), accumulate: true,
       });
     }
+    if (frozen) return;
     const { index, unique } = tokenIndex(ws.tokenIds);
     const indexT = rt.upload(index, [index.length], 'u32');
-    embeddingBackward(rt, indexT, unique, d.res, this.grad('model.embed_tokens.weight'));
+    embeddingBackward(rt, indexT, unique, d.res, this.base.grad('model.embed_tokens.weight'));
     rt.release(indexT);
   }
 
@@ -353,8 +583,9 @@ export class Transformer {
   destroy(): void {
     this.ws?.destroy();
     this.ws = null;
-    this.rt.release(this.params, this.rope.cos, this.rope.sin);
-    if (this.gradBuffer) this.rt.release(this.gradBuffer);
+    this.disableLora();
+    this.base.destroy();
+    this.rt.release(this.rope.cos, this.rope.sin);
   }
 }
 
@@ -375,12 +606,13 @@ class Workspace {
   /** Policy-gradient loss inputs (4 per token) and outputs (3 per token). */
   readonly policyIn: Tensor<'f32'>;
   readonly policyOut: Tensor<'f32'>;
-  readonly grad: { res: Tensor; ln: Tensor; att: Tensor; qkv: Tensor; D: Tensor; act: Tensor; gu: Tensor };
+  /** `loraU`: an adapter's d(x·Aᵀ) for one target at a time. */
+  readonly grad: { res: Tensor; ln: Tensor; att: Tensor; qkv: Tensor; D: Tensor; act: Tensor; gu: Tensor; loraU: Tensor };
   tokenIds: ArrayLike<number> = [];
   lossReady = false;
   private readonly all: Tensor[] = [];
 
-  constructor(private readonly rt: Runtime, c: LlamaConfig, readonly B: number, readonly T: number) {
+  constructor(private readonly rt: Runtime, c: LlamaConfig, readonly B: number, readonly T: number, lora: LoraConfig | null) {
     const N = B * T;
     const H = c.hidden_size;
     const hd = headDim(c);
@@ -395,7 +627,8 @@ class Workspace {
     this.targets = this.track(rt.empty([N], 'i32', 'targets'));
     this.weights = f([N], 'weights');
     this.residual = Array.from({ length: c.num_hidden_layers + 1 }, (_, l) => f([N, H], `residual.${l}`));
-    this.layers = Array.from({ length: c.num_hidden_layers }, () => layerActs(c, N, f));
+    const stage = lora ? loraStage(c, lora, N, f) : null;
+    this.layers = Array.from({ length: c.num_hidden_layers }, () => layerActs(c, N, f, lora && stage ? { config: lora, stage } : undefined));
     this.lnf = f([N, H], 'lnf');
     this.rstdf = f([N], 'rstdf');
     this.logits = f([N, c.vocab_size], 'logits');
@@ -405,7 +638,7 @@ class Workspace {
     this.policyOut = f([N * 3], 'policy_out');
     this.grad = {
       res: f([N, H], 'd.res'), ln: f([N, H], 'd.ln'), att: f([N, qd], 'd.att'), qkv: f([N, qd + 2 * kvd], 'd.qkv'),
-      D: f([N, nH], 'd.D'), act: f([N, I], 'd.act'), gu: f([N, 2 * I], 'd.gate_up'),
+      D: f([N, nH], 'd.D'), act: f([N, I], 'd.act'), gu: f([N, 2 * I], 'd.gate_up'), loraU: f([N, lora?.rank ?? 1], 'd.lora_u'),
     };
   }
 

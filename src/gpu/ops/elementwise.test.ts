@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { assertClose, freshSeed, poisoned, rng, testRuntime, uniform } from '../testing';
 import { view } from '../tensor';
-import { add, axpy, fill, mul, scale, silu, siluBackward, sub, transpose } from './elementwise';
+import { add, axpy, copyColumns, fill, mul, scale, silu, siluBackward, sub, transpose } from './elementwise';
 import { swigluBackward, swigluForward } from './mlp';
 
 const SIZES = [1, 3, 17, 65, 127, 300, 4099];
@@ -94,6 +94,42 @@ describe('element-wise kernels', () => {
       assertClose(`transpose ${b}x${rows}x${cols}`, await rt.read(out), ref, rows);
       rt.release(tx, out);
     }
+  });
+
+  it('copies and accumulates a block of columns between matrices of different widths', async () => {
+    const rt = await testRuntime();
+    for (const [rows, wx, xCol, wo, outCol, cols] of [[1, 1, 0, 1, 0, 1], [3, 17, 5, 9, 2, 7], [65, 40, 0, 24, 8, 16], [7, 300, 299, 2, 1, 1]] as const) {
+      const seed = freshSeed();
+      const r = rng(seed);
+      const x = uniform(rows * wx, r, 3);
+      const o = uniform(rows * wo, r, 3);
+      const alpha = 2 * r() - 1;
+      const tx = rt.upload(x, [rows, wx]);
+      const to = poisoned(rt, [rows, wo]);
+      copyColumns(rt, tx, xCol, to, outCol, cols, { alpha });
+      const got = await rt.read(to);
+      for (let i = 0; i < rows; i++) {
+        for (let j = 0; j < cols; j++) {
+          expect(got[i * wo + outCol + j], `copy ${rows}x${wx}→${wo} seed ${seed}`).toBeCloseTo(alpha * x[i * wx + xCol + j]!, 6);
+        }
+        // Outside the block the poison stays: nothing else was written.
+        for (let j = 0; j < wo; j++) if (j < outCol || j >= outCol + cols) expect(got[i * wo + j]).toBeNaN();
+      }
+      rt.write(to, o);
+      copyColumns(rt, tx, xCol, to, outCol, cols, { alpha, accumulate: true });
+      const ref = Float64Array.from(o);
+      const scales = Float64Array.from(o, Math.abs);
+      for (let i = 0; i < rows; i++) {
+        for (let j = 0; j < cols; j++) {
+          ref[i * wo + outCol + j]! += alpha * x[i * wx + xCol + j]!;
+          scales[i * wo + outCol + j]! += Math.abs(alpha * x[i * wx + xCol + j]!);
+        }
+      }
+      assertClose(`accumulate ${rows}x${wx}→${wo} seed ${seed}`, await rt.read(to), ref, 1, 1e-5, scales);
+      rt.release(tx, to);
+    }
+    expect(() => copyColumns(rt, rt.empty([2, 4]), 2, rt.empty([2, 4]), 0, 3)).toThrow(/outside a row/);
+    expect(() => copyColumns(rt, rt.empty([2, 4]), 0, rt.empty([3, 4]), 0, 1)).toThrow(/row counts differ/);
   });
 
   it('SwiGLU forward and backward on fused gate|up rows', async () => {

@@ -7,7 +7,7 @@ const BINARY = { add: 0, mul: 1, sub: 2, siluBackward: 3 } as const;
 const UNARY = { scale: 0, silu: 1 } as const;
 
 function params(n: number, offX: number, offY: number, offOut: number, alpha = 0, rows = 0, cols = 0): Params {
-  return new Params().u32(n, offX, offY, offOut).f32(alpha).u32(rows, cols, 0);
+  return new Params().u32(n, offX, offY, offOut).f32(alpha).u32(rows, cols).f32(0).u32(0, 0, 0, 0);
 }
 
 function binary(rt: Runtime, op: keyof typeof BINARY, x: Tensor, y: Tensor, out?: Tensor): Tensor {
@@ -92,4 +92,46 @@ export function transpose(rt: Runtime, x: Tensor, out?: Tensor): Tensor {
     label: 'transpose',
   });
   return o;
+}
+
+/** A matrix's row width: its last dimension. */
+function width(t: Tensor): number {
+  return t.shape[t.shape.length - 1] ?? 1;
+}
+
+/**
+ * out[:, outCol + j] = alpha · x[:, xCol + j] (+ out's old value with `accumulate`) for j < cols:
+ * a block of columns between matrices of different widths with the same rows, e.g. one
+ * projection's slice of a fused q|k|v row.
+ */
+export function copyColumns(
+  rt: Runtime,
+  x: Tensor,
+  xCol: number,
+  out: Tensor,
+  outCol: number,
+  cols: number,
+  options: { alpha?: number; accumulate?: boolean } = {},
+): Tensor {
+  f32Only('copyColumns', x, out);
+  distinctBuffers('copyColumns', [out], [x]);
+  const [wx, wo] = [width(x), width(out)];
+  const rows = x.size / wx;
+  if (out.size / wo !== rows) throw new Error(`copyColumns: row counts differ (${rows} and ${out.size / wo})`);
+  if (xCol < 0 || outCol < 0 || xCol + cols > wx || outCol + cols > wo) {
+    throw new Error(`copyColumns: ${cols} columns from ${xCol} of ${wx} to ${outCol} of ${wo} fall outside a row`);
+  }
+  rt.dispatch({
+    kernel: { shader: 'elementwise', entry: 'columns' },
+    params: new Params()
+      .u32(rows * cols, x.offset + xCol, 0, out.offset + outCol)
+      .f32(options.alpha ?? 1)
+      .u32(rows, cols)
+      .f32(options.accumulate ? 1 : 0)
+      .u32(wx, wo, 0, 0),
+    buffers: [x.buffer, null, out.buffer],
+    workgroups: grid(rt, rows * cols),
+    label: 'columns',
+  });
+  return out;
 }

@@ -24,16 +24,16 @@ export function rmsnormForward(rt: Runtime, x: Tensor, w: Tensor, eps: number, y
 }
 
 /**
- * dx (+)= d/dx, and dw += Σ_rows dy ⊙ x · rstd. With `accumulate`, dx is added to (the
- * residual stream's gradient) rather than overwritten.
+ * dx (+)= d/dx, and dw += Σ_rows dy ⊙ x · rstd (skipped without `dw`: a frozen norm). With
+ * `accumulate`, dx is added to (the residual stream's gradient) rather than overwritten.
  */
 export function rmsnormBackward(
   rt: Runtime,
-  args: { x: Tensor; w: Tensor; rstd: Tensor; dy: Tensor; dx: Tensor; dw: Tensor; accumulate: boolean },
+  args: { x: Tensor; w: Tensor; rstd: Tensor; dy: Tensor; dx: Tensor; dw?: Tensor; accumulate: boolean },
 ): void {
   const { x, w, rstd, dy, dx, dw } = args;
   const [rows, cols] = rowsCols(x);
-  if (dy.size !== x.size || dx.size !== x.size || dw.size !== cols) throw new Error('rmsnorm backward: shape mismatch');
+  if (dy.size !== x.size || dx.size !== x.size || (dw && dw.size !== cols)) throw new Error('rmsnorm backward: shape mismatch');
   distinctBuffers('rmsnorm backward', [dx], [x, w, dy, rstd]);
   rt.dispatch({
     kernel: { shader: 'norm', entry: rt.serialRows ? 'rmsnorm_backward_serial' : 'rmsnorm_backward' },
@@ -45,5 +45,5 @@ export function rmsnormBackward(
     workgroups: grid(rt, rows, rt.serialRows ? 64 : 1),
     label: 'rmsnorm_backward',
   });
-  colReduce(rt, { x: dy, y: x, rowScale: rstd, out: dw, accumulate: true });
+  if (dw) colReduce(rt, { x: dy, y: x, rowScale: rstd, out: dw, accumulate: true });
 }

@@ -1,0 +1,219 @@
+/**
+ * LoRA on the GPU against the float64 reference: the adapted model is the reference model with
+ * W + scale·B·A in place of each adapted W, so its logits are the reference's, and the adapter's
+ * gradients follow from the reference's weight gradient dW: dB = scale·dW·Aᵀ, dA = scale·Bᵀ·dW.
+ */
+import { describe, expect, it } from 'vitest';
+import { assertClose, freshSeed, rng, testRuntime } from '../gpu/testing';
+import { paramSpecs, type LlamaConfig } from './config';
+import { Decoder } from './decoder';
+import {
+  importPeftAdapter, initialLora, loraName, loraScale, loraSize, loraSpecs, peftAdapterFiles, readPeftConfig,
+  targetWeightName, type LoraConfig,
+} from './lora';
+import { randomParams, refBackward, type RefParams } from './reference';
+import { gpuBatch, makeBatch, roundToF32, toFlat } from './testing';
+import { Transformer } from './transformer';
+
+const BASE: LlamaConfig = {
+  vocab_size: 37,
+  hidden_size: 32,
+  intermediate_size: 48,
+  num_hidden_layers: 2,
+  num_attention_heads: 4,
+  num_key_value_heads: 2,
+  max_position_embeddings: 64,
+  rms_norm_eps: 1e-5,
+  rope_theta: 10000,
+  tie_word_embeddings: false,
+  attention_bias: false,
+};
+
+/** A random adapter (B non-zero, unlike a fresh one, so every gradient is exercised), f32-exact. */
+function randomAdapter(c: LlamaConfig, l: LoraConfig, random: () => number): Float32Array {
+  return Float32Array.from({ length: loraSize(c, l) }, () => Math.fround((2 * random() - 1) * 0.3));
+}
+
+/** The reference weights with scale·B·A added to every adapted weight. */
+function merged(c: LlamaConfig, base: RefParams, l: LoraConfig, flat: Float32Array): RefParams {
+  const out: RefParams = new Map([...base].map(([k, v]) => [k, Float64Array.from(v)]));
+  const specs = new Map(loraSpecs(c, l).map((s) => [s.name, s]));
+  const s = loraScale(l);
+  for (let layer = 0; layer < c.num_hidden_layers; layer++) {
+    for (const t of l.targets) {
+      const A = specs.get(loraName(c, layer, t, 'A'))!;
+      const B = specs.get(loraName(c, layer, t, 'B'))!;
+      const W = out.get(targetWeightName(c, layer, t))!;
+      const [rows, r, cols] = [B.shape[0]!, l.rank, A.shape[1]!];
+      for (let i = 0; i < rows; i++) {
+        for (let j = 0; j < cols; j++) {
+          let acc = 0;
+          for (let k = 0; k < r; k++) acc += flat[B.offset + i * r + k]! * flat[A.offset + k * cols + j]!;
+          W[i * cols + j] = W[i * cols + j]! + s * acc;
+        }
+      }
+    }
+  }
+  return out;
+}
+
+/** dB = scale·dW·Aᵀ and dA = scale·Bᵀ·dW from the reference's gradient of each adapted weight. */
+function adapterGrads(c: LlamaConfig, l: LoraConfig, flat: Float32Array, dW: RefParams): Map<string, Float64Array> {
+  const specs = new Map(loraSpecs(c, l).map((s) => [s.name, s]));
+  const s = loraScale(l);
+  const out = new Map<string, Float64Array>();
+  for (let layer = 0; layer < c.num_hidden_layers; layer++) {
+    for (const t of l.targets) {
+      const A = specs.get(loraName(c, layer, t, 'A'))!;
+      const B = specs.get(loraName(c, layer, t, 'B'))!;
+      const g = dW.get(targetWeightName(c, layer, t))!;
+      const [rows, r, cols] = [B.shape[0]!, l.rank, A.shape[1]!];
+      const dA = new Float64Array(r * cols);
+      const dB = new Float64Array(rows * r);
+      for (let i = 0; i < rows; i++) {
+        for (let k = 0; k < r; k++) {
+          const b = flat[B.offset + i * r + k]!;
+          let acc = 0;
+          for (let j = 0; j < cols; j++) {
+            acc += g[i * cols + j]! * flat[A.offset + k * cols + j]!;
+            dA[k * cols + j] = dA[k * cols + j]! + s * b * g[i * cols + j]!;
+          }
+          dB[i * r + k] = s * acc;
+        }
+      }
+      out.set(A.name, dA);
+      out.set(B.name, dB);
+    }
+  }
+  return out;
+}
+
+const CASES: [string, LlamaConfig, LoraConfig, number, number, 'none' | 'left' | 'right'][] = [
+  ['every projection, GQA, untied, right padding', BASE, { rank: 4, alpha: 8, targets: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] }, 2, 7, 'right'],
+  [
+    'v, q and up (unordered), rsLoRA, tied, q/k/v biases, left padding',
+    { ...BASE, tie_word_embeddings: true, attention_bias: true, head_dim: 12 },
+    { rank: 3, alpha: 5, targets: ['v_proj', 'q_proj', 'up_proj'], rslora: true },
+    3, 9, 'left',
+  ],
+];
+
+describe('LoRA vs the float64 reference', () => {
+  for (const [name, config, lora, B, T, padding] of CASES) {
+    it(`${name}: logits, loss, adapter gradients, merge`, async () => {
+      const seed = freshSeed();
+      const r = rng(seed);
+      const what = `${name} (seed ${seed})`;
+      const base = roundToF32(randomParams(config, r, 0.3));
+      const flat = randomAdapter(config, lora, r);
+      const batch = makeBatch(config, B, T, padding, r);
+      const effective = merged(config, base, lora, flat);
+      const ref = refBackward(config, effective, batch);
+
+      const rt = await testRuntime();
+      const model = Transformer.fromFlat(rt, config, toFlat(config, base));
+      model.enableLora(lora, flat);
+      assertClose(`${what}: logits`, await rt.read(model.forward(gpuBatch(batch))), ref.logits, config.vocab_size, 1e-4);
+      model.zeroGrad();
+      const { loss } = model.forwardLoss(gpuBatch(batch));
+      model.backward();
+      const total = (await rt.read(loss)).reduce((a, b) => a + b, 0);
+      expect(Math.abs(total - ref.loss) / Math.abs(ref.loss)).toBeLessThan(1e-5);
+      // Only the adapter trains: its gradients are the whole gradient buffer.
+      expect(model.trainable.params.size).toBe(loraSize(config, lora));
+      expect(model.grads.size).toBe(loraSize(config, lora));
+      const expected = adapterGrads(config, lora, flat, ref.grads);
+      for (const s of loraSpecs(config, lora)) {
+        assertClose(`${what}: grad ${s.name}`, await rt.read(model.grad(s.name)), expected.get(s.name)!, s.shape[1]!, 1e-3);
+      }
+
+      // The merge is W + scale·B·A, and subtracting it again gives the base back.
+      const mergedFlat = await model.readMergedParams();
+      assertClose(`${what}: merged weights`, mergedFlat, toFlat(config, effective), config.hidden_size, 1e-6);
+      assertClose(`${what}: base untouched`, await model.readParams(), toFlat(config, base), config.hidden_size, 0);
+      const resumed = Transformer.fromFlat(rt, config, mergedFlat);
+      resumed.enableLora(lora, flat, { merged: true });
+      assertClose(`${what}: unmerged base`, await resumed.readParams(), toFlat(config, base), config.hidden_size, 1e-6);
+      resumed.destroy();
+      model.destroy();
+    });
+  }
+
+  it('generation with an adapter equals generation with the adapter merged in (prefill and cached decode)', async () => {
+    const seed = freshSeed();
+    const r = rng(seed);
+    const config = { ...BASE, attention_bias: true };
+    const lora: LoraConfig = { rank: 4, alpha: 4, targets: ['k_proj', 'o_proj', 'gate_proj', 'down_proj'] };
+    const base = roundToF32(randomParams(config, r, 0.3));
+    const flat = randomAdapter(config, lora, r);
+    const rt = await testRuntime();
+    const adapted = Transformer.fromFlat(rt, config, toFlat(config, base));
+    adapted.enableLora(lora, flat);
+    const plain = Transformer.fromFlat(rt, config, toFlat(config, merged(config, base, lora, flat)));
+    const prompts = [[1, 2, 3], [4, 5, 6, 7, 8], [9]];
+    const run = async (m: Transformer) => {
+      const d = new Decoder(m, prompts.length, 12);
+      const first = await rt.read(d.prefill(prompts));
+      const second = await rt.read(d.step([0, 2], [10, 11]));
+      d.destroy();
+      return [first, second] as const;
+    };
+    const [a, b] = [await run(adapted), await run(plain)];
+    assertClose(`prefill (seed ${seed})`, a[0], b[0], config.vocab_size, 1e-4);
+    assertClose(`decode step (seed ${seed})`, a[1], b[1], config.vocab_size, 1e-4);
+    adapted.destroy();
+    plain.destroy();
+  });
+
+  it('a fresh adapter starts at the base model: B = 0, A within ±1/√in', () => {
+    const lora: LoraConfig = { rank: 8, alpha: 16, targets: ['q_proj', 'down_proj'] };
+    const flat = initialLora(BASE, lora, 3);
+    for (const s of loraSpecs(BASE, lora)) {
+      const data = flat.subarray(s.offset, s.offset + s.size);
+      if (s.name.endsWith('lora_B.weight')) expect(data.every((v) => v === 0)).toBe(true);
+      else {
+        const bound = 1 / Math.sqrt(s.shape[1]!);
+        expect(data.every((v) => Math.abs(v) <= bound)).toBe(true);
+        expect(new Set(data).size).toBeGreaterThan(s.size / 2);
+      }
+    }
+  });
+});
+
+describe('PEFT adapter folders', () => {
+  const lora: LoraConfig = { rank: 4, alpha: 8, targets: ['q_proj', 'v_proj', 'down_proj'] };
+
+  it('round-trips an adapter through adapter_model.safetensors and adapter_config.json in PEFT layout', () => {
+    const flat = randomAdapter(BASE, lora, rng(freshSeed()));
+    const files = peftAdapterFiles(BASE, lora, flat, 'my-base');
+    const cfg = JSON.parse(new TextDecoder().decode(files.get('adapter_config.json')!)) as Record<string, unknown>;
+    expect(cfg).toMatchObject({ peft_type: 'LORA', r: 4, lora_alpha: 8, target_modules: ['q_proj', 'v_proj', 'down_proj'], task_type: 'CAUSAL_LM', base_model_name_or_path: 'my-base', bias: 'none' });
+    const back = importPeftAdapter(BASE, files);
+    expect(back.lora).toEqual(lora);
+    expect(back.flat).toEqual(flat);
+  });
+
+  it('refuses what it cannot compute, naming the field or tensor', () => {
+    const files = peftAdapterFiles(BASE, lora, initialLora(BASE, lora, 1), 'b');
+    const withConfig = (patch: Record<string, unknown>) => {
+      const cfg = { ...(JSON.parse(new TextDecoder().decode(files.get('adapter_config.json')!)) as object), ...patch };
+      return new Map([...files, ['adapter_config.json', new TextEncoder().encode(JSON.stringify(cfg))]]);
+    };
+    expect(() => importPeftAdapter(BASE, withConfig({ use_dora: true }))).toThrow(/use_dora/);
+    expect(() => importPeftAdapter(BASE, withConfig({ rank_pattern: { q_proj: 8 } }))).toThrow(/rank_pattern/);
+    expect(() => importPeftAdapter(BASE, withConfig({ peft_type: 'IA3' }))).toThrow(/peft_type "IA3"/);
+    expect(() => importPeftAdapter(BASE, withConfig({ target_modules: ['q_proj', 'embed_tokens'] }))).toThrow(/unknown LoRA target "embed_tokens"/);
+    expect(() => importPeftAdapter(BASE, withConfig({ r: 8 }))).toThrow(/has shape \[4, 32\] but the base model and r imply \[8, 32\]/);
+    expect(() => importPeftAdapter(BASE, withConfig({ target_modules: ['q_proj', 'v_proj', 'down_proj', 'up_proj'] }))).toThrow(/up_proj\.lora_A\.weight" is missing/);
+    expect(() => importPeftAdapter({ ...BASE, num_hidden_layers: 1 }, files)).toThrow(/unexpected tensor ".*layers\.1\./);
+    expect(() => importPeftAdapter(BASE, new Map([['adapter_model.safetensors', files.get('adapter_model.safetensors')!]]))).toThrow(/adapter_config.json is missing/);
+    expect(readPeftConfig(JSON.stringify({ peft_type: 'LORA', r: 2, lora_alpha: 4, target_modules: 'all-linear' })).targets).toHaveLength(7);
+  });
+
+  it('base weight names of every target exist in the base model', () => {
+    const names = new Set(paramSpecs(BASE).map((s) => s.name));
+    for (const t of ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] as const) {
+      expect(names.has(targetWeightName(BASE, 1, t))).toBe(true);
+    }
+  });
+});
