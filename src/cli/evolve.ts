@@ -24,6 +24,7 @@ import { NodeSandboxPool } from '../verify/python/nodePool';
 import { sessionRunModel, warmupSft } from '../train/runModel';
 import { DEFAULT_POLICY, ModelSession, type ModelSource } from '../train/session';
 import { isMain, runCli, UsageError, type OptionValues } from './options';
+import { applyLora, describeTraining, loraFromOptions, LORA_OPTIONS } from './loraOptions';
 import { readCheckpointFolder, RUN_FILES, RunFolder } from './runFiles';
 
 export const evolveCli = {
@@ -48,6 +49,7 @@ export const evolveCli = {
     config: { type: 'string', arg: 'FILE', exists: 'file', help: `JSON object overriding loop settings (${SETTING_NAMES.join(', ')})` },
     out: { type: 'string', arg: 'DIR', help: 'run folder (default runs/<method>-<date>)' },
     resume: { type: 'string', arg: 'DIR', exists: 'dir', help: 'continue a run from its folder (its last checkpoint, bank and state)' },
+    ...LORA_OPTIONS,
   },
   notes: [
     'Ctrl-C ends the run when the phase in flight finishes (that step is abandoned, its update not made), saving the last checkpoint and records.',
@@ -113,6 +115,8 @@ function progressLine(e: RunEvent, total: number, started: number, firstStep: nu
 
 async function main(o: Options): Promise<void> {
   if (o.model && o.resume) throw new UsageError('--model and --resume are exclusive (a resumed run continues from its own checkpoint)');
+  const lora = loraFromOptions(o);
+  if (o.resume && (lora || o.adapter)) throw new UsageError('--resume continues a run as it trained (a LoRA run with its adapter); --lora-rank and --adapter do not apply');
   const resumed = o.resume ? new RunFolder(o.resume).readResume() : null;
   const seeds = await readSplit(o.seeds, 'seeds', o.fields);
   const validation = await readSplit(o.validation, 'validation');
@@ -146,7 +150,7 @@ async function main(o: Options): Promise<void> {
   const folder = new RunFolder(out);
   const { method: _m, templates: _t, ...recorded } = settings;
   if (!o.resume) folder.writeProblems(seeds, validation);
-  folder.writeConfig({ method: method.name, templates: templateSet, seeds: o.seeds, validation: o.validation, preset: o.preset, model: o.model ?? null, settings: recorded, policy: DEFAULT_POLICY });
+  folder.writeConfig({ method: method.name, templates: templateSet, seeds: o.seeds, validation: o.validation, preset: o.preset, model: o.model ?? null, lora: lora ?? (o.adapter ? { adapter: o.adapter } : null), settings: recorded, policy: DEFAULT_POLICY });
 
   const rt = await Runtime.create(nodePlatform());
   let source: ModelSource;
@@ -156,12 +160,13 @@ async function main(o: Options): Promise<void> {
   } else source = { kind: 'preset', preset: o.preset as PresetName, seed: o.seed };
   const session = ModelSession.create(rt, source);
   if (!o.resume) session.resetOptimizer();
+  applyLora(session, o, o.seed);
   const model = sessionRunModel(session, {
     policy: DEFAULT_POLICY,
     warmup: warmupSft(session, o.seed),
     writeCheckpoint: (tag, files) => folder.writeCheckpoint(tag, files),
   });
-  console.log(`adapter ${rt.ctx.adapter.key} · ${(session.parameters / 1e6).toFixed(2)}M params · ${method.summary} · run folder ${out}`);
+  console.log(`adapter ${rt.ctx.adapter.key} · ${(session.parameters / 1e6).toFixed(2)}M params · ${describeTraining(session, session.model.trainable.params.size)} · ${method.summary} · run folder ${out}`);
   const started = Date.now();
   const firstStep = resumed?.state.step ?? 0;
   // Code problems are judged in Python sandboxes (separate processes, no network).

@@ -4,7 +4,7 @@
  * evolve --resume DIR` reads back, and what the lab imports to continue a run.
  */
 import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { Problem } from '../data/problem';
 import type { BankEvent } from '../sage/bank';
 import type { Transcript } from '../sage/loop';
@@ -19,10 +19,30 @@ function writeAtomic(path: string, data: string | Uint8Array): void {
   renameSync(`${path}.tmp`, path);
 }
 
-/** Every file of a checkpoint folder, by name (a half-written `.tmp` left by a crash is skipped). */
+/**
+ * Every file of a checkpoint folder by its path there (adapter/adapter_config.json for a
+ * subfolder's); a half-written `.tmp` left by a crash is skipped.
+ */
 export function readCheckpointFolder(dir: string): Map<string, Uint8Array> {
   if (!existsSync(dir)) throw new Error(`no checkpoint folder ${dir}`);
-  return new Map(readdirSync(dir).filter((f) => !f.endsWith('.tmp')).map((f) => [f, new Uint8Array(readFileSync(join(dir, f)))]));
+  const files = new Map<string, Uint8Array>();
+  const walk = (sub: string) => {
+    for (const entry of readdirSync(join(dir, sub), { withFileTypes: true })) {
+      const name = sub ? `${sub}/${entry.name}` : entry.name;
+      if (entry.isDirectory()) walk(name);
+      else if (!entry.name.endsWith('.tmp')) files.set(name, new Uint8Array(readFileSync(join(dir, name))));
+    }
+  };
+  walk('');
+  return files;
+}
+
+/** Writes a checkpoint's files (names may hold subfolders) into `dir`, each whole or not at all. */
+export function writeCheckpointFolder(dir: string, files: ReadonlyMap<string, Uint8Array>): void {
+  for (const [name, bytes] of files) {
+    mkdirSync(dirname(join(dir, name)), { recursive: true });
+    writeAtomic(join(dir, name), bytes);
+  }
 }
 
 export class RunFolder implements RunStore {
@@ -63,9 +83,7 @@ export class RunFolder implements RunStore {
   }
 
   writeCheckpoint(tag: string, files: ReadonlyMap<string, Uint8Array>): void {
-    const dir = join(this.dir, tag);
-    mkdirSync(dir, { recursive: true });
-    for (const [name, bytes] of files) writeAtomic(join(dir, name), bytes);
+    writeCheckpointFolder(join(this.dir, tag), files);
   }
 
   readCheckpoint(tag: string): Map<string, Uint8Array> {

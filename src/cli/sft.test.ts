@@ -3,6 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { importCheckpoint } from '../model/checkpoint';
+import { PRESETS, paramSpecs } from '../model/config';
+import { loraSize, loraSpecs } from '../model/lora';
+import { initialParams } from '../model/transformer';
+import { readCheckpointFolder } from './runFiles';
 import { sftCli } from './sft';
 import { expectEveryOptionChecked, runCliProcess } from './testing';
 
@@ -37,6 +41,41 @@ describe('sft command line', () => {
     expect([...files2.keys()]).toEqual(expect.arrayContaining(['model-00001-of-00003.safetensors', 'model.safetensors.index.json']));
     expect(JSON.parse(new TextDecoder().decode(files2.get('config.json'))).torch_dtype).toBe('bfloat16');
     expect(importCheckpoint(files2).optimizer?.step).toBe(5);
+  });
+
+  it('trains a LoRA adapter on the frozen model: merged weights, the PEFT adapter in adapter/, its moments; --from continues it', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sage-sft-lora-'));
+    const data = join(dir, 'seeds.jsonl');
+    writeFileSync(data, ['{"question": "1+1?", "answer": "2"}', '{"question": "2+2?", "answer": "4"}'].join('\n'));
+    const out = join(dir, 'ckpt');
+    const args = ['--data', data, '--batch', '2', '--seq', '16', '--log-every', '1', '--lr', '1e-2', '--warmup', '0'];
+    const r = runCliProcess('src/cli/sft.ts', [...args, '--steps', '3', '--lora-rank', '4', '--lora-targets', 'q_proj,v_proj,down_proj', '--out', out]);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/LoRA r 4 alpha 8 on q_proj,v_proj,down_proj \(0\.\d+M trainable, base frozen\)/);
+    const files = readCheckpointFolder(out);
+    expect([...files.keys()]).toEqual(expect.arrayContaining(['model.safetensors', 'optimizer.safetensors', 'adapter/adapter_config.json', 'adapter/adapter_model.safetensors']));
+    const ckpt = importCheckpoint(files);
+    const lora = { rank: 4, alpha: 8, targets: ['q_proj', 'v_proj', 'down_proj'] as const };
+    expect(ckpt.lora?.config).toEqual({ ...lora, targets: [...lora.targets] });
+    expect(ckpt.optimizer?.m.length).toBe(loraSize(ckpt.config, ckpt.lora!.config));
+    // The base stayed as initialised: every weight without an adapter is bit-identical to it,
+    // and the adapter moved (B is no longer zero).
+    const init = initialParams(PRESETS.tiny, 0);
+    for (const s of paramSpecs(ckpt.config)) {
+      if (/(q_proj|v_proj|down_proj)\.weight$/.test(s.name)) continue;
+      expect(ckpt.flatParams.subarray(s.offset, s.offset + s.size), s.name).toEqual(init.subarray(s.offset, s.offset + s.size));
+    }
+    const B = loraSpecs(ckpt.config, ckpt.lora!.config).find((s) => s.name.endsWith('lora_B.weight'))!;
+    expect(ckpt.lora!.flat.subarray(B.offset, B.offset + B.size).some((v) => v !== 0)).toBe(true);
+
+    const again = runCliProcess('src/cli/sft.ts', [...args, '--steps', '2', '--from', out, '--out', join(dir, 'ckpt2')]);
+    expect(again.status, again.stderr).toBe(0);
+    expect(again.stdout).toMatch(/LoRA r 4 alpha 8/);
+    expect(again.stdout).toMatch(/resuming AdamW at step 3/);
+    expect(importCheckpoint(readCheckpointFolder(join(dir, 'ckpt2'))).optimizer?.step).toBe(5);
+    const twice = runCliProcess('src/cli/sft.ts', [...args, '--steps', '1', '--from', out, '--lora-rank', '8']);
+    expect(twice.status).toBe(2);
+    expect(twice.stderr).toMatch(/^sft: the checkpoint already trains a LoRA adapter/);
   });
 
   it('fails with a clear message when no example is usable', () => {

@@ -21,7 +21,8 @@ import { accuracyByLevel, firstPerLevel, type LevelAccuracy } from '../train/eva
 import { ModelSession, RateMeter, type ModelSource } from '../train/session';
 import { DEFAULT_SFT, type SftSettings } from '../train/sftSettings';
 import { isMain, runCli, UsageError, type OptionValues } from './options';
-import { readCheckpointFolder } from './runFiles';
+import { applyLora, describeTraining, LORA_OPTIONS } from './loraOptions';
+import { readCheckpointFolder, writeCheckpointFolder } from './runFiles';
 
 export const sftCli = {
   name: 'sft',
@@ -54,10 +55,12 @@ export const sftCli = {
     'eval-every': { type: 'int', min: 1, default: 100, help: 'with --eval: evaluate every N steps (and after the last)' },
     'eval-per-level': { type: 'int', min: 1, default: 50, help: 'with --eval: problems per level (the first in the file)' },
     'eval-out': { type: 'string', arg: 'FILE', help: 'with --eval: append one JSON line per evaluation' },
+    ...LORA_OPTIONS,
   },
   notes: [
     'env SAGE_GPU=hardware  use a real GPU instead of SwiftShader',
     'example: npm run sft -- --data data/seeds/gsm8k-148.jsonl --steps 200 --out ckpt/',
+    'LoRA: the checkpoint holds the merged model (loads anywhere) and the adapter alone in adapter/ (PEFT layout)',
   ],
 } as const;
 
@@ -79,6 +82,7 @@ async function main(o: OptionValues<typeof sftCli.options>): Promise<void> {
     source = { kind: 'preset', preset: o.preset as PresetName, seed: o.seed };
   }
   const session = ModelSession.create(rt, source);
+  applyLora(session, o, o.seed);
   const settings: SftSettings = {
     batchSize: o.batch,
     seqLen: o.seq,
@@ -90,9 +94,9 @@ async function main(o: OptionValues<typeof sftCli.options>): Promise<void> {
     packing: o.packing,
     resetOptimizer: o['reset-optimizer'],
   };
-  const est = memoryEstimate(session.config, settings.batchSize, settings.seqLen);
+  const est = memoryEstimate(session.config, settings.batchSize, settings.seqLen, { lora: session.lora });
   console.log(
-    `adapter ${rt.ctx.adapter.key} · model ${(session.parameters / 1e6).toFixed(2)}M params · ` +
+    `adapter ${rt.ctx.adapter.key} · model ${(session.parameters / 1e6).toFixed(2)}M params · ${describeTraining(session, est.trainable)} · ` +
       `${(est.total / 2 ** 20).toFixed(0)} MiB at ${settings.batchSize}×${settings.seqLen} · ${pairs.length} examples`,
   );
   const trainer = await session.startSft(pairs, settings);
@@ -121,12 +125,11 @@ async function main(o: OptionValues<typeof sftCli.options>): Promise<void> {
     if (((i + 1) % o['eval-every'] === 0 || i === settings.steps - 1)) await evaluate(r.step);
   }
   if (o.out) {
-    mkdirSync(o.out, { recursive: true });
     const files = await session.exportFiles(
       { kind: 'sft', data: o.data, seed: settings.seed },
       { dtype: o.dtype.toUpperCase() as 'F32' | 'BF16' | 'F16', maxShardBytes: o['max-shard-mb'] * 1e6 },
     );
-    for (const [name, bytes] of files) writeFileSync(join(o.out, name), bytes);
+    writeCheckpointFolder(o.out, files);
     console.log(`checkpoint written to ${o.out} (${[...files.keys()].join(', ')})`);
   }
   session.destroy();

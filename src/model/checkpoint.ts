@@ -4,10 +4,11 @@
  * Llama family. Reading and writing the files is the caller's job, so this runs in workers too.
  */
 import { flatParamSize, headDim, paramSpecs, validateConfig, type LlamaConfig, type ParamSpec, type RopeScaling } from './config';
+import { importPeftAdapter, loraSize, loraSpecs, peftAdapterFiles, type LoraConfig } from './lora';
 import { DTYPE_BYTES, parseSafetensors, serializeSafetensors, type SafetensorsDtype, type SafetensorsTensor, type TensorToWrite } from './safetensors';
 
 export interface OptimizerState {
-  /** Adam first and second moments, laid out like the flat parameter buffer. */
+  /** Adam first and second moments, laid out like the flat buffer that trains (the model's, or its adapter's). */
   m: Float32Array;
   v: Float32Array;
   step: number;
@@ -24,7 +25,21 @@ export interface ExportExtras {
    * model.safetensors.index.json, as Hugging Face writes them (default 5 GB, its own).
    */
   maxShardBytes?: number;
+  /**
+   * A LoRA run: the weights passed are merged (base + adapter, loadable anywhere), the adapter
+   * alone goes to adapter/ in PEFT's layout, and the optimizer state is the adapter's.
+   */
+  lora?: CheckpointAdapter & { baseModel: string };
 }
+
+/** A LoRA adapter carried by a checkpoint. */
+export interface CheckpointAdapter {
+  config: LoraConfig;
+  flat: Float32Array;
+}
+
+/** Where a checkpoint folder keeps its LoRA adapter (a PEFT adapter folder of its own). */
+export const ADAPTER_DIR = 'adapter/';
 
 const TORCH_DTYPES: Record<SafetensorsDtype, string> = { F32: 'float32', BF16: 'bfloat16', F16: 'float16' };
 const DEFAULT_MAX_SHARD_BYTES = 5e9;
@@ -63,6 +78,8 @@ export interface ImportedCheckpoint {
   tokenizerConfigJson?: string;
   optimizer?: OptimizerState;
   runState?: unknown;
+  /** The LoRA adapter the weights were merged with, to train on from the unmerged base. */
+  lora?: CheckpointAdapter;
 }
 
 const SUPPORTED_MODEL_TYPES = ['llama', 'qwen2', 'mistral'] as const;
@@ -291,11 +308,13 @@ export function exportCheckpoint(
   extra: ExportExtras = {},
 ): Map<string, Uint8Array> {
   const specs = paramSpecs(config);
-  const size = flatParamSize(config);
-  checkFlatLength('flatParams', flatParams, size);
+  checkFlatLength('flatParams', flatParams, flatParamSize(config));
+  // The optimizer's moments follow what trained: the adapter in a LoRA run.
+  const trained = extra.lora ? loraSpecs(config, extra.lora.config) : specs;
+  const trainedSize = extra.lora ? loraSize(config, extra.lora.config) : flatParamSize(config);
   if (extra.optimizer) {
-    checkFlatLength('optimizer.m', extra.optimizer.m, size);
-    checkFlatLength('optimizer.v', extra.optimizer.v, size);
+    checkFlatLength('optimizer.m', extra.optimizer.m, trainedSize);
+    checkFlatLength('optimizer.v', extra.optimizer.v, trainedSize);
     if (!Number.isInteger(extra.optimizer.step) || extra.optimizer.step < 0) {
       throw new Error(`optimizer.step must be a non-negative integer (got ${extra.optimizer.step})`);
     }
@@ -330,8 +349,11 @@ export function exportCheckpoint(
 
   if (extra.optimizer) {
     const { m, v, step } = extra.optimizer;
-    const tensors = [...tensorsFromFlat(specs, m, 'exp_avg.'), ...tensorsFromFlat(specs, v, 'exp_avg_sq.')];
+    const tensors = [...tensorsFromFlat(trained, m, 'exp_avg.'), ...tensorsFromFlat(trained, v, 'exp_avg_sq.')];
     files.set('optimizer.safetensors', serializeSafetensors(tensors, { step: String(step) }));
+  }
+  if (extra.lora) {
+    for (const [name, bytes] of peftAdapterFiles(config, extra.lora.config, extra.lora.flat, extra.lora.baseModel)) files.set(ADAPTER_DIR + name, bytes);
   }
   if (extra.optimizer || extra.runState !== undefined) {
     const state: Record<string, unknown> = {};
@@ -480,10 +502,25 @@ function copyToFlat(specs: ParamSpec[], tensors: Map<string, LocatedTensor>, pre
 export function importCheckpoint(files: Map<string, Uint8Array>): ImportedCheckpoint {
   const dec = new TextDecoder();
   const configBytes = files.get('config.json');
-  if (!configBytes) throw new Error('config.json is missing');
+  if (!configBytes) {
+    if (files.has('adapter_config.json')) throw new Error('this is a PEFT adapter folder (adapter_config.json, no config.json): load its base model first, then add the adapter to it');
+    throw new Error('config.json is missing');
+  }
   const config = readConfigJson(dec.decode(configBytes));
   const specs = paramSpecs(config);
   const size = flatParamSize(config);
+  let lora: CheckpointAdapter | undefined;
+  if (files.has(ADAPTER_DIR + 'adapter_config.json')) {
+    const adapterFiles = new Map([...files].filter(([n]) => n.startsWith(ADAPTER_DIR)).map(([n, b]) => [n.slice(ADAPTER_DIR.length), b]));
+    try {
+      const { lora: loraConfig, flat } = importPeftAdapter(config, adapterFiles);
+      lora = { config: loraConfig, flat };
+    } catch (e) {
+      throw new Error(`${ADAPTER_DIR}${(e as Error).message}`);
+    }
+  }
+  const trained = lora ? loraSpecs(config, lora.config) : specs;
+  const trainedSize = lora ? loraSize(config, lora.config) : size;
 
   const { tensors: weights, where } = readWeightFiles(files);
   const lmHead = weights.get('lm_head.weight');
@@ -517,8 +554,8 @@ export function importCheckpoint(files: Map<string, Uint8Array>): ImportedCheckp
     }
     optimizerTensors = new Map([...parsed.tensors].map(([n, t]) => [n, { file: 'optimizer.safetensors', tensor: t }]));
     const o = 'optimizer.safetensors';
-    checkTensorSet(specs, optimizerTensors, 'exp_avg.', (n) => n.startsWith('exp_avg_sq.'), o);
-    checkTensorSet(specs, optimizerTensors, 'exp_avg_sq.', (n) => n.startsWith('exp_avg.'), o);
+    checkTensorSet(trained, optimizerTensors, 'exp_avg.', (n) => n.startsWith('exp_avg_sq.'), o);
+    checkTensorSet(trained, optimizerTensors, 'exp_avg_sq.', (n) => n.startsWith('exp_avg.'), o);
     const stepText = parsed.metadata.step;
     optimizerStep = stepText === undefined ? NaN : Number(stepText);
     if (!Number.isInteger(optimizerStep) || optimizerStep < 0) {
@@ -538,11 +575,12 @@ export function importCheckpoint(files: Map<string, Uint8Array>): ImportedCheckp
   if (tokenizerConfigJson !== undefined) result.tokenizerConfigJson = tokenizerConfigJson;
   if (optimizerTensors) {
     result.optimizer = {
-      m: copyToFlat(specs, optimizerTensors, 'exp_avg.', size),
-      v: copyToFlat(specs, optimizerTensors, 'exp_avg_sq.', size),
+      m: copyToFlat(trained, optimizerTensors, 'exp_avg.', trainedSize),
+      v: copyToFlat(trained, optimizerTensors, 'exp_avg_sq.', trainedSize),
       step: optimizerStep!,
     };
   }
   if (runState !== undefined) result.runState = runState;
+  if (lora) result.lora = lora;
   return result;
 }

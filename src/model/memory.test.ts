@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { PRESETS, paramCount } from './config';
+import { DEFAULT_LORA, loraSize } from './lora';
 import { checkFits, memoryEstimate } from './memory';
 
 describe('presets and memory estimates', () => {
@@ -20,6 +21,21 @@ describe('presets and memory estimates', () => {
     expect(est.total).toBe(est.weights + est.gradients + est.adamMoments + est.activations);
     // Activations grow linearly with tokens.
     expect(memoryEstimate(PRESETS.tiny, 16, 128).activations).toBeCloseTo(2 * est.activations, -3);
+  });
+
+  it('with LoRA only the adapter has gradients and moments; its activations are counted', () => {
+    const c = PRESETS.small;
+    const full = memoryEstimate(c, 8, 128);
+    const lora = memoryEstimate(c, 8, 128, { lora: DEFAULT_LORA });
+    const A = loraSize(c, DEFAULT_LORA);
+    expect(lora.trainable).toBe(A);
+    expect(full.trainable).toBe(full.parameters);
+    expect(lora.gradients).toBe(4 * A);
+    expect(lora.adamMoments).toBe(8 * A);
+    expect(lora.weights).toBe(full.weights + 4 * A);
+    expect(lora.activations).toBeGreaterThan(full.activations);
+    expect(lora.total).toBeLessThan(full.total);
+    expect(lora.total).toBe(lora.weights + lora.gradients + lora.adamMoments + lora.activations);
   });
 
   it('refuses, with the numbers, a configuration beyond the adapter limit', () => {

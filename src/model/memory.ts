@@ -1,8 +1,12 @@
 import { flatParamSize, headDim, paramSpecs, type LlamaConfig } from './config';
+import { loraSize, orderedTargets, targetGeometry, type LoraConfig } from './lora';
 
 /** Byte sizes of what a training run of this model holds on the GPU. */
 export interface MemoryEstimate {
   parameters: number;
+  /** Parameters that train: the whole model's, or its LoRA adapter's. */
+  trainable: number;
+  /** The base weights (and the adapter's, with LoRA). */
   weights: number;
   gradients: number;
   adamMoments: number;
@@ -12,35 +16,47 @@ export interface MemoryEstimate {
   largestBuffer: number;
 }
 
-function activationElements(c: LlamaConfig, N: number): { total: number; largest: number } {
+/** How the model trains: in full (default), or a LoRA adapter on the frozen base. */
+export interface TrainingMode {
+  lora?: LoraConfig | null;
+}
+
+function activationElements(c: LlamaConfig, N: number, lora: LoraConfig | null): { total: number; largest: number } {
   const H = c.hidden_size;
   const hd = headDim(c);
   const q = c.num_attention_heads * hd;
   const kv = c.num_key_value_heads * hd;
   const I = c.intermediate_size;
-  const perLayer = N * (H + 1 + q + 2 * kv + q + c.num_attention_heads + H + H + 1 + 3 * I);
+  // An adapter keeps x·Aᵀ per target and layer, and shares one staging area and one d(x·Aᵀ).
+  const targets = lora ? orderedTargets(lora) : [];
+  const fusedWidths = targets.map((t) => targetGeometry(c, t)).filter((g) => g.block === 'qkv' || g.block === 'gate_up').map((g) => g.out);
+  const loraPerLayer = lora ? N * lora.rank * targets.length : 0;
+  const loraShared = lora ? N * (Math.max(1, ...fusedWidths) + lora.rank) : 0;
+  const perLayer = N * (H + 1 + q + 2 * kv + q + c.num_attention_heads + H + H + 1 + 3 * I) + loraPerLayer;
   const residual = (c.num_hidden_layers + 1) * N * H;
   const final = N * (H + 1 + c.vocab_size);
-  const scratch = N * (2 * H + 2 * q + 2 * kv + 3 * I + c.num_attention_heads) + 4 * N;
+  const scratch = N * (2 * H + 2 * q + 2 * kv + 3 * I + c.num_attention_heads) + 4 * N + loraShared;
   return {
     total: c.num_hidden_layers * perLayer + residual + final + scratch,
     largest: Math.max(N * c.vocab_size, N * I, N * q),
   };
 }
 
-/** What training this config at B×T needs; pure arithmetic, no GPU. */
-export function memoryEstimate(c: LlamaConfig, B: number, T: number): MemoryEstimate {
+/** What training this config at B×T needs in the given mode; pure arithmetic, no GPU. */
+export function memoryEstimate(c: LlamaConfig, B: number, T: number, mode: TrainingMode = {}): MemoryEstimate {
+  const lora = mode.lora ?? null;
   const P = flatParamSize(c);
-  const acts = activationElements(c, B * T);
-  const weights = P * 4;
+  const trainable = lora ? loraSize(c, lora) : P;
+  const acts = activationElements(c, B * T, lora);
   const est = {
     parameters: paramSpecs(c).reduce((n, p) => n + p.size, 0),
-    weights,
-    gradients: weights,
-    adamMoments: 2 * weights,
+    trainable,
+    weights: (P + (lora ? trainable : 0)) * 4,
+    gradients: trainable * 4,
+    adamMoments: 2 * trainable * 4,
     activations: acts.total * 4,
     total: 0,
-    largestBuffer: Math.max(weights, acts.largest * 4),
+    largestBuffer: Math.max(P * 4, acts.largest * 4),
   };
   est.total = est.weights + est.gradients + est.adamMoments + est.activations;
   return est;

@@ -90,7 +90,7 @@ export async function policyStep(
     rt.copy(out, copy);
     return copy;
   });
-  const [stats, ...outputs] = await Promise.all([optimizer.update(model.params, model.grads, lr), ...kept.map((t) => rt.read(t))]);
+  const [stats, ...outputs] = await Promise.all([optimizer.update(model.trainable.params, model.grads, lr), ...kept.map((t) => rt.read(t))]);
   rt.release(...kept);
   if (autotune) await matmulTuner(rt).tunePending();
   return { ...policyStatistics(micro, outputs, k), gradNorm: stats.gradNorm, finite: stats.finite };

@@ -7,6 +7,7 @@ import { exportCheckpoint, type ExportExtras, type ImportedCheckpoint, type Opti
 import { PRESETS, paramCount, type LlamaConfig, type PresetName } from '../model/config';
 import { Generator, type GenerateProgress, type GenerateResult } from '../model/generate';
 import type { GenerateOptions } from '../model/generateSettings';
+import { checkLora, importPeftAdapter, initialLora, peftAdapterFiles, type LoraConfig } from '../model/lora';
 import { ByteTokenizer, HFTokenizer, type Tokenizer } from '../model/tokenizer';
 import { Transformer } from '../model/transformer';
 import { AdamW, DEFAULT_ADAMW, type AdamWConfig } from './adamw';
@@ -82,7 +83,43 @@ export class ModelSession {
     if (tokenizer.vocabSize > c.config.vocab_size) {
       throw new Error(`${source.name}: the tokenizer has ${tokenizer.vocabSize} tokens but the model only ${c.config.vocab_size}`);
     }
-    return new ModelSession(Transformer.fromFlat(rt, c.config, c.flatParams), tokenizer, source.name, c.optimizer);
+    const model = Transformer.fromFlat(rt, c.config, c.flatParams);
+    // A LoRA checkpoint's weights are merged: training goes on from the base it was merged into.
+    if (c.lora) model.enableLora(c.lora.config, c.lora.flat, { merged: true });
+    return new ModelSession(model, tokenizer, source.name, c.optimizer);
+  }
+
+  /** The LoRA adapter that trains instead of the whole model, or null. */
+  get lora(): LoraConfig | null {
+    return this.model.lora;
+  }
+
+  /**
+   * From now on train a LoRA adapter on the frozen model (`lora`: a fresh adapter, PEFT's
+   * initialisation from `seed`; `adapterFiles`: a PEFT adapter folder's files), or the whole
+   * model again (null, dropping the adapter). The optimizer starts afresh either way.
+   */
+  setLora(lora: LoraConfig | null, options: { seed?: number; adapterFiles?: Map<string, Uint8Array> } = {}): void {
+    let adapter: { lora: LoraConfig; flat: Float32Array } | null = null;
+    if (options.adapterFiles) adapter = importPeftAdapter(this.config, options.adapterFiles);
+    else if (lora) {
+      checkLora(lora);
+      adapter = { lora, flat: initialLora(this.config, lora, options.seed ?? 0) };
+    }
+    this.dropTraining();
+    if (adapter) this.model.enableLora(adapter.lora, adapter.flat);
+    else this.model.disableLora();
+  }
+
+  /** Forgets the optimizers and the generator's buffers (laid out for the previous trainable set). */
+  private dropTraining(): void {
+    this.trainer?.destroy();
+    this.trainer = null;
+    this.policyOptimizer?.destroy();
+    this.policyOptimizer = null;
+    this.pendingOptimizer = undefined;
+    this.generator?.release();
+    this.generator = null;
   }
 
   get config(): LlamaConfig {
@@ -153,7 +190,7 @@ export class ModelSession {
       this.trainer?.destroy();
       this.trainer = null;
       this.pendingOptimizer = undefined;
-      this.policyOptimizer = new AdamW(rt, this.model.params.size, this.model.specs, settings.adamw);
+      this.policyOptimizer = new AdamW(rt, this.model.trainable.params.size, this.model.trainable.specs, settings.adamw);
       if (resume) this.policyOptimizer.load(resume.m, resume.v, resume.step);
     }
     const micro = packRollouts(rollouts, {
@@ -179,15 +216,27 @@ export class ModelSession {
     return { m, v, step: optimizer.step };
   }
 
-  /** Weights, tokenizer, AdamW moments and run state as the files of a Hugging Face folder. */
-  /** The held model as checkpoint files (`format`: the weights' dtype and shard size, F32 in one file by default). */
+  /**
+   * The held model as checkpoint files: weights (merged with the adapter in a LoRA run, the
+   * adapter itself in adapter/), tokenizer, AdamW moments and run state. `format`: the
+   * weights' dtype and shard size (F32 in one file by default).
+   */
   async exportFiles(runState: Record<string, unknown> = {}, format: Pick<ExportExtras, 'dtype' | 'maxShardBytes'> = {}): Promise<Map<string, Uint8Array>> {
     const optimizer = await this.optimizerState();
-    return exportCheckpoint(this.model.config, await this.model.readParams(), this.tokenizer.files(), {
+    const lora = this.model.lora;
+    return exportCheckpoint(this.model.config, await this.model.readMergedParams(), this.tokenizer.files(), {
       optimizer,
       runState: { origin: this.origin, steps: this.optimizerStep, ...runState },
       ...format,
+      ...(lora ? { lora: { config: lora, flat: await this.model.readAdapter(), baseModel: this.origin } } : {}),
     });
+  }
+
+  /** The LoRA adapter alone as a PEFT adapter folder (adapter_config.json, adapter_model.safetensors). */
+  async exportAdapter(): Promise<Map<string, Uint8Array>> {
+    const lora = this.model.lora;
+    if (!lora) throw new Error('the model has no LoRA adapter (it trains in full)');
+    return peftAdapterFiles(this.config, lora, await this.model.readAdapter(), this.origin);
   }
 
   destroy(): void {

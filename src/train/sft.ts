@@ -129,7 +129,7 @@ export class SftTrainer {
     readonly options: SftOptions,
   ) {
     if (pairs.length === 0) throw new Error('SFT needs at least one example');
-    this.optimizer = new AdamW(model.rt, model.params.size, model.specs, options.adamw ?? DEFAULT_ADAMW);
+    this.optimizer = new AdamW(model.rt, model.trainable.params.size, model.trainable.specs, options.adamw ?? DEFAULT_ADAMW);
     this.random = rng(options.seed ?? 0);
   }
 
