@@ -61,12 +61,28 @@ test('fine-tunes on dropped seeds in the engine worker, exports a checkpoint and
   await expect(page.getByTestId('model-summary')).toContainText('trained 6 steps');
   await expect(page.getByTestId('model-error')).toHaveCount(0);
 
+  // LoRA: a rank-4 adapter trains on the frozen model (its optimizer starts afresh); the export
+  // holds the merged model with the adapter in adapter/, and the adapter saves alone.
+  await page.getByTestId('lora-rank').fill('0');
+  await expect(page.getByTestId('lora-error')).toContainText('LoRA rank must be an integer');
+  await page.getByTestId('lora-rank').fill('4');
+  await page.getByTestId('lora-alpha').fill('8');
+  await page.getByTestId('lora-apply').click();
+  await expect(page.getByTestId('lora-summary')).toContainText(/a LoRA adapter: r 4, alpha 8, on q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj — 0\.\d+ M parameters/);
   await page.getByTestId('seed-demo').click();
   await expect(summary).toContainText('148 examples from gsm8k-148.jsonl');
   await page.getByTestId('sft-steps').fill('2');
   await page.getByTestId('sft-start').click();
   await expect(page.getByTestId('sft-status')).toHaveText('done');
-  await expect(page.getByTestId('model-summary')).toContainText('trained 8 steps');
+  await expect(page.getByTestId('model-summary')).toContainText('trained 2 steps');
+  const [merged] = await Promise.all([page.waitForEvent('download'), page.getByTestId('export-zip').click()]);
+  const mergedZip = readFileSync(await merged.path());
+  for (const name of ['model.safetensors', 'optimizer.safetensors', 'adapter/adapter_config.json', 'adapter/adapter_model.safetensors']) {
+    expect(mergedZip.includes(Buffer.from(name)), name).toBe(true);
+  }
+  const [adapter] = await Promise.all([page.waitForEvent('download'), page.getByTestId('lora-export').click()]);
+  expect(adapter.suggestedFilename()).toBe('run-a-step2-adapter.zip');
+  await expect(page.getByTestId('exported')).toContainText('adapter_config.json, adapter_model.safetensors');
   await page.getByTestId('sft-chart').scrollIntoViewIfNeeded();
   await page.screenshot({ path: 'test-results/sft.png', fullPage: true });
   expect(errors).toEqual([]);

@@ -3,8 +3,10 @@
  * W + scale·B·A in place of each adapted W, so its logits are the reference's, and the adapter's
  * gradients follow from the reference's weight gradient dW: dB = scale·dW·Aᵀ, dA = scale·Bᵀ·dW.
  */
+import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { assertClose, freshSeed, rng, testRuntime } from '../gpu/testing';
+import { importCheckpoint } from './checkpoint';
 import { paramSpecs, type LlamaConfig } from './config';
 import { Decoder } from './decoder';
 import {
@@ -12,6 +14,7 @@ import {
   targetWeightName, type LoraConfig,
 } from './lora';
 import { randomParams, refBackward, type RefParams } from './reference';
+import { parseSafetensors } from './safetensors';
 import { gpuBatch, makeBatch, roundToF32, toFlat } from './testing';
 import { Transformer } from './transformer';
 
@@ -214,6 +217,42 @@ describe('PEFT adapter folders', () => {
     const names = new Set(paramSpecs(BASE).map((s) => s.name));
     for (const t of ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] as const) {
       expect(names.has(targetWeightName(BASE, 1, t))).toBe(true);
+    }
+  });
+});
+
+describe("PEFT's own files (fixtures/peft-tiny, written by scripts/fixtures/make_peft_fixture.py)", () => {
+  const dir = new URL('./fixtures/peft-tiny/', import.meta.url);
+  const folder = (sub: string) => new Map(readdirSync(new URL(sub, dir)).map((f) => [f, new Uint8Array(readFileSync(new URL(`${sub}${f}`, dir)))]));
+  const expected = JSON.parse(readFileSync(new URL('expected.json', dir), 'utf8')) as {
+    B: number; T: number; tokens: number[]; logits: number[]; merged: Record<string, number[]>;
+  };
+
+  it('an adapter PEFT saved imports onto its base: logits equal PeftModel, merged weights equal merge_and_unload', async () => {
+    const base = importCheckpoint(folder('base/'));
+    const adapterFiles = folder('adapter/');
+    const { lora, flat } = importPeftAdapter(base.config, adapterFiles);
+    expect(lora).toEqual({ rank: 4, alpha: 6, targets: ['q_proj', 'v_proj', 'up_proj', 'down_proj'] });
+    const rt = await testRuntime();
+    const model = Transformer.fromFlat(rt, base.config, base.flatParams);
+    model.enableLora(lora, flat);
+    const logits = await rt.read(model.forward({ B: expected.B, T: expected.T, tokens: expected.tokens }));
+    assertClose('logits vs PeftModel', logits, expected.logits, base.config.vocab_size, 1e-4);
+    const mergedFlat = await model.readMergedParams();
+    for (const s of paramSpecs(base.config)) {
+      const want = expected.merged[s.name];
+      if (want) assertClose(`merged ${s.name}`, mergedFlat.subarray(s.offset, s.offset + s.size), want, s.shape[1]!, 1e-6);
+    }
+    model.destroy();
+
+    // What this project writes for the same adapter has PEFT's tensor names, shapes and dtype.
+    const ours = parseSafetensors(peftAdapterFiles(base.config, lora, flat, 'base').get('adapter_model.safetensors')!).tensors;
+    const theirs = parseSafetensors(adapterFiles.get('adapter_model.safetensors')!).tensors;
+    expect([...ours.keys()].sort()).toEqual([...theirs.keys()].sort());
+    for (const [name, t] of theirs) {
+      expect(ours.get(name)!.shape, name).toEqual(t.shape);
+      expect(ours.get(name)!.dtype, name).toBe(t.dtype);
+      expect(ours.get(name)!.data, name).toEqual(t.data);
     }
   });
 });

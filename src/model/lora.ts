@@ -159,7 +159,13 @@ export function readPeftConfig(text: string): LoraConfig {
   }
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new Error('adapter_config.json is not a JSON object');
   if (raw.peft_type !== 'LORA') throw new Error(`adapter_config.json: peft_type "${String(raw.peft_type)}" is not supported (only LORA)`);
-  for (const field of ['use_dora', 'rank_pattern', 'alpha_pattern', 'modules_to_save', 'layers_to_transform', 'fan_in_fan_out', 'megatron_config'] as const) {
+  // Variants of LoRA this engine does not compute (PEFT writes each as null, false or empty when unused).
+  const variants = [
+    'use_dora', 'rank_pattern', 'alpha_pattern', 'modules_to_save', 'layers_to_transform', 'fan_in_fan_out', 'megatron_config',
+    'lora_bias', 'layer_replication', 'target_parameters', 'trainable_token_indices', 'exclude_modules', 'use_qalora', 'use_bdlora',
+    'alora_invocation_tokens',
+  ] as const;
+  for (const field of variants) {
     if (!isEmpty(raw[field])) throw new Error(`adapter_config.json: ${field} ${JSON.stringify(raw[field])} is not supported`);
   }
   if (raw.bias !== undefined && raw.bias !== 'none') throw new Error(`adapter_config.json: bias "${String(raw.bias)}" is not supported (only "none")`);

@@ -163,4 +163,34 @@ describe('policy training in a model session', () => {
     expect(afresh.optimizerStep).toBe(1);
     for (const s of [session, resumed, afresh]) s.destroy();
   });
+
+  it('with LoRA the loop trains the adapter alone: base unchanged, the adapter moved, generation sees it, resume continues it', async () => {
+    const rt = await testRuntime();
+    const session = ModelSession.create(rt, { kind: 'preset', preset: 'tiny', seed: 3 });
+    const base = await session.model.readParams();
+    session.setLora({ rank: 4, alpha: 8, targets: ['q_proj', 'v_proj', 'down_proj'] }, { seed: 1 });
+    const before = await session.generate(['ab'], { maxNewTokens: 4, temperature: 0 });
+    const adapter = await session.model.readAdapter();
+    const rollouts = [
+      { promptIds: [1, 65, 66], completionIds: [67, 2], oldLogprobs: [-5.5, -5.6], advantage: 1 },
+      { promptIds: [1, 65, 66], completionIds: [70, 2], oldLogprobs: [-5.5, -5.6], advantage: -1 },
+    ];
+    for (let i = 0; i < 3; i++) expect((await session.trainPolicy(rollouts, 5e-2, { ...DEFAULT_POLICY, microRows: 1 })).finite).toBe(true);
+    expect(await session.model.readParams()).toEqual(base);
+    const moved = await session.model.readAdapter();
+    expect(moved.some((v, i) => v !== adapter[i])).toBe(true);
+    // The generator was laid out after the adapter came: it reads the adapter as it is now.
+    const after = await session.generate(['ab'], { maxNewTokens: 4, temperature: 0 });
+    expect(after.rows[0]!.modelLogprobs).not.toEqual(before.rows[0]!.modelLogprobs);
+
+    const ckpt = importCheckpoint(await session.exportFiles());
+    expect(ckpt.lora?.config.rank).toBe(4);
+    const resumed = ModelSession.create(rt, { kind: 'checkpoint', checkpoint: ckpt, name: 'resumed' });
+    expect(resumed.lora?.rank).toBe(4);
+    assertClose('unmerged base', await resumed.model.readParams(), base, CONFIG.hidden_size, 1e-5);
+    expect(await resumed.model.readAdapter()).toEqual(moved);
+    await resumed.trainPolicy(rollouts, 5e-2);
+    expect(resumed.optimizerStep).toBe(4);
+    for (const s of [session, resumed]) s.destroy();
+  });
 });

@@ -165,6 +165,7 @@ export function SftPanel() {
           <strong>{lab.model.origin}</strong> · {(lab.model.parameters / 1e6).toFixed(2)} M parameters · {lab.model.layers} layers ×{' '}
           {lab.model.hidden} · {lab.model.heads} heads ({lab.model.kvHeads} kv) · vocab {lab.model.vocab} · context{' '}
           {lab.model.context} · {lab.model.tokenizer} tokenizer · trained {lab.model.optimizerStep} steps
+          {lab.model.lora ? ` · LoRA r ${lab.model.lora.rank} (${(lab.model.lora.trainable / 1e6).toFixed(2)} M trainable, base frozen)` : ''}
         </p>
       ) : (
         <p className="muted">No model yet: Start begins from a fresh tiny preset.</p>

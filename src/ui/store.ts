@@ -1,7 +1,9 @@
 import { create, type StateCreator } from 'zustand';
 import { proxy } from 'comlink';
 import type {
+  CheckpointFile,
   DeviceReport,
+  LoraConfig,
   GenerateOptions,
   GenerateProgress,
   GenerateResult,
@@ -21,6 +23,7 @@ import { callEngine } from './engineClient';
 import { problemsSlice, runSlice, settingsSlice, type RunSlices } from './runSlices';
 import { runsSlice, type RunsSlice } from './runsSlice';
 import { SHIPPED_SEEDS } from './shippedData';
+import { DEFAULT_RUN } from '../sage/settings';
 
 type Status = 'idle' | 'running' | 'done' | 'error';
 
@@ -76,6 +79,12 @@ export interface SftSlice {
   runSft(settings: SftSettings): Promise<void>;
   stopSft(): void;
   exportModel(to: 'zip' | 'folder'): Promise<void>;
+  /** Fine-tunes a fresh LoRA adapter on the frozen model from now on (null: the whole model again). */
+  setLora(lora: LoraConfig | null): Promise<void>;
+  /** Adds a PEFT adapter folder (picked files or a .zip) to the held model. */
+  addAdapter(files: File[]): Promise<void>;
+  /** Saves the LoRA adapter alone as a PEFT adapter folder. */
+  exportAdapter(to: 'zip' | 'folder'): Promise<void>;
 }
 
 export interface GenerateSlice {
@@ -146,6 +155,16 @@ const sftSlice: StateCreator<LabState, [], [], SftSlice> = (set, get) => {
   let seedFile: Blob | null = null;
   let seedLoad = 0;
   /** Runs a model action, showing what it does and any refusal beside the model. */
+  /** Writes checkpoint files into a folder the user picks, or downloads them as one .zip. */
+  const save = async (files: CheckpointFile[], to: 'zip' | 'folder', suffix: string) => {
+    const base = `${get().model?.origin ?? 'model'}-step${get().model?.optimizerStep ?? 0}${suffix}`.replace(/[^\w.-]+/g, '_');
+    if (to === 'folder' && canSaveToFolder()) {
+      if (await saveToFolder(files)) set({ exported: `${files.length} files written to the chosen folder` });
+    } else {
+      downloadBytes(`${base}.zip`, zipFiles(files), 'application/zip');
+      set({ exported: `${base}.zip downloaded (${files.map((f) => f.name).join(', ')})` });
+    }
+  };
   const modelAction = async (what: string, action: () => Promise<void>) => {
     set({ modelBusy: what, modelError: null });
     try {
@@ -223,14 +242,21 @@ const sftSlice: StateCreator<LabState, [], [], SftSlice> = (set, get) => {
     },
     exportModel: (to) =>
       modelAction('exporting', async () => {
-        const files = await callEngine((e) => e.exportCheckpoint());
-        const base = `${get().model?.origin ?? 'model'}-step${get().model?.optimizerStep ?? 0}`.replace(/[^\w.-]+/g, '_');
-        if (to === 'folder' && canSaveToFolder()) {
-          if (await saveToFolder(files)) set({ exported: `${files.length} files written to the chosen folder` });
-        } else {
-          downloadBytes(`${base}.zip`, zipFiles(files), 'application/zip');
-          set({ exported: `${base}.zip downloaded (${files.map((f) => f.name).join(', ')})` });
-        }
+        await save(await callEngine((e) => e.exportCheckpoint()), to, '');
+      }),
+    setLora: (lora) =>
+      modelAction(lora ? 'adding a LoRA adapter' : 'dropping the adapter', async () => {
+        // The adapter's initial weights come from the run's seed, like the rest of a run.
+        set({ model: await callEngine((e) => e.setLora(lora, Number(get().typed.seed ?? DEFAULT_RUN.seed))), exported: null });
+      }),
+    addAdapter: (picked) =>
+      modelAction('adding the adapter', async () => {
+        await callEngine((e) => e.stageFiles(toPicked(picked)));
+        set({ model: await callEngine((e) => e.addAdapter()), exported: null });
+      }),
+    exportAdapter: (to) =>
+      modelAction('exporting the adapter', async () => {
+        await save(await callEngine((e) => e.exportAdapter()), to, '-adapter');
       }),
   };
 };

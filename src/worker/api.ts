@@ -2,6 +2,7 @@
 import type { PresetName } from '../model/config';
 import type { GenerateProgress, GenerateResult } from '../model/generate';
 import type { GenerateOptions } from '../model/generateSettings';
+import type { LoraConfig } from '../model/lora';
 import type { Format, Problem } from '../data/problem';
 import type { BankEvent } from '../sage/bank';
 import type { MethodName } from '../sage/config';
@@ -10,7 +11,7 @@ import type { SftPair } from '../train/sft';
 import type { SftSettings } from '../train/sftSettings';
 import type { AutosaveInfo } from './autosave';
 
-export type { AutosaveInfo, BankEvent, GenerateOptions, GenerateProgress, GenerateResult, MethodName, PresetName, Problem, RunEvent, RunState, SftPair, SftSettings };
+export type { AutosaveInfo, BankEvent, GenerateOptions, GenerateProgress, GenerateResult, LoraConfig, MethodName, PresetName, Problem, RunEvent, RunState, SftPair, SftSettings };
 export interface DeviceReport {
   platform: string;
   adapter: { vendor: string; architecture: string; device: string; description: string };
@@ -72,6 +73,8 @@ export interface ModelSummary {
   rope: string;
   /** AdamW steps the model has been trained for (0 for a fresh preset). */
   optimizerStep: number;
+  /** The LoRA adapter that trains on the frozen model, with its parameter count; null when the whole model trains. */
+  lora: (LoraConfig & { trainable: number }) | null;
 }
 
 /** A file the user picked or dropped, with its path in the chosen folder (or its name). */
@@ -190,8 +193,20 @@ export interface EngineApi {
    * text). `onToken` receives every row's text so far, at most every 100 ms and once at the end.
    */
   generate(prompts: string[], options: Partial<GenerateOptions>, onToken?: (progress: GenerateProgress) => void): Promise<GenerateResult>;
-  /** The held model, its tokenizer and AdamW state as a Hugging Face checkpoint folder. */
+  /**
+   * The held model, its tokenizer and AdamW state as a Hugging Face checkpoint folder (with
+   * LoRA: the merged model, and the adapter alone in adapter/).
+   */
   exportCheckpoint(): Promise<CheckpointFile[]>;
+  /**
+   * From now on fine-tune a fresh LoRA adapter on the frozen held model (null: the whole
+   * model again, dropping the adapter). The optimizer starts afresh.
+   */
+  setLora(lora: LoraConfig | null, seed: number): Promise<ModelSummary>;
+  /** Adds a PEFT adapter folder (the files staged last, see stageFiles) to the held model and trains it. */
+  addAdapter(): Promise<ModelSummary>;
+  /** The held model's LoRA adapter alone, as a PEFT adapter folder. */
+  exportAdapter(): Promise<CheckpointFile[]>;
 
   /**
    * Reads a seed or validation JSONL off the page's thread and holds its problems for the

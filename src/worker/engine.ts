@@ -303,6 +303,24 @@ export function createEngine(platform: Platform): EngineApi {
       return exclusive('exporting a checkpoint', async () => toFiles(await held().exportFiles({ kind: 'sft' })));
     },
 
+    async setLora(lora, seed) {
+      return exclusive('setting up LoRA', async () => {
+        held().setLora(lora, { seed });
+        return summary(held());
+      });
+    },
+
+    async addAdapter() {
+      return exclusive('adding an adapter', async () => {
+        held().setLora(null, { adapterFiles: new Map(takeFiles(null).map((f) => [f.name, f.bytes])) });
+        return summary(held());
+      });
+    },
+
+    async exportAdapter() {
+      return exclusive('exporting the adapter', async () => toFiles(await held().exportAdapter()));
+    },
+
     async loadProblems(which, name, file, fields) {
       const { problems: loaded, report } = await readProblems(which, name, file, fields);
       problems[which] = loaded;
@@ -392,5 +410,6 @@ function summary(s: ModelSession): ModelSummary {
     chatTemplate: s.tokenizer.chatTemplate !== null,
     rope: c.rope_scaling?.rope_type ?? 'default',
     optimizerStep: s.optimizerStep,
+    lora: s.lora ? { ...s.lora, trainable: s.model.trainable.params.size } : null,
   };
 }

@@ -7,6 +7,7 @@ import { importProblems } from '../data/import';
 import { blobChunks } from '../data/lines';
 import { problemToPair, readSftPairs } from '../data/sftPairs';
 import { checkHeldOut, parseFieldMapping, type Problem } from '../data/problem';
+import type { LoraConfig } from '../model/lora';
 import type { ProblemBank } from '../sage/bank';
 import { METHODS, type MethodName } from '../sage/config';
 import { DEFAULT_LOOP } from '../sage/loop';
@@ -78,6 +79,8 @@ interface RunConfigRecord {
   method: MethodName;
   templates: 'compact' | 'instruct';
   model: string;
+  /** The LoRA adapter that trained, or null (the whole model). */
+  lora: LoraConfig | null;
   settings: Omit<RunSettings, 'method' | 'templates'>;
   policy: typeof DEFAULT_POLICY;
 }
@@ -166,7 +169,7 @@ export class EvolveJob {
     checkHeldOut(problems.seeds, problems.validation);
     const settings = runSettings(request.method, request.templates, request.settings);
     const { method: _m, templates: _t, ...recorded } = settings;
-    const config: RunConfigRecord = { method: request.method, templates: request.templates, model: session.origin, settings: recorded, policy: DEFAULT_POLICY };
+    const config: RunConfigRecord = { method: request.method, templates: request.templates, model: session.origin, lora: session.lora, settings: recorded, policy: DEFAULT_POLICY };
     session.resetOptimizer();
     return new EvolveJob(session, new MemoryRunStore(config, problems), settings, onEvents, openSandbox, autosave);
   }

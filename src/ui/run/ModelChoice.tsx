@@ -1,6 +1,7 @@
 import { PRESETS, type PresetName } from '../../model/config';
 import { SHIPPED_MODELS } from '../shippedData';
 import { isActive } from '../runView';
+import { LoraControls } from './LoraControls';
 import { useLab } from '../store';
 
 /** A shipped checkpoint as the files a user would pick. */
@@ -67,6 +68,7 @@ export function ModelChoice() {
           <input type="file" accept=".zip" disabled={disabled} onChange={(e) => importPicked(e.target.files)} />
         </label>
       </div>
+      <LoraControls />
       {busy && <p className="status running">{busy} …</p>}
       {error && <p className="error-text">{error}</p>}
       <p className="muted small">A checkpoint (Hugging Face folder) needs no warm-up: importing one sets warm-up steps to 0.</p>
