@@ -69,6 +69,7 @@ test('fine-tunes on dropped seeds in the engine worker, exports a checkpoint and
   await page.getByTestId('lora-alpha').fill('8');
   await page.getByTestId('lora-apply').click();
   await expect(page.getByTestId('lora-summary')).toContainText(/a LoRA adapter: r 4, alpha 8, on q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj — 0\.\d+ M parameters/);
+  await page.getByTestId('model-choice').screenshot({ path: 'test-results/panel-model-lora.png' });
   await page.getByTestId('seed-demo').click();
   await expect(summary).toContainText('148 examples from gsm8k-148.jsonl');
   await page.getByTestId('sft-steps').fill('2');
@@ -82,7 +83,7 @@ test('fine-tunes on dropped seeds in the engine worker, exports a checkpoint and
   }
   const [adapter] = await Promise.all([page.waitForEvent('download'), page.getByTestId('lora-export').click()]);
   expect(adapter.suggestedFilename()).toBe('run-a-step2-adapter.zip');
-  await expect(page.getByTestId('exported')).toContainText('adapter_config.json, adapter_model.safetensors');
+  await expect(page.getByTestId('exported')).toContainText('adapter_model.safetensors, adapter_config.json');
   await page.getByTestId('sft-chart').scrollIntoViewIfNeeded();
   await page.screenshot({ path: 'test-results/sft.png', fullPage: true });
   expect(errors).toEqual([]);
