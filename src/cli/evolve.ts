@@ -25,7 +25,7 @@ import { sessionRunModel, warmupSft } from '../train/runModel';
 import { DEFAULT_POLICY, ModelSession, type ModelSource } from '../train/session';
 import { isMain, runCli, UsageError, type OptionValues } from './options';
 import { applyLora, describeTraining, loraFromOptions, LORA_OPTIONS } from './loraOptions';
-import { readCheckpointFolder, RUN_FILES, RunFolder } from './runFiles';
+import { logShards, readCheckpointFolder, RUN_FILES, RunFolder } from './runFiles';
 
 export const evolveCli = {
   name: 'evolve',
@@ -156,7 +156,7 @@ async function main(o: Options): Promise<void> {
   let source: ModelSource;
   if (o.resume || o.model) {
     const files = o.resume ? folder.readCheckpoint('last') : readCheckpointFolder(o.model!);
-    source = { kind: 'checkpoint', checkpoint: importCheckpoint(files), name: o.resume ? join(o.resume, 'last') : o.model! };
+    source = { kind: 'checkpoint', checkpoint: importCheckpoint(files), name: o.resume ? join(o.resume, 'last') : o.model!, onProgress: logShards };
   } else source = { kind: 'preset', preset: o.preset as PresetName, seed: o.seed };
   const session = ModelSession.create(rt, source);
   if (!o.resume) session.resetOptimizer();

@@ -5,8 +5,6 @@
  * Prints each completion with its finish reason, or with --json one JSON line per prompt
  * (token ids and both log-probabilities). `--help` lists every option.
  */
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { readJsonl } from '../data/jsonl';
 import { fileChunks } from '../data/nodeFile';
 import { recordToPair } from '../data/sftPairs';
@@ -17,7 +15,9 @@ import type { GeneratedRow } from '../model/generate';
 import { DEFAULT_GENERATE, type GenerateOptions } from '../model/generateSettings';
 import { nodePlatform } from '../platform/node';
 import { ModelSession, type ModelSource } from '../train/session';
+import { LORA_OPTIONS } from './loraOptions';
 import { isMain, runCli, UsageError, type OptionValues } from './options';
+import { logShards, readCheckpointFolder } from './runFiles';
 
 export const generateCli = {
   name: 'generate',
@@ -27,6 +27,7 @@ export const generateCli = {
     prompts: { type: 'string', arg: 'FILE', exists: 'file', help: 'JSONL of prompts: {"prompt": …} or seed records (question, problem…; their answer is shown as the reference)' },
     limit: { type: 'int', min: 1, help: 'with --prompts: the first N prompts only' },
     model: { type: 'string', arg: 'DIR', exists: 'dir', help: 'a checkpoint folder (Hugging Face layout: config.json, safetensors, tokenizer) instead of a preset' },
+    adapter: LORA_OPTIONS.adapter,
     preset: { type: 'string', choices: Object.keys(PRESETS), default: 'tiny', help: 'model preset with fresh weights (a smoke test: it writes noise)' },
     'max-new': { type: 'int', min: 1, default: DEFAULT_GENERATE.maxNewTokens, help: 'new tokens per prompt at most' },
     temperature: { type: 'number', min: 0, default: DEFAULT_GENERATE.temperature, help: 'sampling temperature; 0 is greedy' },
@@ -70,8 +71,7 @@ async function readPrompts(file: string, limit: number | undefined): Promise<Pro
 
 function modelSource(o: OptionValues<typeof generateCli.options>): ModelSource {
   if (!o.model) return { kind: 'preset', preset: o.preset as PresetName, seed: o.seed };
-  const files = new Map(readdirSync(o.model).map((f) => [f, new Uint8Array(readFileSync(join(o.model!, f)))]));
-  return { kind: 'checkpoint', checkpoint: importCheckpoint(files), name: o.model };
+  return { kind: 'checkpoint', checkpoint: importCheckpoint(readCheckpointFolder(o.model)), name: o.model, onProgress: logShards };
 }
 
 function show(i: number, line: PromptLine, row: GeneratedRow): string {
@@ -100,6 +100,7 @@ async function main(o: OptionValues<typeof generateCli.options>): Promise<void> 
 
   const rt = await Runtime.create(nodePlatform());
   const session = ModelSession.create(rt, modelSource(o));
+  if (o.adapter) session.setLora(null, { adapterFiles: readCheckpointFolder(o.adapter) });
   if (!o.json) {
     console.log(`adapter ${rt.ctx.adapter.key} · ${session.origin} · ${(session.parameters / 1e6).toFixed(2)}M params · ${lines.length} prompt(s)`);
   }

@@ -6,6 +6,7 @@
 import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Problem } from '../data/problem';
+import type { LoadProgress } from '../train/session';
 import type { BankEvent } from '../sage/bank';
 import type { Transcript } from '../sage/loop';
 import type { MetricsRecord, RunState, RunStore } from '../sage/run';
@@ -43,6 +44,11 @@ export function writeCheckpointFolder(dir: string, files: ReadonlyMap<string, Ui
     mkdirSync(dirname(join(dir, name)), { recursive: true });
     writeAtomic(join(dir, name), bytes);
   }
+}
+
+/** Prints a line as each weight shard of a checkpoint reaches the GPU. */
+export function logShards(p: LoadProgress): void {
+  if (p.bytes === p.total) console.log(`loaded ${p.file} (${p.shard} of ${p.shards}, ${(p.total / 2 ** 20).toFixed(0)} MiB)`);
 }
 
 export class RunFolder implements RunStore {

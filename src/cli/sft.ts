@@ -22,7 +22,7 @@ import { ModelSession, RateMeter, type ModelSource } from '../train/session';
 import { DEFAULT_SFT, type SftSettings } from '../train/sftSettings';
 import { isMain, runCli, UsageError, type OptionValues } from './options';
 import { applyLora, describeTraining, LORA_OPTIONS } from './loraOptions';
-import { readCheckpointFolder, writeCheckpointFolder } from './runFiles';
+import { logShards, readCheckpointFolder, writeCheckpointFolder } from './runFiles';
 
 export const sftCli = {
   name: 'sft',
@@ -77,7 +77,7 @@ async function main(o: OptionValues<typeof sftCli.options>): Promise<void> {
   const rt = await Runtime.create(nodePlatform());
   let source: ModelSource;
   if (o.from) {
-    source = { kind: 'checkpoint', checkpoint: importCheckpoint(readCheckpointFolder(o.from)), name: o.from };
+    source = { kind: 'checkpoint', checkpoint: importCheckpoint(readCheckpointFolder(o.from)), name: o.from, onProgress: logShards };
   } else {
     source = { kind: 'preset', preset: o.preset as PresetName, seed: o.seed };
   }

@@ -93,7 +93,7 @@ describe('exportCheckpoint / importCheckpoint', () => {
 
     const back = importCheckpoint(files);
     expect(back.config).toEqual(TINY);
-    expect(bits(back.flatParams)).toEqual(bits(flat));
+    expect(bits(back.weights.flat())).toEqual(bits(flat));
     expect(back.tokenizerJson).toBe(tokenizerFiles().get('tokenizer.json'));
     expect(back.optimizer).toBeUndefined();
     expect(back.runState).toBeUndefined();
@@ -124,7 +124,7 @@ describe('exportCheckpoint / importCheckpoint', () => {
 
     const back = importCheckpoint(files);
     expect(back.config).toEqual(GQA_BIAS);
-    expect(bits(back.flatParams)).toEqual(bits(flat));
+    expect(bits(back.weights.flat())).toEqual(bits(flat));
     expect(bits(back.optimizer!.m)).toEqual(bits(m));
     expect(bits(back.optimizer!.v)).toEqual(bits(v));
     expect(back.optimizer!.step).toBe(1234);
@@ -139,7 +139,7 @@ describe('exportCheckpoint / importCheckpoint', () => {
       expect(JSON.parse(dec.decode(whole.get('config.json')!)).torch_dtype).toBe(dtype === 'BF16' ? 'bfloat16' : 'float16');
       const single = parseSafetensors(whole.get('model.safetensors')!);
       expect(single.tensors.get('model.norm.weight')!.dtype).toBe(dtype);
-      const rounded = importCheckpoint(whole).flatParams;
+      const rounded = importCheckpoint(whole).weights.flat();
 
       // A limit below the weights' size: shards of at most that many bytes, each tensor in one of them.
       const limit = 4000;
@@ -160,7 +160,7 @@ describe('exportCheckpoint / importCheckpoint', () => {
       }
       expect(index.metadata.total_size).toBe(total);
       const back = importCheckpoint(files);
-      expect(bits(back.flatParams)).toEqual(bits(rounded));
+      expect(bits(back.weights.flat())).toEqual(bits(rounded));
       // The optimizer state stays F32 whatever the weights' dtype.
       expect(bits(back.optimizer!.m)).toEqual(bits(m));
     }
@@ -206,7 +206,7 @@ describe('exportCheckpoint / importCheckpoint', () => {
     sharded.set('model-00001-of-00002.safetensors', serializeSafetensors(shardA));
     sharded.set('model-00002-of-00002.safetensors', serializeSafetensors(shardB));
     sharded.set('model.safetensors.index.json', enc.encode(JSON.stringify({ metadata: {}, weight_map: weightMap })));
-    expect(bits(importCheckpoint(sharded).flatParams)).toEqual(bits(flat));
+    expect(bits(importCheckpoint(sharded).weights.flat())).toEqual(bits(flat));
 
     const missingShard = new Map(sharded);
     missingShard.delete('model-00002-of-00002.safetensors');
@@ -226,7 +226,7 @@ describe('exportCheckpoint / importCheckpoint', () => {
       { name: 'model.layers.0.self_attn.rotary_emb.inv_freq', shape: [2], data: new Float32Array([1, 0.01]) },
       { name: 'lm_head.weight', shape: [40, 16], data: new Float32Array(640) },
     ]);
-    expect(bits(importCheckpoint(files).flatParams)).toEqual(bits(flat));
+    expect(bits(importCheckpoint(files).weights.flat())).toEqual(bits(flat));
   });
 });
 

@@ -5,7 +5,7 @@
  */
 import { flatParamSize, headDim, paramSpecs, validateConfig, type LlamaConfig, type ParamSpec, type RopeScaling } from './config';
 import { importPeftAdapter, loraSize, loraSpecs, peftAdapterFiles, type LoraConfig } from './lora';
-import { DTYPE_BYTES, parseSafetensors, serializeSafetensors, type SafetensorsDtype, type SafetensorsTensor, type TensorToWrite } from './safetensors';
+import { DTYPE_BYTES, indexSafetensors, serializeSafetensors, type IndexedTensor, type SafetensorsDtype, type TensorToWrite } from './safetensors';
 
 export interface OptimizerState {
   /** Adam first and second moments, laid out like the flat buffer that trains (the model's, or its adapter's). */
@@ -73,13 +73,26 @@ function weightFiles(weights: TensorToWrite[], dtype: SafetensorsDtype, maxShard
 
 export interface ImportedCheckpoint {
   config: LlamaConfig;
-  flatParams: Float32Array;
+  /** The weights, decoded one tensor at a time as they are read (see Transformer.load). */
+  weights: CheckpointWeights;
   tokenizerJson?: string;
   tokenizerConfigJson?: string;
   optimizer?: OptimizerState;
   runState?: unknown;
   /** The LoRA adapter the weights were merged with, to train on from the unmerged base. */
   lora?: CheckpointAdapter;
+}
+
+/** A checkpoint's weights, checked whole at import, read tensor by tensor. */
+export interface CheckpointWeights {
+  /** The weight files in the order their tensors load, with the bytes of the model's tensors in each. */
+  shards: { file: string; bytes: number }[];
+  /** The file a parameter is stored in, and its bytes there. */
+  where(name: string): { file: string; bytes: number };
+  /** A parameter's values (decoded now, nothing kept). */
+  read(name: string): Float32Array;
+  /** Every parameter in one flat array, laid out as paramSpecs (small models and tests). */
+  flat(): Float32Array;
 }
 
 const SUPPORTED_MODEL_TYPES = ['llama', 'qwen2', 'mistral'] as const;
@@ -381,7 +394,7 @@ function checkOProjBias(config: LlamaConfig, name: string, t: LocatedTensor): bo
   if (!sameShape(t.tensor.shape, shape)) {
     throw new Error(`${t.file}: tensor "${name}" has shape ${fmtShape(t.tensor.shape)} but config.json implies ${fmtShape(shape)}`);
   }
-  if (t.tensor.data.some((v) => v !== 0)) {
+  if (t.tensor.decode().some((v) => v !== 0)) {
     throw new Error(`${t.file}: tensor "${name}" is not zero; o_proj biases are not supported (only q/k/v biases)`);
   }
   return true;
@@ -394,7 +407,7 @@ function isIgnorableTensor(name: string): boolean {
 
 interface LocatedTensor {
   file: string;
-  tensor: SafetensorsTensor;
+  tensor: IndexedTensor;
 }
 
 function readWeightFiles(files: Map<string, Uint8Array>): { tensors: Map<string, LocatedTensor>; where: string } {
@@ -425,7 +438,7 @@ function readWeightFiles(files: Map<string, Uint8Array>): { tensors: Map<string,
   for (const file of shardNames) {
     let parsed;
     try {
-      parsed = parseSafetensors(files.get(file)!);
+      parsed = indexSafetensors(files.get(file)!);
     } catch (e) {
       throw new Error(`${file}: ${(e as Error).message}`);
     }
@@ -478,8 +491,9 @@ function checkTensorSet(
         `${t.file}: tensor "${name}" has shape ${fmtShape(t.tensor.shape)} but config.json implies ${fmtShape(s.shape)}`,
       );
     }
-    const bad = firstNonFinite(t.tensor.data);
-    if (bad >= 0) throw new Error(`${t.file}: tensor "${name}" has a non-finite value (${t.tensor.data[bad]}) at element ${bad}`);
+    const data = t.tensor.decode();
+    const bad = firstNonFinite(data);
+    if (bad >= 0) throw new Error(`${t.file}: tensor "${name}" has a non-finite value (${data[bad]}) at element ${bad}`);
   }
   const expected = new Set(specs.map((s) => prefix + s.name));
   for (const [name, t] of tensors) {
@@ -491,7 +505,7 @@ function checkTensorSet(
 
 function copyToFlat(specs: ParamSpec[], tensors: Map<string, LocatedTensor>, prefix: string, size: number): Float32Array {
   const flat = new Float32Array(size);
-  for (const s of specs) flat.set(tensors.get(prefix + s.name)!.tensor.data, s.offset);
+  for (const s of specs) flat.set(tensors.get(prefix + s.name)!.tensor.decode(), s.offset);
   return flat;
 }
 
@@ -548,7 +562,7 @@ export function importCheckpoint(files: Map<string, Uint8Array>): ImportedCheckp
   if (optBytes) {
     let parsed;
     try {
-      parsed = parseSafetensors(optBytes);
+      parsed = indexSafetensors(optBytes);
     } catch (e) {
       throw new Error(`optimizer.safetensors: ${(e as Error).message}`);
     }
@@ -570,7 +584,25 @@ export function importCheckpoint(files: Map<string, Uint8Array>): ImportedCheckp
   const tokenizerJson = files.has('tokenizer.json') ? dec.decode(files.get('tokenizer.json')!) : undefined;
   const tokenizerConfigJson = files.has('tokenizer_config.json') ? dec.decode(files.get('tokenizer_config.json')!) : undefined;
 
-  const result: ImportedCheckpoint = { config, flatParams: copyToFlat(specs, weights, '', size) };
+  const located = (name: string): LocatedTensor => {
+    const t = weights.get(name);
+    if (!t || !specs.some((s) => s.name === name)) throw new Error(`no parameter "${name}" in this checkpoint`);
+    return t;
+  };
+  const shardBytes = new Map<string, number>();
+  for (const s of specs) {
+    const t = weights.get(s.name)!;
+    shardBytes.set(t.file, (shardBytes.get(t.file) ?? 0) + t.tensor.bytes);
+  }
+  const result: ImportedCheckpoint = {
+    config,
+    weights: {
+      shards: [...shardBytes].map(([file, bytes]) => ({ file, bytes })),
+      where: (name) => ({ file: located(name).file, bytes: located(name).tensor.bytes }),
+      read: (name) => located(name).tensor.decode(),
+      flat: () => copyToFlat(specs, weights, '', size),
+    },
+  };
   if (tokenizerJson !== undefined) result.tokenizerJson = tokenizerJson;
   if (tokenizerConfigJson !== undefined) result.tokenizerConfigJson = tokenizerConfigJson;
   if (optimizerTensors) {

@@ -234,7 +234,7 @@ describe("PEFT's own files (fixtures/peft-tiny, written by scripts/fixtures/make
     const { lora, flat } = importPeftAdapter(base.config, adapterFiles);
     expect(lora).toEqual({ rank: 4, alpha: 6, targets: ['q_proj', 'v_proj', 'up_proj', 'down_proj'] });
     const rt = await testRuntime();
-    const model = Transformer.fromFlat(rt, base.config, base.flatParams);
+    const model = Transformer.fromFlat(rt, base.config, base.weights.flat());
     model.enableLora(lora, flat);
     const logits = await rt.read(model.forward({ B: expected.B, T: expected.T, tokens: expected.tokens }));
     assertClose('logits vs PeftModel', logits, expected.logits, base.config.vocab_size, 1e-4);

@@ -14,6 +14,8 @@ export interface MemoryEstimate {
   total: number;
   /** The largest single buffer (must fit maxStorageBufferBindingSize). */
   largestBuffer: number;
+  /** The largest activation buffer alone (the logits, usually). */
+  largestActivation: number;
 }
 
 /** How the model trains: in full (default), or a LoRA adapter on the frozen base. */
@@ -56,7 +58,10 @@ export function memoryEstimate(c: LlamaConfig, B: number, T: number, mode: Train
     adamMoments: 2 * trainable * 4,
     activations: acts.total * 4,
     total: 0,
-    largestBuffer: Math.max(P * 4, acts.largest * 4),
+    // Trained in full, the weights, gradients and moments are each one flat buffer; a frozen base
+    // is split across buffers a layer at a time (see paramChunks).
+    largestBuffer: Math.max(lora ? largestUnit(c) * 4 : P * 4, acts.largest * 4),
+    largestActivation: acts.largest * 4,
   };
   est.total = est.weights + est.gradients + est.adamMoments + est.activations;
   return est;
@@ -64,20 +69,77 @@ export function memoryEstimate(c: LlamaConfig, B: number, T: number, mode: Train
 
 const MiB = (n: number) => `${(n / 2 ** 20).toFixed(1)} MiB`;
 
-/** Refuses, with the numbers, a configuration the adapter cannot hold. */
-export function checkFits(c: LlamaConfig, B: number, T: number, maxBinding: number): MemoryEstimate {
-  const est = memoryEstimate(c, B, T);
+/** Refuses, with the numbers, training this configuration at B×T in `mode` where the adapter cannot hold it. */
+export function checkFits(c: LlamaConfig, B: number, T: number, maxBinding: number, mode: TrainingMode = {}): MemoryEstimate {
+  const est = memoryEstimate(c, B, T, mode);
   if (est.largestBuffer > maxBinding) {
     throw new Error(
       `model does not fit this GPU: its largest buffer needs ${MiB(est.largestBuffer)} but the adapter binds at most ` +
         `${MiB(maxBinding)} (weights ${MiB(est.weights)}, activations ${MiB(est.activations)} at batch ${B}×${T}); ` +
-        'use a smaller preset, batch or sequence length',
+        (mode.lora ? 'use a smaller batch or sequence length' : 'train a LoRA adapter instead, or use a smaller preset, batch or sequence length'),
     );
   }
+  return checkContext(c, T, est);
+}
+
+/** Refuses, with the numbers, activations for B×T the adapter cannot bind (the weights are placed at load). */
+export function checkActivationsFit(c: LlamaConfig, B: number, T: number, maxBinding: number, lora: LoraConfig | null): MemoryEstimate {
+  const est = memoryEstimate(c, B, T, { lora });
+  if (est.largestActivation > maxBinding) {
+    throw new Error(
+      `batch ${B}×${T} does not fit this GPU: its largest activation (the logits, ${B * T} × ${c.vocab_size}) needs ` +
+        `${MiB(est.largestActivation)} but the adapter binds at most ${MiB(maxBinding)}; use a smaller batch or sequence length`,
+    );
+  }
+  return checkContext(c, T, est);
+}
+
+function checkContext(c: LlamaConfig, T: number, est: MemoryEstimate): MemoryEstimate {
   if (T > c.max_position_embeddings) {
     throw new Error(`sequence length ${T} exceeds max_position_embeddings ${c.max_position_embeddings}`);
   }
   return est;
+}
+
+/**
+ * The parameter layout cut into runs that each fit `maxElements` (one GPU buffer), never
+ * inside a unit: the embedding, a decoder layer (its fused q|k|v and gate|up blocks stay
+ * together), the final norm, the LM head. Returns each run's first flat offset; refuses, with
+ * the numbers, a unit larger than a buffer.
+ */
+export function paramChunks(c: LlamaConfig, maxElements: number): number[] {
+  const starts = [0];
+  let used = 0;
+  for (const unit of paramUnits(c)) {
+    if (unit.size > maxElements) {
+      throw new Error(
+        `model does not fit this GPU: ${unit.name} holds ${MiB(unit.size * 4)} of weights but the adapter binds at most ${MiB(maxElements * 4)} per buffer`,
+      );
+    }
+    if (used > 0 && used + unit.size > maxElements) {
+      starts.push(unit.offset);
+      used = 0;
+    }
+    used += unit.size;
+  }
+  return starts;
+}
+
+/** Runs of the flat layout that must share a buffer. */
+function paramUnits(c: LlamaConfig): { name: string; offset: number; size: number }[] {
+  const units: { name: string; offset: number; size: number }[] = [];
+  for (const s of paramSpecs(c)) {
+    const layer = /^model\.layers\.(\d+)\./.exec(s.name);
+    const name = layer ? `layer ${layer[1]}` : s.name;
+    const last = units[units.length - 1];
+    if (last && last.name === name) last.size += s.size;
+    else units.push({ name, offset: s.offset, size: s.size });
+  }
+  return units;
+}
+
+function largestUnit(c: LlamaConfig): number {
+  return Math.max(...paramUnits(c).map((u) => u.size));
 }
 
 

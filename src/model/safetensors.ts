@@ -20,6 +20,20 @@ export interface ParsedSafetensors {
   metadata: Record<string, string>;
 }
 
+/** A tensor of a checked file, decoded only when asked (each call decodes afresh; nothing is kept). */
+export interface IndexedTensor {
+  dtype: SafetensorsDtype;
+  shape: number[];
+  /** Its bytes in the file. */
+  bytes: number;
+  decode(): Float32Array;
+}
+
+export interface IndexedSafetensors {
+  tensors: Map<string, IndexedTensor>;
+  metadata: Record<string, string>;
+}
+
 export interface TensorToWrite {
   name: string;
   shape: number[];
@@ -53,7 +67,18 @@ interface PlannedTensor {
   end: number;
 }
 
+/** Every tensor of the file, decoded to float32. */
 export function parseSafetensors(bytes: Uint8Array): ParsedSafetensors {
+  const { tensors, metadata } = indexSafetensors(bytes);
+  return { tensors: new Map([...tensors].map(([name, t]) => [name, { dtype: t.dtype, shape: t.shape, data: t.decode() }])), metadata };
+}
+
+/**
+ * The file's header checked whole (dtypes, shapes, offsets within the data, no overlaps) and
+ * its tensors ready to decode one at a time: a large checkpoint never needs its float32 copy
+ * in memory all at once.
+ */
+export function indexSafetensors(bytes: Uint8Array): IndexedSafetensors {
   if (bytes.byteLength < 8) {
     fail(`file is ${bytes.byteLength} bytes, shorter than the 8-byte header length prefix`);
   }
@@ -143,10 +168,10 @@ export function parseSafetensors(bytes: Uint8Array): ParsedSafetensors {
     if (!furthest || cur.end > furthest.end) furthest = cur;
   }
 
-  const tensors = new Map<string, SafetensorsTensor>();
+  const tensors = new Map<string, IndexedTensor>();
   for (const p of planned) {
     const raw = bytes.subarray(dataStart + p.begin, dataStart + p.end);
-    tensors.set(p.name, { dtype: p.dtype, shape: p.shape, data: decode(p.dtype, raw) });
+    tensors.set(p.name, { dtype: p.dtype, shape: p.shape, bytes: raw.byteLength, decode: () => decode(p.dtype, raw) });
   }
   return { tensors, metadata };
 }

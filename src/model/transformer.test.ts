@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { testRuntime } from '../gpu/testing';
+import { ModelSession, type LoadProgress } from '../train/session';
 import { exportCheckpoint, importCheckpoint } from './checkpoint';
-import { PRESETS } from './config';
+import { flatParamSize, PRESETS } from './config';
+import { Decoder } from './decoder';
+import { initialLora } from './lora';
 import { ByteTokenizer } from './tokenizer';
 import { initialParams, Transformer } from './transformer';
 
@@ -20,7 +23,7 @@ describe('transformer checkpoints', () => {
     });
     const loaded = importCheckpoint(files);
     expect(loaded.config).toEqual(config);
-    const copy = Transformer.fromFlat(rt, loaded.config, loaded.flatParams);
+    const copy = Transformer.fromFlat(rt, loaded.config, loaded.weights.flat());
     const after = await rt.read(copy.forward(batch));
     expect(Buffer.from(after.buffer).equals(Buffer.from(before.buffer))).toBe(true);
     expect(loaded.optimizer?.step).toBe(17);
@@ -44,5 +47,61 @@ describe('transformer checkpoints', () => {
     expect(() => model.forward({ B: 1, T: 2, tokens: [1, 2], positions: [0, 256] })).toThrow(/max_position_embeddings/);
     expect(() => model.forward({ B: 1, T: 3, tokens: [1, 2] })).toThrow(/expected B·T = 3/);
     model.destroy();
+  });
+
+  it('weights beyond one buffer are split a layer at a time: same logits, generation and LoRA gradients; full training refused', async () => {
+    const rt = await testRuntime();
+    const config = { ...PRESETS.tiny, num_hidden_layers: 3 };
+    const flat = initialParams(config, 5);
+    const whole = Transformer.fromFlat(rt, config, flat);
+    // A buffer that holds about one layer: the embedding, layers and final norm spread over several.
+    const split = Transformer.fromFlat(rt, config, flat, { maxBufferBytes: 4 * 300_000 });
+    expect(split.base.buffers.length).toBeGreaterThan(2);
+    expect(await split.readParams()).toEqual(flat);
+    const batch = { B: 2, T: 9, tokens: Array.from({ length: 18 }, (_, i) => (i * 37) % 260), targets: Array.from({ length: 18 }, (_, i) => (i * 11) % 260), weights: new Array<number>(18).fill(1 / 18) };
+    expect(await rt.read(split.forward(batch))).toEqual(await rt.read(whole.forward(batch)));
+    const lora = { rank: 4, alpha: 8, targets: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] as const };
+    const adapter = initialLora(config, { ...lora, targets: [...lora.targets] }, 2).map((v, i) => v + (i % 7) * 1e-3);
+    const grads: Float32Array[] = [];
+    for (const m of [whole, split]) {
+      m.enableLora({ ...lora, targets: [...lora.targets] }, adapter);
+      m.zeroGrad();
+      m.forwardLoss(batch);
+      m.backward();
+      grads.push(await rt.read(m.grads));
+    }
+    expect(grads[1]).toEqual(grads[0]);
+    const decode = async (m: Transformer) => {
+      const d = new Decoder(m, 2, 8);
+      const out = await rt.read(d.prefill([[1, 2, 3], [4, 5]]));
+      d.destroy();
+      return out;
+    };
+    expect(await decode(split)).toEqual(await decode(whole));
+    split.disableLora();
+    expect(() => split.grads).toThrow(/span \d+ GPU buffers .* not train in full here/);
+    expect(() => Transformer.fromFlat(rt, config, flat, { maxBufferBytes: 4 * 100_000 })).toThrow(/layer 0 holds [\d.]+ MiB of weights but the adapter binds at most 0\.4 MiB per buffer/);
+    whole.destroy();
+    split.destroy();
+  });
+
+  it('a checkpoint loads tensor by tensor, reporting each shard as it fills', async () => {
+    const rt = await testRuntime();
+    const config = { ...PRESETS.tiny, num_hidden_layers: 2 };
+    const flat = initialParams(config, 9);
+    const files = exportCheckpoint(config, flat, new ByteTokenizer().files(), { maxShardBytes: 1_500_000 });
+    const progress: LoadProgress[] = [];
+    const session = ModelSession.create(rt, { kind: 'checkpoint', checkpoint: importCheckpoint(files), name: 'sharded', onProgress: (p) => progress.push(p) });
+    expect(await session.model.readParams()).toEqual(flat);
+    const shards = progress[0]!.shards;
+    expect(shards).toBeGreaterThan(1);
+    for (let k = 1; k <= shards; k++) {
+      const mine = progress.filter((p) => p.shard === k);
+      expect(mine.length).toBeGreaterThan(0);
+      expect(mine.every((p, i) => i === 0 || p.bytes > mine[i - 1]!.bytes)).toBe(true);
+      expect(mine[mine.length - 1]!.bytes).toBe(mine[0]!.total);
+    }
+    expect(progress.reduce((n, p, i) => (i === progress.length - 1 || progress[i + 1]!.file !== p.file ? n + p.total : n), 0)).toBe(4 * flatParamSize(config));
+    session.destroy();
   });
 });

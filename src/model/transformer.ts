@@ -6,7 +6,7 @@ import type { Runtime } from '../gpu/runtime';
 import { view, type DType, type Tensor } from '../gpu/tensor';
 import { normal, rng } from '../util/random';
 import { flatParamSize, headDim, paramSpecs, ropeInvFreq, validateConfig, type LlamaConfig, type ParamSpec } from './config';
-import { checkFits } from './memory';
+import { checkActivationsFit, paramChunks } from './memory';
 import { loraName, loraScale, loraSpecs, orderedTargets, targetGeometry, targetWeightName, type LoraConfig, type LoraTarget } from './lora';
 import { attentionBackward, attentionForward, MAX_HEAD_DIM, type AttentionShape } from './kernels/attention';
 import { embeddingBackward, embeddingForward, tokenIndex } from './kernels/embedding';
@@ -83,18 +83,44 @@ export function actsRows(a: LayerActs, n: number): LayerActs {
   return out;
 }
 
-/** Parameters in one flat buffer with named views, and their gradients once asked for. */
+/**
+ * Parameters in the flat layout of their specs, held in one GPU buffer or, beyond what one
+ * buffer binds, in consecutive runs of it (`starts`: each buffer's first flat offset), with
+ * named views; and their gradients once asked for (one flat buffer: training needs it whole).
+ */
 export class ParamSet {
   private readonly views = new Map<string, Tensor>();
   private gradBuffer: Tensor<'f32'> | null = null;
   private readonly gradViews = new Map<string, Tensor>();
+  /** Elements in all. */
+  readonly size: number;
 
   constructor(
     private readonly rt: Runtime,
     readonly specs: ParamSpec[],
-    readonly params: Tensor<'f32'>,
+    readonly buffers: readonly Tensor<'f32'>[],
+    private readonly starts: readonly number[] = [0],
   ) {
-    for (const s of specs) this.views.set(s.name, view(params, s.shape, s.offset));
+    this.size = specs.reduce((n, s) => n + s.size, 0);
+    for (const s of specs) this.views.set(s.name, this.at(s.offset, s.shape));
+  }
+
+  /** A view of `shape` at a flat offset (it must lie within one buffer). */
+  at(offset: number, shape: readonly number[]): Tensor {
+    let k = this.starts.length - 1;
+    while (this.starts[k]! > offset) k--;
+    return view(this.buffers[k]!, shape, offset - this.starts[k]!);
+  }
+
+  /** The parameters as one flat buffer, where they fit in one. */
+  get params(): Tensor<'f32'> {
+    if (this.buffers.length > 1) {
+      throw new Error(
+        `the model's ${(this.size / 1e6).toFixed(1)} M parameters span ${this.buffers.length} GPU buffers (more than one binds): ` +
+          'it can generate and train a LoRA adapter, but not train in full here',
+      );
+    }
+    return this.buffers[0]!;
   }
 
   param(name: string): Tensor {
@@ -110,7 +136,8 @@ export class ParamSet {
   /** The flat gradient buffer (allocated, zeroed, on first use). */
   get grads(): Tensor<'f32'> {
     if (!this.gradBuffer) {
-      this.gradBuffer = this.rt.empty([this.params.size], 'f32', 'grads');
+      void this.params;
+      this.gradBuffer = this.rt.empty([this.size], 'f32', 'grads');
       for (const s of this.specs) this.gradViews.set(s.name, view(this.gradBuffer, s.shape, s.offset));
       fill(this.rt, this.gradBuffer, 0);
     }
@@ -124,6 +151,13 @@ export class ParamSet {
     return t;
   }
 
+  /** The parameters as one flat host array. */
+  async read(): Promise<Float32Array> {
+    const flat = new Float32Array(this.size);
+    for (let k = 0; k < this.buffers.length; k++) flat.set(await this.rt.read(this.buffers[k]!), this.starts[k]!);
+    return flat;
+  }
+
   /** Gives the gradient buffer back (a set that no longer trains). */
   dropGrads(): void {
     if (this.gradBuffer) this.rt.release(this.gradBuffer);
@@ -133,7 +167,7 @@ export class ParamSet {
 
   destroy(): void {
     this.dropGrads();
-    this.rt.release(this.params);
+    this.rt.release(...this.buffers);
   }
 }
 
@@ -169,31 +203,71 @@ export class Transformer {
   private constructor(
     readonly rt: Runtime,
     readonly config: LlamaConfig,
-    params: Tensor<'f32'>,
+    base: ParamSet,
+    rope: RopeTables,
   ) {
-    this.base = new ParamSet(rt, paramSpecs(config), params);
-    const hd = headDim(config);
-    if (hd > MAX_HEAD_DIM) throw new Error(`head_dim ${hd} exceeds the attention kernel's limit of ${MAX_HEAD_DIM}`);
+    this.base = base;
+    this.rope = rope;
+  }
+
+  /**
+   * A model whose weights come from `read`, one tensor at a time straight into GPU memory (a
+   * large checkpoint never needs its float32 copy whole in memory); `onTensor` follows each
+   * upload. Weights beyond what one buffer binds are split across buffers a layer at a time;
+   * every limit is checked, and refused with the numbers, before anything is allocated.
+   */
+  static load(
+    rt: Runtime,
+    config: LlamaConfig,
+    read: (spec: ParamSpec) => Float32Array,
+    options: { onTensor?: (spec: ParamSpec) => void; maxBufferBytes?: number } = {},
+  ): Transformer {
+    const starts = Transformer.placement(rt, config, options.maxBufferBytes);
+    const specs = paramSpecs(config);
+    const size = flatParamSize(config);
+    const buffers = starts.map((start, k) => rt.empty([(starts[k + 1] ?? size) - start], 'f32', `params.${k}`));
+    const base = new ParamSet(rt, specs, buffers, starts);
+    for (const s of specs) {
+      const data = read(s);
+      if (data.length !== s.size) throw new Error(`${s.name}: ${data.length} values for a tensor of ${s.size}`);
+      rt.write(base.param(s.name), data);
+      options.onTensor?.(s);
+    }
     const tables = ropeTables(ropeInvFreq(config), config.max_position_embeddings);
-    this.rope = {
+    const rope = {
       cos: rt.upload(tables.cos, [tables.cos.length]),
       sin: rt.upload(tables.sin, [tables.sin.length]),
       maxPos: config.max_position_embeddings,
     };
+    return new Transformer(rt, config, base, rope);
+  }
+
+  /**
+   * Where a model's weights would go (each buffer's first flat offset); refuses, with the
+   * numbers, one this device cannot hold. Pure: nothing is allocated.
+   */
+  static placement(rt: Runtime, config: LlamaConfig, maxBufferBytes?: number): number[] {
+    validateConfig(config);
+    const hd = headDim(config);
+    if (hd > MAX_HEAD_DIM) throw new Error(`head_dim ${hd} exceeds the attention kernel's limit of ${MAX_HEAD_DIM}`);
+    const { limits } = rt.ctx;
+    return paramChunks(config, Math.floor((maxBufferBytes ?? Math.min(limits.maxStorageBufferBindingSize, limits.maxBufferSize)) / 4));
   }
 
   /** A model with the given flat parameters (e.g. from a checkpoint). */
-  static fromFlat(rt: Runtime, config: LlamaConfig, flat: Float32Array): Transformer {
-    validateConfig(config);
+  static fromFlat(rt: Runtime, config: LlamaConfig, flat: Float32Array, options: { maxBufferBytes?: number } = {}): Transformer {
     const size = flatParamSize(config);
     if (flat.length !== size) throw new Error(`flat parameters hold ${flat.length} values; the config needs ${size}`);
-    checkFits(config, 1, 1, rt.ctx.limits.maxStorageBufferBindingSize);
-    return new Transformer(rt, config, rt.upload(flat, [size]));
+    return Transformer.load(rt, config, (s) => flat.subarray(s.offset, s.offset + s.size), options);
   }
 
   /** Fresh weights: N(0, 0.02), residual projections scaled by 1/√(2L), norms at 1. */
   static init(rt: Runtime, config: LlamaConfig, seed: number): Transformer {
     return Transformer.fromFlat(rt, config, initialParams(config, seed));
+  }
+
+  param(name: string): Tensor {
+    return this.adapter?.set.has(name) ? this.adapter.set.param(name) : this.base.param(name);
   }
 
   /** The base model's parameter layout (HF names, flat offsets). */
@@ -214,10 +288,6 @@ export class Transformer {
   /** The adapter's configuration, or null when the whole model trains. */
   get lora(): LoraConfig | null {
     return this.adapter?.config ?? null;
-  }
-
-  param(name: string): Tensor {
-    return this.adapter?.set.has(name) ? this.adapter.set.param(name) : this.base.param(name);
   }
 
   /** The trainable parameters' flat gradient buffer (allocated, zeroed, on first use; zeroGrad clears it). */
@@ -244,7 +314,7 @@ export class Transformer {
     this.base.dropGrads();
     this.ws?.destroy();
     this.ws = null;
-    this.adapter = { config: { ...config, targets: orderedTargets(config) }, scale: loraScale(config), set: new ParamSet(this.rt, specs, this.rt.upload(flat, [size])) };
+    this.adapter = { config: { ...config, targets: orderedTargets(config) }, scale: loraScale(config), set: new ParamSet(this.rt, specs, [this.rt.upload(flat, [size])]) };
     if (options.merged) this.subtractAdapterFromBase();
   }
 
@@ -304,7 +374,7 @@ export class Transformer {
   private block(first: string, shape: number[], grads = false): Tensor {
     const spec = this.specs.find((s) => s.name === first);
     if (!spec) throw new Error(`no parameter "${first}"`);
-    return view(grads ? this.base.grads : this.params, shape, spec.offset);
+    return grads ? view(this.base.grads, shape, spec.offset) : this.base.at(spec.offset, shape);
   }
 
   zeroGrad(): void {
@@ -314,7 +384,7 @@ export class Transformer {
   private workspace(B: number, T: number): Workspace {
     if (this.ws && this.ws.B === B && this.ws.T === T) return this.ws;
     this.ws?.destroy();
-    checkFits(this.config, B, T, this.rt.ctx.limits.maxStorageBufferBindingSize);
+    checkActivationsFit(this.config, B, T, this.rt.ctx.limits.maxStorageBufferBindingSize, this.adapter?.config ?? null);
     this.ws = new Workspace(this.rt, this.config, B, T, this.adapter?.config ?? null);
     return this.ws;
   }
@@ -577,7 +647,7 @@ export class Transformer {
 
   /** The parameters as a flat host array (for checkpoints). */
   async readParams(): Promise<Float32Array> {
-    return this.rt.read(this.params);
+    return this.base.read();
   }
 
   destroy(): void {

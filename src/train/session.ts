@@ -18,7 +18,18 @@ import { checkSftSettings, type SftSettings } from './sftSettings';
 
 export type ModelSource =
   | { kind: 'preset'; preset: PresetName; seed: number }
-  | { kind: 'checkpoint'; checkpoint: ImportedCheckpoint; name: string };
+  | { kind: 'checkpoint'; checkpoint: ImportedCheckpoint; name: string; onProgress?: (p: LoadProgress) => void };
+
+/** How far loading a checkpoint's weights has come, in the shard being read. */
+export interface LoadProgress {
+  file: string;
+  /** 1-based, of `shards`. */
+  shard: number;
+  shards: number;
+  /** Bytes of the shard loaded so far, of `total`. */
+  bytes: number;
+  total: number;
+}
 
 /** Tokens per second over completed steps, leaving out the first (it compiles pipelines and tunes matmuls). */
 export class RateMeter {
@@ -72,10 +83,16 @@ export class ModelSession {
     this.pendingOptimizer = optimizer;
   }
 
-  static create(rt: Runtime, source: ModelSource): ModelSession {
+  /**
+   * A session on the source's model. `beforeLoad` runs once everything is checked (config,
+   * tokenizer, the device's buffer limits), right before the weights are allocated.
+   */
+  static create(rt: Runtime, source: ModelSource, beforeLoad?: () => void): ModelSession {
     if (source.kind === 'preset') {
       const config = PRESETS[source.preset];
       if (!config) throw new Error(`unknown preset "${String(source.preset)}" (${Object.keys(PRESETS).join(', ')})`);
+      Transformer.placement(rt, config);
+      beforeLoad?.();
       return new ModelSession(Transformer.init(rt, config, source.seed), new ByteTokenizer(), source.preset, undefined);
     }
     const c = source.checkpoint;
@@ -83,7 +100,18 @@ export class ModelSession {
     if (tokenizer.vocabSize > c.config.vocab_size) {
       throw new Error(`${source.name}: the tokenizer has ${tokenizer.vocabSize} tokens but the model only ${c.config.vocab_size}`);
     }
-    const model = Transformer.fromFlat(rt, c.config, c.flatParams);
+    Transformer.placement(rt, c.config);
+    beforeLoad?.();
+    const shards = c.weights.shards;
+    const done = new Map<string, number>();
+    const model = Transformer.load(rt, c.config, (spec) => c.weights.read(spec.name), {
+      onTensor: (spec) => {
+        const { file, bytes } = c.weights.where(spec.name);
+        done.set(file, (done.get(file) ?? 0) + bytes);
+        const shard = shards.findIndex((sh) => sh.file === file);
+        source.onProgress?.({ file, shard: shard + 1, shards: shards.length, bytes: done.get(file)!, total: shards[shard]!.bytes });
+      },
+    });
     // A LoRA checkpoint's weights are merged: training goes on from the base it was merged into.
     if (c.lora) model.enableLora(c.lora.config, c.lora.flat, { merged: true });
     return new ModelSession(model, tokenizer, source.name, c.optimizer);

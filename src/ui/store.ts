@@ -3,6 +3,7 @@ import { proxy } from 'comlink';
 import type {
   CheckpointFile,
   DeviceReport,
+  LoadProgress,
   LoraConfig,
   GenerateOptions,
   GenerateProgress,
@@ -56,6 +57,8 @@ export interface SftSlice {
   model: ModelSummary | null;
   /** What the model controls are doing: loading a preset, importing, exporting. */
   modelBusy: string | null;
+  /** How far an import's weights have reached the GPU, shard by shard. */
+  modelLoad: LoadProgress | null;
   modelError: string | null;
   sftStatus: Status;
   sftSteps: SftStepReport[];
@@ -180,6 +183,7 @@ const sftSlice: StateCreator<LabState, [], [], SftSlice> = (set, get) => {
     seedsError: null,
     model: null,
     modelBusy: null,
+    modelLoad: null,
     modelError: null,
     sftStatus: 'idle',
     sftSteps: [],
@@ -220,7 +224,12 @@ const sftSlice: StateCreator<LabState, [], [], SftSlice> = (set, get) => {
       modelAction('importing', async () => {
         const staged = await callEngine((e) => e.stageFiles(toPicked(picked)));
         const name = as ?? staged.name;
-        set({ model: await callEngine((e) => e.importCheckpoint(name, null)), sftSteps: [], sftResult: null, exported: null });
+        const onProgress = proxy((p: LoadProgress) => set({ modelLoad: p }));
+        try {
+          set({ model: await callEngine((e) => e.importCheckpoint(name, null, onProgress)), sftSteps: [], sftResult: null, exported: null });
+        } finally {
+          set({ modelLoad: null });
+        }
       }),
     async runSft(settings) {
       if (!get().seeds?.pairs) {

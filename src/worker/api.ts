@@ -7,11 +7,12 @@ import type { Format, Problem } from '../data/problem';
 import type { BankEvent } from '../sage/bank';
 import type { MethodName } from '../sage/config';
 import type { RunEvent, RunSettings, RunState } from '../sage/run';
+import type { LoadProgress } from '../train/session';
 import type { SftPair } from '../train/sft';
 import type { SftSettings } from '../train/sftSettings';
 import type { AutosaveInfo } from './autosave';
 
-export type { AutosaveInfo, BankEvent, GenerateOptions, GenerateProgress, GenerateResult, LoraConfig, MethodName, PresetName, Problem, RunEvent, RunState, SftPair, SftSettings };
+export type { AutosaveInfo, BankEvent, GenerateOptions, GenerateProgress, GenerateResult, LoadProgress, LoraConfig, MethodName, PresetName, Problem, RunEvent, RunState, SftPair, SftSettings };
 export interface DeviceReport {
   platform: string;
   adapter: { vendor: string; architecture: string; device: string; description: string };
@@ -169,9 +170,11 @@ export interface EngineApi {
   /**
    * Replaces the held model with a checkpoint folder's files (config.json, safetensors,
    * tokenizer, optional optimizer state); a bad checkpoint is refused with the reason and the
-   * held model is kept.
+   * held model is kept. The weights go to the GPU a tensor at a time, `onProgress` following
+   * each shard (at most every 100 ms); the held model is released first, so the two are never
+   * both in GPU memory.
    */
-  importCheckpoint(name: string, files: CheckpointFile[] | null): Promise<ModelSummary>;
+  importCheckpoint(name: string, files: CheckpointFile[] | null, onProgress?: (p: LoadProgress) => void): Promise<ModelSummary>;
   /**
    * Reads what the user picked (a folder's files or one .zip, unpacked here, off the page's
    * thread) and holds it for importCheckpoint(…, null) or resumeRun(null, …); returns its name

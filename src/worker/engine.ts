@@ -251,10 +251,18 @@ export function createEngine(platform: Platform): EngineApi {
       return { name: read.name, records: read.files.filter((f) => recordNames.includes(f.name)) };
     },
 
-    async importCheckpoint(name, files) {
+    async importCheckpoint(name, files, onProgress) {
       return exclusive('importing a checkpoint', async () => {
+        const r = await rt();
         const checkpoint = importCheckpoint(new Map(takeFiles(files).map((f) => [f.name, f.bytes])));
-        return replaceModel(ModelSession.create(await rt(), { kind: 'checkpoint', checkpoint, name }));
+        const stream = onProgress ? latestEvery(onProgress, STREAM_INTERVAL_MS) : null;
+        const next = ModelSession.create(r, { kind: 'checkpoint', checkpoint, name, onProgress: stream?.push }, () => {
+          // Every refusal came before this: the held model goes only now, so the two never share the GPU.
+          session?.destroy();
+          session = null;
+        });
+        stream?.flush();
+        return replaceModel(next);
       });
     },
 

@@ -70,8 +70,24 @@ export function ModelChoice() {
       </div>
       <LoraControls />
       {busy && <p className="status running">{busy} …</p>}
+      <LoadBar />
       {error && <p className="error-text">{error}</p>}
       <p className="muted small">A checkpoint (Hugging Face folder) needs no warm-up: importing one sets warm-up steps to 0.</p>
     </section>
+  );
+}
+
+/** The weights of an import reaching the GPU: one bar for the shard being read. */
+function LoadBar() {
+  const load = useLab((s) => s.modelLoad);
+  if (!load) return null;
+  const share = load.total > 0 ? load.bytes / load.total : 1;
+  return (
+    <div className="load-bar" data-testid="model-load">
+      <span className="small">
+        {load.file} ({load.shard} of {load.shards}) · {(load.bytes / 2 ** 20).toFixed(0)} of {(load.total / 2 ** 20).toFixed(0)} MiB
+      </span>
+      <progress max={1} value={share} />
+    </div>
   );
 }
