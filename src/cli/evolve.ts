@@ -166,7 +166,7 @@ async function main(o: Options): Promise<void> {
     warmup: warmupSft(session, o.seed),
     writeCheckpoint: (tag, files) => folder.writeCheckpoint(tag, files),
   });
-  console.log(`adapter ${rt.ctx.adapter.key} · ${(session.parameters / 1e6).toFixed(2)}M params · ${describeTraining(session, session.model.trainable.params.size)} · ${method.summary} · run folder ${out}`);
+  console.log(`adapter ${rt.ctx.adapter.key} · ${(session.parameters / 1e6).toFixed(2)}M params · ${describeTraining(session, session.model.trainable.size)} · ${method.summary} · run folder ${out}`);
   const started = Date.now();
   const firstStep = resumed?.state.step ?? 0;
   // Code problems are judged in Python sandboxes (separate processes, no network).

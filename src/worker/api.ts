@@ -76,6 +76,19 @@ export interface ModelSummary {
   optimizerStep: number;
   /** The LoRA adapter that trains on the frozen model, with its parameter count; null when the whole model trains. */
   lora: (LoraConfig & { trainable: number }) | null;
+  /** What training and generation would hold on the GPU, in bytes (see src/model/memory.ts). */
+  memory: {
+    /** Training batch × sequence the estimates are for. */
+    batch: number;
+    seqLen: number;
+    full: number;
+    /** With the held adapter, or rank 16 on every projection. */
+    lora: number;
+    /** The KV cache of the loop's widest generation (rows × positions). */
+    kvCache: number;
+    kvRows: number;
+    kvPositions: number;
+  };
 }
 
 /** A file the user picked or dropped, with its path in the chosen folder (or its name). */

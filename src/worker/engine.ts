@@ -5,7 +5,10 @@ import { matmul, matmulTuner } from '../gpu/ops/matmul';
 import { matmulRef, rowRelativeError } from '../gpu/reference';
 import { transfer } from 'comlink';
 import { importCheckpoint } from '../model/checkpoint';
-import { paramCount } from '../model/config';
+import { paramCount, type LlamaConfig } from '../model/config';
+import { DEFAULT_LORA, type LoraConfig } from '../model/lora';
+import { generationEstimate, memoryEstimate } from '../model/memory';
+import { DEFAULT_LOOP } from '../sage/loop';
 import { ByteTokenizer } from '../model/tokenizer';
 import { memorisationRun } from '../train/memorise';
 import { ModelSession, RateMeter } from '../train/session';
@@ -418,6 +421,26 @@ function summary(s: ModelSession): ModelSummary {
     chatTemplate: s.tokenizer.chatTemplate !== null,
     rope: c.rope_scaling?.rope_type ?? 'default',
     optimizerStep: s.optimizerStep,
-    lora: s.lora ? { ...s.lora, trainable: s.model.trainable.params.size } : null,
+    lora: s.lora ? { ...s.lora, trainable: s.model.trainable.size } : null,
+    memory: memorySummary(c, s.lora),
+  };
+}
+
+/** The loop's widest generation: every proposal's difficulty samples at once. */
+const LOOP_ROWS = DEFAULT_LOOP.proposals * DEFAULT_LOOP.difficultySamples;
+
+function memorySummary(c: LlamaConfig, lora: LoraConfig | null): ModelSummary['memory'] {
+  const batch = 8;
+  const seqLen = Math.min(512, c.max_position_embeddings);
+  const half = Math.floor(seqLen / 2);
+  const kv = generationEstimate(c, LOOP_ROWS, half, seqLen - half + 1);
+  return {
+    batch,
+    seqLen,
+    full: memoryEstimate(c, batch, seqLen).total,
+    lora: memoryEstimate(c, batch, seqLen, { lora: lora ?? DEFAULT_LORA }).total,
+    kvCache: kv.kvCache,
+    kvRows: LOOP_ROWS,
+    kvPositions: kv.slots,
   };
 }

@@ -4,6 +4,8 @@ import { isActive } from '../runView';
 import { LoraControls } from './LoraControls';
 import { useLab } from '../store';
 
+const size = (n: number) => (n >= 2 ** 30 ? `${(n / 2 ** 30).toFixed(2)} GiB` : `${(n / 2 ** 20).toFixed(0)} MiB`);
+
 /** A shipped checkpoint as the files a user would pick. */
 async function shippedFiles(name: string): Promise<File[]> {
   return Promise.all(
@@ -36,6 +38,13 @@ export function ModelChoice() {
           <div className="row"><dt>tokenizer</dt><dd>{model.tokenizer}, vocabulary {model.vocab}, context {model.context}</dd></div>
           <div className="row"><dt>prompts</dt><dd>{model.chatTemplate ? 'through the checkpoint’s chat template' : 'BOS, then the text'} · RoPE {model.rope}</dd></div>
           <div className="row"><dt>trained</dt><dd>{model.optimizerStep} optimizer steps</dd></div>
+          <div className="row" title="estimates: weights, gradients, AdamW moments and activations in f32; the KV cache of the loop's widest generation">
+            <dt>GPU memory</dt>
+            <dd data-testid="model-memory">
+              training at {model.memory.batch}×{model.memory.seqLen}: {size(model.memory.full)} in full, {size(model.memory.lora)} with LoRA · KV cache{' '}
+              {size(model.memory.kvCache)} ({model.memory.kvRows} rows × {model.memory.kvPositions} positions)
+            </dd>
+          </div>
         </dl>
       ) : (
         <p className="muted">None held yet: a run starts on the tiny preset from scratch, with the warm-up.</p>

@@ -1,0 +1,136 @@
+/**
+ * The engine on a model of real size, in Node on Dawn: a random checkpoint with SmolLM2-135M's
+ * exact configuration (scripts/fixtures/smollm2-135m.config.json), written as a Hub download
+ * is (BF16, sharded), then
+ *   - load: reading, checking and uploading it tensor by tensor, and the host memory it took;
+ *   - generation tokens/s at B = 1 and B = 32 (KV cache, GPU sampling, no early stop);
+ *   - LoRA SFT tokens/s (r 16 on every projection, the base frozen);
+ *   - one policy-gradient update of the loop on LoRA (16 rollouts), the loop's training half;
+ *   - the memory estimates in full and LoRA modes, and the KV cache at the loop's batch.
+ *
+ *   node --expose-gc --import tsx scripts/bench-real-model.ts [--new-tokens 16] [--out bench/results/real-model-DATE.json]
+ *
+ * SAGE_GPU=hardware uses a real GPU instead of SwiftShader. The first call of each shape
+ * compiles pipelines and tunes matmuls; every figure is taken on a later call.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { isMain, runCli, type OptionValues } from '../src/cli/options';
+import { readCheckpointFolder, writeCheckpointFolder } from '../src/cli/runFiles';
+import { Runtime } from '../src/gpu/runtime';
+import { exportCheckpoint, importCheckpoint, readConfigJson } from '../src/model/checkpoint';
+import { flatParamSize, paramCount } from '../src/model/config';
+import { DEFAULT_LORA } from '../src/model/lora';
+import { generationEstimate, memoryEstimate } from '../src/model/memory';
+import { ByteTokenizer } from '../src/model/tokenizer';
+import { initialParams } from '../src/model/transformer';
+import { nodePlatform } from '../src/platform/node';
+import { ModelSession } from '../src/train/session';
+import { rng } from '../src/util/random';
+
+const cli = {
+  name: 'bench-real-model',
+  summary: 'Load, generation, LoRA SFT and one loop update on a random SmolLM2-135M-sized model, in Node on Dawn.',
+  options: {
+    config: { type: 'string', arg: 'FILE', exists: 'file', default: 'scripts/fixtures/smollm2-135m.config.json', help: 'config.json of the model to build' },
+    'new-tokens': { type: 'int', min: 2, default: 16, help: 'tokens generated per row in the timed calls' },
+    'sft-steps': { type: 'int', min: 2, default: 3, help: 'LoRA SFT steps (the first compiles and is left out)' },
+    out: { type: 'string', arg: 'FILE', help: 'write the figures as JSON here' },
+  },
+} as const;
+
+const MiB = (n: number) => Math.round(n / 2 ** 20);
+
+/**
+ * The byte-level tokenizer (src/model/tokenizer.ts) widened to the model's vocabulary: the
+ * bytes encode as always, and every further id decodes to a word of its own, so whatever a
+ * random model samples turns into text through @huggingface/tokenizers.
+ */
+function wideTokenizer(vocabSize: number): Map<string, string> {
+  const files = new ByteTokenizer().files();
+  const json = JSON.parse(files.get('tokenizer.json')!) as { model: { vocab: Record<string, number> }; added_tokens: { id: number }[] };
+  const used = new Set([...Object.values(json.model.vocab), ...json.added_tokens.map((t) => t.id)]);
+  for (let id = 0; id < vocabSize; id++) if (!used.has(id)) json.model.vocab[`w${id}`] = id;
+  files.set('tokenizer.json', JSON.stringify(json));
+  return files;
+}
+const seconds = (ms: number) => Math.round(ms / 100) / 10;
+
+async function main(o: OptionValues<typeof cli.options>): Promise<void> {
+  const config = readConfigJson(readFileSync(o.config, 'utf8'));
+  const dir = mkdtempSync(join(tmpdir(), 'sage-real-model-'));
+  writeCheckpointFolder(dir, exportCheckpoint(config, initialParams(config, 135, 0.05), wideTokenizer(config.vocab_size), { dtype: 'BF16', maxShardBytes: 100e6 }));
+  // What the host holds from here on is the load's own doing.
+  (globalThis as { gc?: () => void }).gc?.();
+  const rt = await Runtime.create(nodePlatform());
+  const a = rt.ctx.adapter;
+  const device = [a.vendor, a.architecture, a.description].filter(Boolean).join(' / ');
+  console.log(`${(paramCount(config) / 1e6).toFixed(1)} M parameters on ${device}`);
+
+  // Load: what a user's dropped folder goes through.
+  const host = () => process.memoryUsage().heapUsed + process.memoryUsage().arrayBuffers;
+  const before = host();
+  let peak = before;
+  const t0 = performance.now();
+  const checkpoint = importCheckpoint(readCheckpointFolder(dir));
+  const fileBytes = checkpoint.weights.shards.reduce((n, s) => n + s.bytes, 0);
+  const session = ModelSession.create(rt, { kind: 'checkpoint', checkpoint, name: 'smollm2-135m-random', onProgress: () => (peak = Math.max(peak, host())) });
+  await rt.sync();
+  const load = { seconds: seconds(performance.now() - t0), shards: checkpoint.weights.shards.length, fileMiB: MiB(fileBytes), float32MiB: MiB(4 * flatParamSize(config)), peakHostMiB: MiB(peak - before) };
+  console.log(`load: ${load.seconds} s, ${load.shards} BF16 shards, ${load.fileMiB} MiB of weights; host memory (JS heap and array buffers) at most +${load.peakHostMiB} MiB over the start, the float32 model being ${load.float32MiB} MiB`);
+  rmSync(dir, { recursive: true });
+
+  // Generation: fixed-length rows (no EOS), prompts of 32 random ids.
+  const random = rng(7);
+  const prompt = () => Array.from({ length: 32 }, () => 1 + Math.floor(random() * (config.vocab_size - 1)));
+  const generation: Record<string, number> = {};
+  for (const B of [1, 32]) {
+    const prompts = Array.from({ length: B }, prompt);
+    await session.generate(prompts, { maxNewTokens: 2, temperature: 1, eosTokenIds: [] });
+    const r = await session.generate(prompts, { maxNewTokens: o['new-tokens'], temperature: 1, eosTokenIds: [] });
+    generation[`B${B}`] = Math.round((10 * r.stats.newTokens) / (r.stats.ms / 1000)) / 10;
+    console.log(`generate B=${B}: ${r.stats.newTokens} tokens in ${seconds(r.stats.ms)} s, ${generation[`B${B}`]} tokens/s`);
+  }
+
+  // LoRA SFT on byte-level pairs (the ids fit the vocabulary; the weights are random anyway).
+  session.setLora(DEFAULT_LORA, { seed: 0 });
+  const pairs = Array.from({ length: 32 }, (_, i) => ({ prompt: `Question ${i}: what is ${i} + ${i}? Think step by step.`, response: ` ${i} + ${i} = ${2 * i}. The answer is ${2 * i}.` }));
+  const trainer = await session.startSft(pairs, { batchSize: 4, seqLen: 64, accumulation: 1, steps: o['sft-steps'], lr: 1e-4, warmupSteps: 0, seed: 0, packing: true });
+  let tokens = 0;
+  let ms = 0;
+  for (let i = 0; i < o['sft-steps']; i++) {
+    const r = await trainer.step();
+    if (i > 0) {
+      tokens += r.tokens;
+      ms += r.ms;
+    }
+    console.log(`LoRA SFT step ${r.step}: loss ${r.loss.toFixed(3)}, ${r.tokens} tokens in ${seconds(r.ms)} s`);
+  }
+  const sft = { tokensPerS: Math.round((10 * tokens) / (ms / 1000)) / 10, batch: '4×64', trainable: session.model.trainable.size };
+
+  // One update of the loop on LoRA: 16 rollouts of 32 prompt and 32 completion tokens.
+  const rollouts = Array.from({ length: 16 }, (_, i) => ({ promptIds: prompt(), completionIds: prompt(), oldLogprobs: new Array<number>(32).fill(-10.8), advantage: i % 2 ? 1 : -1 }));
+  await session.trainPolicy(rollouts, 1e-5);
+  const u0 = performance.now();
+  const update = await session.trainPolicy(rollouts, 1e-5);
+  const policy = { seconds: seconds(performance.now() - u0), rollouts: 16, tokens: update.tokens };
+  console.log(`loop update (LoRA): ${policy.seconds} s for ${policy.rollouts} rollouts (${policy.tokens} trained tokens)`);
+
+  const full = memoryEstimate(config, 8, 512);
+  const lora = memoryEstimate(config, 8, 512, { lora: DEFAULT_LORA });
+  const kv = generationEstimate(config, 32, 256, 256);
+  const memory = {
+    at: '8×512',
+    fullMiB: { weights: MiB(full.weights), gradients: MiB(full.gradients), adam: MiB(full.adamMoments), activations: MiB(full.activations), total: MiB(full.total) },
+    loraMiB: { weights: MiB(lora.weights), gradients: MiB(lora.gradients), adam: MiB(lora.adamMoments), activations: MiB(lora.activations), total: MiB(lora.total) },
+    kvCacheMiB: { at: '32 rows × 511 positions', value: MiB(kv.kvCache) },
+  };
+  console.log(`memory at 8×512: full ${memory.fullMiB.total} MiB, LoRA ${memory.loraMiB.total} MiB; KV cache ${memory.kvCacheMiB.value} MiB at 32 rows × 511 positions`);
+  const result = { date: new Date().toISOString().slice(0, 10), device, parameters: paramCount(config), load, generation: { newTokens: o['new-tokens'], tokensPerS: generation }, sft, policy, memory };
+  if (o.out) writeFileSync(o.out, JSON.stringify(result, null, 2) + '\n');
+  session.destroy();
+  rt.destroy();
+}
+
+if (isMain(import.meta.url)) await runCli(cli, main);
