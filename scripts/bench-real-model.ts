@@ -20,7 +20,7 @@ import { isMain, runCli, type OptionValues } from '../src/cli/options';
 import { readCheckpointFolder, writeCheckpointFolder } from '../src/cli/runFiles';
 import { Runtime } from '../src/gpu/runtime';
 import { exportCheckpoint, importCheckpoint, readConfigJson } from '../src/model/checkpoint';
-import { flatParamSize, paramCount } from '../src/model/config';
+import { flatParamSize, paramCount, type LlamaConfig } from '../src/model/config';
 import { DEFAULT_LORA } from '../src/model/lora';
 import { generationEstimate, memoryEstimate } from '../src/model/memory';
 import { ByteTokenizer } from '../src/model/tokenizer';
@@ -37,6 +37,7 @@ const cli = {
     'new-tokens': { type: 'int', min: 2, default: 16, help: 'tokens generated per row in the timed calls' },
     'sft-steps': { type: 'int', min: 2, default: 3, help: 'LoRA SFT steps (the first compiles and is left out)' },
     out: { type: 'string', arg: 'FILE', help: 'write the figures as JSON here' },
+    'load-only': { type: 'flag', help: 'measure the load alone' },
   },
 } as const;
 
@@ -57,13 +58,21 @@ function wideTokenizer(vocabSize: number): Map<string, string> {
 }
 const seconds = (ms: number) => Math.round(ms / 100) / 10;
 
-async function main(o: OptionValues<typeof cli.options>): Promise<void> {
-  const config = readConfigJson(readFileSync(o.config, 'utf8'));
+/** The model as a Hub download would bring it: BF16 shards of at most 100 MB, and a tokenizer. */
+function writeRandomCheckpoint(config: LlamaConfig): string {
   const dir = mkdtempSync(join(tmpdir(), 'sage-real-model-'));
   writeCheckpointFolder(dir, exportCheckpoint(config, initialParams(config, 135, 0.05), wideTokenizer(config.vocab_size), { dtype: 'BF16', maxShardBytes: 100e6 }));
-  // What the host holds from here on is the load's own doing.
-  (globalThis as { gc?: () => void }).gc?.();
+  return dir;
+}
+
+async function main(o: OptionValues<typeof cli.options>): Promise<void> {
+  const config = readConfigJson(readFileSync(o.config, 'utf8'));
+  const dir = writeRandomCheckpoint(config);
   const rt = await Runtime.create(nodePlatform());
+  // What the host holds from here on is the load's own doing: the writer's garbage is
+  // collected, and its array buffers freed (their sweeper runs after the collection).
+  (globalThis as { gc?: () => void }).gc?.();
+  await new Promise((r) => setTimeout(r, 500));
   const a = rt.ctx.adapter;
   const device = [a.vendor, a.architecture, a.description].filter(Boolean).join(' / ');
   console.log(`${(paramCount(config) / 1e6).toFixed(1)} M parameters on ${device}`);
@@ -77,9 +86,32 @@ async function main(o: OptionValues<typeof cli.options>): Promise<void> {
   const fileBytes = checkpoint.weights.shards.reduce((n, s) => n + s.bytes, 0);
   const session = ModelSession.create(rt, { kind: 'checkpoint', checkpoint, name: 'smollm2-135m-random', onProgress: () => (peak = Math.max(peak, host())) });
   await rt.sync();
+  const result: Record<string, unknown> = { date: new Date().toISOString().slice(0, 10), device, parameters: paramCount(config) };
+  // Each phase's figures are written as it ends: a run cut short keeps what it measured.
+  const record = (key: string, value: unknown) => {
+    result[key] = value;
+    if (o.out) writeFileSync(o.out, JSON.stringify(result, null, 2) + '\n');
+  };
   const load = { seconds: seconds(performance.now() - t0), shards: checkpoint.weights.shards.length, fileMiB: MiB(fileBytes), float32MiB: MiB(4 * flatParamSize(config)), peakHostMiB: MiB(peak - before) };
   console.log(`load: ${load.seconds} s, ${load.shards} BF16 shards, ${load.fileMiB} MiB of weights; host memory (JS heap and array buffers) at most +${load.peakHostMiB} MiB over the start, the float32 model being ${load.float32MiB} MiB`);
   rmSync(dir, { recursive: true });
+  record('load', load);
+  const full = memoryEstimate(config, 8, 512);
+  const lora = memoryEstimate(config, 8, 512, { lora: DEFAULT_LORA });
+  const kv = generationEstimate(config, 32, 256, 256);
+  const memory = {
+    at: '8×512',
+    fullMiB: { weights: MiB(full.weights), gradients: MiB(full.gradients), adam: MiB(full.adamMoments), activations: MiB(full.activations), total: MiB(full.total) },
+    loraMiB: { weights: MiB(lora.weights), gradients: MiB(lora.gradients), adam: MiB(lora.adamMoments), activations: MiB(lora.activations), total: MiB(lora.total) },
+    kvCacheMiB: { at: '32 rows × 511 positions', value: MiB(kv.kvCache) },
+  };
+  console.log(`memory at 8×512: full ${memory.fullMiB.total} MiB, LoRA ${memory.loraMiB.total} MiB; KV cache ${memory.kvCacheMiB.value} MiB at 32 rows × 511 positions`);
+  record('memory', memory);
+  if (o['load-only']) {
+    session.destroy();
+    rt.destroy();
+    return;
+  }
 
   // Generation: fixed-length rows (no EOS), prompts of 32 random ids.
   const random = rng(7);
@@ -92,6 +124,7 @@ async function main(o: OptionValues<typeof cli.options>): Promise<void> {
     generation[`B${B}`] = Math.round((10 * r.stats.newTokens) / (r.stats.ms / 1000)) / 10;
     console.log(`generate B=${B}: ${r.stats.newTokens} tokens in ${seconds(r.stats.ms)} s, ${generation[`B${B}`]} tokens/s`);
   }
+  record('generation', { newTokens: o['new-tokens'], tokensPerS: generation });
 
   // LoRA SFT on byte-level pairs (the ids fit the vocabulary; the weights are random anyway).
   session.setLora(DEFAULT_LORA, { seed: 0 });
@@ -107,7 +140,7 @@ async function main(o: OptionValues<typeof cli.options>): Promise<void> {
     }
     console.log(`LoRA SFT step ${r.step}: loss ${r.loss.toFixed(3)}, ${r.tokens} tokens in ${seconds(r.ms)} s`);
   }
-  const sft = { tokensPerS: Math.round((10 * tokens) / (ms / 1000)) / 10, batch: '4×64', trainable: session.model.trainable.size };
+  record('sft', { tokensPerS: Math.round((10 * tokens) / (ms / 1000)) / 10, batch: '4×64', trainable: session.model.trainable.size });
 
   // One update of the loop on LoRA: 16 rollouts of 32 prompt and 32 completion tokens.
   const rollouts = Array.from({ length: 16 }, (_, i) => ({ promptIds: prompt(), completionIds: prompt(), oldLogprobs: new Array<number>(32).fill(-10.8), advantage: i % 2 ? 1 : -1 }));
@@ -116,19 +149,8 @@ async function main(o: OptionValues<typeof cli.options>): Promise<void> {
   const update = await session.trainPolicy(rollouts, 1e-5);
   const policy = { seconds: seconds(performance.now() - u0), rollouts: 16, tokens: update.tokens };
   console.log(`loop update (LoRA): ${policy.seconds} s for ${policy.rollouts} rollouts (${policy.tokens} trained tokens)`);
+  record('policy', policy);
 
-  const full = memoryEstimate(config, 8, 512);
-  const lora = memoryEstimate(config, 8, 512, { lora: DEFAULT_LORA });
-  const kv = generationEstimate(config, 32, 256, 256);
-  const memory = {
-    at: '8×512',
-    fullMiB: { weights: MiB(full.weights), gradients: MiB(full.gradients), adam: MiB(full.adamMoments), activations: MiB(full.activations), total: MiB(full.total) },
-    loraMiB: { weights: MiB(lora.weights), gradients: MiB(lora.gradients), adam: MiB(lora.adamMoments), activations: MiB(lora.activations), total: MiB(lora.total) },
-    kvCacheMiB: { at: '32 rows × 511 positions', value: MiB(kv.kvCache) },
-  };
-  console.log(`memory at 8×512: full ${memory.fullMiB.total} MiB, LoRA ${memory.loraMiB.total} MiB; KV cache ${memory.kvCacheMiB.value} MiB at 32 rows × 511 positions`);
-  const result = { date: new Date().toISOString().slice(0, 10), device, parameters: paramCount(config), load, generation: { newTokens: o['new-tokens'], tokensPerS: generation }, sft, policy, memory };
-  if (o.out) writeFileSync(o.out, JSON.stringify(result, null, 2) + '\n');
   session.destroy();
   rt.destroy();
 }

@@ -31,7 +31,7 @@ export function readCheckpointFolder(dir: string): Map<string, Uint8Array> {
     for (const entry of readdirSync(join(dir, sub), { withFileTypes: true })) {
       const name = sub ? `${sub}/${entry.name}` : entry.name;
       if (entry.isDirectory()) walk(name);
-      else if (!entry.name.endsWith('.tmp')) files.set(name, new Uint8Array(readFileSync(join(dir, name))));
+      else if (!entry.name.endsWith('.tmp')) files.set(name, readFileSync(join(dir, name)));
     }
   };
   walk('');
