@@ -5,10 +5,10 @@
  *   - load: reading, checking and uploading it tensor by tensor, and the host memory it took;
  *   - generation tokens/s at B = 1 and B = 32 (KV cache, GPU sampling, no early stop);
  *   - LoRA SFT tokens/s (r 16 on every projection, the base frozen);
- *   - one policy-gradient update of the loop on LoRA (16 rollouts), the loop's training half;
+ *   - one policy-gradient update of the loop on LoRA (--rollouts), the loop's training half;
  *   - the memory estimates in full and LoRA modes, and the KV cache at the loop's batch.
  *
- *   node --expose-gc --import tsx scripts/bench-real-model.ts [--new-tokens 16] [--out bench/results/real-model-DATE.json]
+ *   node --expose-gc --import tsx scripts/bench-real-model.ts [--phases generate,sft,update] [--out FILE]
  *
  * SAGE_GPU=hardware uses a real GPU instead of SwiftShader. The first call of each shape
  * compiles pipelines and tunes matmuls; every figure is taken on a later call.
@@ -37,7 +37,8 @@ const cli = {
     'new-tokens': { type: 'int', min: 2, default: 16, help: 'tokens generated per row in the timed calls' },
     'sft-steps': { type: 'int', min: 2, default: 3, help: 'LoRA SFT steps (the first compiles and is left out)' },
     out: { type: 'string', arg: 'FILE', help: 'write the figures as JSON here' },
-    'load-only': { type: 'flag', help: 'measure the load alone' },
+    phases: { type: 'string', multiple: true, choices: ['generate', 'sft', 'update'], help: 'what to measure after the load (default all)' },
+    rollouts: { type: 'int', min: 1, default: 16, help: 'rollouts of the loop update (32 prompt and 32 completion tokens each)' },
   },
 } as const;
 
@@ -107,32 +108,29 @@ async function main(o: OptionValues<typeof cli.options>): Promise<void> {
   };
   console.log(`memory at 8×512: full ${memory.fullMiB.total} MiB, LoRA ${memory.loraMiB.total} MiB; KV cache ${memory.kvCacheMiB.value} MiB at 32 rows × 511 positions`);
   record('memory', memory);
-  if (o['load-only']) {
-    session.destroy();
-    rt.destroy();
-    return;
-  }
+  const phases = new Set(o.phases.length ? o.phases : ['generate', 'sft', 'update']);
 
   // Generation: fixed-length rows (no EOS), prompts of 32 random ids.
   const random = rng(7);
   const prompt = () => Array.from({ length: 32 }, () => 1 + Math.floor(random() * (config.vocab_size - 1)));
   const generation: Record<string, number> = {};
-  for (const B of [1, 32]) {
+  for (const B of phases.has('generate') ? [1, 32] : []) {
     const prompts = Array.from({ length: B }, prompt);
     await session.generate(prompts, { maxNewTokens: 2, temperature: 1, eosTokenIds: [] });
     const r = await session.generate(prompts, { maxNewTokens: o['new-tokens'], temperature: 1, eosTokenIds: [] });
     generation[`B${B}`] = Math.round((10 * r.stats.newTokens) / (r.stats.ms / 1000)) / 10;
     console.log(`generate B=${B}: ${r.stats.newTokens} tokens in ${seconds(r.stats.ms)} s, ${generation[`B${B}`]} tokens/s`);
   }
-  record('generation', { newTokens: o['new-tokens'], tokensPerS: generation });
+  if (phases.has('generate')) record('generation', { newTokens: o['new-tokens'], tokensPerS: generation });
 
   // LoRA SFT on byte-level pairs (the ids fit the vocabulary; the weights are random anyway).
   session.setLora(DEFAULT_LORA, { seed: 0 });
   const pairs = Array.from({ length: 32 }, (_, i) => ({ prompt: `Question ${i}: what is ${i} + ${i}? Think step by step.`, response: ` ${i} + ${i} = ${2 * i}. The answer is ${2 * i}.` }));
+  const sftSteps = phases.has('sft') ? o['sft-steps'] : 0;
   const trainer = await session.startSft(pairs, { batchSize: 4, seqLen: 64, accumulation: 1, steps: o['sft-steps'], lr: 1e-4, warmupSteps: 0, seed: 0, packing: true });
   let tokens = 0;
   let ms = 0;
-  for (let i = 0; i < o['sft-steps']; i++) {
+  for (let i = 0; i < sftSteps; i++) {
     const r = await trainer.step();
     if (i > 0) {
       tokens += r.tokens;
@@ -140,19 +138,23 @@ async function main(o: OptionValues<typeof cli.options>): Promise<void> {
     }
     console.log(`LoRA SFT step ${r.step}: loss ${r.loss.toFixed(3)}, ${r.tokens} tokens in ${seconds(r.ms)} s`);
   }
-  record('sft', { tokensPerS: Math.round((10 * tokens) / (ms / 1000)) / 10, batch: '4×64', trainable: session.model.trainable.size });
+  if (sftSteps) record('sft', { tokensPerS: Math.round((10 * tokens) / (ms / 1000)) / 10, batch: '4×64', trainable: session.model.trainable.size });
 
-  // One update of the loop on LoRA: 16 rollouts of 32 prompt and 32 completion tokens.
-  const rollouts = Array.from({ length: 16 }, (_, i) => ({ promptIds: prompt(), completionIds: prompt(), oldLogprobs: new Array<number>(32).fill(-10.8), advantage: i % 2 ? 1 : -1 }));
+  // One update of the loop on LoRA: rollouts of 32 prompt and 32 completion tokens.
+  if (!phases.has('update')) return finish();
+  const rollouts = Array.from({ length: o.rollouts }, (_, i) => ({ promptIds: prompt(), completionIds: prompt(), oldLogprobs: new Array<number>(32).fill(-10.8), advantage: i % 2 ? 1 : -1 }));
   await session.trainPolicy(rollouts, 1e-5);
   const u0 = performance.now();
   const update = await session.trainPolicy(rollouts, 1e-5);
-  const policy = { seconds: seconds(performance.now() - u0), rollouts: 16, tokens: update.tokens };
+  const policy = { seconds: seconds(performance.now() - u0), rollouts: o.rollouts, tokens: update.tokens };
   console.log(`loop update (LoRA): ${policy.seconds} s for ${policy.rollouts} rollouts (${policy.tokens} trained tokens)`);
   record('policy', policy);
+  finish();
 
-  session.destroy();
-  rt.destroy();
+  function finish(): void {
+    session.destroy();
+    rt.destroy();
+  }
 }
 
 if (isMain(import.meta.url)) await runCli(cli, main);

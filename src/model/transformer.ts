@@ -136,6 +136,7 @@ export class ParamSet {
   /** The flat gradient buffer (allocated, zeroed, on first use). */
   get grads(): Tensor<'f32'> {
     if (!this.gradBuffer) {
+      // Gradients are one flat buffer, like the parameters they pair with: refused when split.
       void this.params;
       this.gradBuffer = this.rt.empty([this.size], 'f32', 'grads');
       for (const s of this.specs) this.gradViews.set(s.name, view(this.gradBuffer, s.shape, s.offset));

@@ -7,6 +7,7 @@ import { exportCheckpoint, type ExportExtras, type ImportedCheckpoint, type Opti
 import { PRESETS, paramCount, type LlamaConfig, type PresetName } from '../model/config';
 import { Generator, type GenerateProgress, type GenerateResult } from '../model/generate';
 import type { GenerateOptions } from '../model/generateSettings';
+import { checkFits } from '../model/memory';
 import { checkLora, importPeftAdapter, initialLora, peftAdapterFiles, type LoraConfig } from '../model/lora';
 import { ByteTokenizer, HFTokenizer, type Tokenizer } from '../model/tokenizer';
 import { Transformer } from '../model/transformer';
@@ -186,6 +187,7 @@ export class ModelSession {
     if (settings.seqLen > this.config.max_position_embeddings) {
       throw new Error(`seqLen ${settings.seqLen} exceeds the model's context of ${this.config.max_position_embeddings}`);
     }
+    checkFits(this.config, settings.batchSize, settings.seqLen, this.model.rt.ctx.limits.maxStorageBufferBindingSize, { lora: this.lora });
     const resume = settings.resetOptimizer ? undefined : await this.optimizerState();
     this.trainer?.destroy();
     this.trainer = null;
