@@ -31,7 +31,11 @@ export function readCheckpointFolder(dir: string): Map<string, Uint8Array> {
     for (const entry of readdirSync(join(dir, sub), { withFileTypes: true })) {
       const name = sub ? `${sub}/${entry.name}` : entry.name;
       if (entry.isDirectory()) walk(name);
-      else if (!entry.name.endsWith('.tmp')) files.set(name, readFileSync(join(dir, name)));
+      else if (!entry.name.endsWith('.tmp')) {
+        // A plain Uint8Array over the file's own bytes: no copy, and slice() copies as readers expect of it (a Buffer's does not).
+        const b = readFileSync(join(dir, name));
+        files.set(name, new Uint8Array(b.buffer, b.byteOffset, b.byteLength));
+      }
     }
   };
   walk('');
@@ -46,9 +50,9 @@ export function writeCheckpointFolder(dir: string, files: ReadonlyMap<string, Ui
   }
 }
 
-/** Prints a line as each weight shard of a checkpoint reaches the GPU. */
+/** Prints a line (on stderr, beside any machine-readable output) as each weight shard of a checkpoint reaches the GPU. */
 export function logShards(p: LoadProgress): void {
-  if (p.bytes === p.total) console.log(`loaded ${p.file} (${p.shard} of ${p.shards}, ${(p.total / 2 ** 20).toFixed(0)} MiB)`);
+  if (p.bytes === p.total) console.error(`loaded ${p.file} (${p.shard} of ${p.shards}, ${(p.total / 2 ** 20).toFixed(0)} MiB)`);
 }
 
 export class RunFolder implements RunStore {

@@ -179,7 +179,12 @@ export function indexSafetensors(bytes: Uint8Array): IndexedSafetensors {
 function decode(dtype: SafetensorsDtype, raw: Uint8Array): Float32Array {
   const n = raw.byteLength / DTYPE_BYTES[dtype];
   if (dtype === 'F32') {
-    if (littleEndianHost) return new Float32Array(raw.slice().buffer);
+    if (littleEndianHost) {
+      // An explicit copy: the data may be unaligned, and a Node Buffer's slice() would share memory.
+      const copy = new Uint8Array(raw.byteLength);
+      copy.set(raw);
+      return new Float32Array(copy.buffer);
+    }
     const out = new Float32Array(n);
     const dv = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
     for (let i = 0; i < n; i++) out[i] = dv.getFloat32(i * 4, true);
