@@ -76,7 +76,7 @@ describe('sft command line', () => {
     expect(importCheckpoint(readCheckpointFolder(join(dir, 'ckpt2'))).optimizer?.step).toBe(5);
     const twice = runCliProcess('src/cli/sft.ts', [...args, '--steps', '1', '--from', out, '--lora-rank', '8']);
     expect(twice.status).toBe(2);
-    expect(twice.stderr).toMatch(/^sft: the checkpoint already trains a LoRA adapter/);
+    expect(twice.stderr).toMatch(/^sft: the checkpoint already trains a LoRA adapter/m);
   });
 
   it('fails with a clear message when no example is usable', () => {
