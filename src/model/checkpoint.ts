@@ -584,9 +584,10 @@ export function importCheckpoint(files: Map<string, Uint8Array>): ImportedCheckp
   const tokenizerJson = files.has('tokenizer.json') ? dec.decode(files.get('tokenizer.json')!) : undefined;
   const tokenizerConfigJson = files.has('tokenizer_config.json') ? dec.decode(files.get('tokenizer_config.json')!) : undefined;
 
+  const names = new Set(specs.map((s) => s.name));
   const located = (name: string): LocatedTensor => {
     const t = weights.get(name);
-    if (!t || !specs.some((s) => s.name === name)) throw new Error(`no parameter "${name}" in this checkpoint`);
+    if (!t || !names.has(name)) throw new Error(`no parameter "${name}" in this checkpoint`);
     return t;
   };
   const shardBytes = new Map<string, number>();
@@ -598,7 +599,10 @@ export function importCheckpoint(files: Map<string, Uint8Array>): ImportedCheckp
     config,
     weights: {
       shards: [...shardBytes].map(([file, bytes]) => ({ file, bytes })),
-      where: (name) => ({ file: located(name).file, bytes: located(name).tensor.bytes }),
+      where: (name) => {
+        const t = located(name);
+        return { file: t.file, bytes: t.tensor.bytes };
+      },
       read: (name) => located(name).tensor.decode(),
       flat: () => copyToFlat(specs, weights, '', size),
     },

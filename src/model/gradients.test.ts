@@ -9,7 +9,7 @@ import type { RuntimeOptions } from '../gpu/runtime';
 import { assertClose, freshSeed, rng, testRuntime } from '../gpu/testing';
 import { paramSpecs, type LlamaConfig } from './config';
 import { randomParams, refBackward, type RefBatch, type RefParams } from './reference';
-import { gpuBatch, makeBatch, roundToF32, toFlat } from './testing';
+import { gpuBatch, makeBatch, roundToF32, SMALL_CONFIG as BASE, toFlat } from './testing';
 import { Transformer, type Batch } from './transformer';
 
 /** Row scale per parameter: a gradient's last dimension. */
@@ -37,20 +37,6 @@ async function compare(config: LlamaConfig, params: RefParams, batch: RefBatch, 
   }
   model.destroy();
 }
-
-const BASE: LlamaConfig = {
-  vocab_size: 37,
-  hidden_size: 32,
-  intermediate_size: 48,
-  num_hidden_layers: 2,
-  num_attention_heads: 4,
-  num_key_value_heads: 2,
-  max_position_embeddings: 64,
-  rms_norm_eps: 1e-5,
-  rope_theta: 10000,
-  tie_word_embeddings: false,
-  attention_bias: false,
-};
 
 describe('GPU transformer vs float64 reference', () => {
   const cases: [string, LlamaConfig, number, number, 'none' | 'left' | 'right'][] = [

@@ -15,45 +15,37 @@ import {
 } from './lora';
 import { randomParams, refBackward, type RefParams } from './reference';
 import { parseSafetensors } from './safetensors';
-import { gpuBatch, makeBatch, roundToF32, toFlat } from './testing';
+import { gpuBatch, makeBatch, roundToF32, SMALL_CONFIG as BASE, toFlat } from './testing';
 import { Transformer } from './transformer';
-
-const BASE: LlamaConfig = {
-  vocab_size: 37,
-  hidden_size: 32,
-  intermediate_size: 48,
-  num_hidden_layers: 2,
-  num_attention_heads: 4,
-  num_key_value_heads: 2,
-  max_position_embeddings: 64,
-  rms_norm_eps: 1e-5,
-  rope_theta: 10000,
-  tie_word_embeddings: false,
-  attention_bias: false,
-};
 
 /** A random adapter (B non-zero, unlike a fresh one, so every gradient is exercised), f32-exact. */
 function randomAdapter(c: LlamaConfig, l: LoraConfig, random: () => number): Float32Array {
   return Float32Array.from({ length: loraSize(c, l) }, () => Math.fround((2 * random() - 1) * 0.3));
 }
 
-/** The reference weights with scale·B·A added to every adapted weight. */
-function merged(c: LlamaConfig, base: RefParams, l: LoraConfig, flat: Float32Array): RefParams {
-  const out: RefParams = new Map([...base].map(([k, v]) => [k, Float64Array.from(v)]));
+/** Every adapted weight: its name, the adapter's A and B specs, and the matrix sizes (out, r, in). */
+function* adapted(c: LlamaConfig, l: LoraConfig) {
   const specs = new Map(loraSpecs(c, l).map((s) => [s.name, s]));
-  const s = loraScale(l);
   for (let layer = 0; layer < c.num_hidden_layers; layer++) {
     for (const t of l.targets) {
       const A = specs.get(loraName(c, layer, t, 'A'))!;
       const B = specs.get(loraName(c, layer, t, 'B'))!;
-      const W = out.get(targetWeightName(c, layer, t))!;
-      const [rows, r, cols] = [B.shape[0]!, l.rank, A.shape[1]!];
-      for (let i = 0; i < rows; i++) {
-        for (let j = 0; j < cols; j++) {
-          let acc = 0;
-          for (let k = 0; k < r; k++) acc += flat[B.offset + i * r + k]! * flat[A.offset + k * cols + j]!;
-          W[i * cols + j] = W[i * cols + j]! + s * acc;
-        }
+      yield { weight: targetWeightName(c, layer, t), A, B, rows: B.shape[0]!, r: l.rank, cols: A.shape[1]! };
+    }
+  }
+}
+
+/** The reference weights with scale·B·A added to every adapted weight. */
+function merged(c: LlamaConfig, base: RefParams, l: LoraConfig, flat: Float32Array): RefParams {
+  const out: RefParams = new Map([...base].map(([k, v]) => [k, Float64Array.from(v)]));
+  const s = loraScale(l);
+  for (const { weight, A, B, rows, r, cols } of adapted(c, l)) {
+    const W = out.get(weight)!;
+    for (let i = 0; i < rows; i++) {
+      for (let j = 0; j < cols; j++) {
+        let acc = 0;
+        for (let k = 0; k < r; k++) acc += flat[B.offset + i * r + k]! * flat[A.offset + k * cols + j]!;
+        W[i * cols + j] = W[i * cols + j]! + s * acc;
       }
     }
   }
@@ -62,31 +54,25 @@ function merged(c: LlamaConfig, base: RefParams, l: LoraConfig, flat: Float32Arr
 
 /** dB = scale·dW·Aᵀ and dA = scale·Bᵀ·dW from the reference's gradient of each adapted weight. */
 function adapterGrads(c: LlamaConfig, l: LoraConfig, flat: Float32Array, dW: RefParams): Map<string, Float64Array> {
-  const specs = new Map(loraSpecs(c, l).map((s) => [s.name, s]));
   const s = loraScale(l);
   const out = new Map<string, Float64Array>();
-  for (let layer = 0; layer < c.num_hidden_layers; layer++) {
-    for (const t of l.targets) {
-      const A = specs.get(loraName(c, layer, t, 'A'))!;
-      const B = specs.get(loraName(c, layer, t, 'B'))!;
-      const g = dW.get(targetWeightName(c, layer, t))!;
-      const [rows, r, cols] = [B.shape[0]!, l.rank, A.shape[1]!];
-      const dA = new Float64Array(r * cols);
-      const dB = new Float64Array(rows * r);
-      for (let i = 0; i < rows; i++) {
-        for (let k = 0; k < r; k++) {
-          const b = flat[B.offset + i * r + k]!;
-          let acc = 0;
-          for (let j = 0; j < cols; j++) {
-            acc += g[i * cols + j]! * flat[A.offset + k * cols + j]!;
-            dA[k * cols + j] = dA[k * cols + j]! + s * b * g[i * cols + j]!;
-          }
-          dB[i * r + k] = s * acc;
+  for (const { weight, A, B, rows, r, cols } of adapted(c, l)) {
+    const g = dW.get(weight)!;
+    const dA = new Float64Array(r * cols);
+    const dB = new Float64Array(rows * r);
+    for (let i = 0; i < rows; i++) {
+      for (let k = 0; k < r; k++) {
+        const b = flat[B.offset + i * r + k]!;
+        let acc = 0;
+        for (let j = 0; j < cols; j++) {
+          acc += g[i * cols + j]! * flat[A.offset + k * cols + j]!;
+          dA[k * cols + j] = dA[k * cols + j]! + s * b * g[i * cols + j]!;
         }
+        dB[i * r + k] = s * acc;
       }
-      out.set(A.name, dA);
-      out.set(B.name, dB);
     }
+    out.set(A.name, dA);
+    out.set(B.name, dB);
   }
   return out;
 }

@@ -3,6 +3,21 @@ import { flatParamSize, paramSpecs, type LlamaConfig } from './config';
 import type { RefBatch, RefParams } from './reference';
 import type { Batch } from './transformer';
 
+/** A config small enough for the float64 reference, with GQA and every kind of parameter. */
+export const SMALL_CONFIG: LlamaConfig = {
+  vocab_size: 37,
+  hidden_size: 32,
+  intermediate_size: 48,
+  num_hidden_layers: 2,
+  num_attention_heads: 4,
+  num_key_value_heads: 2,
+  max_position_embeddings: 64,
+  rms_norm_eps: 1e-5,
+  rope_theta: 10000,
+  tie_word_embeddings: false,
+  attention_bias: false,
+};
+
 export function toFlat(config: LlamaConfig, params: RefParams): Float32Array {
   const flat = new Float32Array(flatParamSize(config));
   for (const s of paramSpecs(config)) flat.set(params.get(s.name)!, s.offset);

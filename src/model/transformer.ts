@@ -155,7 +155,8 @@ export class ParamSet {
   /** The parameters as one flat host array. */
   async read(): Promise<Float32Array> {
     const flat = new Float32Array(this.size);
-    for (let k = 0; k < this.buffers.length; k++) flat.set(await this.rt.read(this.buffers[k]!), this.starts[k]!);
+    const parts = await Promise.all(this.buffers.map((b) => this.rt.read(b)));
+    parts.forEach((part, k) => flat.set(part, this.starts[k]!));
     return flat;
   }
 
@@ -356,14 +357,19 @@ export class Transformer {
     if (!ad) return flat;
     const specs = new Map(this.specs.map((s) => [s.name, s]));
     for (let l = 0; l < this.config.num_hidden_layers; l++) {
-      for (const t of ad.config.targets) {
+      // A layer's merged weights are recorded together and read back in one submit.
+      const merged = ad.config.targets.map((t) => {
         const spec = specs.get(targetWeightName(this.config, l, t))!;
         const w = this.rt.empty(spec.shape, 'f32', 'merged');
         this.rt.copy(this.base.param(spec.name), w);
         matmul(this.rt, { a: ad.set.param(loraName(this.config, l, t, 'B')), b: ad.set.param(loraName(this.config, l, t, 'A')), out: w, alpha: ad.scale, beta: 1 });
-        flat.set(await this.rt.read(w), spec.offset);
+        return { spec, w };
+      });
+      const values = await Promise.all(merged.map(({ w }) => this.rt.read(w)));
+      merged.forEach(({ spec, w }, i) => {
+        flat.set(values[i]!, spec.offset);
         this.rt.release(w);
-      }
+      });
     }
     return flat;
   }
