@@ -9,7 +9,15 @@ struct Params {
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> tokens: array<u32>;
+// W_F16: the table holds IEEE halves two to a word (a frozen f16 base).
+#if W_F16
+#include half
+@group(0) @binding(2) var<storage, read> W: array<u32>;
+fn loadW(i: u32) -> f32 { return halfAt(W[i >> 1u], i); }
+#else
 @group(0) @binding(2) var<storage, read> W: array<f32>;
+fn loadW(i: u32) -> f32 { return W[i]; }
+#endif
 @group(0) @binding(3) var<storage, read_write> Out: array<f32>;
 #include grid
 
@@ -21,7 +29,7 @@ fn embedding_forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgro
   if (idx >= p.n * p.H) { return; }
   let t = idx / p.H;
   let c = idx - t * p.H;
-  Out[p.offOut + idx] = W[p.offW + tokens[p.offTokens + t] * p.H + c];
+  Out[p.offOut + idx] = loadW(p.offW + tokens[p.offTokens + t] * p.H + c);
 }
 
 // index = [token_0 .. token_{U-1}, start_0 .. start_U, positions...]: the positions of

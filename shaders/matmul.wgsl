@@ -33,13 +33,41 @@ struct Params {
 // bounds-checked gather per lane on SIMD CPU backends.
 #if VEC4
 @group(0) @binding(1) var<storage, read> A: array<vec4<f32>>;
-@group(0) @binding(2) var<storage, read> B: array<vec4<f32>>;
 #else
 @group(0) @binding(1) var<storage, read> A: array<f32>;
+#endif
+// B_F16 / BIAS_F16: B (or the bias) holds IEEE halves two to a word, widened on load with
+// unpack2x16float (core WGSL, no shader-f16); every product and sum stays f32. loadB takes an
+// element index, loadB4 the index of an aligned group of four.
+#include half
+#if B_F16
+#if VEC4
+@group(0) @binding(2) var<storage, read> B: array<vec2<u32>>;
+fn loadB4(i: u32) -> vec4<f32> {
+  let w = B[i];
+  return vec4<f32>(unpack2x16float(w.x), unpack2x16float(w.y));
+}
+#else
+@group(0) @binding(2) var<storage, read> B: array<u32>;
+fn loadB(i: u32) -> f32 { return halfAt(B[i >> 1u], i); }
+#endif
+#else
+#if VEC4
+@group(0) @binding(2) var<storage, read> B: array<vec4<f32>>;
+fn loadB4(i: u32) -> vec4<f32> { return B[i]; }
+#else
 @group(0) @binding(2) var<storage, read> B: array<f32>;
+fn loadB(i: u32) -> f32 { return B[i]; }
+#endif
 #endif
 @group(0) @binding(3) var<storage, read_write> C: array<f32>;
+#if BIAS_F16
+@group(0) @binding(4) var<storage, read> bias: array<u32>;
+fn loadBias(i: u32) -> f32 { return halfAt(bias[i >> 1u], i); }
+#else
 @group(0) @binding(4) var<storage, read> bias: array<f32>;
+fn loadBias(i: u32) -> f32 { return bias[i]; }
+#endif
 
 fn baseA(b: u32) -> u32 { return p.offA + b * p.strideA; }
 fn baseB(b: u32) -> u32 { return p.offB + b * p.strideB; }
@@ -63,7 +91,7 @@ fn idxB(base: u32, k: u32, n: u32) -> u32 {
 // Writes alpha·v (+ bias) (+ beta·C) to C[b, m, n].
 fn storeOne(b: u32, m: u32, n: u32, acc: f32) {
   var v = p.alpha * acc;
-  if (p.hasBias != 0u) { v += bias[p.offBias + n]; }
+  if (p.hasBias != 0u) { v += loadBias(p.offBias + n); }
   let ci = p.offC + b * p.strideC + m * p.N + n;
   if (p.beta != 0.0) { v += p.beta * C[ci]; }
   C[ci] = v;
@@ -150,13 +178,13 @@ fn matmul_reg(@builtin(global_invocation_id) gid: vec3<u32>) {
 #endif
 #if TRANS_B
 #for j in 0..8
-    let vB{{j}} = B[(colOff{{j}} + k) >> 2u];
+    let vB{{j}} = loadB4((colOff{{j}} + k) >> 2u);
     let b0_{{j}} = vB{{j}}.x; let b1_{{j}} = vB{{j}}.y; let b2_{{j}} = vB{{j}}.z; let b3_{{j}} = vB{{j}}.w;
 #endfor
 #else
 #for t in 0..4
-    let vBl{{t}} = B[(bG0 + (k + {{t}}u) * p.N) >> 2u];
-    let vBh{{t}} = B[(bG1 + (k + {{t}}u) * p.N) >> 2u];
+    let vBl{{t}} = loadB4((bG0 + (k + {{t}}u) * p.N) >> 2u);
+    let vBh{{t}} = loadB4((bG1 + (k + {{t}}u) * p.N) >> 2u);
     let b{{t}}_0 = vBl{{t}}.x; let b{{t}}_1 = vBl{{t}}.y; let b{{t}}_2 = vBl{{t}}.z; let b{{t}}_3 = vBl{{t}}.w;
     let b{{t}}_4 = vBh{{t}}.x; let b{{t}}_5 = vBh{{t}}.y; let b{{t}}_6 = vBh{{t}}.z; let b{{t}}_7 = vBh{{t}}.w;
 #endfor
@@ -192,7 +220,7 @@ fn matmul_reg(@builtin(global_invocation_id) gid: vec3<u32>) {
 #endif
 #for t in 0..4
 #for j in 0..8
-    let b{{t}}_{{j}} = B[colOff{{j}} + kB{{t}}];
+    let b{{t}}_{{j}} = loadB(colOff{{j}} + kB{{t}});
 #endfor
 #endfor
 #endif
@@ -208,7 +236,7 @@ fn matmul_reg(@builtin(global_invocation_id) gid: vec3<u32>) {
     let a{{i}} = A[rowOff{{i}} + k * ksA];
 #endfor
 #for j in 0..8
-    let b{{j}} = B[colOff{{j}} + k * ksB];
+    let b{{j}} = loadB(colOff{{j}} + k * ksB);
 #endfor
 #for i in 0..8
 #for j in 0..8
@@ -238,7 +266,7 @@ fn safeA(base: u32, m: u32, k: u32) -> f32 {
   return 0.0;
 }
 fn safeB(base: u32, k: u32, n: u32) -> f32 {
-  if (k < p.K && n < p.N) { return B[idxB(base, k, n)]; }
+  if (k < p.K && n < p.N) { return loadB(idxB(base, k, n)); }
   return 0.0;
 }
 
@@ -293,7 +321,7 @@ fn matmul_gemv(@builtin(global_invocation_id) gid: vec3<u32>) {
   var acc = vec4<f32>(0.0);
   for (var k = 0u; k < p.K; k++) {
     let a = vec4<f32>(A[idxA(bA, r.x, k)], A[idxA(bA, r.y, k)], A[idxA(bA, r.z, k)], A[idxA(bA, r.w, k)]);
-    acc += a * B[idxB(bB, k, n)];
+    acc += a * loadB(idxB(bB, k, n));
   }
   for (var i = 0u; i < 4u; i++) {
     if (row0 + i >= p.M) { break; }
@@ -322,7 +350,7 @@ fn matmul_gemv(@builtin(global_invocation_id) gid: vec3<u32>) {
 #endfor
   for (var k = 0u; k < K4; k++) {
 #for j in 0..4
-    let vw{{j}} = B[w{{j}} + k];
+    let vw{{j}} = loadB4(w{{j}} + k);
 #endfor
 #for i in 0..4
     let vx{{i}} = A[a{{i}} + k];

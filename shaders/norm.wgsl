@@ -10,7 +10,15 @@ struct Params {
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> X: array<f32>;
+// W_F16: the weight holds IEEE halves two to a word (a frozen f16 base).
+#if W_F16
+#include half
+@group(0) @binding(2) var<storage, read> W: array<u32>;
+fn loadW(i: u32) -> f32 { return halfAt(W[i >> 1u], i); }
+#else
 @group(0) @binding(2) var<storage, read> W: array<f32>;
+fn loadW(i: u32) -> f32 { return W[i]; }
+#endif
 // Forward: Y, Rstd written. Backward: Rstd and Dy read, Dx written.
 @group(0) @binding(3) var<storage, read_write> Y: array<f32>;
 @group(0) @binding(4) var<storage, read_write> Rstd: array<f32>;
@@ -37,7 +45,7 @@ fn rmsnorm_forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
   }
   let rstd = inverseSqrt(workgroupReduce(lid, WG, ss, false) / f32(p.cols) + p.eps);
   for (var c = lid; c < p.cols; c += WG) {
-    Y[p.offY + base + c] = X[p.offX + base + c] * rstd * W[p.offW + c];
+    Y[p.offY + base + c] = X[p.offX + base + c] * rstd * loadW(p.offW + c);
   }
   if (lid == 0u) { Rstd[p.offRstd + row] = rstd; }
 }
@@ -54,12 +62,12 @@ fn rmsnorm_backward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgrou
   let rstd = Rstd[p.offRstd + row];
   var dot = 0.0;
   for (var c = lid; c < p.cols; c += WG) {
-    dot += W[p.offW + c] * Dy[p.offDy + base + c] * X[p.offX + base + c] * rstd;
+    dot += loadW(p.offW + c) * Dy[p.offDy + base + c] * X[p.offX + base + c] * rstd;
   }
   let meanDot = workgroupReduce(lid, WG, dot, false) / f32(p.cols);
   for (var c = lid; c < p.cols; c += WG) {
     let xhat = X[p.offX + base + c] * rstd;
-    let g = W[p.offW + c] * Dy[p.offDy + base + c];
+    let g = loadW(p.offW + c) * Dy[p.offDy + base + c];
     let d = rstd * (g - xhat * meanDot);
     // accumulate: add into an existing gradient (the residual stream's) instead of writing.
     if (p.accumulate != 0u) { Dx[p.offDx + base + c] += d; } else { Dx[p.offDx + base + c] = d; }
@@ -82,7 +90,7 @@ fn rmsnorm_forward_serial(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_wo
   }
   let rstd = inverseSqrt(ss / f32(p.cols) + p.eps);
   for (var c = 0u; c < p.cols; c++) {
-    Y[p.offY + base + c] = X[p.offX + base + c] * rstd * W[p.offW + c];
+    Y[p.offY + base + c] = X[p.offX + base + c] * rstd * loadW(p.offW + c);
   }
   Rstd[p.offRstd + row] = rstd;
 }
@@ -96,12 +104,12 @@ fn rmsnorm_backward_serial(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_w
   let rstd = Rstd[p.offRstd + row];
   var dot = 0.0;
   for (var c = 0u; c < p.cols; c++) {
-    dot += W[p.offW + c] * Dy[p.offDy + base + c] * X[p.offX + base + c] * rstd;
+    dot += loadW(p.offW + c) * Dy[p.offDy + base + c] * X[p.offX + base + c] * rstd;
   }
   let meanDot = dot / f32(p.cols);
   for (var c = 0u; c < p.cols; c++) {
     let xhat = X[p.offX + base + c] * rstd;
-    let d = rstd * (W[p.offW + c] * Dy[p.offDy + base + c] - xhat * meanDot);
+    let d = rstd * (loadW(p.offW + c) * Dy[p.offDy + base + c] - xhat * meanDot);
     if (p.accumulate != 0u) { Dx[p.offDx + base + c] += d; } else { Dx[p.offDx + base + c] = d; }
   }
 }

@@ -42,6 +42,9 @@ export interface RuntimeOptions {
 const UNIFORM_USAGE = 0x40 /* UNIFORM */ | 0x08; /* COPY_DST */
 const MAX_PROFILED_DISPATCHES = 2048;
 
+/** Bytes rounded up to whole 32-bit words. */
+const wordBytes = (bytes: number) => Math.ceil(bytes / 4) * 4;
+
 /**
  * The GPU runtime: a device, a buffer pool, compiled pipelines, and a recorder that encodes
  * every dispatch issued between two submits into one command buffer.
@@ -137,9 +140,13 @@ export class Runtime {
 
   empty<D extends DType = 'f32'>(shape: readonly number[], dtype: D = 'f32' as D, label?: string): Tensor<D> {
     const size = numel(shape);
-    const buffer = this.pool.acquire(size * BYTES_PER_ELEMENT[dtype], label);
+    const buffer = this.pool.acquire(wordBytes(size * BYTES_PER_ELEMENT[dtype]), label);
     const t = { buffer, shape: [...shape], dtype, offset: 0, size };
-    if (this.poison) this.write(t as Tensor, new Uint32Array(size).fill(0x7fc00000) as TypedArrayFor<D>);
+    if (this.poison) {
+      const nan = dtype === 'f16' ? new Uint16Array(size + (size & 1)).fill(0x7e00) : new Uint32Array(size).fill(0x7fc00000);
+      this.submit();
+      this.device.queue.writeBuffer(buffer, 0, nan.buffer, 0, nan.byteLength);
+    }
     return t;
   }
 
@@ -152,9 +159,14 @@ export class Runtime {
   /** Writes host data into a tensor, after all work recorded so far. */
   write<D extends DType>(t: Tensor<D>, data: TypedArrayFor<D>): void {
     if (data.length !== t.size) throw new Error(`write: ${data.length} values for a tensor of ${t.size}`);
+    const bpe = BYTES_PER_ELEMENT[t.dtype];
+    // writeBuffer moves whole 32-bit words: a half-precision write must cover whole words.
+    if ((t.offset * bpe) % 4 !== 0 || data.byteLength % 4 !== 0) {
+      throw new Error(`write: ${t.dtype} writes must start and end on a 4-byte word (offset ${t.offset}, ${t.size} elements)`);
+    }
     // queue.writeBuffer runs before unsubmitted commands, so flush them to keep order.
     this.submit();
-    this.device.queue.writeBuffer(t.buffer, t.offset * 4, data.buffer, data.byteOffset, data.byteLength);
+    this.device.queue.writeBuffer(t.buffer, t.offset * bpe, data.buffer, data.byteOffset, data.byteLength);
   }
 
   /** Returns tensors made by empty/upload to the pool (not views: they share a buffer). */
@@ -177,13 +189,18 @@ export class Runtime {
   /** Copies `src` into `dst` (same element count) in recording order. */
   copy(src: Tensor, dst: Tensor): void {
     if (src.size !== dst.size) throw new Error(`copy: ${src.size} elements into ${dst.size}`);
+    if (src.dtype !== dst.dtype) throw new Error(`copy: ${src.dtype} into ${dst.dtype} (a copy does not convert)`);
+    const bpe = BYTES_PER_ELEMENT[src.dtype];
+    if ([src.offset, dst.offset, src.size].some((n) => (n * bpe) % 4 !== 0)) {
+      throw new Error(`copy: ${src.dtype} copies must start and end on a 4-byte word`);
+    }
     this.commands.push({
       kind: 'copy',
       src: src.buffer,
-      srcOffset: src.offset * 4,
+      srcOffset: src.offset * bpe,
       dst: dst.buffer,
-      dstOffset: dst.offset * 4,
-      bytes: src.size * 4,
+      dstOffset: dst.offset * bpe,
+      bytes: src.size * bpe,
     });
   }
 
@@ -265,13 +282,17 @@ export class Runtime {
 
   /** Submits recorded work and reads a tensor back to the host (one submit for reads issued together). */
   async read<D extends DType>(t: Tensor<D>): Promise<TypedArrayFor<D>> {
-    const bytes = t.size * 4;
+    const bpe = BYTES_PER_ELEMENT[t.dtype];
+    // Copies move whole 32-bit words: a half-precision view is read with the words around it.
+    const first = Math.floor((t.offset * bpe) / 4) * 4;
+    const skip = t.offset * bpe - first;
+    const bytes = wordBytes(skip + t.size * bpe);
     // Staging buffers are reused by size class: a read per training step should not
     // allocate GPU memory each time.
     const size = sizeClass(Math.max(bytes, 4));
     const staging = this.staging.get(size)?.pop() ?? this.device.createBuffer({ size, usage: 0x01 | 0x08 /* MAP_READ|COPY_DST */ });
     if (bytes > 0) {
-      this.commands.push({ kind: 'copy', src: t.buffer, srcOffset: t.offset * 4, dst: staging, dstOffset: 0, bytes });
+      this.commands.push({ kind: 'copy', src: t.buffer, srcOffset: first, dst: staging, dstOffset: 0, bytes });
     }
     // Reads requested together (e.g. a step's loss and its gradient statistics) share one
     // submit: it happens once the current synchronous code has finished recording.
@@ -291,8 +312,8 @@ export class Runtime {
       staging.destroy();
     }
     this.check();
-    const Ctor = t.dtype === 'f32' ? Float32Array : t.dtype === 'i32' ? Int32Array : Uint32Array;
-    return new Ctor(copy) as TypedArrayFor<D>;
+    const Ctor = { f32: Float32Array, i32: Int32Array, u32: Uint32Array, f16: Uint16Array }[t.dtype];
+    return new Ctor(copy, skip, t.size) as TypedArrayFor<D>;
   }
 
   /** Submits recorded work and waits until the GPU has finished it. */

@@ -1,12 +1,18 @@
-export type DType = 'f32' | 'i32' | 'u32';
+/**
+ * Element types. 'f16' is IEEE half precision stored two to a 32-bit word (read in WGSL with
+ * unpack2x16float, core WGSL: no shader-f16 needed); on the host its values are the bits.
+ */
+export type DType = 'f32' | 'i32' | 'u32' | 'f16';
 
-export const BYTES_PER_ELEMENT: Record<DType, number> = { f32: 4, i32: 4, u32: 4 };
+export const BYTES_PER_ELEMENT: Record<DType, number> = { f32: 4, i32: 4, u32: 4, f16: 2 };
 
 export type TypedArrayFor<D extends DType> = D extends 'f32'
   ? Float32Array
   : D extends 'i32'
     ? Int32Array
-    : Uint32Array;
+    : D extends 'f16'
+      ? Uint16Array
+      : Uint32Array;
 
 /**
  * A view of `size` elements of a GPU buffer starting at element `offset`. Kernels take

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { nodePlatform } from '../platform/node';
 import { rowRelativeError } from './reference';
 import { Runtime, type RuntimeOptions } from './runtime';
-import type { Tensor } from './tensor';
+import { f32ToHalves, halvesToF32 } from '../util/half';
+import { view, type Tensor } from './tensor';
 
 export { rng, uniform } from '../util/random';
 
@@ -53,4 +54,17 @@ export function assertClose(
         `(got ${got[worstAt]}, expected ${ref[worstAt]})`,
     );
   }
+}
+
+/**
+ * `values` rounded to half precision and uploaded as an f16 tensor starting `offset` elements
+ * into a buffer whose other halves are NaN; returns the tensor and the rounded values (the
+ * reference's inputs).
+ */
+export function uploadHalf(rt: Runtime, values: Float32Array, shape: readonly number[], offset = 0): { tensor: Tensor<'f16'>; values: Float32Array<ArrayBuffer> } {
+  const halves = f32ToHalves(values);
+  const whole = new Uint16Array(Math.ceil((offset + values.length) / 2) * 2).fill(0x7e00);
+  whole.set(halves, offset);
+  const buffer = rt.upload(whole, [whole.length], 'f16');
+  return { tensor: view(buffer, shape, offset), values: halvesToF32(halves) };
 }

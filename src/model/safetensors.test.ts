@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { f16ToF32, f32ToBf16Bits, f32ToF16Bits, parseSafetensors, serializeSafetensors } from './safetensors';
+import { f16ToF32, f32ToBf16Bits, f32ToF16Bits } from '../util/half';
+import { parseSafetensors, serializeSafetensors } from './safetensors';
 
 const bitsOf = (x: number) => new Uint32Array(Float32Array.of(x).buffer)[0]!;
 const fromBits = (b: number) => new Float32Array(Uint32Array.of(b).buffer)[0]!;

@@ -1,3 +1,5 @@
+import { f32ToBf16Bits, f32ToF16Bits, halvesToF32 } from '../util/half';
+
 /**
  * Reader and writer for the safetensors format (https://github.com/huggingface/safetensors):
  * an 8-byte little-endian header length, a JSON header, then the raw tensor bytes.
@@ -192,68 +194,12 @@ function decode(dtype: SafetensorsDtype, raw: Uint8Array): Float32Array {
   }
   const halves = new Uint16Array(n);
   for (let i = 0; i < n; i++) halves[i] = raw[2 * i]! | (raw[2 * i + 1]! << 8);
+  if (dtype === 'F16') return halvesToF32(halves);
+  // bfloat16 is the top half of a float32, so widening is a shift.
   const out = new Float32Array(n);
-  if (dtype === 'BF16') {
-    // bfloat16 is the top half of a float32, so widening is a shift.
-    const bits = new Uint32Array(out.buffer);
-    for (let i = 0; i < n; i++) bits[i] = halves[i]! << 16;
-  } else {
-    const table = f16Table();
-    for (let i = 0; i < n; i++) out[i] = table[halves[i]!]!;
-  }
+  const bits = new Uint32Array(out.buffer);
+  for (let i = 0; i < n; i++) bits[i] = halves[i]! << 16;
   return out;
-}
-
-let f16Lookup: Float32Array | undefined;
-
-/** All 65536 half-precision values widened once; a lookup beats per-element bit fiddling. */
-function f16Table(): Float32Array {
-  if (f16Lookup) return f16Lookup;
-  const t = new Float32Array(65536);
-  for (let h = 0; h < 65536; h++) t[h] = f16ToF32(h);
-  f16Lookup = t;
-  return t;
-}
-
-export function f16ToF32(h: number): number {
-  const sign = h & 0x8000 ? -1 : 1;
-  const exp = (h >> 10) & 0x1f;
-  const frac = h & 0x3ff;
-  if (exp === 0) return sign * frac * 2 ** -24;
-  if (exp === 0x1f) return frac ? NaN : sign * Infinity;
-  return sign * (1 + frac / 1024) * 2 ** (exp - 15);
-}
-
-/** float32 → bfloat16 bits, rounded to nearest even (NaN stays NaN), as torch's `.to(torch.bfloat16)`. */
-export function f32ToBf16Bits(bits: number): number {
-  if ((bits & 0x7fffffff) > 0x7f800000) return ((bits >>> 16) | 0x40) & 0xffff;
-  return ((bits + 0x7fff + ((bits >>> 16) & 1)) >>> 16) & 0xffff;
-}
-
-/** float32 → IEEE half bits, rounded to nearest even, with subnormals, overflow to infinity and NaN kept. */
-export function f32ToF16Bits(bits: number): number {
-  const sign = (bits >>> 16) & 0x8000;
-  const exp = (bits >>> 23) & 0xff;
-  const frac = bits & 0x7fffff;
-  if (exp === 0xff) return sign | 0x7c00 | (frac ? 0x200 : 0);
-  const e = exp - 127 + 15;
-  if (e >= 0x1f) return sign | 0x7c00;
-  if (e <= 0) {
-    if (e < -10) return sign;
-    // Subnormal: the implicit 1 joins the fraction, shifted into place with rounding.
-    const m = frac | 0x800000;
-    const shift = 14 - e;
-    const half = 1 << (shift - 1);
-    const rest = m & ((1 << shift) - 1);
-    let out = m >>> shift;
-    if (rest > half || (rest === half && out & 1)) out++;
-    return sign | out;
-  }
-  let out = (e << 10) | (frac >>> 13);
-  const rest = frac & 0x1fff;
-  // A carry out of the fraction steps the exponent, up to infinity: still the right rounding.
-  if (rest > 0x1000 || (rest === 0x1000 && out & 1)) out++;
-  return sign | out;
 }
 
 /** Safetensors bytes of the tensors (float32 data), stored as `dtype`. */

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { assertClose, freshSeed, poisoned, rng, testRuntime, uniform } from '../testing';
+import { f16ToF32, f32ToHalves } from '../../util/half';
+import { assertClose, freshSeed, poisoned, rng, testRuntime, uniform, uploadHalf } from '../testing';
 import { view } from '../tensor';
-import { add, axpy, copyColumns, fill, mul, scale, silu, siluBackward, sub, transpose } from './elementwise';
+import { add, axpy, copyColumns, fill, mul, narrowToHalf, scale, silu, siluBackward, sub, transpose, widenHalf } from './elementwise';
 import { swigluBackward, swigluForward } from './mlp';
 
 const SIZES = [1, 3, 17, 65, 127, 300, 4099];
@@ -173,5 +174,37 @@ describe('element-wise kernels', () => {
     const a = rt.empty([4]);
     expect(() => add(rt, a, rt.empty([5]))).toThrow(/sizes differ/);
     expect(() => add(rt, a, rt.empty([4]), a)).toThrow(/shares a buffer/);
+  });
+
+  it('widens f16 to f32 exactly and narrows f32 to the nearest halves, keeping the neighbours of odd ranges', async () => {
+    const rt = await testRuntime();
+    for (const [offset, n] of [[0, 1], [1, 1], [1, 4], [3, 300], [0, 4099], [2, 17]] as const) {
+      const seed = freshSeed();
+      const r = rng(seed);
+      const x = uniform(n, r, 3);
+      const half = uploadHalf(rt, x, [n], offset);
+      const wide = poisoned(rt, [n]);
+      widenHalf(rt, half.tensor, wide);
+      expect(Array.from(await rt.read(wide)), `widen offset ${offset} n ${n} seed ${seed}`).toEqual(Array.from(half.values));
+      // Narrowing into a buffer of other halves: its range is x rounded, the rest untouched.
+      const words = Math.ceil((offset + n + 1) / 2) * 2;
+      const others = f32ToHalves(uniform(words, r));
+      const whole = rt.upload(others, [words], 'f16');
+      const target = view(whole, [n], offset);
+      const src = rt.upload(x, [n]);
+      narrowToHalf(rt, src, target);
+      const got = await rt.read(whole);
+      for (let i = 0; i < words; i++) {
+        if (i < offset || i >= offset + n) {
+          expect(got[i], `neighbour half ${i} (offset ${offset} n ${n} seed ${seed})`).toBe(others[i]);
+          continue;
+        }
+        const v = x[i - offset]!;
+        // A half's spacing at v: 2^(exponent − 10), and 2^−24 below the normal range.
+        const ulp = Math.max(2 ** (Math.floor(Math.log2(Math.abs(v))) - 10), 2 ** -24);
+        expect(Math.abs(f16ToF32(got[i]!) - v), `narrow ${v} (seed ${seed})`).toBeLessThanOrEqual(ulp);
+      }
+      rt.release(half.tensor, wide, whole, src);
+    }
   });
 });

@@ -1,6 +1,6 @@
 import { Params } from '../params';
 import type { Runtime } from '../runtime';
-import type { DType, Tensor } from '../tensor';
+import { shapeString, type DType, type Tensor } from '../tensor';
 import { distinctBuffers, f32Only, grid, sameSize } from './common';
 
 const BINARY = { add: 0, mul: 1, sub: 2, siluBackward: 3 } as const;
@@ -134,4 +134,32 @@ export function copyColumns(
     label: 'columns',
   });
   return out;
+}
+
+/** out (f32) = the values of x (f16), widened. */
+export function widenHalf(rt: Runtime, x: Tensor, out: Tensor): Tensor {
+  return convert(rt, 'widen_half', out, x);
+}
+
+/**
+ * out (f16) = x (f32) rounded to half precision (to a nearest half; magnitudes past 65504
+ * clamp to it). out may start and end mid-word: its neighbours' halves are kept.
+ */
+export function narrowToHalf(rt: Runtime, x: Tensor, out: Tensor): Tensor {
+  return convert(rt, 'narrow_half', x, out);
+}
+
+function convert(rt: Runtime, entry: 'widen_half' | 'narrow_half', f: Tensor, h: Tensor): Tensor {
+  sameSize(entry, f, h);
+  if (f.dtype !== 'f32' || h.dtype !== 'f16') throw new Error(`${entry}: expects f32 and f16, got ${shapeString(f)} and ${shapeString(h)}`);
+  distinctBuffers(entry, [f], [h]);
+  const words = entry === 'narrow_half' ? Math.ceil((h.offset + h.size) / 2) - Math.floor(h.offset / 2) : f.size;
+  rt.dispatch({
+    kernel: { shader: 'convert', entry },
+    params: new Params().u32(f.size, f.offset, h.offset, 0),
+    buffers: [f.buffer, h.buffer],
+    workgroups: grid(rt, words),
+    label: entry,
+  });
+  return entry === 'narrow_half' ? h : f;
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { matmulRef } from '../reference';
-import { assertClose, freshSeed, poisoned, rng, testRuntime, uniform } from '../testing';
+import { assertClose, freshSeed, poisoned, rng, testRuntime, uniform, uploadHalf } from '../testing';
 import { view } from '../tensor';
 import { MATMUL_VARIANTS, matmul, matmulTuner, shapeClass, type MatmulVariant } from './matmul';
 
@@ -15,6 +15,8 @@ interface Case {
   bias?: boolean;
   beta?: number;
   alpha?: number;
+  /** B and the bias stored as f16 (at an offset that is odd where the variant allows it). */
+  half?: boolean;
 }
 
 /** reg-vec4 runs only on dimensions that are multiples of 4: its cases round up to them. */
@@ -27,13 +29,25 @@ async function check(variant: MatmulVariant, shape: Case, subgroupMatmul = true)
   const r = rng(seed);
   const a = uniform(c.batch * c.M * c.K, r);
   const bBatch = c.broadcastB ? 1 : c.batch;
-  const b = uniform(bBatch * c.K * c.N, r);
-  const bias = c.bias ? uniform(c.N, r) : undefined;
+  let b = uniform(bBatch * c.K * c.N, r);
+  let bias = c.bias ? uniform(c.N, r) : undefined;
   const prior = c.beta ? uniform(c.batch * c.M * c.N, r) : undefined;
   const aT = rt.upload(a, [c.batch, ...(c.transA ? [c.K, c.M] : [c.M, c.K])]);
   const bDims = c.transB ? [c.N, c.K] : [c.K, c.N];
-  const bT = rt.upload(b, c.broadcastB ? bDims : [c.batch, ...bDims]);
-  const biasT = bias ? rt.upload(bias, [c.N]) : undefined;
+  const bShape = c.broadcastB ? bDims : [c.batch, ...bDims];
+  let bT, biasT;
+  if (c.half) {
+    // vec4 loads need B on a 4-element boundary; the scalar paths get an odd one.
+    const half = uploadHalf(rt, b, bShape, variant === 'reg-vec4' || variant === 'gemv' ? 4 : 3);
+    [bT, b] = [half.tensor, half.values];
+    if (bias) {
+      const h = uploadHalf(rt, bias, [c.N], 1);
+      [biasT, bias] = [h.tensor, h.values];
+    }
+  } else {
+    bT = rt.upload(b, bShape);
+    biasT = bias ? rt.upload(bias, [c.N]) : undefined;
+  }
   const out = prior ? rt.upload(prior, [c.batch, c.M, c.N]) : poisoned(rt, [c.batch, c.M, c.N]);
   matmul(rt, { a: aT, b: bT, out, bias: biasT, transA: c.transA, transB: c.transB, alpha: c.alpha, beta: c.beta, variant });
   const got = await rt.read(out);
@@ -80,6 +94,12 @@ describe('matmul', () => {
           await check(variant, { batch: 1, M: 64, N: 64, K: 64, transA: false, transB: false, beta: -0.25, bias: true }, sg);
           // A decode step's x·Wᵀ: rows and columns that are multiples of nothing, K of 4 (gemv reads vec4s).
           await check(variant, { batch: 2, M: 5, N: 67, K: 36, transA: false, transB: true, beta: 1, bias: true }, sg);
+        });
+        it('reads B and the bias as f16', async () => {
+          for (const [transA, transB] of [[false, false], [false, true], [true, false], [true, true]] as const) {
+            await check(variant, { batch: 1, M: 17, N: 65, K: 33, transA, transB, bias: true, half: true }, sg);
+          }
+          await check(variant, { batch: 2, M: 5, N: 67, K: 36, transA: false, transB: true, broadcastB: true, beta: 1, half: true }, sg);
         });
       });
     }

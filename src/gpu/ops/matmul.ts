@@ -10,13 +10,13 @@ export type MatmulVariant = (typeof MATMUL_VARIANTS)[number];
 export interface MatmulArgs {
   /** [..., M, K], or [..., K, M] with transA. */
   a: Tensor;
-  /** [..., K, N], or [..., N, K] with transB; 2-D broadcasts over the batch. */
+  /** [..., K, N], or [..., N, K] with transB; 2-D broadcasts over the batch. f32 or f16 (read as f32). */
   b: Tensor;
   /** [..., M, N]; allocated when absent. Must not share a buffer with a, b or bias. */
   out?: Tensor;
   transA?: boolean;
   transB?: boolean;
-  /** [N], added to every row. */
+  /** [N], added to every row. f32 or f16. */
   bias?: Tensor;
   alpha?: number;
   /** out = alpha·AB + beta·out: beta = 1 accumulates (gradient accumulation). */
@@ -62,7 +62,9 @@ function resolveShape(args: MatmulArgs): Geometry {
   if (b.shape.length > 2 && batchB !== batchA) {
     throw new Error(`matmul batch sizes differ: ${shapeString(a)} and ${shapeString(b)}`);
   }
-  if (a.dtype !== 'f32' || b.dtype !== 'f32') throw new Error('matmul takes f32 tensors');
+  if (a.dtype !== 'f32' || (b.dtype !== 'f32' && b.dtype !== 'f16')) {
+    throw new Error(`matmul takes an f32 A and an f32 or f16 B, got ${shapeString(a)} and ${shapeString(b)}`);
+  }
   return {
     batch: batchA,
     M,
@@ -81,7 +83,7 @@ const ceil = (x: number, d: number) => Math.ceil(x / d);
 const REG_TILE = 8;
 
 function plan(variant: MatmulVariant, g: Geometry, subgroups: boolean, args: MatmulArgs) {
-  const defines = { TRANS_A: g.transA, TRANS_B: g.transB };
+  const defines = { TRANS_A: g.transA, TRANS_B: g.transB, B_F16: args.b.dtype === 'f16', BIAS_F16: args.bias?.dtype === 'f16' };
   switch (variant) {
     case 'reg':
     case 'reg-wide':
@@ -131,6 +133,9 @@ export function matmul(rt: Runtime, args: MatmulArgs): Tensor {
     if (t && t.buffer === out.buffer) throw new Error(`matmul output shares a buffer with ${name} (WebGPU forbids it)`);
   }
   if (args.bias && args.bias.size !== g.N) throw new Error(`matmul bias ${shapeString(args.bias)} is not [${g.N}]`);
+  if (out.dtype !== 'f32' || (args.bias && args.bias.dtype !== 'f32' && args.bias.dtype !== 'f16')) {
+    throw new Error(`matmul writes f32 (out ${shapeString(out)}${args.bias ? `, bias ${shapeString(args.bias)}` : ''})`);
+  }
   let variant = args.variant ?? matmulTuner(rt).choose(g);
   if (variant === 'reg-vec4' && !vec4Aligned(g, args)) {
     if (args.variant) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { assertClose, freshSeed, poisoned, rng, testRuntime, uniform } from '../../gpu/testing';
+import { assertClose, freshSeed, poisoned, rng, testRuntime, uniform, uploadHalf } from '../../gpu/testing';
 import { view, type Tensor } from '../../gpu/tensor';
 import { attentionBackward, attentionForward, type AttentionShape } from './attention';
 import { embeddingBackward, embeddingForward, tokenIndex } from './embedding';
@@ -16,13 +16,16 @@ describe('embedding', () => {
       const W = uniform(vocab * H, r);
       // Few distinct tokens so that most repeat.
       const tokens = Uint32Array.from({ length: n }, () => Math.floor(r() * Math.min(vocab, 5 + n / 4)));
-      const tW = rt.upload(W, [vocab, H]);
       const tTok = rt.upload(tokens, [n], 'u32');
-      const out = poisoned(rt, [n, H]);
-      embeddingForward(rt, tTok, tW, out);
-      const ref = new Float64Array(n * H);
-      for (let t = 0; t < n; t++) for (let c = 0; c < H; c++) ref[t * H + c] = W[tokens[t]! * H + c]!;
-      assertClose(`embedding forward seed ${seed}`, await rt.read(out), ref, H, 0);
+      // The table in f32, and in f16 at an odd offset (a frozen half-precision base).
+      const half = uploadHalf(rt, W, [vocab, H], 1);
+      for (const [tW, values] of [[rt.upload(W, [vocab, H]), W], [half.tensor, half.values]] as const) {
+        const out = poisoned(rt, [n, H]);
+        embeddingForward(rt, tTok, tW, out);
+        const ref = new Float64Array(n * H);
+        for (let t = 0; t < n; t++) for (let c = 0; c < H; c++) ref[t * H + c] = values[tokens[t]! * H + c]!;
+        assertClose(`embedding forward ${tW.dtype} seed ${seed}`, await rt.read(out), ref, H, 0);
+      }
       const dy = uniform(n * H, r);
       const prior = uniform(vocab * H, r);
       const dW = rt.upload(prior, [vocab, H]);
@@ -43,20 +46,24 @@ describe('embedding', () => {
 
 describe('rmsnorm', () => {
   it.each([
-    ['row per invocation', true],
-    ['workgroup per row', false],
-  ])('forward, and backward for x and w, with accumulation into dx (%s)', async (_, serialRows) => {
+    ['row per invocation', true, false],
+    ['workgroup per row', false, false],
+    ['row per invocation, f16 weight', true, true],
+    ['workgroup per row, f16 weight', false, true],
+  ])('forward, and backward for x and w, with accumulation into dx (%s)', async (_, serialRows, f16) => {
     const rt = await testRuntime({ serialRows });
     for (const [rows, cols] of [[1, 1], [3, 17], [65, 128], [7, 300]] as const) {
       const seed = freshSeed();
       const r = rng(seed);
       const eps = 1e-5;
       const x = uniform(rows * cols, r, 2);
-      const w = Float32Array.from({ length: cols }, () => 1 + 0.3 * (2 * r() - 1));
+      let w = Float32Array.from({ length: cols }, () => 1 + 0.3 * (2 * r() - 1));
       const dy = uniform(rows * cols, r);
       const dxPrior = uniform(rows * cols, r);
       const dwPrior = uniform(cols, r);
-      const [tx, tw, tdy] = [rt.upload(x, [rows, cols]), rt.upload(w, [cols]), rt.upload(dy, [rows, cols])];
+      let tw: Tensor = rt.upload(w, [cols]);
+      if (f16) ({ tensor: tw, values: w } = uploadHalf(rt, w, [cols], 1));
+      const [tx, tdy] = [rt.upload(x, [rows, cols]), rt.upload(dy, [rows, cols])];
       const y = poisoned(rt, [rows, cols]);
       const rstd = poisoned(rt, [rows]);
       rmsnormForward(rt, tx, tw, eps, y, rstd);

@@ -9,13 +9,13 @@ function rowsCols(x: Tensor): [number, number] {
   return [x.size / cols, cols];
 }
 
-/** y = x · rstd · w per row; writes rstd [rows] for the backward pass. */
+/** y = x · rstd · w per row (w f32, or f16 read as f32); writes rstd [rows] for the backward pass. */
 export function rmsnormForward(rt: Runtime, x: Tensor, w: Tensor, eps: number, y: Tensor, rstd: Tensor): void {
   const [rows, cols] = rowsCols(x);
   if (w.size !== cols || y.size !== x.size || rstd.size !== rows) throw new Error('rmsnorm: shape mismatch');
   distinctBuffers('rmsnorm', [y, rstd], [x, w]);
   rt.dispatch({
-    kernel: { shader: 'norm', entry: rt.serialRows ? 'rmsnorm_forward_serial' : 'rmsnorm_forward' },
+    kernel: { shader: 'norm', entry: rt.serialRows ? 'rmsnorm_forward_serial' : 'rmsnorm_forward', defines: { W_F16: w.dtype === 'f16' } },
     params: new Params().u32(rows, cols, x.offset, w.offset, y.offset, rstd.offset, 0, 0).f32(eps).u32(0, 0, 0),
     buffers: [x.buffer, w.buffer, y.buffer, rstd.buffer],
     workgroups: grid(rt, rows, rt.serialRows ? 64 : 1),
@@ -36,7 +36,7 @@ export function rmsnormBackward(
   if (dy.size !== x.size || dx.size !== x.size || (dw && dw.size !== cols)) throw new Error('rmsnorm backward: shape mismatch');
   distinctBuffers('rmsnorm backward', [dx], [x, w, dy, rstd]);
   rt.dispatch({
-    kernel: { shader: 'norm', entry: rt.serialRows ? 'rmsnorm_backward_serial' : 'rmsnorm_backward' },
+    kernel: { shader: 'norm', entry: rt.serialRows ? 'rmsnorm_backward_serial' : 'rmsnorm_backward', defines: { W_F16: w.dtype === 'f16' } },
     params: new Params()
       .u32(rows, cols, x.offset, w.offset, 0, rstd.offset, dy.offset, dx.offset)
       .f32(0)
