@@ -18,9 +18,13 @@ export interface MemoryEstimate {
   largestActivation: number;
 }
 
-/** How the model trains: in full (default), or a LoRA adapter on the frozen base. */
+/** How the base model's weights are stored: f32, or f16 (half the memory; frozen, LoRA only). */
+export type BaseDtype = 'f32' | 'f16';
+
+/** How the model trains: in full (default), or a LoRA adapter on the frozen base, stored in f32 or f16. */
 export interface TrainingMode {
   lora?: LoraConfig | null;
+  baseDtype?: BaseDtype;
 }
 
 function activationElements(c: LlamaConfig, N: number, lora: LoraConfig | null): { total: number; largest: number } {
@@ -47,20 +51,22 @@ function activationElements(c: LlamaConfig, N: number, lora: LoraConfig | null):
 /** What training this config at B×T needs in the given mode; pure arithmetic, no GPU. */
 export function memoryEstimate(c: LlamaConfig, B: number, T: number, mode: TrainingMode = {}): MemoryEstimate {
   const lora = mode.lora ?? null;
+  const baseBytes = mode.baseDtype === 'f16' ? 2 : 4;
+  if (baseBytes === 2 && !lora) throw new Error('a base stored in f16 is frozen: it trains only with a LoRA adapter');
   const P = flatParamSize(c);
   const trainable = lora ? loraSize(c, lora) : P;
   const acts = activationElements(c, B * T, lora);
   const est = {
     parameters: paramSpecs(c).reduce((n, p) => n + p.size, 0),
     trainable,
-    weights: (P + (lora ? trainable : 0)) * 4,
+    weights: P * baseBytes + (lora ? trainable * 4 : 0),
     gradients: trainable * 4,
     adamMoments: 2 * trainable * 4,
     activations: acts.total * 4,
     total: 0,
     // Trained in full, the weights, gradients and moments are each one flat buffer; a frozen base
     // is split across buffers a layer at a time (see paramChunks).
-    largestBuffer: Math.max(lora ? largestUnit(c) * 4 : P * 4, acts.largest * 4),
+    largestBuffer: Math.max(lora ? largestUnit(c) * baseBytes : P * 4, acts.largest * 4),
     largestActivation: acts.largest * 4,
   };
   est.total = est.weights + est.gradients + est.adamMoments + est.activations;
@@ -107,13 +113,14 @@ function checkContext(c: LlamaConfig, T: number, est: MemoryEstimate): MemoryEst
  * together), the final norm, the LM head. Returns each run's first flat offset; refuses, with
  * the numbers, a unit larger than a buffer.
  */
-export function paramChunks(c: LlamaConfig, maxElements: number): number[] {
+export function paramChunks(c: LlamaConfig, maxElements: number, bytesPerElement = 4): number[] {
   const starts = [0];
   let used = 0;
   for (const unit of paramUnits(c)) {
     if (unit.size > maxElements) {
       throw new Error(
-        `model does not fit this GPU: ${unit.name} holds ${MiB(unit.size * 4)} of weights but the adapter binds at most ${MiB(maxElements * 4)} per buffer`,
+        `model does not fit this GPU: ${unit.name} holds ${MiB(unit.size * bytesPerElement)} of weights but the adapter binds at most ` +
+          `${MiB(maxElements * bytesPerElement)} per buffer`,
       );
     }
     if (used > 0 && used + unit.size > maxElements) {

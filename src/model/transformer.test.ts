@@ -1,11 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { testRuntime } from '../gpu/testing';
+import { assertClose, freshSeed, rng, testRuntime, uniform } from '../gpu/testing';
+import { f32ToHalves, halvesToF32 } from '../util/half';
 import { ModelSession, type LoadProgress } from '../train/session';
 import { exportCheckpoint, importCheckpoint } from './checkpoint';
-import { flatParamSize, PRESETS } from './config';
+import { flatParamSize, paramSpecs, PRESETS } from './config';
 import { Decoder } from './decoder';
-import { initialLora } from './lora';
+import { initialLora, LORA_TARGETS, type LoraConfig } from './lora';
 import { ByteTokenizer } from './tokenizer';
+import { SMALL_CONFIG } from './testing';
 import { initialParams, Transformer } from './transformer';
 
 describe('transformer checkpoints', () => {
@@ -103,5 +105,88 @@ describe('transformer checkpoints', () => {
     }
     expect(progress.reduce((n, p, i) => (i === progress.length - 1 || progress[i + 1]!.file !== p.file ? n + p.total : n), 0)).toBe(4 * flatParamSize(config));
     session.destroy();
+  });
+});
+
+describe('a base stored in f16', () => {
+  // An explicit head_dim with an odd hidden size puts tensors at odd offsets: halves that share a word.
+  const config = { ...SMALL_CONFIG, hidden_size: 33, head_dim: 8, attention_bias: true };
+  const lora: LoraConfig = { rank: 3, alpha: 6, targets: [...LORA_TARGETS] };
+  const batch = (T: number) => ({
+    B: 2, T,
+    tokens: Array.from({ length: 2 * T }, (_, i) => (i * 7) % config.vocab_size),
+    targets: Array.from({ length: 2 * T }, (_, i) => (i * 5 + 1) % config.vocab_size),
+    weights: new Array<number>(2 * T).fill(1 / (2 * T)),
+  });
+  const rounded = (flat: Float32Array) => halvesToF32(f32ToHalves(flat));
+
+  it('holds the weights rounded to halves and computes what f32 does on them: logits, LoRA gradients, decoding', async () => {
+    const rt = await testRuntime();
+    const seed = freshSeed();
+    const flat = uniform(flatParamSize(config), rng(seed), 0.2);
+    const ref = Transformer.fromFlat(rt, config, rounded(flat));
+    const half = Transformer.fromFlat(rt, config, flat, { dtype: 'f16' });
+    // Split across buffers too (the embedding alone, then a layer or so each).
+    const split = Transformer.fromFlat(rt, config, flat, { dtype: 'f16', maxBufferBytes: 2 * 9000 });
+    expect(split.base.buffers.length).toBeGreaterThan(2);
+    expect(half.baseDtype).toBe('f16');
+    for (const m of [half, split]) expect(await m.readParams()).toEqual(rounded(flat));
+    const b = batch(7);
+    const want = Float32Array.from(await rt.read(ref.forward(b)));
+    for (const m of [half, split]) assertClose(`f16 logits seed ${seed}`, await rt.read(m.forward(b)), want, config.vocab_size, 1e-5);
+    const adapter = initialLora(config, lora, 4).map((v, i) => v + ((i % 5) - 2) * 1e-2);
+    const grads: Float32Array[] = [];
+    for (const m of [ref, half, split]) {
+      m.enableLora(lora, adapter);
+      m.zeroGrad();
+      m.forwardLoss(b);
+      m.backward();
+      grads.push(Float32Array.from(await rt.read(m.grads)));
+    }
+    for (const g of grads.slice(1)) assertClose(`f16 LoRA gradients seed ${seed}`, g, grads[0]!, g.length, 1e-4);
+    const decode = async (m: Transformer) => {
+      const d = new Decoder(m, 2, 8);
+      const out = Float32Array.from(await rt.read(d.prefill([[1, 2, 3], [4, 5]])));
+      d.destroy();
+      return out;
+    };
+    const decoded = await decode(ref);
+    for (const m of [half, split]) assertClose(`f16 decoder seed ${seed}`, await decode(m), decoded, config.vocab_size, 1e-5);
+    half.disableLora();
+    expect(() => half.grads).toThrow(/stored in f16, frozen: train a LoRA adapter/);
+    for (const m of [ref, half, split]) m.destroy();
+  });
+
+  it('converts in place, merges and unmerges an adapter, and refuses weights beyond half range', async () => {
+    const rt = await testRuntime();
+    const seed = freshSeed();
+    const flat = uniform(flatParamSize(config), rng(seed), 0.2);
+    const model = Transformer.fromFlat(rt, config, flat);
+    await model.setBaseDtype('f16');
+    expect(model.baseDtype).toBe('f16');
+    // The GPU rounds to a nearest half (WGSL leaves ties to the implementation): within one spacing.
+    const got = await model.readParams();
+    const spacing = (v: number) => Math.max(2 ** (Math.floor(Math.log2(Math.abs(v))) - 10), 2 ** -24);
+    expect(flat.findIndex((v, i) => Math.abs(got[i]! - v) > spacing(v))).toBe(-1);
+    // Merged weights reloaded with their adapter: unmerging gives the base back within the halves' rounding.
+    const adapter = initialLora(config, lora, 2).map((v, i) => v + ((i % 5) - 2) * 1e-2);
+    model.enableLora(lora, adapter);
+    const merged = await model.readMergedParams();
+    const resumed = Transformer.fromFlat(rt, config, merged, { dtype: 'f16' });
+    resumed.enableLora(lora, adapter, { merged: true });
+    const base = await resumed.readParams();
+    expect(got.findIndex((v, i) => Math.abs(base[i]! - v) > 2 * spacing(merged[i]!))).toBe(-1);
+    await model.setBaseDtype('f32');
+    expect(await model.readParams()).toEqual(got);
+    model.destroy();
+    resumed.destroy();
+    const big = Float32Array.from(flat);
+    const up = paramSpecs(config).find((s) => s.name === 'model.layers.1.mlp.up_proj.weight')!;
+    big[up.offset + 3] = 1e5;
+    const f32 = Transformer.fromFlat(rt, config, big);
+    await expect(f32.setBaseDtype('f16')).rejects.toThrow(/model\.layers\.1\.mlp\.up_proj\.weight holds 100000, beyond f16's largest value 65504/);
+    expect(f32.baseDtype).toBe('f32');
+    f32.destroy();
+    expect(() => Transformer.fromFlat(rt, config, big, { dtype: 'f16' })).toThrow(/up_proj\.weight holds 100000/);
   });
 });

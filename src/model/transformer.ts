@@ -1,12 +1,14 @@
-import { copyColumns, fill } from '../gpu/ops/elementwise';
+import { HalfWriter } from '../gpu/halfWriter';
+import { copyColumns, fill, narrowToHalf, widenHalf } from '../gpu/ops/elementwise';
 import { matmul } from '../gpu/ops/matmul';
 import { swigluBackward, swigluForward } from '../gpu/ops/mlp';
 import { colReduce } from '../gpu/ops/reduce';
 import type { Runtime } from '../gpu/runtime';
-import { view, type DType, type Tensor } from '../gpu/tensor';
+import { BYTES_PER_ELEMENT, view, type DType, type Tensor } from '../gpu/tensor';
+import { halvesToF32 } from '../util/half';
 import { normal, rng } from '../util/random';
 import { flatParamSize, headDim, paramSpecs, ropeInvFreq, validateConfig, type LlamaConfig, type ParamSpec } from './config';
-import { checkActivationsFit, paramChunks } from './memory';
+import { checkActivationsFit, paramChunks, type BaseDtype } from './memory';
 import { loraName, loraScale, loraSpecs, orderedTargets, targetGeometry, targetWeightName, type LoraConfig, type LoraTarget } from './lora';
 import { attentionBackward, attentionForward, MAX_HEAD_DIM, type AttentionShape } from './kernels/attention';
 import { embeddingBackward, embeddingForward, tokenIndex } from './kernels/embedding';
@@ -83,10 +85,14 @@ export function actsRows(a: LayerActs, n: number): LayerActs {
   return out;
 }
 
+/** The largest finite IEEE half. */
+export const HALF_MAX = 65504;
+
 /**
  * Parameters in the flat layout of their specs, held in one GPU buffer or, beyond what one
  * buffer binds, in consecutive runs of it (`starts`: each buffer's first flat offset), with
  * named views; and their gradients once asked for (one flat buffer: training needs it whole).
+ * An f16 set is frozen: it has no flat f32 view and no gradients.
  */
 export class ParamSet {
   private readonly views = new Map<string, Tensor>();
@@ -94,33 +100,37 @@ export class ParamSet {
   private readonly gradViews = new Map<string, Tensor>();
   /** Elements in all. */
   readonly size: number;
+  readonly dtype: BaseDtype;
 
   constructor(
     private readonly rt: Runtime,
     readonly specs: ParamSpec[],
-    readonly buffers: readonly Tensor<'f32'>[],
+    readonly buffers: readonly Tensor<'f32' | 'f16'>[],
     private readonly starts: readonly number[] = [0],
   ) {
     this.size = specs.reduce((n, s) => n + s.size, 0);
+    this.dtype = buffers[0]!.dtype;
     for (const s of specs) this.views.set(s.name, this.at(s.offset, s.shape));
   }
 
   /** A view of `shape` at a flat offset (it must lie within one buffer). */
   at(offset: number, shape: readonly number[]): Tensor {
-    let k = this.starts.length - 1;
-    while (this.starts[k]! > offset) k--;
+    const k = bufferIndex(this.starts, offset);
     return view(this.buffers[k]!, shape, offset - this.starts[k]!);
   }
 
   /** The parameters as one flat buffer, where they fit in one. */
   get params(): Tensor<'f32'> {
+    if (this.dtype === 'f16') {
+      throw new Error('the base weights are stored in f16, frozen: train a LoRA adapter, or load the model in f32 to train it in full');
+    }
     if (this.buffers.length > 1) {
       throw new Error(
         `the model's ${(this.size / 1e6).toFixed(1)} M parameters span ${this.buffers.length} GPU buffers (more than one binds): ` +
           'it can generate and train a LoRA adapter, but not train in full here',
       );
     }
-    return this.buffers[0]!;
+    return this.buffers[0] as Tensor<'f32'>;
   }
 
   param(name: string): Tensor {
@@ -156,8 +166,19 @@ export class ParamSet {
   async read(): Promise<Float32Array> {
     const flat = new Float32Array(this.size);
     const parts = await Promise.all(this.buffers.map((b) => this.rt.read(b)));
-    parts.forEach((part, k) => flat.set(part, this.starts[k]!));
+    parts.forEach((part, k) => flat.set(part instanceof Uint16Array ? halvesToF32(part) : part, this.starts[k]!));
     return flat;
+  }
+
+  /** Throws, naming the tensor, if a value lies beyond half precision's range (read one buffer at a time). */
+  async checkHalfRange(): Promise<void> {
+    for (let k = 0; k < this.buffers.length; k++) {
+      const part = await this.rt.read(this.buffers[k]!);
+      for (const s of this.specs) {
+        const from = s.offset - this.starts[k]!;
+        if (from >= 0 && from < part.length) checkHalfRange(s.name, part.subarray(from, from + s.size));
+      }
+    }
   }
 
   /** Gives the gradient buffer back (a set that no longer trains). */
@@ -197,10 +218,10 @@ export type Attend = (qkv: QkvViews, out: { o: Tensor; lse: Tensor }) => void;
  * pass computes no weight gradient of the base.
  */
 export class Transformer {
-  readonly base: ParamSet;
   private adapter: Adapter | null = null;
   private readonly rope: RopeTables;
   private ws: Workspace | null = null;
+  private baseSet: ParamSet;
 
   private constructor(
     readonly rt: Runtime,
@@ -208,8 +229,39 @@ export class Transformer {
     base: ParamSet,
     rope: RopeTables,
   ) {
-    this.base = base;
+    this.baseSet = base;
     this.rope = rope;
+  }
+
+  /** The base model's weights. */
+  get base(): ParamSet {
+    return this.baseSet;
+  }
+
+  /** How the base weights are stored. */
+  get baseDtype(): BaseDtype {
+    return this.baseSet.dtype;
+  }
+
+  /**
+   * Stores the base weights as `dtype` from now on, converting them on the GPU (f32 → f16
+   * rounds each weight to the nearest half; back to f32 keeps the rounded values). The GPU
+   * holds both copies during the conversion. A weight beyond half precision's range refuses
+   * f16, naming it, before anything changes.
+   */
+  async setBaseDtype(dtype: BaseDtype, options: { maxBufferBytes?: number } = {}): Promise<void> {
+    const old = this.baseSet;
+    if (old.dtype === dtype) return;
+    const starts = Transformer.placement(this.rt, this.config, options.maxBufferBytes, dtype);
+    if (dtype === 'f16') await old.checkHalfRange();
+    old.dropGrads();
+    const next = placeParams(this.rt, old.specs, starts, dtype);
+    for (const s of old.specs) {
+      if (dtype === 'f16') narrowToHalf(this.rt, old.param(s.name), next.param(s.name));
+      else widenHalf(this.rt, old.param(s.name), next.param(s.name));
+    }
+    old.destroy();
+    this.baseSet = next;
   }
 
   /**
@@ -218,23 +270,31 @@ export class Transformer {
    * upload. Weights beyond what one buffer binds are split across buffers a layer at a time;
    * every limit is checked, and refused with the numbers, before anything is allocated.
    */
-  static load(
-    rt: Runtime,
-    config: LlamaConfig,
-    read: (spec: ParamSpec) => Float32Array,
-    options: { onTensor?: (spec: ParamSpec) => void; maxBufferBytes?: number } = {},
-  ): Transformer {
-    const starts = Transformer.placement(rt, config, options.maxBufferBytes);
+  static load(rt: Runtime, config: LlamaConfig, read: (spec: ParamSpec) => Float32Array, options: LoadOptions = {}): Transformer {
+    const dtype = options.dtype ?? 'f32';
+    const starts = Transformer.placement(rt, config, options.maxBufferBytes, dtype);
     const specs = paramSpecs(config);
-    const size = flatParamSize(config);
-    const buffers = starts.map((start, k) => rt.empty([(starts[k + 1] ?? size) - start], 'f32', `params.${k}`));
-    const base = new ParamSet(rt, specs, buffers, starts);
-    for (const s of specs) {
-      const data = read(s);
-      if (data.length !== s.size) throw new Error(`${s.name}: ${data.length} values for a tensor of ${s.size}`);
-      rt.write(base.param(s.name), data);
-      options.onTensor?.(s);
+    const base = placeParams(rt, specs, starts, dtype);
+    // f16 runs may end mid-word: each buffer is written in order through a HalfWriter.
+    const writers = dtype === 'f16' ? base.buffers.map((b) => new HalfWriter(rt, b as Tensor<'f16'>)) : [];
+    try {
+      for (const s of specs) {
+        const data = read(s);
+        if (data.length !== s.size) throw new Error(`${s.name}: ${data.length} values for a tensor of ${s.size}`);
+        if (dtype === 'f16') {
+          checkHalfRange(s.name, data);
+          const k = bufferIndex(starts, s.offset);
+          writers[k]!.write(s.offset - starts[k]!, data);
+        } else {
+          rt.write(base.param(s.name), data);
+        }
+        options.onTensor?.(s);
+      }
+    } catch (e) {
+      base.destroy();
+      throw e;
     }
+    for (const w of writers) w.end();
     const tables = ropeTables(ropeInvFreq(config), config.max_position_embeddings);
     const rope = {
       cos: rt.upload(tables.cos, [tables.cos.length]),
@@ -248,16 +308,17 @@ export class Transformer {
    * Where a model's weights would go (each buffer's first flat offset); refuses, with the
    * numbers, one this device cannot hold. Pure: nothing is allocated.
    */
-  static placement(rt: Runtime, config: LlamaConfig, maxBufferBytes?: number): number[] {
+  static placement(rt: Runtime, config: LlamaConfig, maxBufferBytes?: number, dtype: BaseDtype = 'f32'): number[] {
     validateConfig(config);
     const hd = headDim(config);
     if (hd > MAX_HEAD_DIM) throw new Error(`head_dim ${hd} exceeds the attention kernel's limit of ${MAX_HEAD_DIM}`);
     const { limits } = rt.ctx;
-    return paramChunks(config, Math.floor((maxBufferBytes ?? Math.min(limits.maxStorageBufferBindingSize, limits.maxBufferSize)) / 4));
+    const bytes = maxBufferBytes ?? Math.min(limits.maxStorageBufferBindingSize, limits.maxBufferSize);
+    return paramChunks(config, Math.floor(bytes / BYTES_PER_ELEMENT[dtype]), BYTES_PER_ELEMENT[dtype]);
   }
 
   /** A model with the given flat parameters (e.g. from a checkpoint). */
-  static fromFlat(rt: Runtime, config: LlamaConfig, flat: Float32Array, options: { maxBufferBytes?: number } = {}): Transformer {
+  static fromFlat(rt: Runtime, config: LlamaConfig, flat: Float32Array, options: Omit<LoadOptions, 'onTensor'> = {}): Transformer {
     const size = flatParamSize(config);
     if (flat.length !== size) throw new Error(`flat parameters hold ${flat.length} values; the config needs ${size}`);
     return Transformer.load(rt, config, (s) => flat.subarray(s.offset, s.offset + s.size), options);
@@ -329,16 +390,28 @@ export class Transformer {
     this.adapter = null;
   }
 
-  /** Records W −= scale · B·A for every adapted weight of the base (undoing a merge). */
+  /** Records W −= scale · B·A for every adapted weight of the base (undoing a merge); an f16 W through an f32 copy. */
   private subtractAdapterFromBase(): void {
     const ad = this.adapter!;
     for (let l = 0; l < this.config.num_hidden_layers; l++) {
       for (const t of ad.config.targets) {
-        const A = ad.set.param(loraName(this.config, l, t, 'A'));
-        const B = ad.set.param(loraName(this.config, l, t, 'B'));
-        matmul(this.rt, { a: B, b: A, out: this.base.param(targetWeightName(this.config, l, t)), alpha: -ad.scale, beta: 1 });
+        const W = this.base.param(targetWeightName(this.config, l, t));
+        const out = this.baseF32(W);
+        matmul(this.rt, { a: ad.set.param(loraName(this.config, l, t, 'B')), b: ad.set.param(loraName(this.config, l, t, 'A')), out, alpha: -ad.scale, beta: 1 });
+        if (out !== W) {
+          narrowToHalf(this.rt, out, W);
+          this.rt.release(out);
+        }
       }
     }
+  }
+
+  /** A base weight as f32: itself, or (stored in f16) a widened copy the caller releases. */
+  private baseF32(w: Tensor): Tensor {
+    if (w.dtype === 'f32') return w;
+    const copy = this.rt.empty(w.shape, 'f32', 'base.f32');
+    widenHalf(this.rt, w, copy);
+    return copy;
   }
 
   /** The adapter's flat weights (PEFT layout order, see loraSpecs). */
@@ -360,8 +433,10 @@ export class Transformer {
       // A layer's merged weights are recorded together and read back in one submit.
       const merged = ad.config.targets.map((t) => {
         const spec = specs.get(targetWeightName(this.config, l, t))!;
+        const base = this.base.param(spec.name);
         const w = this.rt.empty(spec.shape, 'f32', 'merged');
-        this.rt.copy(this.base.param(spec.name), w);
+        if (base.dtype === 'f16') widenHalf(this.rt, base, w);
+        else this.rt.copy(base, w);
         matmul(this.rt, { a: ad.set.param(loraName(this.config, l, t, 'B')), b: ad.set.param(loraName(this.config, l, t, 'A')), out: w, alpha: ad.scale, beta: 1 });
         return { spec, w };
       });
@@ -757,4 +832,35 @@ export function attentionShape(c: LlamaConfig, B: number, T: number): AttentionS
 /** q, k and v inside fused q|k|v rows: views offset by their first column. */
 function qkvViews(qkv: Tensor, qd: number, kvd: number): QkvViews {
   return { q: view(qkv, [qkv.size], 0), k: view(qkv, [qkv.size - qd], qd), v: view(qkv, [qkv.size - qd - kvd], qd + kvd) };
+}
+
+/** Options of Transformer.load. */
+export interface LoadOptions {
+  /** Follows each tensor's upload. */
+  onTensor?: (spec: ParamSpec) => void;
+  /** A smaller per-buffer limit than the device's (tests). */
+  maxBufferBytes?: number;
+  /** How to store the base: f16 halves its memory and freezes it (LoRA only). */
+  dtype?: BaseDtype;
+}
+
+/** Empty buffers for parameters placed at `starts` (see Transformer.placement). */
+function placeParams(rt: Runtime, specs: ParamSpec[], starts: readonly number[], dtype: BaseDtype): ParamSet {
+  const size = specs.reduce((n, s) => n + s.size, 0);
+  const buffers = starts.map((start, k) => rt.empty([(starts[k + 1] ?? size) - start], dtype, `params.${k}`));
+  return new ParamSet(rt, specs, buffers, starts);
+}
+
+/** Throws, naming the tensor, if a value lies beyond half precision's range. */
+export function checkHalfRange(name: string, data: ArrayLike<number>): void {
+  for (let i = 0; i < data.length; i++) {
+    if (Math.abs(data[i]!) > HALF_MAX) throw new Error(`${name} holds ${data[i]}, beyond f16's largest value ${HALF_MAX}: keep this model's base in f32`);
+  }
+}
+
+/** Which buffer holds flat offset `offset`. */
+function bufferIndex(starts: readonly number[], offset: number): number {
+  let k = starts.length - 1;
+  while (starts[k]! > offset) k--;
+  return k;
 }
