@@ -11,6 +11,7 @@ import { readProblemFile } from '../data/nodeFile';
 import { checkHeldOut, parseFieldMapping, type Problem } from '../data/problem';
 import { Runtime } from '../gpu/runtime';
 import { importCheckpoint } from '../model/checkpoint';
+import type { BaseDtype } from '../model/memory';
 import { PRESETS, type PresetName } from '../model/config';
 import { nodePlatform } from '../platform/node';
 import { METHODS, type MethodName } from '../sage/config';
@@ -150,7 +151,7 @@ async function main(o: Options): Promise<void> {
   const folder = new RunFolder(out);
   const { method: _m, templates: _t, ...recorded } = settings;
   if (!o.resume) folder.writeProblems(seeds, validation);
-  folder.writeConfig({ method: method.name, templates: templateSet, seeds: o.seeds, validation: o.validation, preset: o.preset, model: o.model ?? null, lora: lora ?? (o.adapter ? { adapter: o.adapter } : null), settings: recorded, policy: DEFAULT_POLICY });
+  folder.writeConfig({ method: method.name, templates: templateSet, seeds: o.seeds, validation: o.validation, preset: o.preset, model: o.model ?? null, lora: lora ?? (o.adapter ? { adapter: o.adapter } : null), baseDtype: o['base-dtype'], settings: recorded, policy: DEFAULT_POLICY });
 
   const rt = await Runtime.create(nodePlatform());
   let source: ModelSource;
@@ -158,7 +159,7 @@ async function main(o: Options): Promise<void> {
     const files = o.resume ? folder.readCheckpoint('last') : readCheckpointFolder(o.model!);
     source = { kind: 'checkpoint', checkpoint: importCheckpoint(files), name: o.resume ? join(o.resume, 'last') : o.model!, onProgress: logShards };
   } else source = { kind: 'preset', preset: o.preset as PresetName, seed: o.seed };
-  const session = ModelSession.create(rt, source);
+  const session = ModelSession.create(rt, { ...source, baseDtype: o['base-dtype'] as BaseDtype });
   if (!o.resume) session.resetOptimizer();
   applyLora(session, o, o.seed);
   const model = sessionRunModel(session, {

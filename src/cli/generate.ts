@@ -10,12 +10,13 @@ import { fileChunks } from '../data/nodeFile';
 import { recordToPair } from '../data/sftPairs';
 import { Runtime } from '../gpu/runtime';
 import { importCheckpoint } from '../model/checkpoint';
+import type { BaseDtype } from '../model/memory';
 import { PRESETS, type PresetName } from '../model/config';
 import type { GeneratedRow } from '../model/generate';
 import { DEFAULT_GENERATE, type GenerateOptions } from '../model/generateSettings';
 import { nodePlatform } from '../platform/node';
 import { ModelSession, type ModelSource } from '../train/session';
-import { LORA_OPTIONS } from './loraOptions';
+import { BASE_DTYPE_OPTION, LORA_OPTIONS } from './loraOptions';
 import { isMain, runCli, UsageError, type OptionValues } from './options';
 import { logShards, readCheckpointFolder } from './runFiles';
 
@@ -28,6 +29,7 @@ export const generateCli = {
     limit: { type: 'int', min: 1, help: 'with --prompts: the first N prompts only' },
     model: { type: 'string', arg: 'DIR', exists: 'dir', help: 'a checkpoint folder (Hugging Face layout: config.json, safetensors, tokenizer) instead of a preset' },
     adapter: LORA_OPTIONS.adapter,
+    'base-dtype': BASE_DTYPE_OPTION,
     preset: { type: 'string', choices: Object.keys(PRESETS), default: 'tiny', help: 'model preset with fresh weights (a smoke test: it writes noise)' },
     'max-new': { type: 'int', min: 1, default: DEFAULT_GENERATE.maxNewTokens, help: 'new tokens per prompt at most' },
     temperature: { type: 'number', min: 0, default: DEFAULT_GENERATE.temperature, help: 'sampling temperature; 0 is greedy' },
@@ -70,8 +72,9 @@ async function readPrompts(file: string, limit: number | undefined): Promise<Pro
 }
 
 function modelSource(o: OptionValues<typeof generateCli.options>): ModelSource {
-  if (!o.model) return { kind: 'preset', preset: o.preset as PresetName, seed: o.seed };
-  return { kind: 'checkpoint', checkpoint: importCheckpoint(readCheckpointFolder(o.model)), name: o.model, onProgress: logShards };
+  const baseDtype = o['base-dtype'] as BaseDtype;
+  if (!o.model) return { kind: 'preset', preset: o.preset as PresetName, seed: o.seed, baseDtype };
+  return { kind: 'checkpoint', checkpoint: importCheckpoint(readCheckpointFolder(o.model)), name: o.model, onProgress: logShards, baseDtype };
 }
 
 function show(i: number, line: PromptLine, row: GeneratedRow): string {

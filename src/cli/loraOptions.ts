@@ -4,6 +4,14 @@ import type { ModelSession } from '../train/session';
 import { UsageError } from './options';
 import { readCheckpointFolder } from './runFiles';
 
+/** How the base weights are held on the GPU (every CLI that loads a model). */
+export const BASE_DTYPE_OPTION = {
+  type: 'string',
+  choices: ['f32', 'f16'],
+  default: 'f32',
+  help: 'how the base weights are stored on the GPU: f16 halves their memory and freezes them (train with --lora-rank or --adapter)',
+} as const;
+
 export const LORA_OPTIONS = {
   'lora-rank': { type: 'int', min: 1, max: 1024, help: 'train a LoRA adapter of this rank on the frozen model instead of the whole model' },
   'lora-alpha': { type: 'number', min: 0, minExclusive: true, help: 'with --lora-rank: the adapter scale is alpha / rank (default 2 × rank)' },
@@ -14,6 +22,7 @@ export const LORA_OPTIONS = {
     help: `with --lora-rank: the projections that get an adapter (default all: ${DEFAULT_LORA.targets.join(',')})`,
   },
   adapter: { type: 'string', arg: 'DIR', exists: 'dir', help: 'add this PEFT adapter folder (adapter_config.json, adapter_model.safetensors) to the model and train it' },
+  'base-dtype': BASE_DTYPE_OPTION,
 } as const;
 
 interface LoraValues {
@@ -21,6 +30,7 @@ interface LoraValues {
   'lora-alpha': number | undefined;
   'lora-targets': string[];
   adapter: string | undefined;
+  'base-dtype': string;
 }
 
 /** The adapter the options ask for, or null for full training; refuses contradictory options. */
@@ -42,15 +52,17 @@ export function loraFromOptions(o: LoraValues): LoraConfig | null {
  */
 export function applyLora(session: ModelSession, o: LoraValues, seed: number): void {
   const lora = loraFromOptions(o);
-  if (!lora && !o.adapter) return;
-  if (session.lora) throw new UsageError('the checkpoint already trains a LoRA adapter (its adapter/ folder); --lora-rank and --adapter do not apply');
-  if (o.adapter) session.setLora(null, { adapterFiles: readCheckpointFolder(o.adapter) });
-  else session.setLora(lora, { seed });
+  if (lora || o.adapter) {
+    if (session.lora) throw new UsageError('the checkpoint already trains a LoRA adapter (its adapter/ folder); --lora-rank and --adapter do not apply');
+    if (o.adapter) session.setLora(null, { adapterFiles: readCheckpointFolder(o.adapter) });
+    else session.setLora(lora, { seed });
+  }
+  if (session.baseDtype === 'f16' && !session.lora) throw new UsageError('--base-dtype f16 freezes the base: train an adapter with --lora-rank or --adapter');
 }
 
 /** One line on what trains: the whole model, or the adapter with its size. */
 export function describeTraining(session: ModelSession, trainable: number): string {
   const l = session.lora;
   if (!l) return 'full fine-tuning';
-  return `LoRA r ${l.rank} alpha ${l.alpha} on ${l.targets.join(',')} (${(trainable / 1e6).toFixed(2)}M trainable, base frozen)`;
+  return `LoRA r ${l.rank} alpha ${l.alpha} on ${l.targets.join(',')} (${(trainable / 1e6).toFixed(2)}M trainable, base frozen in ${session.baseDtype})`;
 }

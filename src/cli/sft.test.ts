@@ -6,6 +6,7 @@ import { importCheckpoint } from '../model/checkpoint';
 import { PRESETS, paramSpecs } from '../model/config';
 import { loraSize, loraSpecs } from '../model/lora';
 import { initialParams } from '../model/transformer';
+import { f32ToHalves, halvesToF32 } from '../util/half';
 import { readCheckpointFolder } from './runFiles';
 import { sftCli } from './sft';
 import { expectEveryOptionChecked, runCliProcess } from './testing';
@@ -51,7 +52,7 @@ describe('sft command line', () => {
     const args = ['--data', data, '--batch', '2', '--seq', '16', '--log-every', '1', '--lr', '1e-2', '--warmup', '0'];
     const r = runCliProcess('src/cli/sft.ts', [...args, '--steps', '3', '--lora-rank', '4', '--lora-targets', 'q_proj,v_proj,down_proj', '--out', out]);
     expect(r.status, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(/LoRA r 4 alpha 8 on q_proj,v_proj,down_proj \(0\.\d+M trainable, base frozen\)/);
+    expect(r.stdout).toMatch(/LoRA r 4 alpha 8 on q_proj,v_proj,down_proj \(0\.\d+M trainable, base frozen in f32\)/);
     const files = readCheckpointFolder(out);
     expect([...files.keys()]).toEqual(expect.arrayContaining(['model.safetensors', 'optimizer.safetensors', 'adapter/adapter_config.json', 'adapter/adapter_model.safetensors']));
     const ckpt = importCheckpoint(files);
@@ -69,11 +70,23 @@ describe('sft command line', () => {
     const B = loraSpecs(ckpt.config, ckpt.lora!.config).find((s) => s.name.endsWith('lora_B.weight'))!;
     expect(ckpt.lora!.flat.subarray(B.offset, B.offset + B.size).some((v) => v !== 0)).toBe(true);
 
-    const again = runCliProcess('src/cli/sft.ts', [...args, '--steps', '2', '--from', out, '--out', join(dir, 'ckpt2')]);
+    // Resumed with the base in f16: unmerged into halves, the adapter trains on; the weights
+    // without an adapter come back as the initial ones rounded to halves.
+    const again = runCliProcess('src/cli/sft.ts', [...args, '--steps', '2', '--from', out, '--out', join(dir, 'ckpt2'), '--base-dtype', 'f16']);
     expect(again.status, again.stderr).toBe(0);
-    expect(again.stdout).toMatch(/LoRA r 4 alpha 8/);
+    expect(again.stdout).toMatch(/LoRA r 4 alpha 8 .*base frozen in f16/);
     expect(again.stdout).toMatch(/resuming AdamW at step 3/);
-    expect(importCheckpoint(readCheckpointFolder(join(dir, 'ckpt2'))).optimizer?.step).toBe(5);
+    const ckpt2 = importCheckpoint(readCheckpointFolder(join(dir, 'ckpt2')));
+    expect(ckpt2.optimizer?.step).toBe(5);
+    const halves = halvesToF32(f32ToHalves(init));
+    const flat2 = ckpt2.weights.flat();
+    for (const s of paramSpecs(ckpt2.config)) {
+      if (/(q_proj|v_proj|down_proj)\.weight$/.test(s.name)) continue;
+      expect(flat2.subarray(s.offset, s.offset + s.size), s.name).toEqual(halves.subarray(s.offset, s.offset + s.size));
+    }
+    const frozen = runCliProcess('src/cli/sft.ts', [...args, '--steps', '1', '--base-dtype', 'f16']);
+    expect(frozen.status).toBe(2);
+    expect(frozen.stderr).toBe('sft: --base-dtype f16 freezes the base: train an adapter with --lora-rank or --adapter');
     const twice = runCliProcess('src/cli/sft.ts', [...args, '--steps', '1', '--from', out, '--lora-rank', '8']);
     expect(twice.status).toBe(2);
     expect(twice.stderr).toMatch(/^sft: the checkpoint already trains a LoRA adapter/m);

@@ -15,7 +15,7 @@ import { problemToPair, readSftPairs, type SftPairsReport } from '../data/sftPai
 import { Runtime } from '../gpu/runtime';
 import { importCheckpoint } from '../model/checkpoint';
 import { PRESETS, type PresetName } from '../model/config';
-import { memoryEstimate } from '../model/memory';
+import { memoryEstimate, type BaseDtype } from '../model/memory';
 import { nodePlatform } from '../platform/node';
 import { accuracyByLevel, firstPerLevel, type LevelAccuracy } from '../train/evaluate';
 import { ModelSession, RateMeter, type ModelSource } from '../train/session';
@@ -81,7 +81,7 @@ async function main(o: OptionValues<typeof sftCli.options>): Promise<void> {
   } else {
     source = { kind: 'preset', preset: o.preset as PresetName, seed: o.seed };
   }
-  const session = ModelSession.create(rt, source);
+  const session = ModelSession.create(rt, { ...source, baseDtype: o['base-dtype'] as BaseDtype });
   applyLora(session, o, o.seed);
   const settings: SftSettings = {
     batchSize: o.batch,
@@ -94,7 +94,7 @@ async function main(o: OptionValues<typeof sftCli.options>): Promise<void> {
     packing: o.packing,
     resetOptimizer: o['reset-optimizer'],
   };
-  const est = memoryEstimate(session.config, settings.batchSize, settings.seqLen, { lora: session.lora });
+  const est = memoryEstimate(session.config, settings.batchSize, settings.seqLen, { lora: session.lora, baseDtype: session.baseDtype });
   console.log(
     `adapter ${rt.ctx.adapter.key} · model ${(session.parameters / 1e6).toFixed(2)}M params · ${describeTraining(session, est.trainable)} · ` +
       `${(est.total / 2 ** 20).toFixed(0)} MiB at ${settings.batchSize}×${settings.seqLen} · ${pairs.length} examples`,

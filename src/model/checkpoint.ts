@@ -93,6 +93,8 @@ export interface CheckpointWeights {
   read(name: string): Float32Array;
   /** Every parameter in one flat array, laid out as paramSpecs (small models and tests). */
   flat(): Float32Array;
+  /** The largest magnitude among the weights and its tensor (can the base be held in f16?). */
+  largest: { name: string; value: number };
 }
 
 const SUPPORTED_MODEL_TYPES = ['llama', 'qwen2', 'mistral'] as const;
@@ -471,7 +473,8 @@ function firstNonFinite(data: Float32Array): number {
 
 /**
  * Throws unless `tensors` hold exactly the parameters `specs` describe, with their shapes and
- * finite values; `extraOk` accepts tensors that may be present beyond the specs.
+ * finite values; `extraOk` accepts tensors that may be present beyond the specs. Returns the
+ * largest magnitude found and its tensor.
  */
 function checkTensorSet(
   specs: ParamSpec[],
@@ -479,7 +482,8 @@ function checkTensorSet(
   prefix: string,
   extraOk: (name: string) => boolean,
   where: string,
-): void {
+): { name: string; value: number } {
+  const largest = { name: '', value: 0 };
   for (const s of specs) {
     const name = prefix + s.name;
     const t = tensors.get(name);
@@ -494,6 +498,9 @@ function checkTensorSet(
     const data = t.tensor.decode();
     const bad = firstNonFinite(data);
     if (bad >= 0) throw new Error(`${t.file}: tensor "${name}" has a non-finite value (${data[bad]}) at element ${bad}`);
+    for (let i = 0; i < data.length; i++) {
+      if (Math.abs(data[i]!) > largest.value) Object.assign(largest, { name, value: Math.abs(data[i]!) });
+    }
   }
   const expected = new Set(specs.map((s) => prefix + s.name));
   for (const [name, t] of tensors) {
@@ -501,6 +508,7 @@ function checkTensorSet(
       throw new Error(`${t.file}: unexpected tensor "${name}" (not part of the model config.json describes)`);
     }
   }
+  return largest;
 }
 
 function copyToFlat(specs: ParamSpec[], tensors: Map<string, LocatedTensor>, prefix: string, size: number): Float32Array {
@@ -545,7 +553,7 @@ export function importCheckpoint(files: Map<string, Uint8Array>): ImportedCheckp
     );
   }
   // Tied checkpoints sometimes store lm_head.weight anyway; the embedding is the source of truth.
-  checkTensorSet(
+  const largest = checkTensorSet(
     specs,
     weights,
     '',
@@ -605,6 +613,7 @@ export function importCheckpoint(files: Map<string, Uint8Array>): ImportedCheckp
       },
       read: (name) => located(name).tensor.decode(),
       flat: () => copyToFlat(specs, weights, '', size),
+      largest,
     },
   };
   if (tokenizerJson !== undefined) result.tokenizerJson = tokenizerJson;

@@ -325,8 +325,8 @@ export class Transformer {
   }
 
   /** Fresh weights: N(0, 0.02), residual projections scaled by 1/√(2L), norms at 1. */
-  static init(rt: Runtime, config: LlamaConfig, seed: number): Transformer {
-    return Transformer.fromFlat(rt, config, initialParams(config, seed));
+  static init(rt: Runtime, config: LlamaConfig, seed: number, options: Omit<LoadOptions, 'onTensor'> = {}): Transformer {
+    return Transformer.fromFlat(rt, config, initialParams(config, seed), options);
   }
 
   param(name: string): Tensor {

@@ -7,19 +7,21 @@ import { exportCheckpoint, type ExportExtras, type ImportedCheckpoint, type Opti
 import { PRESETS, paramCount, type LlamaConfig, type PresetName } from '../model/config';
 import { Generator, type GenerateProgress, type GenerateResult } from '../model/generate';
 import type { GenerateOptions } from '../model/generateSettings';
-import { checkFits } from '../model/memory';
+import { checkFits, type BaseDtype } from '../model/memory';
 import { checkLora, importPeftAdapter, initialLora, peftAdapterFiles, type LoraConfig } from '../model/lora';
 import { ByteTokenizer, HFTokenizer, type Tokenizer } from '../model/tokenizer';
-import { Transformer } from '../model/transformer';
+import { HALF_MAX, Transformer } from '../model/transformer';
 import { AdamW, DEFAULT_ADAMW, type AdamWConfig } from './adamw';
 import { packRollouts, policyStep, type PolicyStepResult, type Rollout } from './policy';
 import type { PolicyLossCoefficients } from '../model/kernels/loss';
 import { SftTrainer, type SftPair } from './sft';
 import { checkSftSettings, type SftSettings } from './sftSettings';
 
-export type ModelSource =
+/** `baseDtype` f16 stores the base weights in half precision: half the memory, frozen (LoRA only). */
+export type ModelSource = (
   | { kind: 'preset'; preset: PresetName; seed: number }
-  | { kind: 'checkpoint'; checkpoint: ImportedCheckpoint; name: string; onProgress?: (p: LoadProgress) => void };
+  | { kind: 'checkpoint'; checkpoint: ImportedCheckpoint; name: string; onProgress?: (p: LoadProgress) => void }
+) & { baseDtype?: BaseDtype };
 
 /** How far loading a checkpoint's weights has come, in the shard being read. */
 export interface LoadProgress {
@@ -89,23 +91,29 @@ export class ModelSession {
    * tokenizer, the device's buffer limits), right before the weights are allocated.
    */
   static create(rt: Runtime, source: ModelSource, beforeLoad?: () => void): ModelSession {
+    const dtype = source.baseDtype ?? 'f32';
     if (source.kind === 'preset') {
       const config = PRESETS[source.preset];
       if (!config) throw new Error(`unknown preset "${String(source.preset)}" (${Object.keys(PRESETS).join(', ')})`);
-      Transformer.placement(rt, config);
+      Transformer.placement(rt, config, undefined, dtype);
       beforeLoad?.();
-      return new ModelSession(Transformer.init(rt, config, source.seed), new ByteTokenizer(), source.preset, undefined);
+      return new ModelSession(Transformer.init(rt, config, source.seed, { dtype }), new ByteTokenizer(), source.preset, undefined);
     }
     const c = source.checkpoint;
     const tokenizer = c.tokenizerJson ? HFTokenizer.fromJson(c.tokenizerJson, c.tokenizerConfigJson) : new ByteTokenizer();
     if (tokenizer.vocabSize > c.config.vocab_size) {
       throw new Error(`${source.name}: the tokenizer has ${tokenizer.vocabSize} tokens but the model only ${c.config.vocab_size}`);
     }
-    Transformer.placement(rt, c.config);
+    Transformer.placement(rt, c.config, undefined, dtype);
+    const { largest } = c.weights;
+    if (dtype === 'f16' && largest.value > HALF_MAX) {
+      throw new Error(`${source.name}: ${largest.name} holds a value of magnitude ${largest.value}, beyond f16's largest value ${HALF_MAX}: load this model's base in f32`);
+    }
     beforeLoad?.();
     const shards = c.weights.shards;
     const done = new Map<string, number>();
     const model = Transformer.load(rt, c.config, (spec) => c.weights.read(spec.name), {
+      dtype,
       onTensor: (spec) => {
         const { file, bytes } = c.weights.where(spec.name);
         done.set(file, (done.get(file) ?? 0) + bytes);
@@ -116,6 +124,20 @@ export class ModelSession {
     // A LoRA checkpoint's weights are merged: training goes on from the base it was merged into.
     if (c.lora) model.enableLora(c.lora.config, c.lora.flat, { merged: true });
     return new ModelSession(model, tokenizer, source.name, c.optimizer);
+  }
+
+  /** How the base weights are stored. */
+  get baseDtype(): BaseDtype {
+    return this.model.baseDtype;
+  }
+
+  /**
+   * Stores the base weights as `dtype` from now on (converted on the GPU). f16 freezes the
+   * base: it needs a LoRA adapter first, and only the adapter's training state carries over.
+   */
+  async setBaseDtype(dtype: BaseDtype): Promise<void> {
+    if (dtype === 'f16' && !this.lora) throw new Error('a base stored in f16 is frozen: add a LoRA adapter first');
+    await this.model.setBaseDtype(dtype);
   }
 
   /** The LoRA adapter that trains instead of the whole model, or null. */
@@ -130,6 +152,9 @@ export class ModelSession {
    */
   setLora(lora: LoraConfig | null, options: { seed?: number; adapterFiles?: Map<string, Uint8Array> } = {}): void {
     let adapter: { lora: LoraConfig; flat: Float32Array } | null = null;
+    if (!lora && !options.adapterFiles && this.baseDtype === 'f16') {
+      throw new Error('the base is stored in f16, frozen: store it in f32 before training the whole model');
+    }
     if (options.adapterFiles) adapter = importPeftAdapter(this.config, options.adapterFiles);
     else if (lora) {
       checkLora(lora);
@@ -187,7 +212,7 @@ export class ModelSession {
     if (settings.seqLen > this.config.max_position_embeddings) {
       throw new Error(`seqLen ${settings.seqLen} exceeds the model's context of ${this.config.max_position_embeddings}`);
     }
-    checkFits(this.config, settings.batchSize, settings.seqLen, this.model.rt.ctx.limits.maxStorageBufferBindingSize, { lora: this.lora });
+    checkFits(this.config, settings.batchSize, settings.seqLen, this.model.rt.ctx.limits.maxStorageBufferBindingSize, { lora: this.lora, baseDtype: this.baseDtype });
     const resume = settings.resetOptimizer ? undefined : await this.optimizerState();
     this.trainer?.destroy();
     this.trainer = null;
