@@ -61,7 +61,7 @@ test('fine-tunes on dropped seeds in the engine worker, exports a checkpoint and
   await expect(page.getByTestId('model-summary')).toContainText('trained 6 steps');
   await expect(page.getByTestId('model-error')).toHaveCount(0);
 
-  // LoRA: a rank-4 adapter trains on the frozen model (its optimizer starts afresh); the export
+  // LoRA: a rank-4 adapter trains on the frozen model (its optimizer starts afresh), here on a base in f16; the export
   // holds the merged model with the adapter in adapter/, and the adapter saves alone.
   await page.getByTestId('lora-rank').fill('0');
   await expect(page.getByTestId('lora-error')).toContainText('LoRA rank must be an integer');
@@ -69,6 +69,10 @@ test('fine-tunes on dropped seeds in the engine worker, exports a checkpoint and
   await page.getByTestId('lora-alpha').fill('8');
   await page.getByTestId('lora-apply').click();
   await expect(page.getByTestId('lora-summary')).toContainText(/a LoRA adapter: r 4, alpha 8, on q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj — 0\.\d+ M parameters/);
+  // The frozen base in f16 (half its memory): training and the export go on from there.
+  await page.getByTestId('lora-f16').check();
+  await expect(page.getByTestId('lora-summary')).toContainText('the base frozen in f16');
+  await expect(page.getByTestId('model-base-dtype')).toContainText('f16 on the GPU');
   await page.getByTestId('model-choice').screenshot({ path: 'test-results/panel-model-lora.png' });
   await page.getByTestId('seed-demo').click();
   await expect(summary).toContainText('148 examples from gsm8k-148.jsonl');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PRESETS, paramCount } from './config';
+import { flatParamSize, PRESETS, paramCount } from './config';
 import { DEFAULT_LORA, loraSize } from './lora';
 import { checkFits, memoryEstimate } from './memory';
 
@@ -36,6 +36,16 @@ describe('presets and memory estimates', () => {
     expect(lora.activations).toBeGreaterThan(full.activations);
     expect(lora.total).toBeLessThan(full.total);
     expect(lora.total).toBe(lora.weights + lora.gradients + lora.adamMoments + lora.activations);
+  });
+
+  it('a base in f16 halves the base weights and nothing else; it needs an adapter', () => {
+    const c = PRESETS.small;
+    const lora = memoryEstimate(c, 8, 128, { lora: DEFAULT_LORA });
+    const half = memoryEstimate(c, 8, 128, { lora: DEFAULT_LORA, baseDtype: 'f16' });
+    expect(half.weights).toBe(lora.weights - 2 * flatParamSize(c));
+    expect([half.gradients, half.adamMoments, half.activations]).toEqual([lora.gradients, lora.adamMoments, lora.activations]);
+    expect(half.total).toBe(lora.total - 2 * flatParamSize(c));
+    expect(() => memoryEstimate(c, 8, 128, { baseDtype: 'f16' })).toThrow(/stored in f16 is frozen: it trains only with a LoRA adapter/);
   });
 
   it('refuses, with the numbers, a configuration beyond the adapter limit', () => {

@@ -1,6 +1,7 @@
 import { create, type StateCreator } from 'zustand';
 import { proxy } from 'comlink';
 import type {
+  BaseDtype,
   CheckpointFile,
   DeviceReport,
   LoadProgress,
@@ -78,7 +79,8 @@ export interface SftSlice {
   loadShippedSeeds(name: string): Promise<void>;
   newModel(preset: PresetName, seed: number): Promise<void>;
   /** Imports a checkpoint from picked files (a folder's or one .zip), named `name` when given. */
-  importModel(files: File[], name?: string): Promise<void>;
+  /** Imports a checkpoint folder; `baseDtype` f16 stores its base in half precision. */
+  importModel(files: File[], name?: string, baseDtype?: BaseDtype): Promise<void>;
   runSft(settings: SftSettings): Promise<void>;
   stopSft(): void;
   exportModel(to: 'zip' | 'folder'): Promise<void>;
@@ -88,6 +90,8 @@ export interface SftSlice {
   addAdapter(files: File[]): Promise<void>;
   /** Saves the LoRA adapter alone as a PEFT adapter folder. */
   exportAdapter(to: 'zip' | 'folder'): Promise<void>;
+  /** Stores the base weights in f16 (half the memory, frozen; needs an adapter) or back in f32. */
+  setBaseDtype(dtype: BaseDtype): Promise<void>;
 }
 
 export interface GenerateSlice {
@@ -220,13 +224,13 @@ const sftSlice: StateCreator<LabState, [], [], SftSlice> = (set, get) => {
       modelAction(`initialising ${preset}`, async () => {
         set({ model: await callEngine((e) => e.loadPreset(preset, seed)), sftSteps: [], sftResult: null, exported: null });
       }),
-    importModel: (picked, as) =>
+    importModel: (picked, as, baseDtype) =>
       modelAction('importing', async () => {
         const staged = await callEngine((e) => e.stageFiles(toPicked(picked)));
         const name = as ?? staged.name;
         const onProgress = proxy((p: LoadProgress) => set({ modelLoad: p }));
         try {
-          set({ model: await callEngine((e) => e.importCheckpoint(name, null, onProgress)), sftSteps: [], sftResult: null, exported: null });
+          set({ model: await callEngine((e) => e.importCheckpoint(name, null, onProgress, baseDtype)), sftSteps: [], sftResult: null, exported: null });
         } finally {
           set({ modelLoad: null });
         }
@@ -266,6 +270,10 @@ const sftSlice: StateCreator<LabState, [], [], SftSlice> = (set, get) => {
     exportAdapter: (to) =>
       modelAction('exporting the adapter', async () => {
         await save(await callEngine((e) => e.exportAdapter()), to, '-adapter');
+      }),
+    setBaseDtype: (dtype) =>
+      modelAction(`storing the base in ${dtype}`, async () => {
+        set({ model: await callEngine((e) => e.setBaseDtype(dtype)) });
       }),
   };
 };

@@ -3,6 +3,7 @@ import type { PresetName } from '../model/config';
 import type { GenerateProgress, GenerateResult } from '../model/generate';
 import type { GenerateOptions } from '../model/generateSettings';
 import type { LoraConfig } from '../model/lora';
+import type { BaseDtype } from '../model/memory';
 import type { Format, Problem } from '../data/problem';
 import type { BankEvent } from '../sage/bank';
 import type { MethodName } from '../sage/config';
@@ -12,7 +13,7 @@ import type { SftPair } from '../train/sft';
 import type { SftSettings } from '../train/sftSettings';
 import type { AutosaveInfo } from './autosave';
 
-export type { AutosaveInfo, BankEvent, GenerateOptions, GenerateProgress, GenerateResult, LoadProgress, LoraConfig, MethodName, PresetName, Problem, RunEvent, RunState, SftPair, SftSettings };
+export type { AutosaveInfo, BankEvent, BaseDtype, GenerateOptions, GenerateProgress, GenerateResult, LoadProgress, LoraConfig, MethodName, PresetName, Problem, RunEvent, RunState, SftPair, SftSettings };
 export interface DeviceReport {
   platform: string;
   adapter: { vendor: string; architecture: string; device: string; description: string };
@@ -76,6 +77,8 @@ export interface ModelSummary {
   optimizerStep: number;
   /** The LoRA adapter that trains on the frozen model, with its parameter count; null when the whole model trains. */
   lora: (LoraConfig & { trainable: number }) | null;
+  /** How the base weights are stored on the GPU (f16: half the memory, frozen). */
+  baseDtype: BaseDtype;
   /** What training and generation would hold on the GPU, in bytes (see src/model/memory.ts). */
   memory: {
     /** Training batch × sequence the estimates are for. */
@@ -84,6 +87,8 @@ export interface ModelSummary {
     full: number;
     /** With the held adapter, or rank 16 on every projection. */
     lora: number;
+    /** The same with the base stored in f16. */
+    loraF16: number;
     /** The KV cache of the loop's widest generation (rows × positions). */
     kvCache: number;
     kvRows: number;
@@ -185,9 +190,10 @@ export interface EngineApi {
    * tokenizer, optional optimizer state); a bad checkpoint is refused with the reason and the
    * held model is kept. The weights go to the GPU a tensor at a time, `onProgress` following
    * each shard (at most every 100 ms); the held model is released first, so the two are never
-   * both in GPU memory.
+   * both in GPU memory. `baseDtype` f16 stores the base in half precision (half the memory,
+   * frozen: it trains through a LoRA adapter).
    */
-  importCheckpoint(name: string, files: CheckpointFile[] | null, onProgress?: (p: LoadProgress) => void): Promise<ModelSummary>;
+  importCheckpoint(name: string, files: CheckpointFile[] | null, onProgress?: (p: LoadProgress) => void, baseDtype?: BaseDtype): Promise<ModelSummary>;
   /**
    * Reads what the user picked (a folder's files or one .zip, unpacked here, off the page's
    * thread) and holds it for importCheckpoint(…, null) or resumeRun(null, …); returns its name
@@ -223,6 +229,8 @@ export interface EngineApi {
   addAdapter(): Promise<ModelSummary>;
   /** The held model's LoRA adapter alone, as a PEFT adapter folder. */
   exportAdapter(): Promise<CheckpointFile[]>;
+  /** Stores the held model's base weights as `dtype` (converted on the GPU; f16 needs an adapter). */
+  setBaseDtype(dtype: BaseDtype): Promise<ModelSummary>;
 
   /**
    * Reads a seed or validation JSONL off the page's thread and holds its problems for the

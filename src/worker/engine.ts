@@ -254,12 +254,12 @@ export function createEngine(platform: Platform): EngineApi {
       return { name: read.name, records: read.files.filter((f) => recordNames.includes(f.name)) };
     },
 
-    async importCheckpoint(name, files, onProgress) {
+    async importCheckpoint(name, files, onProgress, baseDtype) {
       return exclusive('importing a checkpoint', async () => {
         const r = await rt();
         const checkpoint = importCheckpoint(new Map(takeFiles(files).map((f) => [f.name, f.bytes])));
         const stream = onProgress ? latestEvery(onProgress, STREAM_INTERVAL_MS) : null;
-        const next = ModelSession.create(r, { kind: 'checkpoint', checkpoint, name, onProgress: stream?.push }, () => {
+        const next = ModelSession.create(r, { kind: 'checkpoint', checkpoint, name, onProgress: stream?.push, baseDtype }, () => {
           // Every refusal came before this: the held model goes only now, so the two never share the GPU.
           session?.destroy();
           session = null;
@@ -330,6 +330,13 @@ export function createEngine(platform: Platform): EngineApi {
 
     async exportAdapter() {
       return exclusive('exporting the adapter', async () => toFiles(await held().exportAdapter()));
+    },
+
+    async setBaseDtype(dtype) {
+      return exclusive(`storing the base in ${dtype}`, async () => {
+        await held().setBaseDtype(dtype);
+        return summary(held());
+      });
     },
 
     async loadProblems(which, name, file, fields) {
@@ -422,6 +429,7 @@ function summary(s: ModelSession): ModelSummary {
     rope: c.rope_scaling?.rope_type ?? 'default',
     optimizerStep: s.optimizerStep,
     lora: s.lora ? { ...s.lora, trainable: s.model.trainable.size } : null,
+    baseDtype: s.baseDtype,
     memory: memorySummary(c, s.lora),
   };
 }
@@ -439,6 +447,7 @@ function memorySummary(c: LlamaConfig, lora: LoraConfig | null): ModelSummary['m
     seqLen,
     full: memoryEstimate(c, batch, seqLen).total,
     lora: memoryEstimate(c, batch, seqLen, { lora: lora ?? DEFAULT_LORA }).total,
+    loraF16: memoryEstimate(c, batch, seqLen, { lora: lora ?? DEFAULT_LORA, baseDtype: 'f16' }).total,
     kvCache: kv.kvCache,
     kvRows: LOOP_ROWS,
     kvPositions: kv.slots,

@@ -23,7 +23,7 @@ export function LoraControls() {
   const model = useLab((s) => s.model);
   const busy = useLab((s) => s.modelBusy);
   const locked = useLab((s) => isActive(s.run.status));
-  const { setLora, addAdapter, exportAdapter } = useLab.getState();
+  const { setLora, addAdapter, exportAdapter, setBaseDtype } = useLab.getState();
   const [rank, setRank] = useState(String(DEFAULT_LORA.rank));
   const [alpha, setAlpha] = useState(String(DEFAULT_LORA.alpha));
   const [targets, setTargets] = useState<LoraTarget[]>([...DEFAULT_LORA.targets]);
@@ -37,7 +37,7 @@ export function LoraControls() {
       <p data-testid="lora-summary">
         <strong>trains</strong>{' '}
         {lora
-          ? `a LoRA adapter: r ${lora.rank}, alpha ${lora.alpha}, on ${lora.targets.join(', ')} — ${(lora.trainable / 1e6).toFixed(2)} M parameters, the base frozen`
+          ? `a LoRA adapter: r ${lora.rank}, alpha ${lora.alpha}, on ${lora.targets.join(', ')} — ${(lora.trainable / 1e6).toFixed(2)} M parameters, the base frozen in ${model.baseDtype}`
           : `the whole model (${(model.parameters / 1e6).toFixed(2)} M parameters)`}
       </p>
       <div className="row-controls">
@@ -68,6 +68,18 @@ export function LoraControls() {
           {/* @ts-expect-error webkitdirectory is not in React's input attributes */}
           <input type="file" webkitdirectory="" multiple disabled={disabled} onChange={(e) => e.target.files?.length && void addAdapter([...e.target.files])} />
         </label>
+        {(lora || model.baseDtype === 'f16') && (
+          <label className="check" title="the frozen base in half precision: half its GPU memory; every product and sum stays f32">
+            <input
+              type="checkbox"
+              checked={model.baseDtype === 'f16'}
+              disabled={disabled}
+              onChange={(e) => void setBaseDtype(e.target.checked ? 'f16' : 'f32')}
+              data-testid="lora-f16"
+            />{' '}
+            base in f16
+          </label>
+        )}
         {lora && canSaveToFolder() && (
           <button className="secondary" disabled={disabled} onClick={() => void exportAdapter('folder')} data-testid="lora-export-folder">
             save the adapter (PEFT) to a folder

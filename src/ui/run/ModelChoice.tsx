@@ -1,3 +1,4 @@
+import { useState } from 'react';
 import { PRESETS, type PresetName } from '../../model/config';
 import { SHIPPED_MODELS } from '../shippedData';
 import { isActive } from '../runView';
@@ -25,9 +26,11 @@ export function ModelChoice() {
   const device = useLab((s) => s.device);
   const locked = useLab((s) => isActive(s.run.status));
   const { newModel, importModel, setSetting, setTemplates } = useLab.getState();
+  const [halfBase, setHalfBase] = useState(false);
   const disabled = !device || locked || busy !== null;
   // A checkpoint needs no warm-up of its own.
-  const importPicked = (list: FileList | null) => list?.length && void importModel([...list]).then(() => setSetting('warmupSteps', '0'));
+  const importPicked = (list: FileList | null) =>
+    list?.length && void importModel([...list], undefined, halfBase ? 'f16' : 'f32').then(() => setSetting('warmupSteps', '0'));
   return (
     <section className="panel" data-testid="model-choice">
       <h2>Model</h2>
@@ -38,10 +41,12 @@ export function ModelChoice() {
           <div className="row"><dt>tokenizer</dt><dd>{model.tokenizer}, vocabulary {model.vocab}, context {model.context}</dd></div>
           <div className="row"><dt>prompts</dt><dd>{model.chatTemplate ? 'through the checkpoint’s chat template' : 'BOS, then the text'} · RoPE {model.rope}</dd></div>
           <div className="row"><dt>trained</dt><dd>{model.optimizerStep} optimizer steps</dd></div>
+          <div className="row"><dt>base weights</dt><dd data-testid="model-base-dtype">{model.baseDtype === 'f16' ? 'f16 on the GPU (frozen; read as f32)' : 'f32'}</dd></div>
           <div className="row" title="estimates: weights, gradients, AdamW moments and activations in f32; the KV cache of the loop's widest generation">
             <dt>GPU memory</dt>
             <dd data-testid="model-memory">
-              training at {model.memory.batch}×{model.memory.seqLen}: {size(model.memory.full)} in full, {size(model.memory.lora)} with LoRA · KV cache{' '}
+              training at {model.memory.batch}×{model.memory.seqLen}: {size(model.memory.full)} in full, {size(model.memory.lora)} with LoRA,{' '}
+              {size(model.memory.loraF16)} with LoRA on an f16 base · KV cache{' '}
               {size(model.memory.kvCache)} ({model.memory.kvRows} rows × {model.memory.kvPositions} positions)
             </dd>
           </div>
@@ -75,6 +80,9 @@ export function ModelChoice() {
         <label className={`file-button${disabled ? ' disabled' : ''}`}>
           or a .zip
           <input type="file" accept=".zip" disabled={disabled} onChange={(e) => importPicked(e.target.files)} />
+        </label>
+        <label className="check" title="half the GPU memory for the weights; the base is frozen and trains through a LoRA adapter">
+          <input type="checkbox" checked={halfBase} onChange={(e) => setHalfBase(e.target.checked)} disabled={disabled} data-testid="import-f16" /> load its base in f16
         </label>
       </div>
       <LoraControls />
