@@ -13,6 +13,12 @@ const SEEDS = [
 test('fine-tunes on dropped seeds in the engine worker, exports a checkpoint and imports it back', async ({ page }) => {
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(e.message));
+  // "Save to folder" picks a folder of the origin-private file system: the same handle type a
+  // user's pick gives, written by the engine worker.
+  await page.addInitScript(() => {
+    (window as unknown as { showDirectoryPicker: () => Promise<FileSystemDirectoryHandle> }).showDirectoryPicker = async () =>
+      (await navigator.storage.getDirectory()).getDirectoryHandle('picked', { create: true });
+  });
   await openEngine(page);
   await expect(page.getByTestId('selfcheck-status')).toHaveText('passed');
 
@@ -85,6 +91,19 @@ test('fine-tunes on dropped seeds in the engine worker, exports a checkpoint and
   for (const name of ['model.safetensors', 'optimizer.safetensors', 'adapter/adapter_config.json', 'adapter/adapter_model.safetensors']) {
     expect(mergedZip.includes(Buffer.from(name)), name).toBe(true);
   }
+  // The folder export streams the weights from the GPU a tensor at a time: a complete safetensors file.
+  await page.getByTestId('export-folder').click();
+  await expect(page.getByTestId('exported')).toContainText(/files written to the chosen folder \(model\.safetensors, .*adapter\/adapter_model\.safetensors/);
+  const written = await page.evaluate(async () => {
+    const dir = await (await navigator.storage.getDirectory()).getDirectoryHandle('picked');
+    const bytes = new Uint8Array(await (await (await dir.getFileHandle('model.safetensors')).getFile()).arrayBuffer());
+    const headerLen = Number(new DataView(bytes.buffer).getBigUint64(0, true));
+    const header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + headerLen))) as Record<string, { data_offsets?: [number, number] }>;
+    const end = Math.max(...Object.values(header).map((t) => t.data_offsets?.[1] ?? 0));
+    return { size: bytes.length, dataEnd: 8 + headerLen + end, embed: 'model.embed_tokens.weight' in header };
+  });
+  expect(written.embed).toBe(true);
+  expect(written.size).toBe(written.dataEnd);
   const [adapter] = await Promise.all([page.waitForEvent('download'), page.getByTestId('lora-export').click()]);
   expect(adapter.suggestedFilename()).toBe('run-a-step2-adapter.zip');
   await expect(page.getByTestId('exported')).toContainText('adapter_model.safetensors, adapter_config.json');

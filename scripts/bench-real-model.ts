@@ -6,9 +6,11 @@
  *   - generation tokens/s at B = 1 and B = 32 (KV cache, GPU sampling, no early stop);
  *   - LoRA SFT tokens/s (r 16 on every projection, the base frozen);
  *   - one policy-gradient update of the loop on LoRA (--rollouts), the loop's training half;
- *   - the memory estimates in full and LoRA modes, and the KV cache at the loop's batch.
+ *   - the export written to disk a tensor at a time, and the host memory it took;
+ *   - the memory estimates in full, LoRA and LoRA-on-f16 modes, and the KV cache at the loop's batch.
+ * --base-dtype f16 holds the base weights in half precision throughout.
  *
- *   node --expose-gc --import tsx scripts/bench-real-model.ts [--phases generate,sft,update] [--out FILE]
+ *   node --expose-gc --import tsx scripts/bench-real-model.ts [--phases generate,export,sft,update] [--base-dtype f16] [--out FILE]
  *
  * SAGE_GPU=hardware uses a real GPU instead of SwiftShader. The first call of each shape
  * compiles pipelines and tunes matmuls; every figure is taken on a later call.
@@ -17,12 +19,13 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isMain, runCli, type OptionValues } from '../src/cli/options';
-import { readCheckpointFolder, writeCheckpointFolder } from '../src/cli/runFiles';
+import { BASE_DTYPE_OPTION } from '../src/cli/loraOptions';
+import { folderSink, readCheckpointFolder, writeCheckpointFolder } from '../src/cli/runFiles';
 import { Runtime } from '../src/gpu/runtime';
 import { exportCheckpoint, importCheckpoint, readConfigJson } from '../src/model/checkpoint';
 import { flatParamSize, paramCount, type LlamaConfig } from '../src/model/config';
 import { DEFAULT_LORA } from '../src/model/lora';
-import { generationEstimate, memoryEstimate } from '../src/model/memory';
+import { generationEstimate, memoryEstimate, type BaseDtype } from '../src/model/memory';
 import { ByteTokenizer } from '../src/model/tokenizer';
 import { initialParams } from '../src/model/transformer';
 import { nodePlatform } from '../src/platform/node';
@@ -37,7 +40,8 @@ const cli = {
     'new-tokens': { type: 'int', min: 2, default: 16, help: 'tokens generated per row in the timed calls' },
     'sft-steps': { type: 'int', min: 2, default: 3, help: 'LoRA SFT steps (the first compiles and is left out)' },
     out: { type: 'string', arg: 'FILE', help: 'write the figures as JSON here' },
-    phases: { type: 'string', multiple: true, choices: ['generate', 'sft', 'update'], help: 'what to measure after the load (default all)' },
+    phases: { type: 'string', multiple: true, choices: ['generate', 'export', 'sft', 'update'], help: 'what to measure after the load (default all)' },
+    'base-dtype': BASE_DTYPE_OPTION,
     rollouts: { type: 'int', min: 1, default: 16, help: 'rollouts of the loop update (32 prompt and 32 completion tokens each)' },
   },
 } as const;
@@ -85,9 +89,10 @@ async function main(o: OptionValues<typeof cli.options>): Promise<void> {
   const t0 = performance.now();
   const checkpoint = importCheckpoint(readCheckpointFolder(dir));
   const fileBytes = checkpoint.weights.shards.reduce((n, s) => n + s.bytes, 0);
-  const session = ModelSession.create(rt, { kind: 'checkpoint', checkpoint, name: 'smollm2-135m-random', onProgress: () => (peak = Math.max(peak, host())) });
+  const baseDtype = o['base-dtype'] as BaseDtype;
+  const session = ModelSession.create(rt, { kind: 'checkpoint', checkpoint, name: 'smollm2-135m-random', baseDtype, onProgress: () => (peak = Math.max(peak, host())) });
   await rt.sync();
-  const result: Record<string, unknown> = { date: new Date().toISOString().slice(0, 10), device, parameters: paramCount(config) };
+  const result: Record<string, unknown> = { date: new Date().toISOString().slice(0, 10), device, parameters: paramCount(config), baseDtype };
   // Each phase's figures are written as it ends: a run cut short keeps what it measured.
   const record = (key: string, value: unknown) => {
     result[key] = value;
@@ -99,14 +104,16 @@ async function main(o: OptionValues<typeof cli.options>): Promise<void> {
   record('load', load);
   const full = memoryEstimate(config, 8, 512);
   const lora = memoryEstimate(config, 8, 512, { lora: DEFAULT_LORA });
+  const loraF16 = memoryEstimate(config, 8, 512, { lora: DEFAULT_LORA, baseDtype: 'f16' });
   const kv = generationEstimate(config, 32, 256, 256);
   const memory = {
     at: '8×512',
     fullMiB: { weights: MiB(full.weights), gradients: MiB(full.gradients), adam: MiB(full.adamMoments), activations: MiB(full.activations), total: MiB(full.total) },
     loraMiB: { weights: MiB(lora.weights), gradients: MiB(lora.gradients), adam: MiB(lora.adamMoments), activations: MiB(lora.activations), total: MiB(lora.total) },
+    loraF16MiB: { weights: MiB(loraF16.weights), total: MiB(loraF16.total) },
     kvCacheMiB: { at: '32 rows × 511 positions', value: MiB(kv.kvCache) },
   };
-  console.log(`memory at 8×512: full ${memory.fullMiB.total} MiB, LoRA ${memory.loraMiB.total} MiB; KV cache ${memory.kvCacheMiB.value} MiB at 32 rows × 511 positions`);
+  console.log(`memory at 8×512: full ${memory.fullMiB.total} MiB, LoRA ${memory.loraMiB.total} MiB, LoRA on an f16 base ${memory.loraF16MiB.total} MiB; KV cache ${memory.kvCacheMiB.value} MiB at 32 rows × 511 positions`);
   record('memory', memory);
   const phases = new Set(o.phases.length ? o.phases : ['generate', 'sft', 'update']);
 
@@ -122,6 +129,27 @@ async function main(o: OptionValues<typeof cli.options>): Promise<void> {
     console.log(`generate B=${B}: ${r.stats.newTokens} tokens in ${seconds(r.stats.ms)} s, ${generation[`B${B}`]} tokens/s`);
   }
   if (phases.has('generate')) record('generation', { newTokens: o['new-tokens'], tokensPerS: generation });
+
+  // Export: BF16 shards written a tensor at a time, as `npm run sft -- --out` writes them.
+  if (phases.has('export')) {
+    const out = mkdtempSync(join(tmpdir(), 'sage-real-export-'));
+    (globalThis as { gc?: () => void }).gc?.();
+    await new Promise((r) => setTimeout(r, 500));
+    const start = host();
+    let top = start;
+    const sink = folderSink(out);
+    const e0 = performance.now();
+    await session.writeCheckpoint({ file: (name, chunks) => sink.file(name, (async function* () {
+      for await (const c of chunks) {
+        top = Math.max(top, host());
+        yield c;
+      }
+    })()) }, {}, { dtype: 'BF16', maxShardBytes: 100e6 });
+    const exported = { seconds: seconds(performance.now() - e0), files: sink.written.length, peakHostMiB: MiB(top - start) };
+    console.log(`export: ${exported.seconds} s, ${exported.files} files; host memory at most +${exported.peakHostMiB} MiB over the start`);
+    rmSync(out, { recursive: true });
+    record('export', exported);
+  }
 
   // LoRA SFT on byte-level pairs (the ids fit the vocabulary; the weights are random anyway).
   session.setLora(DEFAULT_LORA, { seed: 0 });

@@ -3,9 +3,10 @@
  * (the bank's event log append-only: a crash loses at most the step in flight). What `npm run
  * evolve --resume DIR` reads back, and what the lab imports to continue a run.
  */
-import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { appendFileSync, closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, writeFileSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Problem } from '../data/problem';
+import type { FileSink } from '../model/checkpoint';
 import type { LoadProgress } from '../train/session';
 import type { BankEvent } from '../sage/bank';
 import type { Transcript } from '../sage/loop';
@@ -48,6 +49,29 @@ export function writeCheckpointFolder(dir: string, files: ReadonlyMap<string, Ui
     mkdirSync(dirname(join(dir, name)), { recursive: true });
     writeAtomic(join(dir, name), bytes);
   }
+}
+
+/**
+ * A sink that writes a checkpoint's files (names may hold subfolders) into `dir` as their
+ * chunks come, each file whole or not at all (written beside, then renamed).
+ */
+export function folderSink(dir: string): FileSink & { written: string[] } {
+  const written: string[] = [];
+  return {
+    written,
+    async file(name, chunks) {
+      const path = join(dir, name);
+      mkdirSync(dirname(path), { recursive: true });
+      const fd = openSync(`${path}.tmp`, 'w');
+      try {
+        for await (const c of chunks) writeSync(fd, c);
+      } finally {
+        closeSync(fd);
+      }
+      renameSync(`${path}.tmp`, path);
+      written.push(name);
+    },
+  };
 }
 
 /** Prints a line (on stderr, beside any machine-readable output) as each weight shard of a checkpoint reaches the GPU. */

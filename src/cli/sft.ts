@@ -22,7 +22,7 @@ import { ModelSession, RateMeter, type ModelSource } from '../train/session';
 import { DEFAULT_SFT, type SftSettings } from '../train/sftSettings';
 import { isMain, runCli, UsageError, type OptionValues } from './options';
 import { applyLora, describeTraining, LORA_OPTIONS } from './loraOptions';
-import { logShards, readCheckpointFolder, writeCheckpointFolder } from './runFiles';
+import { folderSink, logShards, readCheckpointFolder } from './runFiles';
 
 export const sftCli = {
   name: 'sft',
@@ -125,12 +125,14 @@ async function main(o: OptionValues<typeof sftCli.options>): Promise<void> {
     if (((i + 1) % o['eval-every'] === 0 || i === settings.steps - 1)) await evaluate(r.step);
   }
   if (o.out) {
-    const files = await session.exportFiles(
+    // Written a weight at a time: the model is never whole in host memory.
+    const sink = folderSink(o.out);
+    await session.writeCheckpoint(
+      sink,
       { kind: 'sft', data: o.data, seed: settings.seed },
       { dtype: o.dtype.toUpperCase() as 'F32' | 'BF16' | 'F16', maxShardBytes: o['max-shard-mb'] * 1e6 },
     );
-    writeCheckpointFolder(o.out, files);
-    console.log(`checkpoint written to ${o.out} (${[...files.keys()].join(', ')})`);
+    console.log(`checkpoint written to ${o.out} (${sink.written.join(', ')})`);
   }
   session.destroy();
   rt.destroy();

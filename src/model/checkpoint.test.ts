@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { exportCheckpoint, configToJson, importCheckpoint, readConfigJson } from './checkpoint';
+import { exportCheckpoint, configToJson, importCheckpoint, memorySink, readConfigJson, writeCheckpoint } from './checkpoint';
 import { PRESETS, flatParamSize, paramSpecs, ropeInvFreq, stopTokenIds, type LlamaConfig } from './config';
 import { parseSafetensors, serializeSafetensors, type TensorToWrite } from './safetensors';
 import { ByteTokenizer } from './tokenizer';
@@ -165,6 +165,31 @@ describe('exportCheckpoint / importCheckpoint', () => {
       expect(bits(back.optimizer!.m)).toEqual(bits(m));
     }
     expect(() => exportCheckpoint(TINY, randomParams(TINY, 5), tokenizerFiles(), { maxShardBytes: 0 })).toThrow('maxShardBytes must be > 0');
+  });
+
+  it('streamed through a sink a tensor at a time: the same files, each weight asked for once, in shard order', async () => {
+    const flat = randomParams(GQA_BIAS, 4);
+    const m = randomParams(GQA_BIAS, 5);
+    const specs = new Map(paramSpecs(GQA_BIAS).map((s) => [s.name, s]));
+    for (const extra of [{}, { dtype: 'BF16' as const, maxShardBytes: 4000, optimizer: { m, v: m.map(Math.abs), step: 2 } }]) {
+      const asked: string[] = [];
+      const sink = memorySink();
+      const opened: string[] = [];
+      await writeCheckpoint(GQA_BIAS, async (name) => {
+        asked.push(name);
+        const s = specs.get(name)!;
+        return flat.slice(s.offset, s.offset + s.size);
+      }, tokenizerFiles(), extra, { file: (name, chunks) => (opened.push(name), sink.file(name, chunks)) });
+      const want = exportCheckpoint(GQA_BIAS, flat, tokenizerFiles(), extra);
+      expect(new Set(sink.files.keys())).toEqual(new Set(want.keys()));
+      for (const [name, bytes] of want) expect(Buffer.from(sink.files.get(name)!).equals(Buffer.from(bytes)), name).toBe(true);
+      expect([...asked].sort()).toEqual([...specs.keys()].sort());
+      // Shards are written one after another: no tensor is asked for before its shard is opened.
+      const shardOf = (n: string) => opened.findIndex((f) => f.endsWith('.safetensors') && parseSafetensors(want.get(f)!).tensors.has(n));
+      expect(asked.map(shardOf)).toEqual([...asked.map(shardOf)].sort((a, b) => a - b));
+    }
+    const failing = writeCheckpoint(TINY, () => new Float32Array(3), tokenizerFiles(), {}, memorySink());
+    await expect(failing).rejects.toThrow(/model\.embed_tokens\.weight: 3 values for a tensor of \d+/);
   });
 
   it('writes config.json and generation_config.json transformers understands', () => {

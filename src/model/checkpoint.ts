@@ -5,7 +5,7 @@
  */
 import { flatParamSize, headDim, paramSpecs, validateConfig, type LlamaConfig, type ParamSpec, type RopeScaling } from './config';
 import { importPeftAdapter, loraSize, loraSpecs, peftAdapterFiles, type LoraConfig } from './lora';
-import { DTYPE_BYTES, indexSafetensors, serializeSafetensors, type IndexedTensor, type SafetensorsDtype, type TensorToWrite } from './safetensors';
+import { DTYPE_BYTES, encodeTensorData, indexSafetensors, safetensorsHeader, serializeSafetensors, type IndexedTensor, type SafetensorsDtype, type TensorEntry, type TensorToWrite } from './safetensors';
 
 export interface OptimizerState {
   /** Adam first and second moments, laid out like the flat buffer that trains (the model's, or its adapter's). */
@@ -44,31 +44,38 @@ export const ADAPTER_DIR = 'adapter/';
 const TORCH_DTYPES: Record<SafetensorsDtype, string> = { F32: 'float32', BF16: 'bfloat16', F16: 'float16' };
 const DEFAULT_MAX_SHARD_BYTES = 5e9;
 
+/** One weight file of an export and the tensors it holds. */
+interface WeightShard {
+  file: string;
+  tensors: TensorEntry[];
+}
+
+const count = (t: TensorEntry) => t.shape.reduce((a, b) => a * b, 1);
+
 /**
  * The weights as one model.safetensors, or as shards of at most maxShardBytes (a tensor larger
  * than that gets a shard of its own) with the index that maps each tensor to its shard.
  */
-function weightFiles(weights: TensorToWrite[], dtype: SafetensorsDtype, maxShardBytes: number): Map<string, Uint8Array> {
+function planShards(weights: TensorEntry[], dtype: SafetensorsDtype, maxShardBytes: number): { shards: WeightShard[]; index?: Uint8Array } {
   const width = DTYPE_BYTES[dtype];
-  const total = weights.reduce((n, t) => n + t.data.length * width, 0);
-  if (total <= maxShardBytes) return new Map([['model.safetensors', serializeSafetensors(weights, {}, dtype)]]);
-  const shards: TensorToWrite[][] = [[]];
+  const total = weights.reduce((n, t) => n + count(t) * width, 0);
+  if (total <= maxShardBytes) return { shards: [{ file: 'model.safetensors', tensors: weights }] };
+  const groups: TensorEntry[][] = [[]];
   let bytes = 0;
   for (const t of weights) {
-    const size = t.data.length * width;
+    const size = count(t) * width;
     if (bytes > 0 && bytes + size > maxShardBytes) {
-      shards.push([]);
+      groups.push([]);
       bytes = 0;
     }
-    shards[shards.length - 1]!.push(t);
+    groups[groups.length - 1]!.push(t);
     bytes += size;
   }
-  const name = (i: number) => `model-${String(i + 1).padStart(5, '0')}-of-${String(shards.length).padStart(5, '0')}.safetensors`;
-  const files = new Map(shards.map((list, i) => [name(i), serializeSafetensors(list, {}, dtype)]));
-  const weightMap = Object.fromEntries(shards.flatMap((list, i) => list.map((t) => [t.name, name(i)])));
+  const name = (i: number) => `model-${String(i + 1).padStart(5, '0')}-of-${String(groups.length).padStart(5, '0')}.safetensors`;
+  const shards = groups.map((tensors, i) => ({ file: name(i), tensors }));
+  const weightMap = Object.fromEntries(shards.flatMap((sh) => sh.tensors.map((t) => [t.name, sh.file])));
   const index = { metadata: { total_size: total }, weight_map: weightMap };
-  files.set('model.safetensors.index.json', new TextEncoder().encode(JSON.stringify(index, null, 2)));
-  return files;
+  return { shards, index: new TextEncoder().encode(JSON.stringify(index, null, 2)) };
 }
 
 export interface ImportedCheckpoint {
@@ -312,6 +319,33 @@ function tensorsFromFlat(specs: ParamSpec[], flat: Float32Array, prefix = ''): T
   return specs.map((s) => ({ name: prefix + s.name, shape: s.shape, data: flat.subarray(s.offset, s.offset + s.size) }));
 }
 
+/** Where a streamed export goes: one file at a time, written from its chunks in order. */
+export interface FileSink {
+  file(name: string, chunks: AsyncIterable<Uint8Array>): Promise<void>;
+}
+
+/** A sink that keeps the files in memory (a .zip download, an autosave). */
+export function memorySink(): FileSink & { files: Map<string, Uint8Array> } {
+  const files = new Map<string, Uint8Array>();
+  return {
+    files,
+    async file(name, chunks) {
+      const parts: Uint8Array[] = [];
+      for await (const c of chunks) parts.push(c.slice());
+      const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+      let at = 0;
+      for (const p of parts) {
+        out.set(p, at);
+        at += p.length;
+      }
+      files.set(name, out);
+    },
+  };
+}
+
+/** A weight's float32 values for export, asked for when its turn comes. */
+export type ReadWeight = (name: string) => Float32Array | Promise<Float32Array>;
+
 /**
  * Files of a Hugging Face checkpoint folder. `tokenizerFiles` are text files (see
  * Tokenizer.files()); tokenizer_config.json gets model_max_length from the config if it has none.
@@ -322,8 +356,69 @@ export function exportCheckpoint(
   tokenizerFiles: Map<string, string>,
   extra: ExportExtras = {},
 ): Map<string, Uint8Array> {
-  const specs = paramSpecs(config);
   checkFlatLength('flatParams', flatParams, flatParamSize(config));
+  const files = sideFiles(config, tokenizerFiles, extra);
+  const offsets = new Map(paramSpecs(config).map((s) => [s.name, s]));
+  const read = weightReader(config, (name) => {
+    const s = offsets.get(name)!;
+    return flatParams.subarray(s.offset, s.offset + s.size);
+  });
+  const dtype = extra.dtype ?? 'F32';
+  const { shards, index } = planShards(weightEntries(config), dtype, extra.maxShardBytes ?? DEFAULT_MAX_SHARD_BYTES);
+  for (const sh of shards) {
+    files.set(sh.file, serializeSafetensors(sh.tensors.map((t) => ({ ...t, data: read(t.name) as Float32Array })), {}, dtype));
+  }
+  if (index) files.set('model.safetensors.index.json', index);
+  return files;
+}
+
+/**
+ * The same folder as exportCheckpoint, written through `sink` a tensor at a time: `read` is
+ * asked for each weight as its shard reaches it, so the model is never whole in memory.
+ */
+export async function writeCheckpoint(
+  config: LlamaConfig,
+  read: ReadWeight,
+  tokenizerFiles: Map<string, string>,
+  extra: ExportExtras,
+  sink: FileSink,
+): Promise<void> {
+  const files = sideFiles(config, tokenizerFiles, extra);
+  const dtype = extra.dtype ?? 'F32';
+  const { shards, index } = planShards(weightEntries(config), dtype, extra.maxShardBytes ?? DEFAULT_MAX_SHARD_BYTES);
+  const readAll = weightReader(config, read);
+  for (const sh of shards) {
+    await sink.file(sh.file, (async function* () {
+      const { bytes, order } = safetensorsHeader(sh.tensors, {}, dtype);
+      yield bytes;
+      for (const t of order) {
+        const data = await readAll(t.name);
+        if (data.length !== count(t)) throw new Error(`${t.name}: ${data.length} values for a tensor of ${count(t)}`);
+        yield encodeTensorData(data, dtype);
+      }
+    })());
+  }
+  if (index) files.set('model.safetensors.index.json', index);
+  for (const [name, bytes] of files) await sink.file(name, (async function* () { yield bytes; })());
+}
+
+/** The tensors the weight files hold: the model's, and the zero o_proj biases of a biased config. */
+function weightEntries(config: LlamaConfig): TensorEntry[] {
+  const entries: TensorEntry[] = paramSpecs(config).map((s) => ({ name: s.name, shape: s.shape }));
+  if (config.attention_bias) {
+    for (let i = 0; i < config.num_hidden_layers; i++) entries.push({ name: oProjBiasName(i), shape: [config.hidden_size] });
+  }
+  return entries;
+}
+
+/** `read` for the model's tensors; zeros for the o_proj biases (transformers' Llama with attention_bias has them). */
+function weightReader(config: LlamaConfig, read: ReadWeight): ReadWeight {
+  return (name) => (O_PROJ_BIAS.test(name) ? new Float32Array(config.hidden_size) : read(name));
+}
+
+/** Every file of an export but the weights: config, tokenizer, optimizer state, adapter, trainer state. */
+function sideFiles(config: LlamaConfig, tokenizerFiles: Map<string, string>, extra: ExportExtras): Map<string, Uint8Array> {
+  const specs = paramSpecs(config);
   // The optimizer's moments follow what trained: the adapter in a LoRA run.
   const trained = extra.lora ? loraSpecs(config, extra.lora.config) : specs;
   const trainedSize = extra.lora ? loraSize(config, extra.lora.config) : flatParamSize(config);
@@ -334,22 +429,14 @@ export function exportCheckpoint(
       throw new Error(`optimizer.step must be a non-negative integer (got ${extra.optimizer.step})`);
     }
   }
-  const enc = new TextEncoder();
-  const files = new Map<string, Uint8Array>();
-  files.set('config.json', enc.encode(configToJson(config, TORCH_DTYPES[extra.dtype ?? 'F32'])));
-  files.set('generation_config.json', enc.encode(generationConfigJson(config)));
-  const weights = tensorsFromFlat(specs, flatParams);
-  if (config.attention_bias) {
-    for (let i = 0; i < config.num_hidden_layers; i++) {
-      weights.push({ name: oProjBiasName(i), shape: [config.hidden_size], data: new Float32Array(config.hidden_size) });
-    }
-  }
   const dtype = extra.dtype ?? 'F32';
   if (!(dtype in TORCH_DTYPES)) throw new Error(`export dtype must be one of ${Object.keys(TORCH_DTYPES).join(', ')} (got ${String(dtype)})`);
   const maxShardBytes = extra.maxShardBytes ?? DEFAULT_MAX_SHARD_BYTES;
   if (!(maxShardBytes > 0)) throw new Error(`maxShardBytes must be > 0 (got ${maxShardBytes})`);
-  for (const [name, bytes] of weightFiles(weights, dtype, maxShardBytes)) files.set(name, bytes);
-
+  const enc = new TextEncoder();
+  const files = new Map<string, Uint8Array>();
+  files.set('config.json', enc.encode(configToJson(config, TORCH_DTYPES[dtype])));
+  files.set('generation_config.json', enc.encode(generationConfigJson(config)));
   for (const [name, text] of tokenizerFiles) {
     let out = text;
     if (name === 'tokenizer_config.json') {

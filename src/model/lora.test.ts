@@ -15,7 +15,7 @@ import {
 } from './lora';
 import { randomParams, refBackward, type RefParams } from './reference';
 import { parseSafetensors } from './safetensors';
-import { gpuBatch, makeBatch, roundToF32, SMALL_CONFIG as BASE, toFlat } from './testing';
+import { gpuBatch, makeBatch, readMerged, roundToF32, SMALL_CONFIG as BASE, toFlat } from './testing';
 import { Transformer } from './transformer';
 
 /** A random adapter (B non-zero, unlike a fresh one, so every gradient is exercised), f32-exact. */
@@ -117,7 +117,7 @@ describe('LoRA vs the float64 reference', () => {
       }
 
       // The merge is W + scale·B·A, and subtracting it again gives the base back.
-      const mergedFlat = await model.readMergedParams();
+      const mergedFlat = await readMerged(model);
       assertClose(`${what}: merged weights`, mergedFlat, toFlat(config, effective), config.hidden_size, 1e-6);
       assertClose(`${what}: base untouched`, await model.readParams(), toFlat(config, base), config.hidden_size, 0);
       const resumed = Transformer.fromFlat(rt, config, mergedFlat);
@@ -224,7 +224,7 @@ describe("PEFT's own files (fixtures/peft-tiny, written by scripts/fixtures/make
     model.enableLora(lora, flat);
     const logits = await rt.read(model.forward({ B: expected.B, T: expected.T, tokens: expected.tokens }));
     assertClose('logits vs PeftModel', logits, expected.logits, base.config.vocab_size, 1e-4);
-    const mergedFlat = await model.readMergedParams();
+    const mergedFlat = await readMerged(model);
     for (const s of paramSpecs(base.config)) {
       const want = expected.merged[s.name];
       if (want) assertClose(`merged ${s.name}`, mergedFlat.subarray(s.offset, s.offset + s.size), want, s.shape[1]!, 1e-6);

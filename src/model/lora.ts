@@ -74,6 +74,14 @@ export function targetWeightName(c: LlamaConfig, layer: number, t: LoraTarget): 
   return `model.layers.${layer}.${targetGeometry(c, t).module}.${t}.weight`;
 }
 
+/** The layer and target of a base weight the adapter adapts, or null. */
+export function adaptedTarget(c: LlamaConfig, weightName: string, lora: LoraConfig): { layer: number; target: LoraTarget } | null {
+  const m = /^model\.layers\.(\d+)\.(?:self_attn|mlp)\.(\w+)\.weight$/.exec(weightName);
+  if (!m || !lora.targets.includes(m[2] as LoraTarget)) return null;
+  const target = m[2] as LoraTarget;
+  return targetWeightName(c, Number(m[1]), target) === weightName ? { layer: Number(m[1]), target } : null;
+}
+
 export function loraName(c: LlamaConfig, layer: number, t: LoraTarget, which: 'A' | 'B'): string {
   return `model.layers.${layer}.${targetGeometry(c, t).module}.${t}.lora_${which}.weight`;
 }

@@ -202,8 +202,14 @@ function decode(dtype: SafetensorsDtype, raw: Uint8Array): Float32Array {
   return out;
 }
 
-/** Safetensors bytes of the tensors (float32 data), stored as `dtype`. */
-export function serializeSafetensors(tensors: TensorToWrite[], metadata: Record<string, string> = {}, dtype: SafetensorsDtype = 'F32'): Uint8Array {
+/** A tensor's name and shape, as a safetensors header lists it. */
+export type TensorEntry = Pick<TensorToWrite, 'name' | 'shape'>;
+
+/**
+ * The start of a safetensors file: its header for these tensors stored as `dtype`, and the
+ * order (by name, as the format's writers sort them) in which their data must follow.
+ */
+export function safetensorsHeader(tensors: readonly TensorEntry[], metadata: Record<string, string> = {}, dtype: SafetensorsDtype = 'F32'): { bytes: Uint8Array; order: TensorEntry[]; size: number } {
   const width = DTYPE_BYTES[dtype];
   const sorted = [...tensors].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const header: Record<string, unknown> = {
@@ -219,35 +225,52 @@ export function serializeSafetensors(tensors: TensorToWrite[], metadata: Record<
       throw new Error(`tensor "${t.name}" shape ${fmtShape(t.shape)} is not a list of non-negative integers`);
     }
     const count = t.shape.reduce((a, b) => a * b, 1);
-    if (count !== t.data.length) {
-      throw new Error(`tensor "${t.name}" has ${t.data.length} elements but shape ${fmtShape(t.shape)} needs ${count}`);
-    }
     header[t.name] = { dtype, shape: t.shape, data_offsets: [offset, offset + count * width] };
     offset += count * width;
   }
-
   const json = new TextEncoder().encode(JSON.stringify(header));
   // Padding keeps the data section 8-byte aligned so readers can map tensors in place.
   const headerLen = Math.ceil(json.byteLength / 8) * 8;
-  const out = new Uint8Array(8 + headerLen + offset);
-  const view = new DataView(out.buffer);
-  view.setBigUint64(0, BigInt(headerLen), true);
-  out.set(json, 8);
-  out.fill(0x20, 8 + json.byteLength, 8 + headerLen);
+  const bytes = new Uint8Array(8 + headerLen);
+  new DataView(bytes.buffer).setBigUint64(0, BigInt(headerLen), true);
+  bytes.set(json, 8);
+  bytes.fill(0x20, 8 + json.byteLength);
+  return { bytes, order: sorted, size: bytes.length + offset };
+}
 
-  let pos = 8 + headerLen;
-  for (const t of sorted) {
-    if (dtype !== 'F32') {
-      // A Float32Array's offset is a multiple of 4: its bits are read in place, not copied.
-      const bits = new Uint32Array(t.data.buffer, t.data.byteOffset, t.data.length);
-      const narrow = dtype === 'BF16' ? f32ToBf16Bits : f32ToF16Bits;
-      for (let i = 0; i < bits.length; i++) view.setUint16(pos + 2 * i, narrow(bits[i]!), true);
-    } else if (littleEndianHost) {
-      out.set(new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength), pos);
-    } else {
-      for (let i = 0; i < t.data.length; i++) view.setFloat32(pos + i * 4, t.data[i]!, true);
+/** A tensor's data as `dtype` bytes (little-endian), as it follows a safetensors header. */
+export function encodeTensorData(data: Float32Array, dtype: SafetensorsDtype): Uint8Array {
+  if (dtype === 'F32' && littleEndianHost) return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+  const out = new Uint8Array(data.length * DTYPE_BYTES[dtype]);
+  const view = new DataView(out.buffer);
+  if (dtype === 'F32') {
+    for (let i = 0; i < data.length; i++) view.setFloat32(i * 4, data[i]!, true);
+    return out;
+  }
+  // A Float32Array's offset is a multiple of 4: its bits are read in place, not copied.
+  const bits = new Uint32Array(data.buffer, data.byteOffset, data.length);
+  const narrow = dtype === 'BF16' ? f32ToBf16Bits : f32ToF16Bits;
+  for (let i = 0; i < bits.length; i++) view.setUint16(2 * i, narrow(bits[i]!), true);
+  return out;
+}
+
+/** Safetensors bytes of the tensors (float32 data), stored as `dtype`. */
+export function serializeSafetensors(tensors: TensorToWrite[], metadata: Record<string, string> = {}, dtype: SafetensorsDtype = 'F32'): Uint8Array {
+  for (const t of tensors) {
+    const count = t.shape.reduce((a, b) => a * b, 1);
+    if (Number.isSafeInteger(count) && count !== t.data.length) {
+      throw new Error(`tensor "${t.name}" has ${t.data.length} elements but shape ${fmtShape(t.shape)} needs ${count}`);
     }
-    pos += t.data.length * width;
+  }
+  const { bytes, order, size } = safetensorsHeader(tensors, metadata, dtype);
+  const out = new Uint8Array(size);
+  out.set(bytes);
+  let pos = bytes.length;
+  const data = new Map(tensors.map((t) => [t.name, t.data]));
+  for (const t of order) {
+    const encoded = encodeTensorData(data.get(t.name)!, dtype);
+    out.set(encoded, pos);
+    pos += encoded.length;
   }
   return out;
 }

@@ -1,7 +1,7 @@
 /** Helpers for the model's GPU-versus-reference tests. Not part of the app bundle. */
 import { flatParamSize, paramSpecs, type LlamaConfig } from './config';
 import type { RefBatch, RefParams } from './reference';
-import type { Batch } from './transformer';
+import type { Batch, Transformer } from './transformer';
 
 /** A config small enough for the float64 reference, with GQA and every kind of parameter. */
 export const SMALL_CONFIG: LlamaConfig = {
@@ -54,4 +54,11 @@ export function makeBatch(config: LlamaConfig, B: number, T: number, padding: 'n
 
 export function gpuBatch(b: RefBatch): Batch {
   return { B: b.B, T: b.T, tokens: b.tokens, mask: b.mask, positions: b.positions, targets: b.targets, weights: b.weights };
+}
+
+/** The model's weights with its adapter merged in, as one flat array (what an export writes). */
+export async function readMerged(model: Transformer): Promise<Float32Array> {
+  const flat = new Float32Array(flatParamSize(model.config));
+  for (const s of model.specs) flat.set(await model.readWeight(s.name), s.offset);
+  return flat;
 }

@@ -7,7 +7,7 @@ import { flatParamSize, paramSpecs, PRESETS } from './config';
 import { Decoder } from './decoder';
 import { initialLora, LORA_TARGETS, type LoraConfig } from './lora';
 import { ByteTokenizer } from './tokenizer';
-import { SMALL_CONFIG } from './testing';
+import { readMerged, SMALL_CONFIG } from './testing';
 import { initialParams, Transformer } from './transformer';
 
 describe('transformer checkpoints', () => {
@@ -171,7 +171,7 @@ describe('a base stored in f16', () => {
     // Merged weights reloaded with their adapter: unmerging gives the base back within the halves' rounding.
     const adapter = initialLora(config, lora, 2).map((v, i) => v + ((i % 5) - 2) * 1e-2);
     model.enableLora(lora, adapter);
-    const merged = await model.readMergedParams();
+    const merged = await readMerged(model);
     const resumed = Transformer.fromFlat(rt, config, merged, { dtype: 'f16' });
     resumed.enableLora(lora, adapter, { merged: true });
     const base = await resumed.readParams();

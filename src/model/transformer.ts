@@ -9,7 +9,7 @@ import { halvesToF32 } from '../util/half';
 import { normal, rng } from '../util/random';
 import { flatParamSize, headDim, paramSpecs, ropeInvFreq, validateConfig, type LlamaConfig, type ParamSpec } from './config';
 import { checkActivationsFit, paramChunks, type BaseDtype } from './memory';
-import { loraName, loraScale, loraSpecs, orderedTargets, targetGeometry, targetWeightName, type LoraConfig, type LoraTarget } from './lora';
+import { adaptedTarget, loraName, loraScale, loraSpecs, orderedTargets, targetGeometry, targetWeightName, type LoraConfig, type LoraTarget } from './lora';
 import { attentionBackward, attentionForward, MAX_HEAD_DIM, type AttentionShape } from './kernels/attention';
 import { embeddingBackward, embeddingForward, tokenIndex } from './kernels/embedding';
 import { crossEntropy, policyLoss, type PolicyLossCoefficients } from './kernels/loss';
@@ -222,6 +222,7 @@ export class Transformer {
   private readonly rope: RopeTables;
   private ws: Workspace | null = null;
   private baseSet: ParamSet;
+  private readonly specIndex: Map<string, ParamSpec>;
 
   private constructor(
     readonly rt: Runtime,
@@ -231,6 +232,7 @@ export class Transformer {
   ) {
     this.baseSet = base;
     this.rope = rope;
+    this.specIndex = new Map(base.specs.map((s) => [s.name, s]));
   }
 
   /** The base model's weights. */
@@ -420,33 +422,32 @@ export class Transformer {
     return this.rt.read(this.adapter.set.params);
   }
 
-  /**
-   * The base weights with the adapter merged in (W + scale·B·A), as a flat host array; the
-   * model is unchanged. Merged one weight at a time, so the GPU holds one extra matrix at most.
-   */
-  async readMergedParams(): Promise<Float32Array> {
-    const flat = await this.readParams();
-    const ad = this.adapter;
-    if (!ad) return flat;
-    const specs = new Map(this.specs.map((s) => [s.name, s]));
-    for (let l = 0; l < this.config.num_hidden_layers; l++) {
-      // A layer's merged weights are recorded together and read back in one submit.
-      const merged = ad.config.targets.map((t) => {
-        const spec = specs.get(targetWeightName(this.config, l, t))!;
-        const base = this.base.param(spec.name);
-        const w = this.rt.empty(spec.shape, 'f32', 'merged');
-        if (base.dtype === 'f16') widenHalf(this.rt, base, w);
-        else this.rt.copy(base, w);
-        matmul(this.rt, { a: ad.set.param(loraName(this.config, l, t, 'B')), b: ad.set.param(loraName(this.config, l, t, 'A')), out: w, alpha: ad.scale, beta: 1 });
-        return { spec, w };
-      });
-      const values = await Promise.all(merged.map(({ w }) => this.rt.read(w)));
-      merged.forEach(({ spec, w }, i) => {
-        flat.set(values[i]!, spec.offset);
-        this.rt.release(w);
-      });
+  /** One base weight as float32, with the adapter merged in where it has one (for exports written a tensor at a time). */
+  async readWeight(name: string): Promise<Float32Array> {
+    const w = this.recordWeight(this.spec(name));
+    const values = await this.rt.read(w);
+    this.rt.release(w);
+    return values;
+  }
+
+  /** Records an f32 copy of a base weight, W + scale·B·A where it is adapted; the caller releases it. */
+  private recordWeight(spec: ParamSpec): Tensor<'f32'> {
+    const base = this.base.param(spec.name);
+    const w = this.rt.empty(spec.shape, 'f32', 'weight');
+    if (base.dtype === 'f16') widenHalf(this.rt, base, w);
+    else this.rt.copy(base, w);
+    const target = this.adapter ? adaptedTarget(this.config, spec.name, this.adapter.config) : null;
+    if (target) {
+      const ad = this.adapter!;
+      matmul(this.rt, { a: ad.set.param(loraName(this.config, target.layer, target.target, 'B')), b: ad.set.param(loraName(this.config, target.layer, target.target, 'A')), out: w, alpha: ad.scale, beta: 1 });
     }
-    return flat;
+    return w;
+  }
+
+  private spec(name: string): ParamSpec {
+    const s = this.specIndex.get(name);
+    if (!s) throw new Error(`no parameter "${name}"`);
+    return s;
   }
 
   /**
@@ -454,8 +455,7 @@ export class Transformer {
    * the given shape, starting at `first`; from the parameters or the gradients.
    */
   private block(first: string, shape: number[], grads = false): Tensor {
-    const spec = this.specs.find((s) => s.name === first);
-    if (!spec) throw new Error(`no parameter "${first}"`);
+    const spec = this.spec(first);
     return grads ? view(this.base.grads, shape, spec.offset) : this.base.at(spec.offset, shape);
   }
 

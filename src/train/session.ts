@@ -3,7 +3,7 @@
  * exported as a Hugging Face folder. The one path the CLI and the lab's engine worker share.
  */
 import type { Runtime } from '../gpu/runtime';
-import { exportCheckpoint, type ExportExtras, type ImportedCheckpoint, type OptimizerState } from '../model/checkpoint';
+import { memorySink, writeCheckpoint, type ExportExtras, type FileSink, type ImportedCheckpoint, type OptimizerState } from '../model/checkpoint';
 import { PRESETS, paramCount, type LlamaConfig, type PresetName } from '../model/config';
 import { Generator, type GenerateProgress, type GenerateResult } from '../model/generate';
 import type { GenerateOptions } from '../model/generateSettings';
@@ -277,14 +277,24 @@ export class ModelSession {
    * weights' dtype and shard size (F32 in one file by default).
    */
   async exportFiles(runState: Record<string, unknown> = {}, format: Pick<ExportExtras, 'dtype' | 'maxShardBytes'> = {}): Promise<Map<string, Uint8Array>> {
+    const sink = memorySink();
+    await this.writeCheckpoint(sink, runState, format);
+    return sink.files;
+  }
+
+  /**
+   * Writes the checkpoint folder through `sink` a weight at a time (each merged with the
+   * adapter, read back from the GPU as its shard reaches it): the model is never whole in memory.
+   */
+  async writeCheckpoint(sink: FileSink, runState: Record<string, unknown> = {}, format: Pick<ExportExtras, 'dtype' | 'maxShardBytes'> = {}): Promise<void> {
     const optimizer = await this.optimizerState();
     const lora = this.model.lora;
-    return exportCheckpoint(this.model.config, await this.model.readMergedParams(), this.tokenizer.files(), {
+    await writeCheckpoint(this.model.config, (name) => this.model.readWeight(name), this.tokenizer.files(), {
       optimizer,
       runState: { origin: this.origin, steps: this.optimizerStep, ...runState },
       ...format,
       ...(lora ? { lora: { config: lora, flat: await this.model.readAdapter(), baseModel: this.origin } } : {}),
-    });
+    }, sink);
   }
 
   /** The LoRA adapter alone as a PEFT adapter folder (adapter_config.json, adapter_model.safetensors). */

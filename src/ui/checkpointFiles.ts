@@ -2,6 +2,7 @@
  * Checkpoint folders between the user's disk and the engine: a .zip download, a folder chosen
  * with the File System Access API, or files picked or dropped (a folder's files or one .zip).
  */
+import { directorySink } from '../platform/directorySink';
 import type { CheckpointFile, PickedFile } from '../worker/api';
 
 
@@ -23,24 +24,23 @@ export function canSaveToFolder(): boolean {
   return typeof (window as unknown as Partial<DirectoryPickerWindow>).showDirectoryPicker === 'function';
 }
 
-/** Writes the files into a folder the user picks; resolves false if they cancel. */
-export async function saveToFolder(files: readonly CheckpointFile[]): Promise<boolean> {
-  let dir: FileSystemDirectoryHandle;
+/** A folder the user picks to write into; null if they cancel. */
+export async function pickFolder(): Promise<FileSystemDirectoryHandle | null> {
   try {
-    dir = await (window as unknown as DirectoryPickerWindow).showDirectoryPicker({ mode: 'readwrite', id: 'sage-checkpoint' });
+    return await (window as unknown as DirectoryPickerWindow).showDirectoryPicker({ mode: 'readwrite', id: 'sage-checkpoint' });
   } catch (e) {
-    if (e instanceof DOMException && e.name === 'AbortError') return false;
+    if (e instanceof DOMException && e.name === 'AbortError') return null;
     throw e;
   }
-  for (const f of files) {
-    // A run's export nests its checkpoints (last/model.safetensors): one folder per level.
-    const parts = f.name.split('/');
-    let folder = dir;
-    for (const part of parts.slice(0, -1)) folder = await folder.getDirectoryHandle(part, { create: true });
-    const writable = await (await folder.getFileHandle(parts[parts.length - 1]!, { create: true })).createWritable();
-    await writable.write(f.bytes as Uint8Array<ArrayBuffer>);
-    await writable.close();
-  }
+}
+
+/** Writes the files into a folder the user picks; resolves false if they cancel. */
+export async function saveToFolder(files: readonly CheckpointFile[]): Promise<boolean> {
+  const dir = await pickFolder();
+  if (!dir) return false;
+  const sink = directorySink(dir);
+  // A run's export nests its checkpoints (last/model.safetensors): the sink makes the subfolders.
+  for (const f of files) await sink.file(f.name, (async function* () { yield f.bytes; })());
   return true;
 }
 

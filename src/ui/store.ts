@@ -19,7 +19,7 @@ import type {
   TrainCheckResult,
   TrainStepReport,
 } from '../worker/api';
-import { canSaveToFolder, downloadBytes, saveToFolder, toPicked } from './checkpointFiles';
+import { canSaveToFolder, downloadBytes, pickFolder, saveToFolder, toPicked } from './checkpointFiles';
 import { zipFiles } from '../util/zip';
 import { callEngine } from './engineClient';
 import { problemsSlice, runSlice, settingsSlice, type RunSlices } from './runSlices';
@@ -255,7 +255,15 @@ const sftSlice: StateCreator<LabState, [], [], SftSlice> = (set, get) => {
     },
     exportModel: (to) =>
       modelAction('exporting', async () => {
-        await save(await callEngine((e) => e.exportCheckpoint()), to, '');
+        if (to === 'folder' && canSaveToFolder()) {
+          // The engine writes the folder itself, a weight at a time from the GPU.
+          const dir = await pickFolder();
+          if (!dir) return;
+          const written = await callEngine((e) => e.exportCheckpointTo(dir));
+          set({ exported: `${written.length} files written to the chosen folder (${written.join(', ')})` });
+        } else {
+          await save(await callEngine((e) => e.exportCheckpoint()), to, '');
+        }
       }),
     setLora: (lora) =>
       modelAction(lora ? 'adding a LoRA adapter' : 'dropping the adapter', async () => {

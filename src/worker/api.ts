@@ -221,6 +221,11 @@ export interface EngineApi {
    */
   exportCheckpoint(): Promise<CheckpointFile[]>;
   /**
+   * Writes the same folder into `dir` (a folder the user picked) a weight at a time, straight
+   * from the GPU to disk: the model is never whole in memory. Returns the files written.
+   */
+  exportCheckpointTo(dir: FileSystemDirectoryHandle): Promise<string[]>;
+  /**
    * From now on fine-tune a fresh LoRA adapter on the frozen held model (null: the whole
    * model again, dropping the adapter). The optimizer starts afresh.
    */

@@ -5,6 +5,7 @@ import { matmul, matmulTuner } from '../gpu/ops/matmul';
 import { matmulRef, rowRelativeError } from '../gpu/reference';
 import { transfer } from 'comlink';
 import { importCheckpoint } from '../model/checkpoint';
+import { directorySink } from '../platform/directorySink';
 import { paramCount, type LlamaConfig } from '../model/config';
 import { DEFAULT_LORA, type LoraConfig } from '../model/lora';
 import { generationEstimate, memoryEstimate } from '../model/memory';
@@ -312,6 +313,14 @@ export function createEngine(platform: Platform): EngineApi {
 
     async exportCheckpoint(): Promise<CheckpointFile[]> {
       return exclusive('exporting a checkpoint', async () => toFiles(await held().exportFiles({ kind: 'sft' })));
+    },
+
+    async exportCheckpointTo(dir) {
+      return exclusive('exporting a checkpoint', async () => {
+        const sink = directorySink(dir);
+        await held().writeCheckpoint(sink, { kind: 'sft' });
+        return sink.written;
+      });
     },
 
     async setLora(lora, seed) {
