@@ -49,7 +49,7 @@ describe('evolve command line', () => {
 const WARMUP_STEPS = 10;
 
 describe('evolve on Dawn, end to end', () => {
-  it('runs 2 steps after a warm-up: records well formed, the bank grows or says why not, updates run or say why not, the run resumes', () => {
+  it('runs 2 steps after a warm-up: records well formed, the bank grows or says why not, updates run or say why not, the run resumes; a LoRA run over an f16 base', () => {
     const dir = mkdtempSync(join(tmpdir(), 'sage-evolve-'));
     const seeds = join(dir, 'seeds.jsonl');
     writeFileSync(seeds, readFileSync('data/seeds/curriculum-500.jsonl', 'utf8').split('\n').slice(0, 4).join('\n'));
@@ -92,5 +92,14 @@ describe('evolve on Dawn, end to end', () => {
     const state = JSON.parse(readFileSync(join(out, 'state.json'), 'utf8')) as { step: number };
     expect(state.step).toBe(3);
     expect(readFileSync(join(out, 'metrics.jsonl'), 'utf8').trim().split('\n')).toHaveLength(4);
+
+    // A run on a LoRA adapter over the base in f16: it steps, records the mode, and its last
+    // checkpoint holds the merged model with the adapter in adapter/.
+    const loraOut = join(dir, 'lora-run');
+    const lora = runCliProcess('src/cli/evolve.ts', [...common, '--steps', '1', '--warmup-steps', '0', '--lora-rank', '4', '--base-dtype', 'f16', '--out', loraOut]);
+    expect(lora.status, lora.stderr).toBe(0);
+    expect(lora.stdout).toMatch(/LoRA r 4 alpha 8 on .* base frozen in f16/);
+    expect(JSON.parse(readFileSync(join(loraOut, 'config.json'), 'utf8'))).toMatchObject({ lora: { rank: 4 }, baseDtype: 'f16' });
+    expect(importCheckpoint(readCheckpointFolder(join(loraOut, 'last'))).lora?.config.rank).toBe(4);
   });
 });
