@@ -7,7 +7,7 @@
  */
 import type { Problem } from '../src/data/problem';
 import type { Runtime } from '../src/gpu/runtime';
-import { importCheckpoint } from '../src/model/checkpoint';
+import { importCheckpoint, memorySink } from '../src/model/checkpoint';
 import { ProblemBank } from '../src/sage/bank';
 import { METHODS, type MethodName } from '../src/sage/config';
 import { DEFAULT_LOOP, SageLoop, type Phase, type StepMetrics } from '../src/sage/loop';
@@ -69,7 +69,7 @@ export async function benchLoop(
     const session = ModelSession.create(rt, { kind: 'checkpoint', checkpoint: importCheckpoint(checkpoint), name: LOOP_CHECKPOINT });
     try {
       session.resetOptimizer();
-      const model = sessionRunModel(session, { policy: DEFAULT_POLICY, warmup: warmupSft(session, 0), writeCheckpoint: () => {} });
+      const model = sessionRunModel(session, { policy: DEFAULT_POLICY, warmup: warmupSft(session, 0), checkpointSink: () => memorySink() });
       const { bank } = ProblemBank.fromSeeds(seeds, { alpha: method.rewards.alpha, nearDuplicate: DEFAULT_RUN.nearDuplicate });
       const loop = new SageLoop(model, createValidators(), bank, { ...DEFAULT_LOOP, method, templates: COMPACT_TEMPLATES });
       const timed: StepMetrics[] = [];

@@ -165,7 +165,7 @@ async function main(o: Options): Promise<void> {
   const model = sessionRunModel(session, {
     policy: DEFAULT_POLICY,
     warmup: warmupSft(session, o.seed),
-    writeCheckpoint: (tag, files) => folder.writeCheckpoint(tag, files),
+    checkpointSink: (tag) => folder.checkpointSink(tag),
   });
   console.log(`adapter ${rt.ctx.adapter.key} · ${(session.parameters / 1e6).toFixed(2)}M params · ${describeTraining(session, session.model.trainable.size)} · ${method.summary} · run folder ${out}`);
   const started = Date.now();

@@ -116,8 +116,9 @@ export class RunFolder implements RunStore {
     writeAtomic(join(this.dir, RUN_FILES.state), JSON.stringify(s, null, 2) + '\n');
   }
 
-  writeCheckpoint(tag: string, files: ReadonlyMap<string, Uint8Array>): void {
-    writeCheckpointFolder(join(this.dir, tag), files);
+  /** Writes the checkpoint under `tag` file by file as it comes (see folderSink). */
+  checkpointSink(tag: string): FileSink & { written: string[] } {
+    return folderSink(join(this.dir, tag));
   }
 
   readCheckpoint(tag: string): Map<string, Uint8Array> {

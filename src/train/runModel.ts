@@ -2,6 +2,7 @@
  * A model session as the loop's RunModel: batched generation on the GPU, the policy-gradient
  * update, SFT for the warm-up, and checkpoints handed to the platform to store.
  */
+import type { FileSink } from '../model/checkpoint';
 import type { RunModel } from '../sage/run';
 import type { ModelSession, PolicySettings } from './session';
 import { DEFAULT_SFT, type SftSettings } from './sftSettings';
@@ -18,8 +19,11 @@ export interface RunModelOptions {
   policy: PolicySettings;
   /** The warm-up's SFT settings; its step count comes from the run. */
   warmup: Omit<SftSettings, 'steps'>;
-  /** Stores a checkpoint's files under a tag (a folder on disk, OPFS in the browser). */
-  writeCheckpoint(tag: string, files: Map<string, Uint8Array>): Promise<void> | void;
+  /**
+   * Where a checkpoint under a tag is written, a weight at a time (a folder on disk; memory for
+   * the browser's autosave); `close` runs once every file is written.
+   */
+  checkpointSink(tag: string): FileSink & { close?(): void };
 }
 
 /**
@@ -60,7 +64,9 @@ export function sessionRunModel(session: ModelSession, o: RunModelOptions): RunM
       }
     },
     async saveCheckpoint(tag) {
-      await o.writeCheckpoint(tag, await session.exportFiles({ kind: 'evolve', tag }));
+      const sink = o.checkpointSink(tag);
+      await session.writeCheckpoint(sink, { kind: 'evolve', tag });
+      sink.close?.();
     },
   };
 }

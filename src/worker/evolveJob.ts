@@ -7,6 +7,7 @@ import { importProblems } from '../data/import';
 import { blobChunks } from '../data/lines';
 import { problemToPair, readSftPairs } from '../data/sftPairs';
 import { checkHeldOut, parseFieldMapping, type Problem } from '../data/problem';
+import { memorySink } from '../model/checkpoint';
 import type { LoraConfig } from '../model/lora';
 import type { ProblemBank } from '../sage/bank';
 import { METHODS, type MethodName } from '../sage/config';
@@ -125,7 +126,11 @@ export class EvolveJob {
     const model = sessionRunModel(session, {
       policy: DEFAULT_POLICY,
       warmup: warmupSft(session, settings.seed),
-      writeCheckpoint: (tag, files) => store.writeCheckpoint(tag, files),
+      // The browser's run keeps its checkpoints in memory, for the autosave and the export.
+      checkpointSink: (tag) => {
+        const sink = memorySink();
+        return { file: sink.file, close: () => store.writeCheckpoint(tag, sink.files) };
+      },
     });
     const { seeds, validation } = store.problems;
     this.sandbox = [...seeds, ...validation].some((p) => p.kind === 'code') ? openSandbox() : null;
