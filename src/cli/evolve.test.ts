@@ -99,6 +99,7 @@ describe('evolve on Dawn, end to end', () => {
     const lora = runCliProcess('src/cli/evolve.ts', [...common, '--steps', '1', '--warmup-steps', '0', '--lora-rank', '4', '--base-dtype', 'f16', '--out', loraOut]);
     expect(lora.status, lora.stderr).toBe(0);
     expect(lora.stdout).toMatch(/LoRA r 4 alpha 8 on .* base frozen in f16/);
+    expect(lora.stdout).toMatch(/base weights in f16 · GPU memory training at 8×256: \d+ MiB in full, \d+ MiB with LoRA, \d+ MiB with LoRA on an f16 base; KV cache \d+ MiB \(8 rows × 256 positions\)/);
     expect(JSON.parse(readFileSync(join(loraOut, 'config.json'), 'utf8'))).toMatchObject({ lora: { rank: 4 }, baseDtype: 'f16' });
     expect(importCheckpoint(readCheckpointFolder(join(loraOut, 'last'))).lora?.config.rank).toBe(4);
   });

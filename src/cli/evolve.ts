@@ -25,6 +25,7 @@ import { NodeSandboxPool } from '../verify/python/nodePool';
 import { sessionRunModel, warmupSft } from '../train/runModel';
 import { DEFAULT_POLICY, ModelSession, type ModelSource } from '../train/session';
 import { isMain, runCli, UsageError, type OptionValues } from './options';
+import { describeMemory, modelMemory } from '../train/memorySummary';
 import { applyLora, describeTraining, loraFromOptions, LORA_OPTIONS } from './loraOptions';
 import { logShards, readCheckpointFolder, RUN_FILES, RunFolder } from './runFiles';
 
@@ -168,6 +169,7 @@ async function main(o: Options): Promise<void> {
     checkpointSink: (tag) => folder.checkpointSink(tag),
   });
   console.log(`adapter ${rt.ctx.adapter.key} · ${(session.parameters / 1e6).toFixed(2)}M params · ${describeTraining(session, session.model.trainable.size)} · ${method.summary} · run folder ${out}`);
+  console.log(`base weights in ${session.baseDtype} · ${describeMemory(modelMemory(session.config, session.lora, settings.proposals * settings.difficultySamples))}`);
   const started = Date.now();
   const firstStep = resumed?.state.step ?? 0;
   // Code problems are judged in Python sandboxes (separate processes, no network).

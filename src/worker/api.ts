@@ -4,6 +4,7 @@ import type { GenerateProgress, GenerateResult } from '../model/generate';
 import type { GenerateOptions } from '../model/generateSettings';
 import type { LoraConfig } from '../model/lora';
 import type { BaseDtype } from '../model/memory';
+import type { ModelMemory } from '../train/memorySummary';
 import type { Format, Problem } from '../data/problem';
 import type { BankEvent } from '../sage/bank';
 import type { MethodName } from '../sage/config';
@@ -79,21 +80,8 @@ export interface ModelSummary {
   lora: (LoraConfig & { trainable: number }) | null;
   /** How the base weights are stored on the GPU (f16: half the memory, frozen). */
   baseDtype: BaseDtype;
-  /** What training and generation would hold on the GPU, in bytes (see src/model/memory.ts). */
-  memory: {
-    /** Training batch × sequence the estimates are for. */
-    batch: number;
-    seqLen: number;
-    full: number;
-    /** With the held adapter, or rank 16 on every projection. */
-    lora: number;
-    /** The same with the base stored in f16. */
-    loraF16: number;
-    /** The KV cache of the loop's widest generation (rows × positions). */
-    kvCache: number;
-    kvRows: number;
-    kvPositions: number;
-  };
+  /** What training and generation would hold on the GPU, in bytes (see src/train/memorySummary.ts). */
+  memory: ModelMemory;
 }
 
 /** A file the user picked or dropped, with its path in the chosen folder (or its name). */

@@ -6,9 +6,8 @@ import { matmulRef, rowRelativeError } from '../gpu/reference';
 import { transfer } from 'comlink';
 import { importCheckpoint } from '../model/checkpoint';
 import { directorySink } from '../platform/directorySink';
-import { paramCount, type LlamaConfig } from '../model/config';
-import { DEFAULT_LORA, type LoraConfig } from '../model/lora';
-import { generationEstimate, memoryEstimate } from '../model/memory';
+import { paramCount } from '../model/config';
+import { modelMemory } from '../train/memorySummary';
 import { DEFAULT_LOOP } from '../sage/loop';
 import { ByteTokenizer } from '../model/tokenizer';
 import { memorisationRun } from '../train/memorise';
@@ -439,26 +438,7 @@ function summary(s: ModelSession): ModelSummary {
     optimizerStep: s.optimizerStep,
     lora: s.lora ? { ...s.lora, trainable: s.model.trainable.size } : null,
     baseDtype: s.baseDtype,
-    memory: memorySummary(c, s.lora),
+    memory: modelMemory(c, s.lora, DEFAULT_LOOP.proposals * DEFAULT_LOOP.difficultySamples),
   };
 }
 
-/** The loop's widest generation: every proposal's difficulty samples at once. */
-const LOOP_ROWS = DEFAULT_LOOP.proposals * DEFAULT_LOOP.difficultySamples;
-
-function memorySummary(c: LlamaConfig, lora: LoraConfig | null): ModelSummary['memory'] {
-  const batch = 8;
-  const seqLen = Math.min(512, c.max_position_embeddings);
-  const half = Math.floor(seqLen / 2);
-  const kv = generationEstimate(c, LOOP_ROWS, half, seqLen - half + 1);
-  return {
-    batch,
-    seqLen,
-    full: memoryEstimate(c, batch, seqLen).total,
-    lora: memoryEstimate(c, batch, seqLen, { lora: lora ?? DEFAULT_LORA }).total,
-    loraF16: memoryEstimate(c, batch, seqLen, { lora: lora ?? DEFAULT_LORA, baseDtype: 'f16' }).total,
-    kvCache: kv.kvCache,
-    kvRows: LOOP_ROWS,
-    kvPositions: kv.slots,
-  };
-}
