@@ -6,6 +6,7 @@
  *   - generation tokens/s at B = 1 and B = 32 (KV cache, GPU sampling, no early stop);
  *   - LoRA SFT tokens/s (r 16 on every projection, the base frozen);
  *   - one policy-gradient update of the loop on LoRA (--rollouts), the loop's training half;
+ *   - whole SAGE loop steps on LoRA with the smallest settings (one proposal, one problem);
  *   - the export written to disk a tensor at a time, and the host memory it took;
  *   - the memory estimates in full, LoRA and LoRA-on-f16 modes, and the KV cache at the loop's batch.
  * --base-dtype f16 holds the base weights in half precision throughout.
@@ -22,14 +23,22 @@ import { isMain, runCli, type OptionValues } from '../src/cli/options';
 import { BASE_DTYPE_OPTION } from '../src/cli/loraOptions';
 import { folderSink, readCheckpointFolder, writeCheckpointFolder } from '../src/cli/runFiles';
 import { Runtime } from '../src/gpu/runtime';
-import { exportCheckpoint, importCheckpoint, readConfigJson } from '../src/model/checkpoint';
+import { readProblemFile } from '../src/data/nodeFile';
+import { exportCheckpoint, importCheckpoint, memorySink, readConfigJson } from '../src/model/checkpoint';
+import { ProblemBank } from '../src/sage/bank';
+import { METHODS } from '../src/sage/config';
+import { DEFAULT_LOOP, SageLoop } from '../src/sage/loop';
+import { DEFAULT_RUN } from '../src/sage/settings';
+import { COMPACT_TEMPLATES } from '../src/sage/templates';
+import { createValidators } from '../src/sage/validators';
+import { sessionRunModel, warmupSft } from '../src/train/runModel';
 import { flatParamSize, paramCount, type LlamaConfig } from '../src/model/config';
 import { DEFAULT_LORA } from '../src/model/lora';
 import { generationEstimate, memoryEstimate, type BaseDtype } from '../src/model/memory';
 import { ByteTokenizer } from '../src/model/tokenizer';
 import { initialParams } from '../src/model/transformer';
 import { nodePlatform } from '../src/platform/node';
-import { ModelSession } from '../src/train/session';
+import { DEFAULT_POLICY, ModelSession } from '../src/train/session';
 import { rng } from '../src/util/random';
 
 const cli = {
@@ -40,9 +49,10 @@ const cli = {
     'new-tokens': { type: 'int', min: 2, default: 16, help: 'tokens generated per row in the timed calls' },
     'sft-steps': { type: 'int', min: 2, default: 3, help: 'LoRA SFT steps (the first compiles and is left out)' },
     out: { type: 'string', arg: 'FILE', help: 'write the figures as JSON here' },
-    phases: { type: 'string', multiple: true, choices: ['generate', 'export', 'sft', 'update'], help: 'what to measure after the load (default all)' },
+    phases: { type: 'string', multiple: true, choices: ['generate', 'export', 'sft', 'update', 'step'], help: 'what to measure after the load (default all)' },
     'base-dtype': BASE_DTYPE_OPTION,
     rollouts: { type: 'int', min: 1, default: 16, help: 'rollouts of the loop update (32 prompt and 32 completion tokens each)' },
+    'loop-steps': { type: 'int', min: 1, default: 2, help: 'SAGE steps of the step phase (the first tunes new shapes)' },
   },
 } as const;
 
@@ -169,15 +179,40 @@ async function main(o: OptionValues<typeof cli.options>): Promise<void> {
   if (sftSteps) record('sft', { tokensPerS: Math.round((10 * tokens) / (ms / 1000)) / 10, batch: '4×64', trainable: session.model.trainable.size });
 
   // One update of the loop on LoRA: rollouts of 32 prompt and 32 completion tokens.
-  if (!phases.has('update')) return finish();
-  const rollouts = Array.from({ length: o.rollouts }, (_, i) => ({ promptIds: prompt(), completionIds: prompt(), oldLogprobs: new Array<number>(32).fill(-10.8), advantage: i % 2 ? 1 : -1 }));
-  await session.trainPolicy(rollouts, 1e-5);
-  const u0 = performance.now();
-  const update = await session.trainPolicy(rollouts, 1e-5);
-  const policy = { seconds: seconds(performance.now() - u0), rollouts: o.rollouts, tokens: update.tokens };
-  console.log(`loop update (LoRA): ${policy.seconds} s for ${policy.rollouts} rollouts (${policy.tokens} trained tokens)`);
-  record('policy', policy);
+  if (phases.has('update')) await measureUpdate();
+  if (phases.has('step')) await measureSteps();
   finish();
+
+  async function measureUpdate(): Promise<void> {
+    const rollouts = Array.from({ length: o.rollouts }, (_, i) => ({ promptIds: prompt(), completionIds: prompt(), oldLogprobs: new Array<number>(32).fill(-10.8), advantage: i % 2 ? 1 : -1 }));
+    await session.trainPolicy(rollouts, 1e-5);
+    const u0 = performance.now();
+    const update = await session.trainPolicy(rollouts, 1e-5);
+    const policy = { seconds: seconds(performance.now() - u0), rollouts: o.rollouts, tokens: update.tokens };
+    console.log(`loop update (LoRA): ${policy.seconds} s for ${policy.rollouts} rollouts (${policy.tokens} trained tokens)`);
+    record('policy', policy);
+  }
+
+  /** SAGE steps on the curriculum's seeds, every role sampled once or twice: the first tunes the step's new shapes. */
+  async function measureSteps(): Promise<void> {
+    const seeds = (await readProblemFile('data/seeds/curriculum-500.jsonl')).problems.slice(0, 8);
+    const { bank } = ProblemBank.fromSeeds(seeds, { alpha: METHODS.sage.rewards.alpha, nearDuplicate: DEFAULT_RUN.nearDuplicate });
+    const model = sessionRunModel(session, { policy: DEFAULT_POLICY, warmup: warmupSft(session, 0), checkpointSink: () => memorySink() });
+    const settings = {
+      ...DEFAULT_LOOP, method: METHODS.sage, templates: COMPACT_TEMPLATES,
+      proposals: 1, references: 1, difficultySamples: 2, trainProblems: 1, solverSamples: 2,
+      maxNewTokens: { challenger: 16, planner: 16, solver: 16, critic: 8 },
+    };
+    const loop = new SageLoop(model, createValidators(), bank, settings);
+    const steps: { seconds: number; generated: number; trained: number; phases: Record<string, number> }[] = [];
+    for (let i = 0; i < o['loop-steps']; i++) {
+      const { metrics } = await loop.runStep();
+      const phasesS = Object.fromEntries(Object.entries(metrics.seconds.phases).map(([k, v]) => [k, seconds(1000 * (v ?? 0))]));
+      steps.push({ seconds: seconds(1000 * metrics.seconds.total), generated: metrics.tokens.generated, trained: metrics.tokens.trained, phases: phasesS });
+      console.log(`SAGE step ${i + 1}${i === 0 ? ' (tunes the step\'s new shapes)' : ''}: ${steps[i]!.seconds} s, ${metrics.tokens.generated} tokens generated, ${metrics.tokens.trained} trained; ${JSON.stringify(phasesS)}`);
+      record('step', { settings: 'proposals 1, references 1, difficulty samples 2, train problems 1, solver samples 2; new tokens 16/16/16/8', steps });
+    }
+  }
 
   function finish(): void {
     session.destroy();
