@@ -143,7 +143,8 @@ export class Runtime {
     const buffer = this.pool.acquire(wordBytes(size * BYTES_PER_ELEMENT[dtype]), label);
     const t = { buffer, shape: [...shape], dtype, offset: 0, size };
     if (this.poison) {
-      const nan = dtype === 'f16' ? new Uint16Array(size + (size & 1)).fill(0x7e00) : new Uint32Array(size).fill(0x7fc00000);
+      // Whole words of NaN: two f16 NaNs to a word, or one f32 NaN.
+      const nan = new Uint32Array(wordBytes(size * BYTES_PER_ELEMENT[dtype]) / 4).fill(dtype === 'f16' ? 0x7e007e00 : 0x7fc00000);
       this.submit();
       this.device.queue.writeBuffer(buffer, 0, nan.buffer, 0, nan.byteLength);
     }

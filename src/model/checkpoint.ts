@@ -100,7 +100,7 @@ export interface CheckpointWeights {
   read(name: string): Float32Array;
   /** Every parameter in one flat array, laid out as paramSpecs (small models and tests). */
   flat(): Float32Array;
-  /** The largest magnitude among the weights and its tensor (can the base be held in f16?). */
+  /** The weight of largest magnitude and its tensor (can the base be held in f16?). */
   largest: { name: string; value: number };
 }
 
@@ -319,7 +319,7 @@ function tensorsFromFlat(specs: ParamSpec[], flat: Float32Array, prefix = ''): T
   return specs.map((s) => ({ name: prefix + s.name, shape: s.shape, data: flat.subarray(s.offset, s.offset + s.size) }));
 }
 
-/** Where a streamed export goes: one file at a time, written from its chunks in order. */
+/** Where a streamed export goes: one file at a time, written from its chunks in order (a chunk is not changed once yielded). */
 export interface FileSink {
   file(name: string, chunks: AsyncIterable<Uint8Array>): Promise<void>;
 }
@@ -331,7 +331,7 @@ export function memorySink(): FileSink & { files: Map<string, Uint8Array> } {
     files,
     async file(name, chunks) {
       const parts: Uint8Array[] = [];
-      for await (const c of chunks) parts.push(c.slice());
+      for await (const c of chunks) parts.push(c);
       const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
       let at = 0;
       for (const p of parts) {
@@ -553,15 +553,21 @@ function sameShape(a: readonly number[], b: readonly number[]): boolean {
   return a.length === b.length && a.every((d, i) => d === b[i]);
 }
 
-function firstNonFinite(data: Float32Array): number {
-  for (let i = 0; i < data.length; i++) if (!Number.isFinite(data[i]!)) return i;
-  return -1;
+/** The first non-finite element's index (−1 if none) and the element of largest magnitude, in one pass. */
+function scanValues(data: Float32Array): { nonFinite: number; largest: number } {
+  let largest = 0;
+  for (let i = 0; i < data.length; i++) {
+    const v = data[i]!;
+    if (!Number.isFinite(v)) return { nonFinite: i, largest };
+    if (Math.abs(v) > Math.abs(largest)) largest = v;
+  }
+  return { nonFinite: -1, largest };
 }
 
 /**
  * Throws unless `tensors` hold exactly the parameters `specs` describe, with their shapes and
  * finite values; `extraOk` accepts tensors that may be present beyond the specs. Returns the
- * largest magnitude found and its tensor.
+ * value of largest magnitude found and its tensor.
  */
 function checkTensorSet(
   specs: ParamSpec[],
@@ -583,11 +589,9 @@ function checkTensorSet(
       );
     }
     const data = t.tensor.decode();
-    const bad = firstNonFinite(data);
-    if (bad >= 0) throw new Error(`${t.file}: tensor "${name}" has a non-finite value (${data[bad]}) at element ${bad}`);
-    for (let i = 0; i < data.length; i++) {
-      if (Math.abs(data[i]!) > largest.value) Object.assign(largest, { name, value: Math.abs(data[i]!) });
-    }
+    const scan = scanValues(data);
+    if (scan.nonFinite >= 0) throw new Error(`${t.file}: tensor "${name}" has a non-finite value (${data[scan.nonFinite]}) at element ${scan.nonFinite}`);
+    if (Math.abs(scan.largest) > Math.abs(largest.value)) Object.assign(largest, { name, value: scan.largest });
   }
   const expected = new Set(specs.map((s) => prefix + s.name));
   for (const [name, t] of tensors) {

@@ -188,5 +188,16 @@ describe('a base stored in f16', () => {
     expect(f32.baseDtype).toBe('f32');
     f32.destroy();
     expect(() => Transformer.fromFlat(rt, config, big, { dtype: 'f16' })).toThrow(/up_proj\.weight holds 100000/);
+    // A checkpoint is refused from what its import recorded, before the held model is released.
+    const tiny = { ...PRESETS.tiny, num_hidden_layers: 1 };
+    const weights = initialParams(tiny, 1);
+    const down = paramSpecs(tiny).find((s) => s.name === 'model.layers.0.mlp.down_proj.weight')!;
+    weights[down.offset + 5] = -2e5;
+    let released = false;
+    const checkpoint = importCheckpoint(exportCheckpoint(tiny, weights, new ByteTokenizer().files()));
+    expect(() => ModelSession.create(rt, { kind: 'checkpoint', checkpoint, name: 'big', baseDtype: 'f16' }, () => (released = true))).toThrow(
+      /model\.layers\.0\.mlp\.down_proj\.weight holds -200000, beyond f16's largest value 65504/,
+    );
+    expect(released).toBe(false);
   });
 });

@@ -5,7 +5,7 @@ import { swigluBackward, swigluForward } from '../gpu/ops/mlp';
 import { colReduce } from '../gpu/ops/reduce';
 import type { Runtime } from '../gpu/runtime';
 import { BYTES_PER_ELEMENT, view, type DType, type Tensor } from '../gpu/tensor';
-import { halvesToF32 } from '../util/half';
+import { HALF_MAX, halvesToF32 } from '../util/half';
 import { normal, rng } from '../util/random';
 import { flatParamSize, headDim, paramSpecs, ropeInvFreq, validateConfig, type LlamaConfig, type ParamSpec } from './config';
 import { checkActivationsFit, paramChunks, type BaseDtype } from './memory';
@@ -84,9 +84,6 @@ export function actsRows(a: LayerActs, n: number): LayerActs {
   if (lora) out.lora = { u: new Map([...lora.u].map(([k, t]) => [k, rows(t)])), stage: rows(lora.stage) };
   return out;
 }
-
-/** The largest finite IEEE half. */
-export const HALF_MAX = 65504;
 
 /**
  * Parameters in the flat layout of their specs, held in one GPU buffer or, beyond what one
@@ -251,10 +248,10 @@ export class Transformer {
    * holds both copies during the conversion. A weight beyond half precision's range refuses
    * f16, naming it, before anything changes.
    */
-  async setBaseDtype(dtype: BaseDtype, options: { maxBufferBytes?: number } = {}): Promise<void> {
+  async setBaseDtype(dtype: BaseDtype): Promise<void> {
     const old = this.baseSet;
     if (old.dtype === dtype) return;
-    const starts = Transformer.placement(this.rt, this.config, options.maxBufferBytes, dtype);
+    const starts = Transformer.placement(this.rt, this.config, undefined, dtype);
     if (dtype === 'f16') await old.checkHalfRange();
     old.dropGrads();
     const next = placeParams(this.rt, old.specs, starts, dtype);
@@ -398,8 +395,8 @@ export class Transformer {
     for (let l = 0; l < this.config.num_hidden_layers; l++) {
       for (const t of ad.config.targets) {
         const W = this.base.param(targetWeightName(this.config, l, t));
-        const out = this.baseF32(W);
-        matmul(this.rt, { a: ad.set.param(loraName(this.config, l, t, 'B')), b: ad.set.param(loraName(this.config, l, t, 'A')), out, alpha: -ad.scale, beta: 1 });
+        const out = W.dtype === 'f32' ? W : this.f32Copy(W);
+        this.addAdapter(l, t, out, -1);
         if (out !== W) {
           narrowToHalf(this.rt, out, W);
           this.rt.release(out);
@@ -408,12 +405,18 @@ export class Transformer {
     }
   }
 
-  /** A base weight as f32: itself, or (stored in f16) a widened copy the caller releases. */
-  private baseF32(w: Tensor): Tensor {
-    if (w.dtype === 'f32') return w;
-    const copy = this.rt.empty(w.shape, 'f32', 'base.f32');
-    widenHalf(this.rt, w, copy);
+  /** Records an f32 copy of a base weight (widened if stored in f16); the caller releases it. */
+  private f32Copy(w: Tensor): Tensor<'f32'> {
+    const copy = this.rt.empty(w.shape, 'f32', 'weight.f32');
+    if (w.dtype === 'f16') widenHalf(this.rt, w, copy);
+    else this.rt.copy(w, copy);
     return copy;
+  }
+
+  /** Records w += sign · scale · B·A of the adapter's target `t` in layer `l`. */
+  private addAdapter(l: number, t: LoraTarget, w: Tensor, sign: 1 | -1): void {
+    const ad = this.adapter!;
+    matmul(this.rt, { a: ad.set.param(loraName(this.config, l, t, 'B')), b: ad.set.param(loraName(this.config, l, t, 'A')), out: w, alpha: sign * ad.scale, beta: 1 });
   }
 
   /** The adapter's flat weights (PEFT layout order, see loraSpecs). */
@@ -422,26 +425,22 @@ export class Transformer {
     return this.rt.read(this.adapter.set.params);
   }
 
-  /** One base weight as float32, with the adapter merged in where it has one (for exports written a tensor at a time). */
+  /**
+   * One base weight as float32, with the adapter merged in where it has one (for exports written
+   * a tensor at a time). Only an adapted weight needs a GPU copy; the others are read as stored.
+   */
   async readWeight(name: string): Promise<Float32Array> {
-    const w = this.recordWeight(this.spec(name));
+    const base = this.base.param(name);
+    const target = this.adapter ? adaptedTarget(this.config, name, this.adapter.config) : null;
+    if (!target) {
+      const stored = await this.rt.read(base);
+      return stored instanceof Uint16Array ? halvesToF32(stored) : (stored as Float32Array);
+    }
+    const w = this.f32Copy(base);
+    this.addAdapter(target.layer, target.target, w, 1);
     const values = await this.rt.read(w);
     this.rt.release(w);
     return values;
-  }
-
-  /** Records an f32 copy of a base weight, W + scale·B·A where it is adapted; the caller releases it. */
-  private recordWeight(spec: ParamSpec): Tensor<'f32'> {
-    const base = this.base.param(spec.name);
-    const w = this.rt.empty(spec.shape, 'f32', 'weight');
-    if (base.dtype === 'f16') widenHalf(this.rt, base, w);
-    else this.rt.copy(base, w);
-    const target = this.adapter ? adaptedTarget(this.config, spec.name, this.adapter.config) : null;
-    if (target) {
-      const ad = this.adapter!;
-      matmul(this.rt, { a: ad.set.param(loraName(this.config, target.layer, target.target, 'B')), b: ad.set.param(loraName(this.config, target.layer, target.target, 'A')), out: w, alpha: ad.scale, beta: 1 });
-    }
-    return w;
   }
 
   private spec(name: string): ParamSpec {

@@ -10,7 +10,7 @@ import type { GenerateOptions } from '../model/generateSettings';
 import { checkFits, type BaseDtype } from '../model/memory';
 import { checkLora, importPeftAdapter, initialLora, peftAdapterFiles, type LoraConfig } from '../model/lora';
 import { ByteTokenizer, HFTokenizer, type Tokenizer } from '../model/tokenizer';
-import { HALF_MAX, Transformer } from '../model/transformer';
+import { checkHalfRange, Transformer } from '../model/transformer';
 import { AdamW, DEFAULT_ADAMW, type AdamWConfig } from './adamw';
 import { packRollouts, policyStep, type PolicyStepResult, type Rollout } from './policy';
 import type { PolicyLossCoefficients } from '../model/kernels/loss';
@@ -105,10 +105,8 @@ export class ModelSession {
       throw new Error(`${source.name}: the tokenizer has ${tokenizer.vocabSize} tokens but the model only ${c.config.vocab_size}`);
     }
     Transformer.placement(rt, c.config, undefined, dtype);
-    const { largest } = c.weights;
-    if (dtype === 'f16' && largest.value > HALF_MAX) {
-      throw new Error(`${source.name}: ${largest.name} holds a value of magnitude ${largest.value}, beyond f16's largest value ${HALF_MAX}: load this model's base in f32`);
-    }
+    // Refused here, before the held model is released: the import recorded the largest weight.
+    if (dtype === 'f16') checkHalfRange(c.weights.largest.name, [c.weights.largest.value]);
     beforeLoad?.();
     const shards = c.weights.shards;
     const done = new Map<string, number>();

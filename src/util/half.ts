@@ -3,6 +3,9 @@
  * frozen base keeps on the GPU (two halves to a 32-bit word, little-endian).
  */
 
+/** The largest finite IEEE half. */
+export const HALF_MAX = 65504;
+
 let f16Lookup: Float32Array | undefined;
 
 /** All 65536 half-precision values widened once; a lookup beats per-element bit fiddling. */
