@@ -5,3 +5,14 @@ export async function openEngine(page: Page): Promise<void> {
   await page.goto('/');
   await page.getByTestId('engine-section').locator('summary').click();
 }
+
+/** Pixels of the chart's canvas within a small distance of the colour `#rrggbb`: a drawn series shows as its colour. */
+export async function pixelsOf(page: Page, testId: string, color: string): Promise<number> {
+  return page.getByTestId(testId).locator('canvas').evaluate((canvas: HTMLCanvasElement, hex) => {
+    const want = [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16));
+    const { data } = canvas.getContext('2d')!.getImageData(0, 0, canvas.width, canvas.height);
+    let n = 0;
+    for (let i = 0; i < data.length; i += 4) if (data[i + 3]! > 200 && want.every((c, k) => Math.abs(data[i + k]! - c) < 24)) n++;
+    return n;
+  }, color);
+}

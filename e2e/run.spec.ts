@@ -1,6 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { expect, test, type Page } from '@playwright/test';
 import { unzipSync } from 'fflate';
+import { pixelsOf } from './lab';
 
 /** Drops a file on the page with a real drag-and-drop event sequence. */
 async function dropFile(page: Page, name: string, text: string): Promise<void> {
@@ -83,6 +84,9 @@ test('a loop run in the lab: seeds dropped, live charts and transcripts, pause, 
   // Both charts gain points as steps end; the transcripts fill.
   await expect.poll(() => points(page, 'chart-bank'), { timeout: 15 * 60_000 }).toBeGreaterThanOrEqual(2);
   await expect.poll(() => points(page, 'chart-validation')).toBeGreaterThanOrEqual(2);
+  // Drawn, not only counted: the seeds' area edge and the overall accuracy line show in their colours.
+  expect(await pixelsOf(page, 'chart-bank', '#475569')).toBeGreaterThan(50);
+  expect(await pixelsOf(page, 'chart-validation', '#e6edf3')).toBeGreaterThan(50);
   await expect(page.getByTestId('transcripts').getByTestId('transcript-solver').first()).toBeVisible();
   await expect(page.getByTestId('settings-panel')).toContainText('read-only while the run lasts');
   await expect(page.getByTestId('setting-steps')).toBeDisabled();

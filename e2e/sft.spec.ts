@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { expect, test } from '@playwright/test';
-import { openEngine } from './lab';
+import { openEngine, pixelsOf } from './lab';
 
 const SEEDS = [
   '{"question": "What is 2+3?", "answer": "5"}',
@@ -44,7 +44,8 @@ test('fine-tunes on dropped seeds in the engine worker, exports a checkpoint and
   await page.getByTestId('sft-start').click();
   await expect(page.getByTestId('sft-status')).toHaveText('running');
   await expect(page.getByTestId('sft-progress')).toContainText(/step [1-6] · loss \d/);
-  await expect(page.getByTestId('sft-chart').locator('path.recharts-line-curve')).toHaveCount(1);
+  // The loss line (its colour) is drawn on the chart's canvas.
+  await expect.poll(() => pixelsOf(page, 'sft-chart', '#34d399')).toBeGreaterThan(50);
   await expect(page.getByTestId('sft-status')).toHaveText('done');
   await expect(page.getByTestId('sft-progress')).toContainText('step 6');
   await expect(page.getByTestId('model-summary')).toContainText('tiny');

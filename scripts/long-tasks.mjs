@@ -4,37 +4,19 @@
 // with vite preview. The run: the shipped warmed-up checkpoint, the demo curriculum, small
 // settings, validation every 2 steps. Chromium's CPU profile (1 ms samples) is matched to the
 // PerformanceObserver's long tasks, so each task is reported with the scripts it spent its time in.
+// The charts at the end of the run are saved beside the figures (FILE with -charts.png).
 // Then, with the GPU idle, the page is reloaded and the finished run's overlay toggled 6 times
 // (each time the validation and bank charts redraw): the long tasks of those redraws alone.
-import { spawn, execFileSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { chromium } from '@playwright/test';
 import { chromiumArgs, chromiumPath } from './browser.mjs';
+import { readySmallRun, servePage, stepsOption } from './lab-run.mjs';
 
 const { values: o } = parseArgs({ options: { steps: { type: 'string', default: '6' }, url: { type: 'string' }, out: { type: 'string', default: 'test-results/long-tasks.json' } } });
-const steps = Number(o.steps);
-if (!Number.isInteger(steps) || steps < 1) {
-  console.error(`long-tasks: --steps must be a positive integer (got ${o.steps})`);
-  process.exit(2);
-}
-
-let server = null;
-let url = o.url;
-if (!url) {
-  const dist = mkdtempSync(join(tmpdir(), 'sage-lab-dist-'));
-  execFileSync('npx', ['vite', 'build', '--outDir', dist, '--emptyOutDir', '--logLevel', 'warn'], { stdio: 'inherit' });
-  const port = 5190;
-  server = spawn('npx', ['vite', 'preview', '--outDir', dist, '--port', String(port), '--strictPort', '--host', '127.0.0.1'], { stdio: 'ignore', detached: true });
-  url = `http://127.0.0.1:${port}`;
-  for (let i = 0; ; i++) {
-    if (await fetch(url).then((r) => r.ok, () => false)) break;
-    if (i > 120) throw new Error('vite preview did not start');
-    await new Promise((r) => setTimeout(r, 500));
-  }
-}
+const steps = stepsOption('long-tasks', o.steps);
+const server = o.url ? null : await servePage(5190);
+const url = o.url ?? server.url;
 
 const browser = await chromium.launch({ executablePath: chromiumPath, args: chromiumArgs, headless: true });
 try {
@@ -45,12 +27,7 @@ try {
       for (const e of list.getEntries()) window.longTasks.push([e.startTime, e.duration]);
     }).observe({ type: 'longtask', buffered: true });
   });
-  await page.goto(url);
-  await page.getByTestId('seed-report').filter({ hasText: 'curriculum-500.jsonl: 500 problems' }).waitFor({ timeout: 600_000 });
-  await page.getByTestId('model-shipped-tiny-curriculum').click();
-  await page.getByTestId('run-model-summary').filter({ hasText: 'tiny-curriculum' }).waitFor({ timeout: 600_000 });
-  const small = { steps, warmupSteps: 0, evalEvery: 2, validationLimit: 10, proposals: 2, references: 2, difficultySamples: 2, trainProblems: 2, solverSamples: 2 };
-  for (const [k, v] of Object.entries(small)) await page.getByTestId(`setting-${k}`).fill(String(v));
+  await readySmallRun(page, url, steps);
 
   const cdp = await page.context().newCDPSession(page);
   await cdp.send('Profiler.enable');
@@ -60,6 +37,7 @@ try {
   await page.getByTestId('start-run').click();
   await page.getByTestId('run-status').filter({ hasText: /^done$/ }).waitFor({ timeout: 3_600_000 });
   const { profile } = await cdp.send('Profiler.stop');
+  await page.getByTestId('run-charts').screenshot({ path: o.out.replace(/\.json$/, '-charts.png') });
   const tasks = (await page.evaluate(() => window.longTasks)).filter(([s]) => s >= t0).map(([start, duration]) => ({ start, duration, scripts: {} }));
 
   // Each sample goes to the task it falls in, under the nearest frame up its stack that has a script.
@@ -101,5 +79,5 @@ try {
   console.log(`written to ${o.out}`);
 } finally {
   await browser.close();
-  if (server) process.kill(-server.pid);
+  server?.stop();
 }

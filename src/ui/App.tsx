@@ -12,7 +12,7 @@ import { Transcripts } from './run/Transcripts';
 import { SelfCheckPanel } from './SelfCheckPanel';
 import { useLab } from './store';
 
-// Charts (recharts) load with the panels that draw them, not with the first paint.
+// Charts load with the panels that draw them, not with the first paint.
 const RunCharts = lazy(() => import('./run/RunCharts').then((m) => ({ default: m.RunCharts })));
 const TrainCheckPanel = lazy(() => import('./TrainCheckPanel').then((m) => ({ default: m.TrainCheckPanel })));
 const SftPanel = lazy(() => import('./SftPanel').then((m) => ({ default: m.SftPanel })));

@@ -46,7 +46,7 @@ export function runRecord(id: string, startedAt: number, config: RunConfig, view
     bank: view.steps.map((p) => ({ step: p.step, size: p.seeds + p.admitted, admitted: p.admitted })),
     best: view.best ? { step: view.best.step, accuracy: view.best.accuracy } : null,
     endReason: view.endReason,
-    finished: view.status === 'done' || view.status === 'error',
+    finished: view.endReason !== null || view.status === 'done' || view.status === 'error',
   };
 }
 

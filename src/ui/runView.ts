@@ -170,7 +170,8 @@ export function reduceRun(view: RunView, events: readonly EvolveEvent[]): RunVie
         v.autosave = { info: e.info, error: e.error };
         break;
       case 'done':
-        v.status = 'done';
+        // The status turns 'done' when the engine's call returns: after this event the engine
+        // still writes the ended run's autosave, and takes no other work until it has.
         v.phase = null;
         v.endReason = e.reason;
         break;

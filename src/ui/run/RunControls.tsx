@@ -51,7 +51,7 @@ export function RunControls() {
   else if (run.phase === 'validate') phaseText = `validating on the held-out problems (after step ${run.phaseStep})`;
   else if (run.phase) phaseText = `step ${run.phaseStep + 1}: ${run.phase} (${phaseIndex + 1}/${phases.length})`;
   if (run.status === 'paused') phaseText = `paused${run.phase ? ` before ${run.phase}` : ''}`;
-  if (run.status === 'done') phaseText = `ended: ${run.endReason === 'early-stop' ? 'early stop (no new best)' : run.endReason === 'stopped' ? 'stopped' : 'all steps done'}`;
+  if (run.endReason) phaseText = `ended: ${run.endReason === 'early-stop' ? 'early stop (no new best)' : run.endReason === 'stopped' ? 'stopped' : 'all steps done'}${run.status === 'done' ? '' : ' · saving the run in this browser …'}`;
 
   return (
     <section className="panel wide run-controls" data-testid="run-controls">

@@ -1,0 +1,42 @@
+// A loop run in the production page, shared by the scripts that measure or picture one.
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/** The production page (vite build into a temporary folder, served by vite preview): its address and how to stop it. */
+export async function servePage(port) {
+  const dist = mkdtempSync(join(tmpdir(), 'sage-lab-dist-'));
+  execFileSync('npx', ['vite', 'build', '--outDir', dist, '--emptyOutDir', '--logLevel', 'warn'], { stdio: 'inherit' });
+  const server = spawn('npx', ['vite', 'preview', '--outDir', dist, '--port', String(port), '--strictPort', '--host', '127.0.0.1'], { stdio: 'ignore', detached: true });
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; ; i++) {
+    if (await fetch(url).then((r) => r.ok, () => false)) break;
+    if (i > 120) throw new Error('vite preview did not start');
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  return { url, stop: () => process.kill(-server.pid) };
+}
+
+/**
+ * Opens the lab and readies a SAGE run of `steps` steps with small settings: the demo curriculum,
+ * the shipped warmed-up checkpoint, validation every 2 steps. The run starts with a click on `start-run`.
+ */
+export async function readySmallRun(page, url, steps) {
+  await page.goto(url);
+  await page.getByTestId('seed-report').filter({ hasText: 'curriculum-500.jsonl: 500 problems' }).waitFor({ timeout: 600_000 });
+  await page.getByTestId('model-shipped-tiny-curriculum').click();
+  await page.getByTestId('run-model-summary').filter({ hasText: 'tiny-curriculum' }).waitFor({ timeout: 600_000 });
+  const small = { steps, warmupSteps: 0, evalEvery: 2, validationLimit: 10, proposals: 2, references: 2, difficultySamples: 2, trainProblems: 2, solverSamples: 2 };
+  for (const [k, v] of Object.entries(small)) await page.getByTestId(`setting-${k}`).fill(String(v));
+}
+
+/** A positive whole number of steps from the command line, or one line naming the bad option and exit. */
+export function stepsOption(script, text) {
+  const steps = Number(text);
+  if (!Number.isInteger(steps) || steps < 1) {
+    console.error(`${script}: --steps must be a positive integer (got ${text})`);
+    process.exit(2);
+  }
+  return steps;
+}
