@@ -57,6 +57,16 @@ function scale(a: PlotAxis): uPlot.Scale {
   };
 }
 
+/**
+ * Steps from 0, so the charts line up, when the plot asks for all its data; any other range
+ * asked for (a zoom) as asked.
+ */
+function stepRange(u: uPlot, min: number | null, max: number | null): uPlot.Range.MinMax {
+  const xs = u.data[0];
+  const all = min === null || max === null || xs.length === 0 || (min === xs[0] && max === xs[xs.length - 1]);
+  return all ? [0, Math.max(1, max ?? 1)] : [min, max];
+}
+
 function axis(a: PlotAxis, scaleKey: string, side: 1 | 3): uPlot.Axis {
   const unit = a.unit;
   return {
@@ -136,7 +146,7 @@ function options(p: StepPlotProps, width: number, live: { current: Live }): uPlo
   return {
     width,
     height: p.height,
-    scales: { x: { time: false, range: (_u, _min, max) => [0, Math.max(1, max ?? 1)] }, left: scale(p.left), ...(p.right ? { right: scale(p.right) } : {}) },
+    scales: { x: { time: false, range: stepRange }, left: scale(p.left), ...(p.right ? { right: scale(p.right) } : {}) },
     axes: [
       { scale: 'x', label: p.xLabel, labelFont: FONT, labelSize: 20, font: FONT, stroke: AXIS, incrs: WHOLE_INCREMENTS, grid: { stroke: GRID, dash: [3, 3], width: 1 }, ticks: { stroke: GRID, width: 1 } },
       axis(p.left, 'left', 3),
@@ -196,7 +206,15 @@ export function StepPlot(p: StepPlotProps) {
     for (const s of seriesOptions(p.series, live)) u.addSeries(s);
     madeWith.current = seriesKey;
   }, [seriesKey]);
-  useEffect(() => plot.current?.setData(columns.drawn as uPlot.AlignedData), [columns]);
+  useEffect(() => {
+    const u = plot.current;
+    if (!u) return;
+    // A view zoomed into some steps (a drag) stays while new points arrive; a double-click shows all again.
+    const xs = u.data[0];
+    const shown = u.scales.x!;
+    const zoomed = xs.length > 0 && ((shown.min ?? 0) > 0 || (shown.max ?? 0) < Math.max(1, xs[xs.length - 1]!));
+    u.setData(columns.drawn as uPlot.AlignedData, !zoomed);
+  }, [columns]);
   useEffect(() => plot.current?.redraw(false), [marks]);
 
   return (
