@@ -128,7 +128,7 @@ test('a loop run in the lab: seeds dropped, live charts and transcripts, pause, 
   // 'running' between two polls: a step of this size takes a few seconds).
   await expect(page.getByTestId('run-step')).toHaveText(`${exportedSteps + 1} / ${exportedSteps + 1}`, { timeout: 15 * 60_000 });
   await expect(status).toHaveText('done');
-  // Charts redraw in a deferred render: poll until the last point is drawn.
+  // The chart's point count follows the page's next render: poll until the last point is there.
   await expect.poll(() => points(page, 'chart-bank')).toBe(exportedSteps + 1);
 
   await mark('resumed');

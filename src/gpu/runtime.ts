@@ -5,6 +5,7 @@ import { PipelineCache, type KernelSpec } from './pipelines';
 import { BufferPool, sizeClass, type PoolStats } from './pool';
 import { Profiler, type ProfileEntry } from './profiler';
 import { BYTES_PER_ELEMENT, numel, type DType, type Tensor, type TypedArrayFor } from './tensor';
+import { halvesToF32 } from '../util/half';
 
 export interface Dispatch {
   kernel: KernelSpec;
@@ -279,6 +280,12 @@ export class Runtime {
     const collect = profiler && labels.length ? profiler.resolve(encoder, labels) : null;
     this.device.queue.submit([encoder.finish()]);
     collect?.();
+  }
+
+  /** A tensor read back as float32, one stored in half precision widened on the host. */
+  async readF32(t: Tensor): Promise<Float32Array> {
+    const values = await this.read(t);
+    return values instanceof Uint16Array ? halvesToF32(values) : (values as Float32Array);
   }
 
   /** Submits recorded work and reads a tensor back to the host (one submit for reads issued together). */

@@ -5,7 +5,7 @@ import { swigluBackward, swigluForward } from '../gpu/ops/mlp';
 import { colReduce } from '../gpu/ops/reduce';
 import type { Runtime } from '../gpu/runtime';
 import { BYTES_PER_ELEMENT, view, type DType, type Tensor } from '../gpu/tensor';
-import { HALF_MAX, halvesToF32 } from '../util/half';
+import { HALF_MAX } from '../util/half';
 import { normal, rng } from '../util/random';
 import { flatParamSize, headDim, paramSpecs, ropeInvFreq, validateConfig, type LlamaConfig, type ParamSpec } from './config';
 import { checkActivationsFit, paramChunks, type BaseDtype } from './memory';
@@ -162,8 +162,8 @@ export class ParamSet {
   /** The parameters as one flat host array. */
   async read(): Promise<Float32Array> {
     const flat = new Float32Array(this.size);
-    const parts = await Promise.all(this.buffers.map((b) => this.rt.read(b)));
-    parts.forEach((part, k) => flat.set(part instanceof Uint16Array ? halvesToF32(part) : part, this.starts[k]!));
+    const parts = await Promise.all(this.buffers.map((b) => this.rt.readF32(b)));
+    parts.forEach((part, k) => flat.set(part, this.starts[k]!));
     return flat;
   }
 
@@ -432,10 +432,7 @@ export class Transformer {
   async readWeight(name: string): Promise<Float32Array> {
     const base = this.base.param(name);
     const target = this.adapter ? adaptedTarget(this.config, name, this.adapter.config) : null;
-    if (!target) {
-      const stored = await this.rt.read(base);
-      return stored instanceof Uint16Array ? halvesToF32(stored) : (stored as Float32Array);
-    }
+    if (!target) return this.rt.readF32(base);
     const w = this.f32Copy(base);
     this.addAdapter(target.layer, target.target, w, 1);
     const values = await this.rt.read(w);

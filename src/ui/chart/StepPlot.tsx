@@ -44,6 +44,8 @@ export interface StepPlotProps {
 }
 
 const FONT = '12px system-ui, sans-serif';
+/** The width of a y axis, ticks and label (the empty-state note starts after the left one). */
+const AXIS_SIZE = 56;
 const WHOLE_INCREMENTS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000];
 
 function scale(a: PlotAxis): uPlot.Scale {
@@ -77,7 +79,7 @@ function axis(a: PlotAxis, scaleKey: string, side: 1 | 3): uPlot.Axis {
     labelSize: 20,
     font: FONT,
     stroke: AXIS,
-    size: 56,
+    size: AXIS_SIZE,
     grid: side === 3 ? { stroke: GRID, dash: [3, 3], width: 1 } : { show: false },
     ticks: { stroke: GRID, width: 1 },
     ...(a.integer ? { incrs: WHOLE_INCREMENTS } : {}),
@@ -220,7 +222,7 @@ export function StepPlot(p: StepPlotProps) {
   return (
     <div className="step-plot">
       <div ref={host} />
-      {p.rows.length === 0 && p.empty && <div className="plot-empty muted" style={{ height: p.height }}>{p.empty}</div>}
+      {p.rows.length === 0 && p.empty && <div className="plot-empty muted" style={{ height: p.height, left: AXIS_SIZE }}>{p.empty}</div>}
     </div>
   );
 }

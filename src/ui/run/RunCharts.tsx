@@ -22,8 +22,7 @@ function StepChart(p: { title: string; testId: string; rows: PlotRow[]; empty?: 
 }
 
 /** Bank size: seeds and admitted problems stacked, rejections so far by reason on the right axis. */
-const BankChart = memo(function BankChart(p: { steps: StepPoint[]; overlays: Overlay[] }) {
-  const { steps, overlays } = p;
+const BankChart = memo(function BankChart({ steps, overlays }: { steps: StepPoint[]; overlays: Overlay[] }) {
   const rows = steps.map((p) => ({ step: p.step, seeds: p.seeds, admitted: p.admitted, ...Object.fromEntries(REJECT_REASONS.map((r) => [`rejected: ${r}`, p.rejected[r]])) }));
   // Only the reasons that occurred, so the legend stays readable.
   const reasons = REJECT_REASONS.filter((r) => steps.some((p) => p.rejected[r] > 0));
@@ -37,8 +36,7 @@ const BankChart = memo(function BankChart(p: { steps: StepPoint[]; overlays: Ove
 });
 
 /** Held-out accuracy overall and per level (or source), the best point and an early stop marked. */
-const ValidationChart = memo(function ValidationChart(p: { validations: ValidationPoint[]; best: ValidationPoint | null; earlyStopAt: number | null; overlays: Overlay[] }) {
-  const { validations, best, earlyStopAt, overlays } = p;
+const ValidationChart = memo(function ValidationChart({ validations, best, earlyStopAt, overlays }: { validations: ValidationPoint[]; best: ValidationPoint | null; earlyStopAt: number | null; overlays: Overlay[] }) {
   const byLevel = validations.some((v) => Object.keys(v.perLevel).length > 1);
   const keys = [...new Set(validations.flatMap((v) => Object.keys(byLevel ? v.perLevel : v.perSource)))].sort();
   const parts = keys.length > 1 ? keys : [];
@@ -70,8 +68,7 @@ const ValidationChart = memo(function ValidationChart(p: { validations: Validati
   );
 });
 
-const RewardChart = memo(function RewardChart(p: { steps: StepPoint[] }) {
-  const { steps } = p;
+const RewardChart = memo(function RewardChart({ steps }: { steps: StepPoint[] }) {
   const rows = steps.map((p) => ({ step: p.step, ...p.rewards }));
   const series = ROLES.filter((r) => steps.some((p) => p.rewards[r] !== undefined)).map((r): PlotSeries => ({ key: r, color: ROLE_COLORS[r], width: 2 }));
   return <StepChart title="Mean reward per role" testId="chart-rewards" rows={rows} left={{ label: 'mean reward', min: 0, max: 1 }} format={(v) => v.toFixed(3)} series={series} />;
@@ -83,8 +80,7 @@ const UPDATE_SERIES: PlotSeries[] = [
   { key: 'approx. KL', axis: 'right', color: '#22d3ee' },
 ];
 
-const UpdateChart = memo(function UpdateChart(p: { steps: StepPoint[] }) {
-  const { steps } = p;
+const UpdateChart = memo(function UpdateChart({ steps }: { steps: StepPoint[] }) {
   const rows = steps.filter((p) => p.loss !== null).map((p) => ({ step: p.step, 'policy loss': p.loss, 'clip fraction': p.clipFraction, 'approx. KL': p.approxKl }));
   return (
     <StepChart

@@ -26,7 +26,6 @@ export const overlayColor = (index: number): string => OVERLAY_COLORS[index % OV
 
 export const AXIS = '#8b98a5';
 export const GRID = '#2a3642';
-export const TOOLTIP_STYLE = { background: '#182028', border: '1px solid #2a3642' };
 
 export const percent = (x: number) => `${(100 * x).toFixed(1)}%`;
 export function duration(seconds: number): string {
