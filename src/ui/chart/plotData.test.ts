@@ -3,12 +3,12 @@ import { lastValue, overlaySeries, plotColumns, withOverlays, type PlotRow, type
 
 describe('plotColumns', () => {
   const series: PlotSeries[] = [
-    { key: 'seeds', color: '#000', area: { fill: '#111' } },
-    { key: 'admitted', color: '#222', area: { fill: '#333' } },
+    { key: 'seeds', color: '#000', area: { fill: '#111' }, stack: 'bank' },
+    { key: 'admitted', color: '#222', area: { fill: '#333' }, stack: 'bank' },
     { key: 'rejected', color: '#444', axis: 'right' },
   ];
 
-  it('sorts by step, stacks areas onto the ones before, keeps lines and nulls as they are', () => {
+  it('sorts by step, stacks a series onto the ones before in its stack, keeps the others and nulls as they are', () => {
     const rows: PlotRow[] = [
       { step: 3, seeds: 10, admitted: 4, rejected: null },
       { step: 1, seeds: 10, admitted: 1, rejected: 2 },
@@ -29,6 +29,18 @@ describe('plotColumns', () => {
     expect(drawn.slice(1)).toEqual([[null], [null], [1]]);
     const lines = plotColumns([{ step: 0, loss: NaN }], [{ key: 'loss', color: '#fff' }]);
     expect(lines.drawn[1]).toEqual([null]);
+  });
+
+  it('sums each stack apart', () => {
+    const lines: PlotSeries[] = [
+      { key: 'a', color: '#000', stack: 'x' },
+      { key: 'p', color: '#000', stack: 'y' },
+      { key: 'b', color: '#000', stack: 'x' },
+      { key: 'q', color: '#000', stack: 'y' },
+    ];
+    const { drawn, raw } = plotColumns([{ step: 0, a: 1, p: 10, b: 2, q: 20 }, { step: 1, a: 3, p: 30, b: null, q: 40 }], lines);
+    expect(drawn.slice(1)).toEqual([[1, 3], [10, 30], [3, null], [30, 70]]);
+    expect(raw.slice(1)).toEqual([[1, 3], [10, 30], [2, null], [20, 40]]);
   });
 
   it('gives empty columns for no rows', () => {

@@ -10,8 +10,10 @@ export interface PlotSeries {
   width?: number;
   dashed?: boolean;
   dots?: boolean;
-  /** A stepped area stacked on the areas before it (the bank's seeds, then admitted problems). */
+  /** Drawn as a filled stepped area (the bank's seeds and admitted problems). */
   area?: { fill: string };
+  /** Summed onto the series before it with the same stack (a total shown by its parts). */
+  stack?: string;
   /** Drawn across steps it has no point at (a kept run's points fall between this run's). */
   connectNulls?: boolean;
 }
@@ -20,9 +22,9 @@ export interface PlotSeries {
 export type PlotRow = { step: number } & Record<string, number | null | undefined>;
 
 export interface PlotColumns {
-  /** Steps ascending, then each series' values as drawn (areas summed onto the ones before; none where an area has no value). */
+  /** Steps ascending, then each series' values as drawn (summed onto the ones before in its stack; none where it has no value). */
   drawn: (number | null)[][];
-  /** Each series' own values, for the legend (an area's, not the stack's). */
+  /** Each series' own values, for the legend (not its stack's). */
   raw: (number | null)[][];
 }
 
@@ -32,10 +34,12 @@ export function plotColumns(rows: readonly PlotRow[], series: readonly PlotSerie
   const sorted = [...rows].sort((a, b) => a.step - b.step);
   const steps = sorted.map((r) => r.step);
   const raw = series.map((s) => sorted.map((r) => value(r[s.key])));
-  const stack = sorted.map(() => 0);
+  const stacks = new Map<string, number[]>();
   const drawn = series.map((s, i) => {
-    if (!s.area) return raw[i]!;
-    return raw[i]!.map((v, j) => (v === null ? null : (stack[j]! += v)));
+    if (s.stack === undefined) return raw[i]!;
+    const sums = stacks.get(s.stack) ?? sorted.map(() => 0);
+    stacks.set(s.stack, sums);
+    return raw[i]!.map((v, j) => (v === null ? null : (sums[j]! += v)));
   });
   return { drawn: [steps, ...drawn], raw: [steps, ...raw] };
 }

@@ -21,18 +21,18 @@ function StepChart(p: { title: string; testId: string; rows: PlotRow[]; empty?: 
   );
 }
 
-/** Bank size: seeds and admitted problems stacked, rejections so far by reason on the right axis. */
+/** Bank size: seeds and admitted problems stacked; rejections so far stacked by reason on the right axis (the top line their total). */
 const BankChart = memo(function BankChart({ steps, overlays }: { steps: StepPoint[]; overlays: Overlay[] }) {
   const rows = steps.map((p) => ({ step: p.step, seeds: p.seeds, admitted: p.admitted, ...Object.fromEntries(REJECT_REASONS.map((r) => [`rejected: ${r}`, p.rejected[r]])) }));
   // Only the reasons that occurred, so the legend stays readable.
   const reasons = REJECT_REASONS.filter((r) => steps.some((p) => p.rejected[r] > 0));
   const series: PlotSeries[] = [
-    { key: 'seeds', color: '#475569', area: { fill: '#334155' } },
-    { key: 'admitted', color: '#34d399', area: { fill: '#34d39955' } },
-    ...reasons.map((r): PlotSeries => ({ key: `rejected: ${r}`, axis: 'right', color: REJECT_COLORS[r], dashed: true })),
+    { key: 'seeds', color: '#475569', area: { fill: '#334155' }, stack: 'bank' },
+    { key: 'admitted', color: '#34d399', area: { fill: '#34d39955' }, stack: 'bank' },
+    ...reasons.map((r): PlotSeries => ({ key: `rejected: ${r}`, axis: 'right', color: REJECT_COLORS[r], dashed: true, stack: 'rejected' })),
     ...overlaySeries(overlays),
   ];
-  return <StepChart title="Problem bank" testId="chart-bank" rows={withOverlays(rows, overlays)} left={{ label: 'problems in bank', integer: true }} right={{ label: 'rejected (total)', min: 0, integer: true }} format={(v) => v.toFixed(0)} series={series} />;
+  return <StepChart title="Problem bank" testId="chart-bank" rows={withOverlays(rows, overlays)} left={{ label: 'problems in bank', integer: true }} right={{ label: 'rejected (stacked by reason)', min: 0, integer: true }} format={(v) => v.toFixed(0)} series={series} />;
 });
 
 /** Held-out accuracy overall and per level (or source), the best point and an early stop marked. */
