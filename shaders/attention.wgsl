@@ -2,7 +2,11 @@
 // Rows are tokens (row = b·T + t). Q/dQ rows hold heads·hd values and K/V/dK/dV rows
 // kvHeads·hd, each at a row stride (sQ, sKV) so that they can sit inside a fused q|k|v row;
 // O/dO are dense [rows, heads·hd]. Query head h reads kv head h / (heads / kvHeads).
-// Query i of sequence b attends key j iff j ≤ i and mask[b·T + j] ≠ 0.
+// Query i of sequence b attends key j iff both are real (mask ≠ 0) and start(i) ≤ j ≤ i.
+// mask[r] ≠ 0 is 1 + the column where token r's sequence begins in its row: 1 for one
+// sequence per row, more where several sequences are packed into one row (their positions
+// restart at each), so that a token never attends another sequence's: start(i) = mask − 1.
+// A padding query attends nothing (zero output, zero gradient).
 //
 // Forward: one invocation per (row, head), online softmax over the keys: never more than
 // one score at a time, so memory is O(T) whatever the sequence length. It saves the
@@ -46,6 +50,13 @@ struct Params {
 @group(0) @binding(10) var<storage, read_write> dKV: array<f32>;
 #include grid
 
+
+// The column where the sequence of the token at flat row `row` begins (see the mask above);
+// 0 for padding, which no condition below lets attend.
+fn seqStart(row: u32) -> u32 {
+  let m = mask[p.offMask + row];
+  return select(0u, m - 1u, m != 0u);
+}
 
 fn qIndex(row: u32, h: u32) -> u32 { return row * p.sQ + h * p.hd; }
 fn kvIndex(row: u32, g: u32) -> u32 { return row * p.sKV + g * p.hd; }
@@ -104,6 +115,8 @@ fn attention_forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgro
 #for r in 0..RB
   let i{{r}} = min(w.i0 + {{r}}u, p.T - 1u);
   let qi{{r}} = qIndex(w.b * p.T + i{{r}}, h);
+  let s{{r}} = seqStart(w.b * p.T + i{{r}});
+  let on{{r}} = mask[p.offMask + w.b * p.T + i{{r}}] != 0u;
   var m{{r}} = bitcast<f32>(0xff7fffffu);
   var l{{r}} = 0.0;
 #endfor
@@ -114,7 +127,12 @@ fn attention_forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgro
 #endfor
 #endfor
   let jEnd = min(w.i0 + RB - 1u, p.T - 1u);
-  for (var j = 0u; j <= jEnd; j++) {
+  // The earliest key any row of the block may see.
+  var jStart = s0;
+#for r in 1..RB
+  jStart = min(jStart, s{{r}});
+#endfor
+  for (var j = jStart; j <= jEnd; j++) {
     let key = w.b * p.T + j;
     if (mask[p.offMask + key] == 0u) { continue; }
     let kj = kvIndex(key, g);
@@ -123,7 +141,7 @@ fn attention_forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgro
     let v{{d}} = ldV(kj + {{d}}u * 4u);
 #endfor
 #for r in 0..RB
-    if (j <= i{{r}}) {
+    if (on{{r}} && j <= i{{r}} && j >= s{{r}}) {
       var s = 0.0;
 #for d in 0..HD4
       s += dot(q{{r}}_{{d}}, k{{d}});
@@ -160,7 +178,9 @@ fn attention_forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgro
   var acc: array<f32, MAX_HD>;
   var m = bitcast<f32>(0xff7fffffu);
   var l = 0.0;
-  for (var j = 0u; j <= w.i; j++) {
+  // A padding query's loop is empty.
+  let jFirst = select(w.i + 1u, seqStart(w.row), mask[p.offMask + w.row] != 0u);
+  for (var j = jFirst; j <= w.i; j++) {
     let key = w.b * p.T + j;
     if (mask[p.offMask + key] == 0u) { continue; }
     let kj = kvIndex(key, g);
@@ -203,6 +223,8 @@ fn attention_backward_dq(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_wor
   let i{{r}} = min(w.i0 + {{r}}u, p.T - 1u);
   let row{{r}} = w.b * p.T + i{{r}};
   let qi{{r}} = qIndex(row{{r}}, h);
+  let s{{r}} = seqStart(row{{r}});
+  let on{{r}} = mask[p.offMask + row{{r}}] != 0u;
   let D{{r}} = Dbuf[p.offD + row{{r}} * p.heads + h];
   let lse{{r}} = Lse[p.offLse + row{{r}} * p.heads + h];
 #endfor
@@ -214,7 +236,12 @@ fn attention_backward_dq(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_wor
 #endfor
 #endfor
   let jEnd = min(w.i0 + RB - 1u, p.T - 1u);
-  for (var j = 0u; j <= jEnd; j++) {
+  // The earliest key any row of the block may see.
+  var jStart = s0;
+#for r in 1..RB
+  jStart = min(jStart, s{{r}});
+#endfor
+  for (var j = jStart; j <= jEnd; j++) {
     let key = w.b * p.T + j;
     if (mask[p.offMask + key] == 0u) { continue; }
     let kj = kvIndex(key, g);
@@ -223,7 +250,7 @@ fn attention_backward_dq(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_wor
     let v{{d}} = ldV(kj + {{d}}u * 4u);
 #endfor
 #for r in 0..RB
-    if (j <= i{{r}}) {
+    if (on{{r}} && j <= i{{r}} && j >= s{{r}}) {
       var s = 0.0;
       var dp = 0.0;
 #for d in 0..HD4
@@ -254,7 +281,9 @@ fn attention_backward_dq(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_wor
   let D = Dbuf[p.offD + w.row * p.heads + h];
   let lse = Lse[p.offLse + w.row * p.heads + h];
   var acc: array<f32, MAX_HD>;
-  for (var j = 0u; j <= w.i; j++) {
+  // A padding query's loop is empty.
+  let jFirst = select(w.i + 1u, seqStart(w.row), mask[p.offMask + w.row] != 0u);
+  for (var j = jFirst; j <= w.i; j++) {
     let key = w.b * p.T + j;
     if (mask[p.offMask + key] == 0u) { continue; }
     let kj = kvIndex(key, g);
@@ -287,9 +316,14 @@ fn attention_backward_dkv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_wo
   var accV{{r}}_{{d}} = vec4<f32>(0.0);
 #endfor
 #endfor
+  let jLast = min(w.i0 + RB - 1u, p.T - 1u);
   for (var h = g * group; h < (g + 1u) * group; h++) {
     for (var i = w.i0; i < p.T; i++) {
       let row = w.b * p.T + i;
+      // A query whose sequence begins after the block's last key, and every query after it, sees none of them.
+      let si = seqStart(row);
+      let real = mask[p.offMask + row] != 0u;
+      if (real && si > jLast) { break; }
       let qi = qIndex(row, h);
       let oi = oIndex(row, h);
       let lse = Lse[p.offLse + row * p.heads + h];
@@ -299,7 +333,7 @@ fn attention_backward_dkv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_wo
       let do{{d}} = ldDO(oi + {{d}}u * 4u);
 #endfor
 #for r in 0..RB
-      if (on{{r}} && i >= j{{r}}) {
+      if (real && on{{r}} && i >= j{{r}} && j{{r}} >= si) {
         var s = 0.0;
         var dp = 0.0;
 #for d in 0..HD4
@@ -338,6 +372,8 @@ fn attention_backward_dkv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_wo
     for (var h = g * group; h < (g + 1u) * group; h++) {
       for (var i = w.i; i < p.T; i++) {
         let row = w.b * p.T + i;
+        if (mask[p.offMask + row] == 0u) { continue; }
+        if (seqStart(row) > w.i) { break; }
         let qi = qIndex(row, h);
         let oi = oIndex(row, h);
         let lse = Lse[p.offLse + row * p.heads + h];

@@ -109,32 +109,88 @@ describe('policy-gradient step', () => {
 });
 
 describe('packing rollouts into micro-batches', () => {
-  it('targets completion tokens only, weights them 1/total over the batch, and groups rows by length', () => {
-    const rollouts = [
-      { promptIds: [1, 10, 11], completionIds: [20, 21, 2], oldLogprobs: [-1, -2, -3], advantage: 0.5 },
-      { promptIds: [1, 10], completionIds: [30], oldLogprobs: [-4], advantage: -1 },
-      { promptIds: [1, 12, 13, 14, 15], completionIds: [40, 41], oldLogprobs: [-5, -6], advantage: 2 },
-    ];
-    const micro = packRollouts(rollouts, { rows: 2, maxLength: 16, lengthGranule: 4, padId: 0 });
-    expect(micro.map((m) => [m.batch.B, m.batch.T])).toEqual([[2, 8], [1, 8]]);
-    const [first] = micro;
-    const row = (a: ArrayLike<number> | undefined, from: number) => Array.from(a!).slice(from, from + 8);
-    // Shortest first: [1,10,30] then [1,10,11,20,21,2].
-    expect(row(first!.batch.tokens, 0)).toEqual([1, 10, 30, 0, 0, 0, 0, 0]);
-    expect(row(first!.batch.mask, 0)).toEqual([1, 1, 1, 0, 0, 0, 0, 0]);
-    expect(row(first!.batch.targets, 0)).toEqual([-1, 30, -1, -1, -1, -1, -1, -1]);
-    expect(row(first!.batch.targets, 8)).toEqual([-1, -1, 20, 21, 2, -1, -1, -1]);
-    const at = (m: number, token: number) => Array.from(micro[m]!.perToken.slice(token * 4, token * 4 + 4));
-    expect(at(0, 1)).toEqual([Math.fround(1 / 6), -1, -4, 0]);
-    expect(at(0, 8 + 3)).toEqual([Math.fround(1 / 6), 0.5, -2, 0]);
-    expect(at(0, 0)).toEqual([0, 0, 0, 0]);
-    // Every completion token is counted once, with weight 1/6: the weights sum to 1.
-    const weights = micro.flatMap((m) => Array.from({ length: m.perToken.length / 4 }, (_, i) => m.perToken[i * 4]!));
-    expect(weights.reduce((a, b) => a + b, 0)).toBeCloseTo(1, 6);
+  const sample = [
+    { promptIds: [1, 10, 11], completionIds: [20, 21, 2], oldLogprobs: [-1, -2, -3], advantage: 0.5 },
+    { promptIds: [1, 10], completionIds: [30], oldLogprobs: [-4], advantage: -1 },
+    { promptIds: [1, 12, 13, 14, 15], completionIds: [40, 41], oldLogprobs: [-5, -6], advantage: 2 },
+  ];
+
+  it('places sequences whole, longest first, several to a row: positions restart, the mask gives each its first column', () => {
+    const micro = packRollouts(sample, { tokens: 16, maxLength: 16, lengthGranule: 4, padId: 0 });
+    // Rows of 8 (16 tokens → 2 rows of 8 would not hold the longest first: rows are ≥ the longest, 7 → 8).
+    expect(micro.map((m) => [m.batch.B, m.batch.T])).toEqual([[1, 16]]);
+    const b = micro[0]!.batch;
+    // Longest first: [1,12,13,14,15,40,41] (7), [1,10,11,20,21,2] (6), [1,10,30] (3).
+    expect(Array.from(b.tokens)).toEqual([1, 12, 13, 14, 15, 40, 41, 1, 10, 11, 20, 21, 2, 1, 10, 30]);
+    expect(Array.from(b.mask!)).toEqual([1, 1, 1, 1, 1, 1, 1, 8, 8, 8, 8, 8, 8, 14, 14, 14]);
+    expect(Array.from(b.positions!)).toEqual([0, 1, 2, 3, 4, 5, 6, 0, 1, 2, 3, 4, 5, 0, 1, 2]);
+    expect(Array.from(b.targets!)).toEqual([-1, -1, -1, -1, 40, 41, -1, -1, -1, 20, 21, 2, -1, -1, 30, -1]);
+    const at = (token: number) => Array.from(micro[0]!.perToken.slice(token * 4, token * 4 + 4));
+    expect(at(14)).toEqual([Math.fround(1 / 6), -1, -4, 0]);
+    expect(at(10)).toEqual([Math.fround(1 / 6), 0.5, -2, 0]);
+    expect(at(4)).toEqual([Math.fround(1 / 6), 2, -5, 0]);
+    expect(at(0)).toEqual([0, 0, 0, 0]);
+  });
+
+  it('splits by the token budget into rows of the granule, pads each row\'s end, and weights every completion token 1/total', () => {
+    const micro = packRollouts(sample, { tokens: 8, maxLength: 16, lengthGranule: 4, padId: 0 });
+    // Rows of 8, one per micro-batch: 7 + pad, 6 + pad (the 3-token sequence does not fit beside it), 3 + pad.
+    expect(micro.map((m) => [m.batch.B, m.batch.T])).toEqual([[1, 8], [1, 8], [1, 8]]);
+    expect(Array.from(micro[0]!.batch.mask!)).toEqual([1, 1, 1, 1, 1, 1, 1, 0]);
+    expect(Array.from(micro[2]!.batch.tokens)).toEqual([1, 10, 30, 0, 0, 0, 0, 0]);
+    // The context caps a row: three rows of 8 in one micro-batch of 24 tokens.
+    const rows = packRollouts(sample, { tokens: 24, maxLength: 8, lengthGranule: 4, padId: 0 });
+    expect(rows.map((m) => [m.batch.B, m.batch.T])).toEqual([[3, 8]]);
+    for (const m of [micro, rows]) {
+      const weights = m.flatMap((x) => Array.from({ length: x.perToken.length / 4 }, (_, i) => x.perToken[i * 4]!));
+      expect(weights.reduce((a, b) => a + b, 0)).toBeCloseTo(1, 6);
+      expect(weights.filter((x) => x > 0)).toHaveLength(6);
+    }
+  });
+
+  it('a packed row trains as its sequences apart: the same gradient as each sequence in a batch of its own', async () => {
+    const rt = await testRuntime();
+    const seed = freshSeed();
+    const r = rng(seed);
+    const model = Transformer.init(rt, { ...CONFIG, num_hidden_layers: 2 }, seed);
+    const token = () => 3 + Math.floor(r() * 200);
+    const rollouts = Array.from({ length: 5 }, () => {
+      const n = 1 + Math.floor(r() * 5);
+      return {
+        promptIds: [1, ...Array.from({ length: Math.floor(r() * 9) }, token)],
+        completionIds: Array.from({ length: n }, token),
+        oldLogprobs: Array.from({ length: n }, () => -5 + r()),
+        advantage: (r() - 0.5) * 4,
+      };
+    });
+    const gradOf = async (micro: PolicyMicroBatch[]) => {
+      model.zeroGrad();
+      for (const m of micro) {
+        model.forwardPolicyLoss(m.batch, m.perToken, DEFAULT_POLICY_LOSS);
+        model.backward();
+      }
+      return rt.read(model.grads);
+    };
+    const packed = packRollouts(rollouts, { tokens: 64, maxLength: 64, lengthGranule: 8, padId: 0 });
+    expect(packed).toHaveLength(1);
+    // One sequence per micro-batch, its weights rescaled from 1/(its tokens) to 1/(all tokens).
+    const total = rollouts.reduce((n, x) => n + x.completionIds.length, 0);
+    const apart = rollouts.flatMap((x) =>
+      packRollouts([x], { tokens: 1, maxLength: 64, lengthGranule: 8, padId: 0 }).map((m) => {
+        for (let t = 0; t < m.perToken.length; t += 4) m.perToken[t]! *= x.completionIds.length / total;
+        return m;
+      }),
+    );
+    expect(apart).toHaveLength(5);
+    const [g1, g2] = [await gradOf(packed), await gradOf(apart)];
+    // f32 sums of the same terms in another order; attention across sequences would be off by O(1).
+    assertClose(`packed vs apart gradient, seed ${seed}`, g1, Float64Array.from(g2), CONFIG.hidden_size, 1e-4);
+    expect(g1.some((x) => x !== 0)).toBe(true);
+    model.destroy();
   });
 
   it('refuses a rollout longer than the context or with mismatched log-probs', () => {
-    const o = { rows: 4, maxLength: 4, lengthGranule: 4, padId: 0 };
+    const o = { tokens: 4, maxLength: 4, lengthGranule: 4, padId: 0 };
     expect(() => packRollouts([{ promptIds: [1, 2, 3], completionIds: [4, 5], oldLogprobs: [0, 0], advantage: 1 }], o)).toThrow(/exceed the model's context of 4/);
     expect(() => packRollouts([{ promptIds: [1], completionIds: [4, 5], oldLogprobs: [0], advantage: 1 }], o)).toThrow(/1 log-probs for 2 tokens/);
     expect(packRollouts([{ promptIds: [1], completionIds: [], oldLogprobs: [], advantage: 1 }], o)).toEqual([]);
@@ -149,7 +205,7 @@ describe('policy training in a model session', () => {
       { promptIds: [1, 65, 66], completionIds: [67, 2], oldLogprobs: [-5.5, -5.6], advantage: 1 },
       { promptIds: [1, 65, 66], completionIds: [70, 2], oldLogprobs: [-5.5, -5.6], advantage: -1 },
     ];
-    const r = await session.trainPolicy(rollouts, 1e-3, { ...DEFAULT_POLICY, microRows: 1 });
+    const r = await session.trainPolicy(rollouts, 1e-3, { ...DEFAULT_POLICY, microTokens: 32 });
     expect(r).toMatchObject({ finite: true, tokens: 4 });
     expect(session.optimizerStep).toBe(1);
     const ckpt = importCheckpoint(await session.exportFiles());
@@ -175,7 +231,7 @@ describe('policy training in a model session', () => {
       { promptIds: [1, 65, 66], completionIds: [67, 2], oldLogprobs: [-5.5, -5.6], advantage: 1 },
       { promptIds: [1, 65, 66], completionIds: [70, 2], oldLogprobs: [-5.5, -5.6], advantage: -1 },
     ];
-    for (let i = 0; i < 3; i++) expect((await session.trainPolicy(rollouts, 5e-2, { ...DEFAULT_POLICY, microRows: 1 })).finite).toBe(true);
+    for (let i = 0; i < 3; i++) expect((await session.trainPolicy(rollouts, 5e-2, { ...DEFAULT_POLICY, microTokens: 32 })).finite).toBe(true);
     expect(await session.model.readParams()).toEqual(base);
     const moved = await session.model.readAdapter();
     expect(moved.some((v, i) => v !== adapter[i])).toBe(true);

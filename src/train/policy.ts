@@ -109,56 +109,84 @@ export interface Rollout {
 }
 
 export interface PackOptions {
-  /** Rows per micro-batch. */
-  rows: number;
+  /** Tokens per micro-batch (rows × row length): bounds the activations of one forward. */
+  tokens: number;
   /** Longest sequence the model takes (its context). */
   maxLength: number;
-  /** Sequence lengths are rounded up to a multiple of this, so micro-batches share workspace shapes. */
+  /** Row lengths are multiples of this, so that steps reuse a few workspace and kernel shapes. */
   lengthGranule: number;
   padId: number;
 }
 
 /**
- * The rollouts as micro-batches: sequences right-padded (masked), grouped by length, the loss
- * on completion tokens only, each token weighted 1 / (completion tokens of the whole batch):
- * the token mean over the batch, however it is split.
+ * The rollouts packed into micro-batches: each sequence (prompt + completion) placed whole in
+ * the first row with room (longest first), several to a row with no padding between them, the
+ * rows' remainder padded. A row is as long as the context, at most the token budget (but
+ * never shorter than the longest sequence), rounded up to the granule; a micro-batch is as
+ * many rows as the budget holds (at least one). Positions restart at each sequence and the mask gives each
+ * token its sequence's first column, so attention stays within the sequence (see
+ * shaders/attention.wgsl). The loss is on completion tokens only, each weighted
+ * 1 / (completion tokens of the whole batch): the token mean over the batch, however it is split.
  */
 export function packRollouts(rollouts: readonly Rollout[], o: PackOptions): PolicyMicroBatch[] {
   const total = rollouts.reduce((n, r) => n + r.completionIds.length, 0);
   if (!total) return [];
+  const length = (r: Rollout) => r.promptIds.length + r.completionIds.length;
   rollouts.forEach((r, i) => {
     if (r.oldLogprobs.length !== r.completionIds.length) throw new Error(`rollout ${i}: ${r.oldLogprobs.length} log-probs for ${r.completionIds.length} tokens`);
     if (!r.promptIds.length) throw new Error(`rollout ${i}: empty prompt (it needs at least a BOS token)`);
-    const n = r.promptIds.length + r.completionIds.length;
-    if (n > o.maxLength) throw new Error(`rollout ${i}: ${n} tokens exceed the model's context of ${o.maxLength}`);
+    if (length(r) > o.maxLength) throw new Error(`rollout ${i}: ${length(r)} tokens exceed the model's context of ${o.maxLength}`);
   });
-  const order = rollouts.map((_, i) => i).sort((a, b) => rollouts[a]!.promptIds.length + rollouts[a]!.completionIds.length - (rollouts[b]!.promptIds.length + rollouts[b]!.completionIds.length));
+  const granule = (n: number) => Math.ceil(n / o.lengthGranule) * o.lengthGranule;
+  const longest = Math.max(...rollouts.map(length));
+  const T = Math.min(o.maxLength, Math.max(granule(longest), Math.floor(o.tokens / o.lengthGranule) * o.lengthGranule));
+  const rowsPer = Math.max(1, Math.floor(o.tokens / T));
+  // First fit, longest first: rows[k] lists the rollouts placed in row k, `used` its tokens.
+  const order = rollouts.map((_, i) => i).sort((a, b) => length(rollouts[b]!) - length(rollouts[a]!) || a - b);
+  const rows: number[][] = [];
+  const used: number[] = [];
+  for (const i of order) {
+    const n = length(rollouts[i]!);
+    let k = used.findIndex((u) => u + n <= T);
+    if (k < 0) {
+      k = rows.length;
+      rows.push([]);
+      used.push(0);
+    }
+    rows[k]!.push(i);
+    used[k]! += n;
+  }
   const w = 1 / total;
   const out: PolicyMicroBatch[] = [];
-  for (let start = 0; start < order.length; start += o.rows) {
-    const group = order.slice(start, start + o.rows).map((i) => rollouts[i]!);
-    const longest = Math.max(...group.map((r) => r.promptIds.length + r.completionIds.length));
-    const T = Math.min(o.maxLength, Math.ceil(longest / o.lengthGranule) * o.lengthGranule);
+  for (let first = 0; first < rows.length; first += rowsPer) {
+    const group = rows.slice(first, first + rowsPer);
     const B = group.length;
     const tokens = new Array<number>(B * T).fill(o.padId);
     const mask = new Array<number>(B * T).fill(0);
+    const positions = new Array<number>(B * T).fill(0);
     const targets = new Array<number>(B * T).fill(-1);
     const perToken = new Float32Array(B * T * 4);
-    group.forEach((r, b) => {
-      const seq = [...r.promptIds, ...r.completionIds];
-      const p = r.promptIds.length;
-      for (let t = 0; t < seq.length; t++) {
-        tokens[b * T + t] = seq[t]!;
-        mask[b * T + t] = 1;
-      }
-      // Position p−1+j predicts completion token j.
-      for (let j = 0; j < r.completionIds.length; j++) {
-        const at = b * T + p - 1 + j;
-        targets[at] = r.completionIds[j]!;
-        perToken.set([w, r.advantage, r.oldLogprobs[j]!, r.refLogprobs?.[j] ?? 0], at * 4);
+    group.forEach((row, b) => {
+      let start = 0;
+      for (const i of row) {
+        const r = rollouts[i]!;
+        const seq = [...r.promptIds, ...r.completionIds];
+        for (let t = 0; t < seq.length; t++) {
+          tokens[b * T + start + t] = seq[t]!;
+          mask[b * T + start + t] = start + 1;
+          positions[b * T + start + t] = t;
+        }
+        // Position p−1+j predicts completion token j.
+        const p = r.promptIds.length;
+        for (let j = 0; j < r.completionIds.length; j++) {
+          const at = b * T + start + p - 1 + j;
+          targets[at] = r.completionIds[j]!;
+          perToken.set([w, r.advantage, r.oldLogprobs[j]!, r.refLogprobs?.[j] ?? 0], at * 4);
+        }
+        start += seq.length;
       }
     });
-    out.push({ batch: { B, T, tokens, mask, targets }, perToken });
+    out.push({ batch: { B, T, tokens, mask, positions, targets }, perToken });
   }
   return out;
 }

@@ -55,14 +55,17 @@ export class RateMeter {
 
 /** How the loop's policy-gradient updates run. */
 export interface PolicySettings {
-  /** Rollouts per micro-batch. */
-  microRows: number;
+  /** Tokens per micro-batch (rollouts packed into rows, see packRollouts). */
+  microTokens: number;
   loss: PolicyLossCoefficients;
   adamw: AdamWConfig;
 }
 
+/** Row lengths of the update are multiples of this: a run's steps reuse a few shapes. */
+export const POSITION_GRANULE = 32;
+
 export const DEFAULT_POLICY: PolicySettings = {
-  microRows: 16,
+  microTokens: 2048,
   loss: { clipLow: 0.2, clipHigh: 0.28, klCoef: 0, entCoef: 0 },
   // Weight decay off: a few hundred RL steps on a from-scratch model should not shrink it.
   adamw: { ...DEFAULT_ADAMW, weightDecay: 0 },
@@ -246,10 +249,12 @@ export class ModelSession {
       this.policyOptimizer = new AdamW(rt, this.model.trainable.params.size, this.model.trainable.specs, settings.adamw);
       if (resume) this.policyOptimizer.load(resume.m, resume.v, resume.step);
     }
+    // A micro-batch's logits must fit one binding: a large vocabulary takes fewer tokens.
+    const bindable = Math.floor(this.model.rt.ctx.limits.maxStorageBufferBindingSize / (4 * this.config.vocab_size));
     const micro = packRollouts(rollouts, {
-      rows: settings.microRows,
+      tokens: Math.max(1, Math.min(settings.microTokens, bindable)),
       maxLength: this.config.max_position_embeddings,
-      lengthGranule: 16,
+      lengthGranule: POSITION_GRANULE,
       padId: this.tokenizer.specials.pad,
     });
     return policyStep(this.model, this.policyOptimizer, micro, lr, settings.loss);

@@ -154,7 +154,8 @@ function attentionRef(s: AttentionShape, q: Float32Array, k: Float32Array, v: Fl
       for (let i = 0; i < T; i++) {
         const row = b * T + i;
         const keys: number[] = [];
-        for (let j = 0; j <= i; j++) if (mask[b * T + j]) keys.push(b * T + j);
+        // mask − 1: the column where the token's sequence begins in its row; padding attends nothing.
+        for (let j = mask[row]! - 1; mask[row] && j <= i; j++) if (mask[b * T + j]) keys.push(b * T + j);
         if (!keys.length) continue;
         const sc = keys.map((key) => {
           let d = 0;
@@ -203,7 +204,8 @@ function attentionRef(s: AttentionShape, q: Float32Array, k: Float32Array, v: Fl
 describe('attention', () => {
   it('fused causal forward and backward with GQA and padding masks, dense and fused q|k|v rows', async () => {
     const rt = await testRuntime();
-    const shapes: [AttentionShape, 'none' | 'left' | 'right', boolean][] = [
+    // 'packed': several sequences per row, each attending only itself, then right padding.
+    const shapes: [AttentionShape, 'none' | 'left' | 'right' | 'packed', boolean][] = [
       [{ B: 1, T: 1, heads: 1, kvHeads: 1, hd: 2 }, 'none', false],
       [{ B: 2, T: 7, heads: 4, kvHeads: 2, hd: 8 }, 'right', true],
       [{ B: 3, T: 17, heads: 4, kvHeads: 1, hd: 16 }, 'left', false],
@@ -212,6 +214,9 @@ describe('attention', () => {
       // Fewer positions than a block of rows per invocation.
       [{ B: 3, T: 2, heads: 2, kvHeads: 1, hd: 4 }, 'left', false],
       [{ B: 2, T: 3, heads: 3, kvHeads: 3, hd: 12 }, 'right', true],
+      [{ B: 2, T: 23, heads: 4, kvHeads: 2, hd: 8 }, 'packed', true],
+      [{ B: 1, T: 40, heads: 2, kvHeads: 1, hd: 6 }, 'packed', false],
+      [{ B: 3, T: 13, heads: 2, kvHeads: 2, hd: 32 }, 'packed', false],
     ];
     for (const [s, padding, fusedRows] of shapes) {
       const seed = freshSeed();
@@ -227,6 +232,13 @@ describe('attention', () => {
       for (let b = 0; b < s.B && padding !== 'none'; b++) {
         const pad = Math.floor(r() * (s.T - 1)) + (b === 0 ? 1 : 0);
         for (let n = 0; n < pad; n++) mask[b * s.T + (padding === 'left' ? n : s.T - 1 - n)] = 0;
+        if (padding !== 'packed') continue;
+        // Sequences of 1 to 6 tokens from column 0, the row's remainder padding.
+        for (let start = 0; start < s.T - pad; ) {
+          const len = Math.min(s.T - pad - start, 1 + Math.floor(r() * 6));
+          for (let t = start; t < start + len; t++) mask[b * s.T + t] = start + 1;
+          start += len;
+        }
       }
       // Fused: each row is [q | k | v]; dense: q, k, v separate (dk and dv still share one
       // buffer, as the kernel requires).
