@@ -6,6 +6,8 @@
  * Decode-shaped matmuls (M = running rows) go through the matmul autotuner like any other,
  * which picks the gemv kernel where it wins.
  *
+ * Rows with the same prompt (a phase's n samples of one problem) share one prefill.
+ *
  * Without the cache (`useCache` false) every step recomputes the whole sequences: the
  * reference the cached decode is tested against, and the benchmark's baseline.
  */
@@ -50,6 +52,22 @@ class Scratch {
     this.rt.release(...this.all);
     this.all.length = 0;
   }
+}
+
+/** The distinct sequences in order of first appearance, and which one each row is. */
+export function distinctRows(seqs: readonly (readonly number[])[]): { unique: number[][]; of: number[] } {
+  const seen = new Map<string, number>();
+  const unique: number[][] = [];
+  const of = seqs.map((seq) => {
+    const key = seq.join(',');
+    let u = seen.get(key);
+    if (u === undefined) {
+      seen.set(key, (u = unique.length));
+      unique.push([...seq]);
+    }
+    return u;
+  });
+  return { unique, of };
 }
 
 export class Decoder {
@@ -162,9 +180,16 @@ export class Decoder {
     const c = this.model.config;
     const n = seqs.length;
     const P = Math.max(...seqs.map((s) => s.length));
-    const N = n * P;
-    const host = new Uint32Array(3 * N + n);
-    seqs.forEach((seq, b) => {
+    // Rows with the same prompt (n samples of one problem) share one forward: each distinct
+    // sequence is computed once, its cache rows and last hidden state then copied to every row.
+    const { unique, of } = distinctRows(seqs);
+    const U = unique.length;
+    const shared = store && U < n;
+    const forward = shared ? unique : seqs;
+    const R = forward.length;
+    const N = R * P;
+    const host = new Uint32Array(3 * N + 3 * n);
+    forward.forEach((seq, b) => {
       const pad = P - seq.length;
       seq.forEach((token, t) => {
         const i = b * P + pad + t;
@@ -172,26 +197,39 @@ export class Decoder {
         host[N + i] = 1;
         host[2 * N + i] = t;
       });
-      host[3 * N + b] = b * P + P - 1;
     });
+    // Left padding puts every row's last token in column P − 1; the embedding gather
+    // doubles as the row gather that picks them (and, when shared, copies cache rows: K rows
+    // u(b), then V rows U + u(b)).
+    for (let b = 0; b < n; b++) {
+      const u = shared ? of[b]! : b;
+      host[3 * N + b] = u * P + P - 1;
+      host[3 * N + n + b] = u;
+      host[3 * N + 2 * n + b] = U + u;
+    }
     const input = rt.upload(host, [host.length], 'u32');
     const [tokens, mask, positions] = [0, 1, 2].map((k) => view(input, [N], k * N)) as Tensor<'u32'>[];
     const last = view(input, [n], 3 * N);
     const s = new Scratch(rt, this.model, N);
-    const shape = attentionShape(c, n, P);
+    const shape = attentionShape(c, R, P);
+    const layout = shared ? { ...this.layout, B: U } : this.layout;
+    const staged = shared ? rt.empty([kvLayerSize(layout)], 'f32', 'kv.shared') : null;
     this.model.embed(tokens!, s.x);
     for (let l = 0; l < c.num_hidden_layers; l++) {
       this.model.layerForward(l, s.x, s.x, s.acts, positions!, (qkv, out) => {
-        if (store) kvStore(rt, this.layout, this.cache[l]!, this.fused(qkv.q, N), { seqLen: P });
+        if (store) kvStore(rt, layout, staged ?? this.cache[l]!, this.fused(qkv.q, N), { seqLen: P });
         attentionForward(rt, shape, { ...qkv, mask: mask!, ...out });
       });
+      if (staged) {
+        const slab = this.layout.T * this.layout.kvHeads * this.layout.hd;
+        embeddingForward(rt, view(input, [2 * n], 3 * N + n), view(staged, [2 * U, slab]), view(this.cache[l]!, [2 * n, slab]));
+      }
     }
-    // Left padding puts every row's last token in column P − 1; the embedding gather
-    // doubles as the row gather that picks them.
     const lastRows = firstRows(this.scratch.x, n);
     embeddingForward(rt, last, s.x, lastRows);
     // Recorded work keeps its buffers in order: released ones are reused only by later work.
     rt.release(input);
+    if (staged) rt.release(staged);
     s.release();
     return this.head(lastRows, n);
   }

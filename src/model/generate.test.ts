@@ -84,6 +84,25 @@ describe.each(CONFIGS)('generation (%s)', (_, config) => {
     m.destroy();
   });
 
+  it('rows sharing a prompt share one prefill: the same samples and log-probs as computing every row', async () => {
+    const rt = await testRuntime(POISON);
+    const seed = freshSeed();
+    const m = model(rt, config, seed);
+    const g = new Generator(m, new ByteTokenizer());
+    const [a, b, c] = prompts([9, 17, 3], seed + 1);
+    // Several samples of each prompt, interleaved, and one prompt alone.
+    const input = [a!, b!, a!, a!, c!, b!];
+    const opts = { temperature: 1, seed, maxNewTokens: 8, eosTokenIds: [] };
+    const shared = await g.generate(input, opts);
+    const apart = await g.generate(input, { ...opts, useCache: false });
+    expect(shared.rows.map((r) => r.completionIds), `seed ${seed}`).toEqual(apart.rows.map((r) => r.completionIds));
+    shared.rows.forEach((r, i) => {
+      r.modelLogprobs.forEach((lp, k) => expect(Math.abs(lp - apart.rows[i]!.modelLogprobs[k]!), `seed ${seed}, row ${i}, token ${k}`).toBeLessThan(1e-4));
+    });
+    g.release();
+    m.destroy();
+  });
+
   it("every decode step's logits equal the full forward's at that position", async () => {
     const rt = await testRuntime(POISON);
     const seed = freshSeed();
