@@ -2,11 +2,17 @@
 // Rows are tokens (row = b·T + t). Q/dQ rows hold heads·hd values and K/V/dK/dV rows
 // kvHeads·hd, each at a row stride (sQ, sKV) so that they can sit inside a fused q|k|v row;
 // O/dO are dense [rows, heads·hd]. Query head h reads kv head h / (heads / kvHeads).
-// Query i of sequence b attends key j iff both are real (mask ≠ 0) and start(i) ≤ j ≤ i.
-// mask[r] ≠ 0 is 1 + the column where token r's sequence begins in its row: 1 for one
-// sequence per row, more where several sequences are packed into one row (their positions
-// restart at each), so that a token never attends another sequence's: start(i) = mask − 1.
-// A padding query attends nothing (zero output, zero gradient).
+// Query i of row b attends key j ≤ i iff both are real (mask ≠ 0) and j lies in i's own
+// sequence or in the prefix i's sequence continues. A real token's mask holds, in its low 16
+// bits, 1 + the column where its sequence begins in the row, and in its high 16 bits 1 + the
+// column where its prefix begins (0: none). One sequence per row: mask 1. Several sequences
+// packed into a row (positions restarting at each): a token never attends another's.
+// Completions of one prompt packed after a single copy of it (all but its last token, the
+// prefix, which each completion's sequence continues from that last token on): every
+// completion attends the shared prefix as if it were its own. A prefix is a sequence of its
+// own, and a family (a prefix and its continuations) lies contiguous in its row, so each
+// loop below starts at the earliest key a query can see and the dK/dV loop ends where the
+// next family begins. A padding query attends nothing (zero output, zero gradient).
 //
 // Forward: one invocation per (row, head), online softmax over the keys: never more than
 // one score at a time, so memory is O(T) whatever the sequence length. It saves the
@@ -51,11 +57,17 @@ struct Params {
 #include grid
 
 
-// The column where the sequence of the token at flat row `row` begins (see the mask above);
-// 0 for padding, which no condition below lets attend.
-fn seqStart(row: u32) -> u32 {
-  let m = mask[p.offMask + row];
-  return select(0u, m - 1u, m != 0u);
+// Whether a query with mask qm sees a key with mask km (j ≤ i checked by the caller).
+fn sees(qm: u32, km: u32) -> bool {
+  let ks = km & 0xffffu;
+  return qm != 0u && km != 0u && (ks == (qm & 0xffffu) || ks == (qm >> 16u));
+}
+
+// The earliest column a query with mask qm sees: its prefix's, else its sequence's; past
+// any row for padding.
+fn firstKey(qm: u32) -> u32 {
+  let pp = qm >> 16u;
+  return select(select(0xffffffffu, (qm & 0xffffu) - 1u, qm != 0u), pp - 1u, pp != 0u);
 }
 
 fn qIndex(row: u32, h: u32) -> u32 { return row * p.sQ + h * p.hd; }
@@ -115,8 +127,7 @@ fn attention_forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgro
 #for r in 0..RB
   let i{{r}} = min(w.i0 + {{r}}u, p.T - 1u);
   let qi{{r}} = qIndex(w.b * p.T + i{{r}}, h);
-  let s{{r}} = seqStart(w.b * p.T + i{{r}});
-  let on{{r}} = mask[p.offMask + w.b * p.T + i{{r}}] != 0u;
+  let qm{{r}} = mask[p.offMask + w.b * p.T + i{{r}}];
   var m{{r}} = bitcast<f32>(0xff7fffffu);
   var l{{r}} = 0.0;
 #endfor
@@ -128,20 +139,21 @@ fn attention_forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgro
 #endfor
   let jEnd = min(w.i0 + RB - 1u, p.T - 1u);
   // The earliest key any row of the block may see.
-  var jStart = s0;
+  var jStart = firstKey(qm0);
 #for r in 1..RB
-  jStart = min(jStart, s{{r}});
+  jStart = min(jStart, firstKey(qm{{r}}));
 #endfor
   for (var j = jStart; j <= jEnd; j++) {
     let key = w.b * p.T + j;
-    if (mask[p.offMask + key] == 0u) { continue; }
+    let km = mask[p.offMask + key];
+    if (km == 0u) { continue; }
     let kj = kvIndex(key, g);
 #for d in 0..HD4
     let k{{d}} = ldK(kj + {{d}}u * 4u);
     let v{{d}} = ldV(kj + {{d}}u * 4u);
 #endfor
 #for r in 0..RB
-    if (on{{r}} && j <= i{{r}} && j >= s{{r}}) {
+    if (j <= i{{r}} && sees(qm{{r}}, km)) {
       var s = 0.0;
 #for d in 0..HD4
       s += dot(q{{r}}_{{d}}, k{{d}});
@@ -179,10 +191,10 @@ fn attention_forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgro
   var m = bitcast<f32>(0xff7fffffu);
   var l = 0.0;
   // A padding query's loop is empty.
-  let jFirst = select(w.i + 1u, seqStart(w.row), mask[p.offMask + w.row] != 0u);
-  for (var j = jFirst; j <= w.i; j++) {
+  let qm = mask[p.offMask + w.row];
+  for (var j = firstKey(qm); j <= w.i; j++) {
     let key = w.b * p.T + j;
-    if (mask[p.offMask + key] == 0u) { continue; }
+    if (!sees(qm, mask[p.offMask + key])) { continue; }
     let kj = kvIndex(key, g);
     let s = dotQK(qi, kj);
     let mNew = max(m, s);
@@ -223,8 +235,7 @@ fn attention_backward_dq(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_wor
   let i{{r}} = min(w.i0 + {{r}}u, p.T - 1u);
   let row{{r}} = w.b * p.T + i{{r}};
   let qi{{r}} = qIndex(row{{r}}, h);
-  let s{{r}} = seqStart(row{{r}});
-  let on{{r}} = mask[p.offMask + row{{r}}] != 0u;
+  let qm{{r}} = mask[p.offMask + row{{r}}];
   let D{{r}} = Dbuf[p.offD + row{{r}} * p.heads + h];
   let lse{{r}} = Lse[p.offLse + row{{r}} * p.heads + h];
 #endfor
@@ -237,20 +248,21 @@ fn attention_backward_dq(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_wor
 #endfor
   let jEnd = min(w.i0 + RB - 1u, p.T - 1u);
   // The earliest key any row of the block may see.
-  var jStart = s0;
+  var jStart = firstKey(qm0);
 #for r in 1..RB
-  jStart = min(jStart, s{{r}});
+  jStart = min(jStart, firstKey(qm{{r}}));
 #endfor
   for (var j = jStart; j <= jEnd; j++) {
     let key = w.b * p.T + j;
-    if (mask[p.offMask + key] == 0u) { continue; }
+    let km = mask[p.offMask + key];
+    if (km == 0u) { continue; }
     let kj = kvIndex(key, g);
 #for d in 0..HD4
     let k{{d}} = ldK(kj + {{d}}u * 4u);
     let v{{d}} = ldV(kj + {{d}}u * 4u);
 #endfor
 #for r in 0..RB
-    if (on{{r}} && j <= i{{r}} && j >= s{{r}}) {
+    if (j <= i{{r}} && sees(qm{{r}}, km)) {
       var s = 0.0;
       var dp = 0.0;
 #for d in 0..HD4
@@ -282,10 +294,10 @@ fn attention_backward_dq(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_wor
   let lse = Lse[p.offLse + w.row * p.heads + h];
   var acc: array<f32, MAX_HD>;
   // A padding query's loop is empty.
-  let jFirst = select(w.i + 1u, seqStart(w.row), mask[p.offMask + w.row] != 0u);
-  for (var j = jFirst; j <= w.i; j++) {
+  let qm = mask[p.offMask + w.row];
+  for (var j = firstKey(qm); j <= w.i; j++) {
     let key = w.b * p.T + j;
-    if (mask[p.offMask + key] == 0u) { continue; }
+    if (!sees(qm, mask[p.offMask + key])) { continue; }
     let kj = kvIndex(key, g);
     let ds = exp(dotQK(qi, kj) - lse) * (dotDOV(oi, kj) - D);
     for (var d = 0u; d < p.hd; d++) { acc[d] += ds * K[p.offK + kj + d]; }
@@ -306,7 +318,7 @@ fn attention_backward_dkv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_wo
 #for r in 0..RB
   let j{{r}} = min(w.i0 + {{r}}u, p.T - 1u);
   let kj{{r}} = kvIndex(w.b * p.T + j{{r}}, g);
-  let on{{r}} = mask[p.offMask + w.b * p.T + j{{r}}] != 0u;
+  let km{{r}} = mask[p.offMask + w.b * p.T + j{{r}}];
 #endfor
 #for r in 0..RB
 #for d in 0..HD4
@@ -321,9 +333,8 @@ fn attention_backward_dkv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_wo
     for (var i = w.i0; i < p.T; i++) {
       let row = w.b * p.T + i;
       // A query whose sequence begins after the block's last key, and every query after it, sees none of them.
-      let si = seqStart(row);
-      let real = mask[p.offMask + row] != 0u;
-      if (real && si > jLast) { break; }
+      let qm = mask[p.offMask + row];
+      if (qm != 0u && firstKey(qm) > jLast) { break; }
       let qi = qIndex(row, h);
       let oi = oIndex(row, h);
       let lse = Lse[p.offLse + row * p.heads + h];
@@ -333,7 +344,7 @@ fn attention_backward_dkv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_wo
       let do{{d}} = ldDO(oi + {{d}}u * 4u);
 #endfor
 #for r in 0..RB
-      if (real && on{{r}} && i >= j{{r}} && j{{r}} >= si) {
+      if (i >= j{{r}} && sees(qm, km{{r}})) {
         var s = 0.0;
         var dp = 0.0;
 #for d in 0..HD4
@@ -372,8 +383,9 @@ fn attention_backward_dkv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_wo
     for (var h = g * group; h < (g + 1u) * group; h++) {
       for (var i = w.i; i < p.T; i++) {
         let row = w.b * p.T + i;
-        if (mask[p.offMask + row] == 0u) { continue; }
-        if (seqStart(row) > w.i) { break; }
+        let qm = mask[p.offMask + row];
+        if (qm != 0u && firstKey(qm) > w.i) { break; }
+        if (!sees(qm, mask[p.offMask + key])) { continue; }
         let qi = qIndex(row, h);
         let oi = oIndex(row, h);
         let lse = Lse[p.offLse + row * p.heads + h];

@@ -132,6 +132,24 @@ describe('packing rollouts into micro-batches', () => {
     expect(at(0)).toEqual([0, 0, 0, 0]);
   });
 
+  it('samples of one prompt share it: the prompt but its last token once, then each sample from that token on', () => {
+    const shared = [
+      { promptIds: [1, 10, 11], completionIds: [20, 21], oldLogprobs: [-1, -2], advantage: 1 },
+      { promptIds: [1, 5], completionIds: [7], oldLogprobs: [-7], advantage: 0 },
+      { promptIds: [1, 10, 11], completionIds: [30], oldLogprobs: [-3], advantage: -1 },
+    ];
+    const micro = packRollouts(shared, { tokens: 16, maxLength: 16, lengthGranule: 4, padId: 0 });
+    expect(micro).toHaveLength(1);
+    const b = micro[0]!.batch;
+    const hi = (c: number) => (c + 1) << 16;
+    // Family (7 tokens): [1, 10] then [11, 20, 21] and [11, 30]; then the single [1, 5, 7].
+    expect(Array.from(b.tokens).slice(0, 10)).toEqual([1, 10, 11, 20, 21, 11, 30, 1, 5, 7]);
+    expect(Array.from(b.mask!).slice(0, 11)).toEqual([1, 1, 3 | hi(0), 3 | hi(0), 3 | hi(0), 6 | hi(0), 6 | hi(0), 8, 8, 8, 0]);
+    expect(Array.from(b.positions!).slice(0, 10)).toEqual([0, 1, 2, 3, 4, 2, 3, 0, 1, 2]);
+    expect(Array.from(b.targets!).slice(0, 10)).toEqual([-1, -1, 20, 21, -1, 30, -1, -1, 7, -1]);
+    expect(Array.from(micro[0]!.perToken.slice(5 * 4, 6 * 4))).toEqual([0.25, -1, -3, 0]);
+  });
+
   it('splits by the token budget into rows of the granule, pads each row\'s end, and weights every completion token 1/total', () => {
     const micro = packRollouts(sample, { tokens: 8, maxLength: 16, lengthGranule: 4, padId: 0 });
     // Rows of 8, one per micro-batch: 7 + pad, 6 + pad (the 3-token sequence does not fit beside it), 3 + pad.
@@ -148,16 +166,18 @@ describe('packing rollouts into micro-batches', () => {
     }
   });
 
-  it('a packed row trains as its sequences apart: the same gradient as each sequence in a batch of its own', async () => {
+  it('a packed row, shared prompts included, trains as its sequences apart: the same gradient as each in a batch of its own', async () => {
     const rt = await testRuntime();
     const seed = freshSeed();
     const r = rng(seed);
     const model = Transformer.init(rt, { ...CONFIG, num_hidden_layers: 2 }, seed);
     const token = () => 3 + Math.floor(r() * 200);
-    const rollouts = Array.from({ length: 5 }, () => {
+    // Three prompts, the first two sampled several times: families and single sequences.
+    const promptsOf = Array.from({ length: 3 }, () => [1, ...Array.from({ length: Math.floor(r() * 9) }, token)]);
+    const rollouts = [0, 1, 0, 2, 1, 0, 1].map((k) => {
       const n = 1 + Math.floor(r() * 5);
       return {
-        promptIds: [1, ...Array.from({ length: Math.floor(r() * 9) }, token)],
+        promptIds: promptsOf[k]!,
         completionIds: Array.from({ length: n }, token),
         oldLogprobs: Array.from({ length: n }, () => -5 + r()),
         advantage: (r() - 0.5) * 4,
@@ -181,7 +201,7 @@ describe('packing rollouts into micro-batches', () => {
         return m;
       }),
     );
-    expect(apart).toHaveLength(5);
+    expect(apart).toHaveLength(7);
     const [g1, g2] = [await gradOf(packed), await gradOf(apart)];
     // f32 sums of the same terms in another order; attention across sequences would be off by O(1).
     assertClose(`packed vs apart gradient, seed ${seed}`, g1, Float64Array.from(g2), CONFIG.hidden_size, 1e-4);

@@ -118,15 +118,28 @@ export interface PackOptions {
   padId: number;
 }
 
+/** Where a row's columns fit the attention mask's 16-bit halves (see shaders/attention.wgsl). */
+const MAX_ROW = 0xffff;
+
 /**
- * The rollouts packed into micro-batches: each sequence (prompt + completion) placed whole in
- * the first row with room (longest first), several to a row with no padding between them, the
- * rows' remainder padded. A row is as long as the context, at most the token budget (but
- * never shorter than the longest sequence), rounded up to the granule; a micro-batch is as
- * many rows as the budget holds (at least one). Positions restart at each sequence and the mask gives each
- * token its sequence's first column, so attention stays within the sequence (see
- * shaders/attention.wgsl). The loss is on completion tokens only, each weighted
- * 1 / (completion tokens of the whole batch): the token mean over the batch, however it is split.
+ * What a row holds: one rollout's whole sequence, or a family (a prompt several rollouts
+ * share, all but its last token once, then each rollout from that token on).
+ */
+type Unit = { rollouts: number[]; shared: boolean; length: number };
+
+/**
+ * The rollouts packed into micro-batches. Rollouts with the same prompt (the n samples of one
+ * problem) form a family: the prompt's tokens but the last once, then each rollout's sequence
+ * from the prompt's last token on, attending that shared prefix as its own (the same
+ * gradient, for the prompt's share of the tokens once instead of n times). Families and
+ * single sequences are placed whole in the first row with room (longest first), several to a
+ * row with no padding between them, the rows' remainder padded. A row is as long as the
+ * token budget, rounded to the granule and at most the context, but never shorter than the
+ * longest sequence (a family longer than a row is split, each part with its prefix); a
+ * micro-batch is as many rows as the budget holds (at least one). Positions restart at each
+ * sequence and the mask says which columns each token attends (see shaders/attention.wgsl).
+ * The loss is on completion tokens only, each weighted 1 / (completion tokens of the whole
+ * batch): the token mean over the batch, however it is split.
  */
 export function packRollouts(rollouts: readonly Rollout[], o: PackOptions): PolicyMicroBatch[] {
   const total = rollouts.reduce((n, r) => n + r.completionIds.length, 0);
@@ -140,20 +153,48 @@ export function packRollouts(rollouts: readonly Rollout[], o: PackOptions): Poli
   const granule = (n: number) => Math.ceil(n / o.lengthGranule) * o.lengthGranule;
   const longest = Math.max(...rollouts.map(length));
   const T = Math.min(o.maxLength, Math.max(granule(longest), Math.floor(o.tokens / o.lengthGranule) * o.lengthGranule));
+  if (T > MAX_ROW) throw new Error(`policy rows of ${T} tokens: at most ${MAX_ROW} (use a smaller token budget)`);
   const rowsPer = Math.max(1, Math.floor(o.tokens / T));
-  // First fit, longest first: rows[k] lists the rollouts placed in row k, `used` its tokens.
-  const order = rollouts.map((_, i) => i).sort((a, b) => length(rollouts[b]!) - length(rollouts[a]!) || a - b);
-  const rows: number[][] = [];
+
+  // Families by prompt, in order of first appearance; a prompt of one token has nothing to share.
+  const byPrompt = new Map<string, number[]>();
+  rollouts.forEach((r, i) => {
+    const key = r.promptIds.length > 1 ? r.promptIds.join(',') : `single ${i}`;
+    byPrompt.set(key, [...(byPrompt.get(key) ?? []), i]);
+  });
+  const units: Unit[] = [];
+  for (const members of byPrompt.values()) {
+    if (members.length === 1) {
+      units.push({ rollouts: members, shared: false, length: length(rollouts[members[0]!]!) });
+      continue;
+    }
+    const prefix = rollouts[members[0]!]!.promptIds.length - 1;
+    let unit: Unit = { rollouts: [], shared: true, length: prefix };
+    for (const i of members) {
+      const n = 1 + rollouts[i]!.completionIds.length;
+      if (unit.rollouts.length && unit.length + n > T) {
+        units.push(unit);
+        unit = { rollouts: [], shared: true, length: prefix };
+      }
+      unit.rollouts.push(i);
+      unit.length += n;
+    }
+    units.push(unit);
+  }
+
+  // First fit, longest first: rows[k] lists the units placed in row k, `used` its tokens.
+  const order = units.map((_, u) => u).sort((a, b) => units[b]!.length - units[a]!.length || a - b);
+  const rows: Unit[][] = [];
   const used: number[] = [];
-  for (const i of order) {
-    const n = length(rollouts[i]!);
-    let k = used.findIndex((u) => u + n <= T);
+  for (const u of order) {
+    const n = units[u]!.length;
+    let k = used.findIndex((x) => x + n <= T);
     if (k < 0) {
       k = rows.length;
       rows.push([]);
       used.push(0);
     }
-    rows[k]!.push(i);
+    rows[k]!.push(units[u]!);
     used[k]! += n;
   }
   const w = 1 / total;
@@ -167,23 +208,37 @@ export function packRollouts(rollouts: readonly Rollout[], o: PackOptions): Poli
     const targets = new Array<number>(B * T).fill(-1);
     const perToken = new Float32Array(B * T * 4);
     group.forEach((row, b) => {
-      let start = 0;
-      for (const i of row) {
-        const r = rollouts[i]!;
-        const seq = [...r.promptIds, ...r.completionIds];
+      let col = 0;
+      /** Writes `seq` from column `col` at positions from `pos`; token k predicts `predicts[k]` of rollout r. */
+      const place = (seq: readonly number[], pos: number, maskValue: number, r?: Rollout, predicts = 0) => {
         for (let t = 0; t < seq.length; t++) {
-          tokens[b * T + start + t] = seq[t]!;
-          mask[b * T + start + t] = start + 1;
-          positions[b * T + start + t] = t;
+          const at = b * T + col + t;
+          tokens[at] = seq[t]!;
+          mask[at] = maskValue;
+          positions[at] = pos + t;
         }
-        // Position p−1+j predicts completion token j.
-        const p = r.promptIds.length;
-        for (let j = 0; j < r.completionIds.length; j++) {
-          const at = b * T + start + p - 1 + j;
+        // Column predicts + j holds the token before completion token j.
+        for (let j = 0; r && j < r.completionIds.length; j++) {
+          const at = b * T + col + predicts + j;
           targets[at] = r.completionIds[j]!;
           perToken.set([w, r.advantage, r.oldLogprobs[j]!, r.refLogprobs?.[j] ?? 0], at * 4);
         }
-        start += seq.length;
+        col += seq.length;
+      };
+      for (const unit of row) {
+        if (!unit.shared) {
+          const r = rollouts[unit.rollouts[0]!]!;
+          place([...r.promptIds, ...r.completionIds], 0, col + 1, r, r.promptIds.length - 1);
+          continue;
+        }
+        const prompt = rollouts[unit.rollouts[0]!]!.promptIds;
+        const p = prompt.length;
+        const prefixCol = col;
+        place(prompt.slice(0, p - 1), 0, col + 1);
+        for (const i of unit.rollouts) {
+          const r = rollouts[i]!;
+          place([prompt[p - 1]!, ...r.completionIds], p - 1, ((col + 1) | ((prefixCol + 1) << 16)) >>> 0, r, 0);
+        }
       }
     });
     out.push({ batch: { B, T, tokens, mask, positions, targets }, perToken });

@@ -154,8 +154,13 @@ function attentionRef(s: AttentionShape, q: Float32Array, k: Float32Array, v: Fl
       for (let i = 0; i < T; i++) {
         const row = b * T + i;
         const keys: number[] = [];
-        // mask − 1: the column where the token's sequence begins in its row; padding attends nothing.
-        for (let j = mask[row]! - 1; mask[row] && j <= i; j++) if (mask[b * T + j]) keys.push(b * T + j);
+        // The key in the query's own sequence (same low half: 1 + its first column) or in the
+        // prefix it continues (the query's high half); padding attends nothing.
+        const qm = mask[row]!;
+        for (let j = 0; j <= i; j++) {
+          const ks = mask[b * T + j]! & 0xffff;
+          if (qm && ks && (ks === (qm & 0xffff) || ks === qm >>> 16)) keys.push(b * T + j);
+        }
         if (!keys.length) continue;
         const sc = keys.map((key) => {
           let d = 0;
@@ -204,8 +209,9 @@ function attentionRef(s: AttentionShape, q: Float32Array, k: Float32Array, v: Fl
 describe('attention', () => {
   it('fused causal forward and backward with GQA and padding masks, dense and fused q|k|v rows', async () => {
     const rt = await testRuntime();
-    // 'packed': several sequences per row, each attending only itself, then right padding.
-    const shapes: [AttentionShape, 'none' | 'left' | 'right' | 'packed', boolean][] = [
+    // 'packed': several sequences per row, each attending only itself, then right padding;
+    // 'shared': families of a prefix and sequences that each continue it, then right padding.
+    const shapes: [AttentionShape, 'none' | 'left' | 'right' | 'packed' | 'shared', boolean][] = [
       [{ B: 1, T: 1, heads: 1, kvHeads: 1, hd: 2 }, 'none', false],
       [{ B: 2, T: 7, heads: 4, kvHeads: 2, hd: 8 }, 'right', true],
       [{ B: 3, T: 17, heads: 4, kvHeads: 1, hd: 16 }, 'left', false],
@@ -217,6 +223,8 @@ describe('attention', () => {
       [{ B: 2, T: 23, heads: 4, kvHeads: 2, hd: 8 }, 'packed', true],
       [{ B: 1, T: 40, heads: 2, kvHeads: 1, hd: 6 }, 'packed', false],
       [{ B: 3, T: 13, heads: 2, kvHeads: 2, hd: 32 }, 'packed', false],
+      [{ B: 2, T: 37, heads: 4, kvHeads: 2, hd: 8 }, 'shared', true],
+      [{ B: 1, T: 45, heads: 2, kvHeads: 1, hd: 6 }, 'shared', false],
     ];
     for (const [s, padding, fusedRows] of shapes) {
       const seed = freshSeed();
@@ -232,12 +240,19 @@ describe('attention', () => {
       for (let b = 0; b < s.B && padding !== 'none'; b++) {
         const pad = Math.floor(r() * (s.T - 1)) + (b === 0 ? 1 : 0);
         for (let n = 0; n < pad; n++) mask[b * s.T + (padding === 'left' ? n : s.T - 1 - n)] = 0;
-        if (padding !== 'packed') continue;
-        // Sequences of 1 to 6 tokens from column 0, the row's remainder padding.
+        if (padding !== 'packed' && padding !== 'shared') continue;
+        // Sequences of 1 to 6 tokens from column 0, the row's remainder padding; shared: each
+        // a prefix followed by 0 to 3 sequences that continue it.
         for (let start = 0; start < s.T - pad; ) {
           const len = Math.min(s.T - pad - start, 1 + Math.floor(r() * 6));
           for (let t = start; t < start + len; t++) mask[b * s.T + t] = start + 1;
+          const prefix = start;
           start += len;
+          for (let k = padding === 'shared' ? Math.floor(r() * 4) : 0; k > 0 && start < s.T - pad; k--) {
+            const n = Math.min(s.T - pad - start, 1 + Math.floor(r() * 5));
+            for (let t = start; t < start + n; t++) mask[b * s.T + t] = (start + 1) | ((prefix + 1) << 16);
+            start += n;
+          }
         }
       }
       // Fused: each row is [q | k | v]; dense: q, k, v separate (dk and dv still share one
