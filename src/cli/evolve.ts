@@ -97,6 +97,7 @@ async function readSplit(file: string, what: string, mapping?: string): Promise<
 
 function progressLine(e: RunEvent, total: number, started: number, firstStep: number): string | null {
   const elapsed = (Date.now() - started) / 1000;
+  if (e.type === 'tuning') return e.total === 0 ? null : e.done === 0 || e.done === e.total || e.done % 10 === 0 ? `tuning kernels for this run: ${e.done}/${e.total} shapes (once per machine)` : null;
   if (e.type === 'warmup') return e.step % 25 === 0 || e.step === e.of ? `warm-up ${e.step}/${e.of} · loss ${e.loss.toFixed(3)}` : null;
   if (e.type === 'validation') {
     const levels = Object.entries(e.result.perLevel).map(([l, t]) => `L${l} ${(100 * t.accuracy).toFixed(0)}%`).join(' ');
@@ -108,7 +109,7 @@ function progressLine(e: RunEvent, total: number, started: number, firstStep: nu
     const eta = done > 0 ? ((total - done) * elapsed) / done : 0;
     return (
       `step ${m.step + 1}/${firstStep + total} · bank ${m.bank.size} (+${m.bank.admittedThisStep}) · solver ${(100 * m.solverAccuracy).toFixed(0)}% · ` +
-      `loss ${m.loss ? m.loss.loss.toFixed(4) : '-'} · ${m.tokensPerS.toFixed(0)} tok/s · ${m.seconds.total.toFixed(0)} s/step · ETA ${(eta / 60).toFixed(0)} min`
+      `loss ${m.loss ? m.loss.loss.toFixed(4) : '-'} · ${m.tokensPerS.toFixed(0)} tok/s · ${m.seconds.total.toFixed(0)} s/step${m.tunedKernels ? ` (${m.tunedKernels} new kernel shapes tuned)` : ''} · ETA ${(eta / 60).toFixed(0)} min`
     );
   }
   if (e.type === 'done') return `done (${e.reason}) after ${e.state.step} steps; best validation ${e.state.best ? `${(100 * e.state.best.accuracy).toFixed(1)}% after step ${e.state.best.step}` : '-'}`;

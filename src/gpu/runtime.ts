@@ -40,6 +40,17 @@ export interface RuntimeOptions {
   poison?: boolean;
 }
 
+/** Work recorded since the runtime started (see Runtime.counters): what the benchmarks report per phase. */
+export interface RuntimeCounters {
+  dispatches: number;
+  submits: number;
+  /** Reads back to the host, and their bytes. */
+  readbacks: number;
+  readBytes: number;
+  /** Floating-point operations of the matmuls recorded (2·M·N·K each). */
+  matmulFlops: number;
+}
+
 const UNIFORM_USAGE = 0x40 /* UNIFORM */ | 0x08; /* COPY_DST */
 const MAX_PROFILED_DISPATCHES = 2048;
 
@@ -65,6 +76,10 @@ export class Runtime {
   private readonly cacheWrites: Promise<void>[] = [];
   private readonly staging = new Map<number, GPUBuffer[]>();
   private readSubmit: Promise<void> | null = null;
+  /** > 0 inside trace(): dispatches and copies are looked at, not recorded. */
+  private tracing = 0;
+  /** Running totals of the work recorded; a copy is a snapshot. */
+  readonly counters: RuntimeCounters = { dispatches: 0, submits: 0, readbacks: 0, readBytes: 0, matmulFlops: 0 };
 
   /**
    * Row-wise kernels should give each invocation a whole row instead of sharing rows across
@@ -166,6 +181,7 @@ export class Runtime {
     if ((t.offset * bpe) % 4 !== 0 || data.byteLength % 4 !== 0) {
       throw new Error(`write: ${t.dtype} writes must start and end on a 4-byte word (offset ${t.offset}, ${t.size} elements)`);
     }
+    if (this.tracing) return;
     // queue.writeBuffer runs before unsubmitted commands, so flush them to keep order.
     this.submit();
     this.device.queue.writeBuffer(t.buffer, t.offset * bpe, data.buffer, data.byteOffset, data.byteLength);
@@ -176,7 +192,26 @@ export class Runtime {
     for (const t of tensors) this.pool.release(t.buffer);
   }
 
+  /**
+   * Runs `record` with its dispatches and copies discarded: the host-side choices it makes
+   * (the matmul shapes a run will use, for tuning them before its first step) without the GPU
+   * work. Buffers it allocates are real; it must not read anything back.
+   */
+  trace(record: () => void): void {
+    this.tracing++;
+    try {
+      record();
+    } finally {
+      this.tracing--;
+    }
+  }
+
+  get isTracing(): boolean {
+    return this.tracing > 0;
+  }
+
   dispatch(d: Dispatch): void {
+    if (this.tracing) return;
     const max = this.ctx.limits.maxComputeWorkgroupsPerDimension;
     for (const n of d.workgroups) {
       if (n !== undefined && (n > max || n < 0 || !Number.isInteger(n))) {
@@ -184,12 +219,14 @@ export class Runtime {
       }
     }
     this.commands.push({ kind: 'dispatch', d, paramBytes: d.params.bytes() });
+    this.counters.dispatches++;
     // A query set holds at most 4096 timestamps: two per profiled dispatch.
     if (this.profiler && this.commands.length >= MAX_PROFILED_DISPATCHES) this.submit();
   }
 
   /** Copies `src` into `dst` (same element count) in recording order. */
   copy(src: Tensor, dst: Tensor): void {
+    if (this.tracing) return;
     if (src.size !== dst.size) throw new Error(`copy: ${src.size} elements into ${dst.size}`);
     if (src.dtype !== dst.dtype) throw new Error(`copy: ${src.dtype} into ${dst.dtype} (a copy does not convert)`);
     const bpe = BYTES_PER_ELEMENT[src.dtype];
@@ -230,6 +267,7 @@ export class Runtime {
       for (const c of commands) if (c.kind === 'dispatch') staging.set(c.paramBytes, offsets[i++]);
       this.device.queue.writeBuffer(this.arena, 0, staging);
     }
+    this.counters.submits++;
     const encoder = this.device.createCommandEncoder();
     const labels: string[] = [];
     const profiler = this.profiler;
@@ -290,6 +328,9 @@ export class Runtime {
 
   /** Submits recorded work and reads a tensor back to the host (one submit for reads issued together). */
   async read<D extends DType>(t: Tensor<D>): Promise<TypedArrayFor<D>> {
+    if (this.tracing) throw new Error('read: nothing is computed while tracing');
+    this.counters.readbacks++;
+    this.counters.readBytes += t.size * BYTES_PER_ELEMENT[t.dtype];
     const bpe = BYTES_PER_ELEMENT[t.dtype];
     // Copies move whole 32-bit words: a half-precision view is read with the words around it.
     const first = Math.floor((t.offset * bpe) / 4) * 4;

@@ -35,10 +35,22 @@ export interface Completion {
   modelLogprobs: number[];
 }
 
+/** What a run will ask of the model, for tuning its kernels before the first step. */
+export interface RunShapeHints {
+  /** The most prompts one generation takes (a phase's batch, the held-out set). */
+  generationRows: number;
+  /** Prompts as long as the run's longest (rendered from the longest seeds). */
+  longPrompts: string[];
+  /** Whether the run updates the model. */
+  trains: boolean;
+}
+
 /** What the loop needs of the engine: batched generation and one policy-gradient update. */
 export interface LoopModel {
   generate(request: GenerationRequest): Promise<Completion[]>;
   train(rollouts: Rollout[], lr: number): Promise<PolicyStepResult>;
+  /** Tunes the kernels of every shape the run can use before it starts; returns how many were tuned. */
+  prepare?(hints: RunShapeHints, onProgress: (done: number, total: number) => void): Promise<number>;
 }
 
 /** Decides right and wrong without a human. */
@@ -113,6 +125,8 @@ export interface StepMetrics {
   groups: GroupStats[];
   solverAccuracy: number;
   loss: PolicyStepResult | null;
+  /** Kernel shape classes tuned during this step (new shapes: the step took longer for it). */
+  tunedKernels: number;
   tokens: { generated: number; trained: number };
   tokensPerS: number;
 }
@@ -133,6 +147,32 @@ interface Scored {
 /** A seed per (step, phase), so a run is reproducible and phases draw independent streams. */
 function phaseSeed(seed: number, step: number, phase: number): number {
   return (Math.imul(seed ^ 0x9e3779b9, 2654435761) + Math.imul(step + 1, 40503) + phase * 7919) >>> 0;
+}
+
+/**
+ * What a run with these settings will ask of its model: the largest generation batch of any
+ * phase or of validation, prompts as long as its longest (rendered from the longest seeds; a
+ * stand-in plan as long as the problem), and whether it trains.
+ */
+export function runShapeHints(s: LoopSettings, seeds: readonly Problem[], heldOut: number): RunShapeHints {
+  const m = s.method;
+  const solve = s.trainProblems * s.solverSamples;
+  const rows = [solve, heldOut, s.trainProblems];
+  if (m.evolveBank && m.roles.includes('challenger')) rows.push(s.proposals, s.proposals * s.difficultySamples);
+  const longest = [...seeds].sort((a, b) => b.statement.length - a.statement.length);
+  const longPrompts: string[] = [];
+  for (const kind of ['math', 'code'] as const) {
+    const top = longest.filter((p) => p.kind === kind).slice(0, Math.max(1, s.references));
+    if (!top.length) continue;
+    const problem = top[0]!.statement;
+    longPrompts.push(
+      render(s.templates.solverWithPlan, { problem, plan: problem }),
+      render(s.templates.criticPlan, { problem, plan: problem }),
+      render(s.templates.criticAnswer, { problem, answer: problem }),
+      render(s.templates[kind === 'code' ? 'challengerCode' : 'challenger'], { references: referenceList(top, s.templates), kind }),
+    );
+  }
+  return { generationRows: Math.max(...rows), longPrompts, trains: m.trained.length > 0 };
 }
 
 const mean = (xs: readonly number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
@@ -384,6 +424,7 @@ export class SageLoop {
       groups,
       solverAccuracy: mean(correct.map((c) => (c >= 1 ? 1 : 0))),
       loss,
+      tunedKernels: loss?.tuned ?? 0,
       tokens: { generated: this.generatedTokens, trained: loss?.tokens ?? 0 },
       tokensPerS: (this.generatedTokens + (loss?.tokens ?? 0)) / (totalMs / 1e3),
     };

@@ -10,7 +10,7 @@ import type { SftPair } from '../train/sft';
 import { rng } from '../util/random';
 import { ProblemBank, type BankEvent } from './bank';
 import type { MethodConfig } from './config';
-import { SageLoop, type LoopModel, type LoopSettings, type Phase, type StepMetrics, type Transcript, type Validators } from './loop';
+import { runShapeHints, SageLoop, type LoopModel, type LoopSettings, type Phase, type StepMetrics, type Transcript, type Validators } from './loop';
 import { EarlyStopping, validate, type ValidationResult } from './validation';
 import { warmupPairs } from './warmup';
 
@@ -62,6 +62,8 @@ export interface RunState {
 
 export type RunEvent =
   | { type: 'warmup'; step: number; of: number; loss: number }
+  /** Kernels being tuned for the run's shapes before its first step: `done` of `total` shape classes. */
+  | { type: 'tuning'; done: number; total: number }
   | { type: 'phase'; step: number; phase: Phase | 'validate' }
   | { type: 'paused'; step: number; phase: Phase | 'step' }
   | { type: 'resumed'; step: number }
@@ -202,6 +204,10 @@ export class Evolution {
       await this.model.saveCheckpoint('warmup');
     }
     this.state.warmedUp = true;
+    // Every shape the run can use is tuned now, not inside its steps (none on a machine that ran it before).
+    if (this.model.prepare) {
+      await this.model.prepare(runShapeHints(s, this.seeds, this.heldOut.length), (done, total) => this.emit({ type: 'tuning', done, total }));
+    }
     // The accuracy the loop starts from.
     if (this.state.step === 0) {
       await this.store.metrics({ kind: 'validation', step: 0, validation: await this.evaluate() });

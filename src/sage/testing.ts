@@ -48,7 +48,7 @@ export class ScriptedModel implements RunModel {
   async train(rollouts: Rollout[]): Promise<PolicyStepResult> {
     this.trained.push(rollouts);
     const tokens = rollouts.reduce((n, r) => n + r.completionIds.length, 0);
-    return { loss: 0, clipFraction: 0, approxKl: 0, referenceKl: 0, entropy: 1, tokens, gradNorm: 1, finite: true };
+    return { loss: 0, clipFraction: 0, approxKl: 0, referenceKl: 0, entropy: 1, tokens, gradNorm: 1, finite: true, tuned: 0 };
   }
 }
 

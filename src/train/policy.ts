@@ -34,6 +34,8 @@ export interface PolicyStepResult {
   gradNorm: number;
   /** False when a gradient was NaN/inf: the update was skipped, weights unchanged. */
   finite: boolean;
+  /** Matmul shape classes first met in this step and tuned after its update (0 once a run's shapes are tuned). */
+  tuned: number;
 }
 
 /** Statistics of the step from the kernel's per-token (loss, logp, entropy) and the inputs. */
@@ -92,8 +94,8 @@ export async function policyStep(
   });
   const [stats, ...outputs] = await Promise.all([optimizer.update(model.trainable.params, model.grads, lr), ...kept.map((t) => rt.read(t))]);
   rt.release(...kept);
-  if (autotune) await matmulTuner(rt).tunePending();
-  return { ...policyStatistics(micro, outputs, k), gradNorm: stats.gradNorm, finite: stats.finite };
+  const tuned = autotune ? await matmulTuner(rt).tunePending() : 0;
+  return { ...policyStatistics(micro, outputs, k), gradNorm: stats.gradNorm, finite: stats.finite, tuned };
 }
 
 /** One sampled completion to learn from: its tokens, the log-probs it was sampled with, its advantage. */

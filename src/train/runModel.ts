@@ -4,7 +4,8 @@
  */
 import type { FileSink } from '../model/checkpoint';
 import type { RunModel } from '../sage/run';
-import type { ModelSession, PolicySettings } from './session';
+import { POSITION_GRANULE, type ModelSession, type PolicySettings } from './session';
+import { tuneRunShapes } from './tuneRun';
 import { DEFAULT_SFT, type SftSettings } from './sftSettings';
 
 /**
@@ -56,6 +57,14 @@ export function sessionRunModel(session: ModelSession, o: RunModelOptions): RunM
       return rows.map((row) => ({ text: row.text, promptIds: row.promptIds, completionIds: row.completionIds, modelLogprobs: row.modelLogprobs }));
     },
     train: (rollouts, lr) => session.trainPolicy(rollouts, lr, o.policy),
+    prepare(hints, onProgress) {
+      const promptTokens = Math.max(1, ...hints.longPrompts.map((p) => session.tokenizer.encodePrompt(p).length));
+      return tuneRunShapes(
+        session.model,
+        { generationRows: hints.generationRows, promptTokens, trains: hints.trains, microTokens: o.policy.microTokens, granule: POSITION_GRANULE },
+        onProgress,
+      );
+    },
     async warmup(pairs, steps, onStep) {
       const trainer = await session.startSft(pairs, { ...o.warmup, steps, resetOptimizer: true });
       for (let i = 0; i < steps; i++) {

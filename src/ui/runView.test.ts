@@ -15,7 +15,8 @@ function metrics(step: number, admitted: number): StepMetrics {
     advantageStd: {},
     groups: [],
     solverAccuracy: 0.1 * step,
-    loss: { loss: -0.01 * step, clipFraction: 0.1, approxKl: 0.001, referenceKl: 0, entropy: 1.2, tokens: 100, gradNorm: 0.5, finite: true },
+    loss: { loss: -0.01 * step, clipFraction: 0.1, approxKl: 0.001, referenceKl: 0, entropy: 1.2, tokens: 100, gradNorm: 0.5, finite: true, tuned: 0 },
+    tunedKernels: 0,
     tokens: { generated: 600, trained: 700 },
     tokensPerS: 100,
   };

@@ -63,6 +63,8 @@ export interface RunView {
   phase: Phase | 'validate' | null;
   phaseStep: number;
   warmup: { step: number; of: number; loss: number } | null;
+  /** Kernels tuned for the run's shapes before its first step, while that lasts (null after). */
+  tuning: { done: number; total: number } | null;
   steps: StepPoint[];
   validations: ValidationPoint[];
   best: ValidationPoint | null;
@@ -82,6 +84,7 @@ export const EMPTY_RUN: RunView = {
   phase: null,
   phaseStep: 0,
   warmup: null,
+  tuning: null,
   steps: [],
   validations: [],
   best: null,
@@ -117,7 +120,11 @@ export function reduceRun(view: RunView, events: readonly EvolveEvent[]): RunVie
         v.status = 'warmup';
         v.warmup = { step: e.step, of: e.of, loss: e.loss };
         break;
+      case 'tuning':
+        v.tuning = e.done < e.total ? { done: e.done, total: e.total } : null;
+        break;
       case 'phase':
+        v.tuning = null;
         if (v.status !== 'paused') v.status = 'running';
         v.phase = e.phase;
         v.phaseStep = e.step;

@@ -153,6 +153,7 @@ export function matmul(rt: Runtime, args: MatmulArgs): Tensor {
     .u32(g.strideA, g.strideB, g.M * g.N, args.bias ? 1 : 0)
     .f32(args.alpha ?? 1, args.beta ?? 0)
     .u32(0, 0);
+  if (!rt.isTracing) rt.counters.matmulFlops += 2 * g.batch * g.M * g.N * g.K;
   rt.dispatch({
     kernel,
     params,
@@ -220,11 +221,20 @@ export class MatmulTuner {
    * Tunes every shape class used since the last call that has no measurement yet (e.g.
    * after a model's first training step); returns how many were tuned.
    */
-  async tunePending(runs = 3): Promise<number> {
+  async tunePending(runs = 3, onProgress: (done: number, total: number) => void = () => {}): Promise<number> {
     const shapes = [...this.pending.values()];
     this.pending.clear();
-    for (const s of shapes) await this.tune(s, runs);
+    onProgress(0, shapes.length);
+    for (let i = 0; i < shapes.length; i++) {
+      await this.tune(shapes[i]!, runs);
+      onProgress(i + 1, shapes.length);
+    }
     return shapes.length;
+  }
+
+  /** Shape classes used since the last tunePending that have no measurement yet. */
+  get pendingCount(): number {
+    return this.pending.size;
   }
 
   /**

@@ -47,6 +47,7 @@ export function RunControls() {
 
   let phaseText = '';
   if (run.status === 'starting') phaseText = 'preparing the model and kernels …';
+  if (run.tuning) phaseText = `tuning kernels for this run: ${run.tuning.done}/${run.tuning.total} shapes (once per machine)`;
   else if (run.status === 'warmup' && run.warmup) phaseText = `warm-up SFT ${run.warmup.step}/${run.warmup.of} · loss ${run.warmup.loss.toFixed(3)}`;
   else if (run.phase === 'validate') phaseText = `validating on the held-out problems (after step ${run.phaseStep})`;
   else if (run.phase) phaseText = `step ${run.phaseStep + 1}: ${run.phase} (${phaseIndex + 1}/${phases.length})`;

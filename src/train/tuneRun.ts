@@ -1,0 +1,73 @@
+/**
+ * Tuning a run's kernels before its first step. The matmul autotuner measures each shape class
+ * (transposes and the log2 size of M, N and K) the first time it is used; left to the loop,
+ * that happens inside steps: a cold first step several times the median, and spikes mid-run
+ * when a batch of a new size appears. Here the model's generation and update are traced (their
+ * dispatches discarded, see Runtime.trace) at a representative size of every class the run
+ * can reach, and every class not yet measured on this adapter is tuned, with progress.
+ */
+import { matmulTuner } from '../gpu/ops/matmul';
+import { Decoder } from '../model/decoder';
+import type { Transformer } from '../model/transformer';
+import { DEFAULT_POLICY_LOSS } from './policy';
+
+export interface RunShapes {
+  /** The most rows one generation takes (a phase's batch, or the held-out set at validation). */
+  generationRows: number;
+  /** The longest prompt, in tokens: prefills up to generationRows of them are traced. */
+  promptTokens: number;
+  /** Whether the run updates the model (the update's forward and backward shapes). */
+  trains: boolean;
+  /** The update's micro-batch token budget and row-length granule (see packRollouts). */
+  microTokens: number;
+  granule: number;
+}
+
+const log2 = (x: number) => Math.ceil(Math.log2(Math.max(1, x)));
+
+/** Records, without running them, a generation and an update at every size class the run can reach. */
+export function traceRunShapes(model: Transformer, s: RunShapes): void {
+  const rt = model.rt;
+  const c = model.config;
+  const context = c.max_position_embeddings;
+  const V = c.vocab_size;
+  rt.trace(() => {
+    // Generation: a prefill of M = rows × P positions (distinct prompts: shared ones are computed once), then a decode step of the rows.
+    for (let k = 0; k <= log2(s.generationRows * Math.min(s.promptTokens, context - 1)); k++) {
+      const M = 2 ** k;
+      let rows = Math.min(M, s.generationRows);
+      let P = Math.ceil(M / rows);
+      if (P === 1 && rows > V) [rows, P] = [Math.ceil(M / 2), 2];
+      if (P >= context) continue;
+      const decoder = new Decoder(model, rows, P + 1);
+      try {
+        decoder.prefill(Array.from({ length: rows }, (_, b) => Array.from({ length: P }, (_, t) => Math.floor(b / V ** t) % V)));
+        decoder.step(Array.from({ length: rows }, (_, b) => b), new Array<number>(rows).fill(0));
+      } finally {
+        decoder.destroy();
+      }
+    }
+    if (!s.trains) return;
+    // The update: micro-batches of 1..rowsPer packed rows (packRollouts' row length when sequences are shorter than it).
+    const T = Math.min(context, Math.max(s.granule, Math.floor(s.microTokens / s.granule) * s.granule));
+    const rowsPer = Math.max(1, Math.floor(s.microTokens / T));
+    const classes = new Set<number>();
+    for (let B = rowsPer; B >= 1; B--) {
+      if (classes.has(log2(B * T))) continue;
+      classes.add(log2(B * T));
+      const N = B * T;
+      model.forwardPolicyLoss({ B, T, tokens: new Array<number>(N).fill(0), targets: new Array<number>(N).fill(0) }, new Float32Array(4 * N), DEFAULT_POLICY_LOSS);
+      model.backward();
+    }
+  });
+}
+
+/**
+ * Traces the run's shapes, then tunes every matmul class not measured yet on this adapter
+ * (the results persist: a later run on the same machine tunes nothing). Returns how many.
+ */
+export async function tuneRunShapes(model: Transformer, s: RunShapes, onProgress: (done: number, total: number) => void = () => {}): Promise<number> {
+  traceRunShapes(model, s);
+  const tuner = matmulTuner(model.rt);
+  return tuner.tunePending(3, onProgress);
+}
