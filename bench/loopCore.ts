@@ -1,22 +1,28 @@
 /**
- * Seconds per loop step, split by phase: SAGE, MAE and the RLVR baseline with the default
- * loop settings, from the shipped warm-up checkpoint (so completions have the lengths of a
- * real run, not the token limits an untrained model runs to) on the shipped curriculum seeds.
+ * Loop steps measured phase by phase: SAGE, MAE and the RLVR baseline with the default loop
+ * settings, from the shipped warm-up checkpoint (so completions have the lengths of a real
+ * run, not the token limits an untrained model runs to) on the shipped curriculum seeds.
+ * Each run first tunes its kernels (LoopModel.prepare, from an empty tuning cache) and then
+ * times every step, the first included. Per phase: wall time, GPU busy time (timestamp
+ * queries), matmul FLOPs, dispatches and readbacks, and the achieved share of this adapter's
+ * matmul peak (the best variant's rate at 512³, measured in the same run); generation against
+ * the decode rate of the same model at the same batch (64-token prompts, 128 new tokens).
  * The page's suite (bench/suites/loop.ts) and its Node half (bench/node/loop.ts) run this
  * same function, each on its platform's WebGPU.
  */
 import type { Problem } from '../src/data/problem';
-import type { Runtime } from '../src/gpu/runtime';
+import { matmul, matmulTuner } from '../src/gpu/ops/matmul';
+import type { Runtime, RuntimeCounters } from '../src/gpu/runtime';
 import { importCheckpoint, memorySink } from '../src/model/checkpoint';
 import { ProblemBank } from '../src/sage/bank';
 import { METHODS, type MethodName } from '../src/sage/config';
-import { DEFAULT_LOOP, SageLoop, type Phase, type StepMetrics } from '../src/sage/loop';
+import { DEFAULT_LOOP, runShapeHints, SageLoop, type LoopSettings, type Phase, type StepMetrics } from '../src/sage/loop';
 import { DEFAULT_RUN } from '../src/sage/settings';
 import { COMPACT_TEMPLATES } from '../src/sage/templates';
 import { createValidators } from '../src/sage/validators';
 import { sessionRunModel, warmupSft } from '../src/train/runModel';
 import { DEFAULT_POLICY, ModelSession } from '../src/train/session';
-import { median } from './suite';
+import { median, type Table } from './suite';
 
 /** The shipped checkpoint the loop starts from, and its files. */
 export const LOOP_CHECKPOINT = 'data/models/tiny-curriculum';
@@ -26,65 +32,225 @@ export const LOOP_SEEDS = 'data/seeds/curriculum-500.jsonl';
 export const LOOP_METHODS: readonly MethodName[] = ['sage', 'mae', 'rlvr'];
 /** Phases in the order a step runs them. */
 export const LOOP_PHASES: readonly Phase[] = ['propose', 'score-problems', 'difficulty', 'admit', 'plan', 'score-plans', 'solve', 'judge-answers', 'update'];
+/** Seconds per step before this benchmark's figures (median, default settings, shipped checkpoint, 2-core machine without a GPU, 2026-11-24). */
+export const BEFORE_S_PER_STEP: Partial<Record<MethodName, number>> = { rlvr: 6.0, sage: 19.1 };
+/** Held-out problems a default run validates on: validation is one of its generations. */
+const HELD_OUT = DEFAULT_RUN.validationLimit;
+
+export interface PhaseFigures {
+  wallS: number;
+  /** Sum of the phase's dispatches' GPU time (timestamp queries). */
+  gpuS: number;
+  matmulGflop: number;
+  dispatches: number;
+  readbacks: number;
+}
 
 export interface LoopBenchRow {
   method: MethodName;
-  /** Timed steps (after one untimed step, which tunes kernels for the method's shapes). */
-  steps: number;
-  /** Medians over the timed steps. */
-  seconds: { total: number; generation: number; validators: number; training: number; phases: Partial<Record<Phase, number>> };
+  /** Seconds LoopModel.prepare took (tracing, then tuning from an empty cache) and the shape classes it tuned. */
+  prepare: { seconds: number; tuned: number };
+  /** Every step's seconds, the first included. */
+  stepSeconds: number[];
+  /** Kernel shape classes tuned inside each step (0 when prepare covered the run). */
+  tunedInSteps: number[];
+  /** Medians over the steps. */
+  seconds: { total: number; generation: number; validators: number; training: number };
+  phases: Partial<Record<Phase, PhaseFigures>>;
   generatedTokens: number;
   trainedTokens: number;
   /** Generated tokens per second of generation. */
   generationTokensPerS: number;
+  /** Rows of the largest generation of a step (the Solver's), and the decode rate at that batch. */
+  decodeReference: { B: number; tokensPerS: number };
   error?: string;
 }
 
-function summarise(method: MethodName, timed: StepMetrics[]): LoopBenchRow {
-  const med = (f: (m: StepMetrics) => number) => median(timed.map(f));
-  const phases: Partial<Record<Phase, number>> = {};
-  for (const p of LOOP_PHASES) if (timed.some((m) => m.seconds.phases[p] !== undefined)) phases[p] = med((m) => m.seconds.phases[p] ?? 0);
-  const generation = med((m) => m.seconds.generation);
-  const generatedTokens = med((m) => m.tokens.generated);
-  return {
-    method,
-    steps: timed.length,
-    seconds: { total: med((m) => m.seconds.total), generation, validators: med((m) => m.seconds.validators), training: med((m) => m.seconds.training), phases },
-    generatedTokens,
-    trainedTokens: med((m) => m.tokens.trained),
-    generationTokensPerS: generation > 0 ? generatedTokens / generation : 0,
-  };
+export interface LoopBench {
+  /** GFLOP/s of the best matmul variant at 512³ on this adapter, measured in this run. */
+  peakGflops: number;
+  rows: LoopBenchRow[];
 }
 
+/** The best variant's GFLOP/s at 512³ (tuned, then the median of 5 runs with a GPU sync each). */
+async function matmulPeak(rt: Runtime): Promise<number> {
+  const n = 512;
+  const shape = { batch: 1, M: n, N: n, K: n, transA: false, transB: false };
+  const times = await matmulTuner(rt).tune(shape);
+  const variant = matmulTuner(rt).choose(shape);
+  const a = rt.upload(Float32Array.from({ length: n * n }, () => Math.random() - 0.5), [n, n]);
+  const b = rt.upload(Float32Array.from({ length: n * n }, () => Math.random() - 0.5), [n, n]);
+  const out = rt.empty([n, n]);
+  const samples: number[] = [];
+  for (let i = 0; i < 6; i++) {
+    const t0 = performance.now();
+    matmul(rt, { a, b, out, variant });
+    await rt.sync();
+    if (i > 0) samples.push(performance.now() - t0);
+  }
+  rt.release(a, b, out);
+  const ms = Math.min(median(samples), times[variant] ?? Infinity);
+  return (2 * n ** 3) / (ms / 1e3) / 1e9;
+}
+
+/** Decode tokens/s of the session's model at B rows (64-token prompts, 128 new tokens, no EOS), as the generate suite measures it. */
+async function decodeRate(session: ModelSession, B: number): Promise<number> {
+  const prompts = Array.from({ length: B }, (_, b) => Array.from({ length: 64 }, (_, t) => 3 + ((b * 64 + t) * 7919) % 250));
+  const opts = { maxNewTokens: 128, temperature: 1, seed: 1, eosTokenIds: [], timing: true };
+  await session.generate(prompts, opts);
+  const { stats } = await session.generate(prompts, opts);
+  return (B * stats.steps) / ((stats.ms - stats.timing!.prefillMs) / 1e3);
+}
+
+const diff = (a: RuntimeCounters, b: RuntimeCounters) => ({ dispatches: b.dispatches - a.dispatches, readbacks: b.readbacks - a.readbacks, flops: b.matmulFlops - a.matmulFlops });
+
+async function benchMethod(rt: Runtime, checkpoint: Map<string, Uint8Array>, seeds: readonly Problem[], name: MethodName, steps: number, log: (m: string) => void): Promise<LoopBenchRow> {
+  const method = METHODS[name];
+  const session = ModelSession.create(rt, { kind: 'checkpoint', checkpoint: importCheckpoint(checkpoint), name: LOOP_CHECKPOINT });
+  try {
+    session.resetOptimizer();
+    const model = sessionRunModel(session, { policy: DEFAULT_POLICY, warmup: warmupSft(session, 0), checkpointSink: () => memorySink() });
+    const { bank } = ProblemBank.fromSeeds(seeds, { alpha: method.rewards.alpha, nearDuplicate: DEFAULT_RUN.nearDuplicate });
+    const settings: LoopSettings = { ...DEFAULT_LOOP, method, templates: COMPACT_TEMPLATES };
+    const t0 = performance.now();
+    const tuned = await model.prepare!(runShapeHints(settings, seeds, HELD_OUT), (done, total) => {
+      if (done === total || done % 20 === 0) log(`loop ${name}: tuning kernels for this run ${done}/${total}`);
+    });
+    const prepare = { seconds: (performance.now() - t0) / 1e3, tuned };
+
+    // Each phase's counters and GPU time, taken at its boundaries (held time: left out of the step's timings).
+    let current: { phase: Phase; counters: RuntimeCounters } | null = null;
+    let perStep: Partial<Record<Phase, Omit<PhaseFigures, 'wallS'>>> = {};
+    const close = async () => {
+      await rt.sync();
+      const gpuMs = (await rt.profile()).reduce((s, e) => s + e.totalMs, 0);
+      rt.profiler?.reset();
+      if (current) {
+        const d = diff(current.counters, rt.counters);
+        const f = (perStep[current.phase] ??= { gpuS: 0, matmulGflop: 0, dispatches: 0, readbacks: 0 });
+        f.gpuS += gpuMs / 1e3;
+        f.matmulGflop += d.flops / 1e9;
+        f.dispatches += d.dispatches;
+        f.readbacks += d.readbacks;
+      }
+    };
+    const loop = new SageLoop(model, createValidators(), bank, settings, async (phase) => {
+      await close();
+      current = { phase, counters: { ...rt.counters } };
+    });
+    const metrics: StepMetrics[] = [];
+    const phaseRuns: Partial<Record<Phase, PhaseFigures[]>> = {};
+    for (let i = 0; i < steps; i++) {
+      perStep = {};
+      await close();
+      current = null;
+      const { metrics: m } = await loop.runStep();
+      await close();
+      metrics.push(m);
+      for (const [phase, f] of Object.entries(perStep) as [Phase, Omit<PhaseFigures, 'wallS'>][]) {
+        (phaseRuns[phase] ??= []).push({ ...f, wallS: m.seconds.phases[phase] ?? 0 });
+      }
+      log(`loop ${name}: step ${i + 1}/${steps} ${m.seconds.total.toFixed(1)} s${m.tunedKernels ? ` (tuned ${m.tunedKernels} new shapes)` : ''}`);
+    }
+    const med = (f: (m: StepMetrics) => number) => median(metrics.map(f));
+    const phases: Partial<Record<Phase, PhaseFigures>> = {};
+    for (const [phase, runs] of Object.entries(phaseRuns) as [Phase, PhaseFigures[]][]) {
+      const pm = (k: keyof PhaseFigures) => median(runs.map((r) => r[k]));
+      phases[phase] = { wallS: pm('wallS'), gpuS: pm('gpuS'), matmulGflop: pm('matmulGflop'), dispatches: pm('dispatches'), readbacks: pm('readbacks') };
+    }
+    const generation = med((m) => m.seconds.generation);
+    const generatedTokens = med((m) => m.tokens.generated);
+    const B = settings.trainProblems * settings.solverSamples;
+    return {
+      method: name,
+      prepare,
+      stepSeconds: metrics.map((m) => m.seconds.total),
+      tunedInSteps: metrics.map((m) => m.tunedKernels),
+      seconds: { total: med((m) => m.seconds.total), generation, validators: med((m) => m.seconds.validators), training: med((m) => m.seconds.training) },
+      phases,
+      generatedTokens,
+      trainedTokens: med((m) => m.tokens.trained),
+      generationTokensPerS: generation > 0 ? generatedTokens / generation : 0,
+      decodeReference: { B, tokensPerS: await decodeRate(session, B) },
+    };
+  } catch (e) {
+    const error = e instanceof Error ? (e.stack ?? e.message) : String(e);
+    return {
+      method: name, prepare: { seconds: 0, tuned: 0 }, stepSeconds: [], tunedInSteps: [], seconds: { total: 0, generation: 0, validators: 0, training: 0 },
+      phases: {}, generatedTokens: 0, trainedTokens: 0, generationTokensPerS: 0, decodeReference: { B: 0, tokensPerS: 0 }, error,
+    };
+  } finally {
+    session.destroy();
+  }
+}
+
+/** `rt` must profile (Runtime.create with profile: true) and start from an empty tuning cache. */
 export async function benchLoop(
   rt: Runtime,
   checkpoint: Map<string, Uint8Array>,
   seeds: readonly Problem[],
-  o: { quick: boolean; log: (m: string) => void },
-): Promise<LoopBenchRow[]> {
-  const timedSteps = o.quick ? 1 : 3;
+  o: { quick: boolean; log: (m: string) => void; methods?: readonly MethodName[]; steps?: number },
+): Promise<LoopBench> {
+  const peakGflops = await matmulPeak(rt);
+  o.log(`loop: matmul peak at 512³ ${peakGflops.toFixed(2)} GFLOP/s`);
   const rows: LoopBenchRow[] = [];
-  for (const name of LOOP_METHODS) {
-    const method = METHODS[name];
-    const session = ModelSession.create(rt, { kind: 'checkpoint', checkpoint: importCheckpoint(checkpoint), name: LOOP_CHECKPOINT });
-    try {
-      session.resetOptimizer();
-      const model = sessionRunModel(session, { policy: DEFAULT_POLICY, warmup: warmupSft(session, 0), checkpointSink: () => memorySink() });
-      const { bank } = ProblemBank.fromSeeds(seeds, { alpha: method.rewards.alpha, nearDuplicate: DEFAULT_RUN.nearDuplicate });
-      const loop = new SageLoop(model, createValidators(), bank, { ...DEFAULT_LOOP, method, templates: COMPACT_TEMPLATES });
-      const timed: StepMetrics[] = [];
-      for (let i = 0; i <= timedSteps; i++) {
-        const { metrics } = await loop.runStep();
-        o.log(`loop ${name}: step ${i + 1}/${timedSteps + 1}${i === 0 ? ' (untimed: tunes kernels)' : ''} ${metrics.seconds.total.toFixed(1)} s`);
-        if (i > 0) timed.push(metrics);
-      }
-      rows.push(summarise(name, timed));
-    } catch (e) {
-      const error = e instanceof Error ? (e.stack ?? e.message) : String(e);
-      rows.push({ method: name, steps: 0, seconds: { total: 0, generation: 0, validators: 0, training: 0, phases: {} }, generatedTokens: 0, trainedTokens: 0, generationTokensPerS: 0, error });
-    } finally {
-      session.destroy();
-    }
-  }
-  return rows;
+  for (const name of o.methods ?? LOOP_METHODS) rows.push(await benchMethod(rt, checkpoint, seeds, name, o.steps ?? (o.quick ? 2 : 5), o.log));
+  return { peakGflops, rows };
+}
+
+const fmt = (x: number | undefined, digits = 1) => (x === undefined || !Number.isFinite(x) ? '-' : x.toFixed(digits));
+const pct = (x: number) => `${fmt(100 * x, 0)}%`;
+
+/** The per-phase table and the goals' summary of one platform's run. */
+export function loopTables(platform: string, bench: LoopBench): Table[] {
+  const ok = bench.rows.filter((r) => !r.error);
+  const phaseRows = ok.flatMap((r) =>
+    LOOP_PHASES.filter((p) => r.phases[p]).map((p) => {
+      const f = r.phases[p]!;
+      return [
+        r.method, p, fmt(f.wallS, 2), fmt(f.gpuS, 2), fmt(f.matmulGflop, 2), fmt(f.matmulGflop / f.wallS, 2),
+        pct(f.matmulGflop / f.wallS / bench.peakGflops), String(Math.round(f.dispatches)), String(Math.round(f.readbacks)),
+      ];
+    }),
+  );
+  const summary = bench.rows.map((r) => {
+    if (r.error) return [r.method, 'failed', ...new Array<string>(9).fill('-')];
+    const steps = r.stepSeconds;
+    const gen = LOOP_PHASES.filter((p) => p !== 'update' && r.phases[p]).reduce((s, p) => s + r.phases[p]!.wallS, 0);
+    const update = r.phases.update;
+    const before = BEFORE_S_PER_STEP[r.method];
+    return [
+      r.method,
+      fmt(r.seconds.total, 2),
+      before ? `${fmt(before, 1)} (${fmt(before / r.seconds.total, 2)}×)` : '-',
+      `${fmt(steps[0]! / r.seconds.total, 2)} / ${fmt(Math.max(...steps) / r.seconds.total, 2)}`,
+      `${fmt(r.prepare.seconds, 0)} s, ${r.prepare.tuned}`,
+      String(r.tunedInSteps.reduce((a, b) => a + b, 0)),
+      fmt(r.generationTokensPerS, 0),
+      `${fmt(r.decodeReference.tokensPerS, 0)} (B=${r.decodeReference.B})`,
+      pct(r.generationTokensPerS / r.decodeReference.tokensPerS),
+      update ? pct(update.matmulGflop / update.wallS / bench.peakGflops) : '-',
+      gen > 0 ? fmt(gen, 2) : '-',
+    ];
+  });
+  return [
+    {
+      title: `Loop step by phase, ${platform} (matmul peak at 512³: ${fmt(bench.peakGflops, 2)} GFLOP/s, this run)`,
+      columns: ['method', 'phase', 'wall s', 'GPU s', 'matmul GFLOP', 'GFLOP/s', 'share of peak', 'dispatches', 'readbacks'],
+      rows: phaseRows,
+      notes: [
+        'medians over the timed steps; GPU s: the sum of the phase\'s dispatches\' timestamp-query times; GFLOP: the matmuls\' 2·M·N·K',
+        '(attention, norms and the rest are a few % of the arithmetic here); share of peak: the phase\'s matmul GFLOP/s over the peak',
+      ],
+    },
+    {
+      title: `Loop step goals, ${platform}`,
+      columns: ['method', 's/step', 'before (speed-up)', 'first / slowest step ÷ median', 'tuning before step 1 (shapes)', 'shapes tuned in steps', 'generated tok/s', 'decode tok/s at B', 'generation share', 'update share of peak', 'generation phases s'],
+      rows: summary,
+      notes: [
+        'every step timed, the first included, after LoopModel.prepare tuned the run\'s kernels from an empty cache;',
+        'before: the same step\'s median before packing, shared prefixes and tuning ahead (2-core machine without a GPU, 2026-11-24)',
+      ],
+    },
+  ];
 }

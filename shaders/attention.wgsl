@@ -12,7 +12,9 @@
 // completion attends the shared prefix as if it were its own. A prefix is a sequence of its
 // own, and a family (a prefix and its continuations) lies contiguous in its row, so each
 // loop below starts at the earliest key a query can see and the dK/dV loop ends where the
-// next family begins. A padding query attends nothing (zero output, zero gradient).
+// next family begins. A padding query (mask 0) attends every real key before it, as
+// transformers' eager attention does for right padding; rows of packed sequences hold no
+// padding (their remainder is a sequence of its own), or the dK/dV loop would end early.
 //
 // Forward: one invocation per (row, head), online softmax over the keys: never more than
 // one score at a time, so memory is O(T) whatever the sequence length. It saves the
@@ -60,14 +62,14 @@ struct Params {
 // Whether a query with mask qm sees a key with mask km (j ≤ i checked by the caller).
 fn sees(qm: u32, km: u32) -> bool {
   let ks = km & 0xffffu;
-  return qm != 0u && km != 0u && (ks == (qm & 0xffffu) || ks == (qm >> 16u));
+  return km != 0u && (qm == 0u || ks == (qm & 0xffffu) || ks == (qm >> 16u));
 }
 
-// The earliest column a query with mask qm sees: its prefix's, else its sequence's; past
-// any row for padding.
+// The earliest column a query with mask qm sees: its prefix's, else its sequence's; the
+// row's first for padding.
 fn firstKey(qm: u32) -> u32 {
   let pp = qm >> 16u;
-  return select(select(0xffffffffu, (qm & 0xffffu) - 1u, qm != 0u), pp - 1u, pp != 0u);
+  return select(select(0u, (qm & 0xffffu) - 1u, qm != 0u), pp - 1u, pp != 0u);
 }
 
 fn qIndex(row: u32, h: u32) -> u32 { return row * p.sQ + h * p.hd; }

@@ -144,7 +144,7 @@ describe('packing rollouts into micro-batches', () => {
     const hi = (c: number) => (c + 1) << 16;
     // Family (7 tokens): [1, 10] then [11, 20, 21] and [11, 30]; then the single [1, 5, 7].
     expect(Array.from(b.tokens).slice(0, 10)).toEqual([1, 10, 11, 20, 21, 11, 30, 1, 5, 7]);
-    expect(Array.from(b.mask!).slice(0, 11)).toEqual([1, 1, 3 | hi(0), 3 | hi(0), 3 | hi(0), 6 | hi(0), 6 | hi(0), 8, 8, 8, 0]);
+    expect(Array.from(b.mask!).slice(0, 11)).toEqual([1, 1, 3 | hi(0), 3 | hi(0), 3 | hi(0), 6 | hi(0), 6 | hi(0), 8, 8, 8, 11]);
     expect(Array.from(b.positions!).slice(0, 10)).toEqual([0, 1, 2, 3, 4, 2, 3, 0, 1, 2]);
     expect(Array.from(b.targets!).slice(0, 10)).toEqual([-1, -1, 20, 21, -1, 30, -1, -1, 7, -1]);
     expect(Array.from(micro[0]!.perToken.slice(5 * 4, 6 * 4))).toEqual([0.25, -1, -3, 0]);
@@ -154,7 +154,8 @@ describe('packing rollouts into micro-batches', () => {
     const micro = packRollouts(sample, { tokens: 8, maxLength: 16, lengthGranule: 4, padId: 0 });
     // Rows of 8, one per micro-batch: 7 + pad, 6 + pad (the 3-token sequence does not fit beside it), 3 + pad.
     expect(micro.map((m) => [m.batch.B, m.batch.T])).toEqual([[1, 8], [1, 8], [1, 8]]);
-    expect(Array.from(micro[0]!.batch.mask!)).toEqual([1, 1, 1, 1, 1, 1, 1, 0]);
+    // The remainder a sequence of its own, without targets.
+    expect(Array.from(micro[0]!.batch.mask!)).toEqual([1, 1, 1, 1, 1, 1, 1, 8]);
     expect(Array.from(micro[2]!.batch.tokens)).toEqual([1, 10, 30, 0, 0, 0, 0, 0]);
     // The context caps a row: three rows of 8 in one micro-batch of 24 tokens.
     const rows = packRollouts(sample, { tokens: 24, maxLength: 8, lengthGranule: 4, padId: 0 });

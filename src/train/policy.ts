@@ -135,8 +135,8 @@ type Unit = { rollouts: number[]; shared: boolean; length: number };
  * from the prompt's last token on, attending that shared prefix as its own (the same
  * gradient, for the prompt's share of the tokens once instead of n times). Families and
  * single sequences are placed whole in the first row with room (longest first), several to a
- * row with no padding between them, the rows' remainder padded. A row is as long as the
- * token budget, rounded to the granule and at most the context, but never shorter than the
+ * row with no padding between them, a row's remainder pad tokens that attend only each
+ * other. A row is as long as the token budget, rounded to the granule and at most the context, but never shorter than the
  * longest sequence (a family longer than a row is split, each part with its prefix); a
  * micro-batch is as many rows as the budget holds (at least one). Positions restart at each
  * sequence and the mask says which columns each token attends (see shaders/attention.wgsl).
@@ -242,6 +242,8 @@ export function packRollouts(rollouts: readonly Rollout[], o: PackOptions): Poli
           place([prompt[p - 1]!, ...r.completionIds], p - 1, ((col + 1) | ((prefixCol + 1) << 16)) >>> 0, r, 0);
         }
       }
+      // The row's remainder is a sequence of its own, without targets: a packed row holds no padding query (see shaders/attention.wgsl).
+      if (col < T) place(new Array<number>(T - col).fill(o.padId), 0, col + 1);
     });
     out.push({ batch: { B, T, tokens, mask, positions, targets }, perToken });
   }

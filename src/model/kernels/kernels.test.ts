@@ -155,11 +155,11 @@ function attentionRef(s: AttentionShape, q: Float32Array, k: Float32Array, v: Fl
         const row = b * T + i;
         const keys: number[] = [];
         // The key in the query's own sequence (same low half: 1 + its first column) or in the
-        // prefix it continues (the query's high half); padding attends nothing.
+        // prefix it continues (the query's high half); padding attends every real key before it.
         const qm = mask[row]!;
         for (let j = 0; j <= i; j++) {
           const ks = mask[b * T + j]! & 0xffff;
-          if (qm && ks && (ks === (qm & 0xffff) || ks === qm >>> 16)) keys.push(b * T + j);
+          if (ks && (!qm || ks === (qm & 0xffff) || ks === qm >>> 16)) keys.push(b * T + j);
         }
         if (!keys.length) continue;
         const sc = keys.map((key) => {
@@ -209,8 +209,8 @@ function attentionRef(s: AttentionShape, q: Float32Array, k: Float32Array, v: Fl
 describe('attention', () => {
   it('fused causal forward and backward with GQA and padding masks, dense and fused q|k|v rows', async () => {
     const rt = await testRuntime();
-    // 'packed': several sequences per row, each attending only itself, then right padding;
-    // 'shared': families of a prefix and sequences that each continue it, then right padding.
+    // 'packed': several sequences per row, each attending only itself; 'shared': families of a
+    // prefix and sequences that each continue it (the row's end a sequence of its own in both).
     const shapes: [AttentionShape, 'none' | 'left' | 'right' | 'packed' | 'shared', boolean][] = [
       [{ B: 1, T: 1, heads: 1, kvHeads: 1, hd: 2 }, 'none', false],
       [{ B: 2, T: 7, heads: 4, kvHeads: 2, hd: 8 }, 'right', true],
@@ -241,8 +241,9 @@ describe('attention', () => {
         const pad = Math.floor(r() * (s.T - 1)) + (b === 0 ? 1 : 0);
         for (let n = 0; n < pad; n++) mask[b * s.T + (padding === 'left' ? n : s.T - 1 - n)] = 0;
         if (padding !== 'packed' && padding !== 'shared') continue;
-        // Sequences of 1 to 6 tokens from column 0, the row's remainder padding; shared: each
+        // Sequences of 1 to 6 tokens from column 0, the row's remainder one more; shared: each
         // a prefix followed by 0 to 3 sequences that continue it.
+        for (let t = s.T - pad; t < s.T; t++) mask[b * s.T + t] = s.T - pad + 1;
         for (let start = 0; start < s.T - pad; ) {
           const len = Math.min(s.T - pad - start, 1 + Math.floor(r() * 6));
           for (let t = start; t < start + len; t++) mask[b * s.T + t] = start + 1;
