@@ -35,12 +35,17 @@ export interface Completion {
   modelLogprobs: number[];
 }
 
+/** One generation a run makes: its rows, how many distinct prompts among them, and a prompt as long as its longest. */
+export interface GenerationHint {
+  rows: number;
+  distinct: number;
+  prompt: string;
+}
+
 /** What a run will ask of the model, for tuning its kernels before the first step. */
 export interface RunShapeHints {
-  /** The most prompts one generation takes (a phase's batch, the held-out set). */
-  generationRows: number;
-  /** Prompts as long as the run's longest (rendered from the longest seeds). */
-  longPrompts: string[];
+  /** Every phase's generation and validation's. */
+  generations: GenerationHint[];
   /** Whether the run updates the model. */
   trains: boolean;
 }
@@ -150,29 +155,36 @@ function phaseSeed(seed: number, step: number, phase: number): number {
 }
 
 /**
- * What a run with these settings will ask of its model: the largest generation batch of any
- * phase or of validation, prompts as long as its longest (rendered from the longest seeds; a
- * stand-in plan as long as the problem), and whether it trains.
+ * What a run with these settings will ask of its model: each phase's generation (and
+ * validation's) with a prompt as long as its longest, rendered from the longest seeds (a
+ * stand-in plan or answer as long as the problem), and whether it trains.
  */
 export function runShapeHints(s: LoopSettings, seeds: readonly Problem[], heldOut: number): RunShapeHints {
   const m = s.method;
-  const solve = s.trainProblems * s.solverSamples;
-  const rows = [solve, heldOut, s.trainProblems];
-  if (m.evolveBank && m.roles.includes('challenger')) rows.push(s.proposals, s.proposals * s.difficultySamples);
+  const has = (role: RoleName) => m.roles.includes(role);
   const longest = [...seeds].sort((a, b) => b.statement.length - a.statement.length);
-  const longPrompts: string[] = [];
+  const generations: GenerationHint[] = [];
   for (const kind of ['math', 'code'] as const) {
     const top = longest.filter((p) => p.kind === kind).slice(0, Math.max(1, s.references));
     if (!top.length) continue;
     const problem = top[0]!.statement;
-    longPrompts.push(
-      render(s.templates.solverWithPlan, { problem, plan: problem }),
-      render(s.templates.criticPlan, { problem, plan: problem }),
-      render(s.templates.criticAnswer, { problem, answer: problem }),
-      render(s.templates[kind === 'code' ? 'challengerCode' : 'challenger'], { references: referenceList(top, s.templates), kind }),
-    );
+    const t = s.templates;
+    const solve = s.trainProblems * s.solverSamples;
+    const add = (rows: number, distinct: number, prompt: string) => generations.push({ rows, distinct, prompt });
+    add(heldOut, heldOut, render(t.solver, { problem }));
+    add(solve, s.trainProblems, render(has('planner') ? t.solverWithPlan : t.solver, { problem, plan: problem }));
+    if (has('planner')) {
+      add(s.trainProblems, s.trainProblems, render(t.planner, { problem }));
+      add(s.trainProblems, s.trainProblems, render(t.criticPlan, { problem, plan: problem }));
+    }
+    if (m.solverReward === 'judge') add(solve, solve, render(t.criticAnswer, { problem, answer: problem }));
+    if (m.evolveBank && has('challenger')) {
+      add(s.proposals, s.proposals, render(t[kind === 'code' ? 'challengerCode' : 'challenger'], { references: referenceList(top, t), kind }));
+      add(s.proposals, s.proposals, render(t.criticProblem, { problem }));
+      add(s.proposals * s.difficultySamples, s.proposals, render(t.solver, { problem }));
+    }
   }
-  return { generationRows: Math.max(...rows), longPrompts, trains: m.trained.length > 0 };
+  return { generations, trains: m.trained.length > 0 };
 }
 
 const mean = (xs: readonly number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);

@@ -58,12 +58,8 @@ export function sessionRunModel(session: ModelSession, o: RunModelOptions): RunM
     },
     train: (rollouts, lr) => session.trainPolicy(rollouts, lr, o.policy),
     prepare(hints, onProgress) {
-      const promptTokens = Math.max(1, ...hints.longPrompts.map((p) => session.tokenizer.encodePrompt(p).length));
-      return tuneRunShapes(
-        session.model,
-        { generationRows: hints.generationRows, promptTokens, trains: hints.trains, microTokens: o.policy.microTokens, granule: POSITION_GRANULE },
-        onProgress,
-      );
+      const generations = hints.generations.map((g) => ({ rows: g.rows, distinct: g.distinct, promptTokens: session.tokenizer.encodePrompt(g.prompt).length }));
+      return tuneRunShapes(session.model, { generations, trains: hints.trains, microTokens: o.policy.microTokens, granule: POSITION_GRANULE }, onProgress);
     },
     async warmup(pairs, steps, onStep) {
       const trainer = await session.startSft(pairs, { ...o.warmup, steps, resetOptimizer: true });

@@ -34,7 +34,7 @@ describe('tuning a run before its first step', () => {
     const seed = freshSeed();
     const r = rng(seed);
     const model = Transformer.init(rt, CONFIG, seed);
-    const shapes = { generationRows: 6, promptTokens: 12, trains: true, microTokens: 64, granule: 16 };
+    const shapes = { generations: [{ rows: 6, distinct: 4, promptTokens: 12 }], trains: true, microTokens: 64, granule: 16 };
     const progress: [number, number][] = [];
     const tuned = await tuneRunShapes(model, shapes, (done, total) => progress.push([done, total]));
     expect(tuned).toBeGreaterThan(0);

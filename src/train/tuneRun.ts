@@ -11,11 +11,16 @@ import { Decoder } from '../model/decoder';
 import type { Transformer } from '../model/transformer';
 import { DEFAULT_POLICY_LOSS } from './policy';
 
-export interface RunShapes {
-  /** The most rows one generation takes (a phase's batch, or the held-out set at validation). */
-  generationRows: number;
-  /** The longest prompt, in tokens: prefills up to generationRows of them are traced. */
+export interface GenerationShape {
+  /** Rows of the batch, distinct prompts among them (prefilled once each), and the longest prompt in tokens. */
+  rows: number;
+  distinct: number;
   promptTokens: number;
+}
+
+export interface RunShapes {
+  /** Every generation the run makes (a phase's batch, validation's). */
+  generations: GenerationShape[];
   /** Whether the run updates the model (the update's forward and backward shapes). */
   trains: boolean;
   /** The update's micro-batch token budget and row-length granule (see packRollouts). */
@@ -24,29 +29,48 @@ export interface RunShapes {
 }
 
 const log2 = (x: number) => Math.ceil(Math.log2(Math.max(1, x)));
+/** The smallest size in log2 class k (the cheapest shape to tune it at). */
+const classLow = (k: number) => (k === 0 ? 1 : 2 ** (k - 1) + 1);
 
-/** Records, without running them, a generation and an update at every size class the run can reach. */
+/** `rows` prompts of P tokens, all distinct (none shared: their prefill has rows × P positions). */
+function distinctPrompts(rows: number, P: number, V: number): number[][] {
+  return Array.from({ length: rows }, (_, b) => Array.from({ length: P }, (_, t) => Math.floor(b / V ** t) % V));
+}
+
+/** Records, without running them, the generations and the update at every size class the run can reach. */
 export function traceRunShapes(model: Transformer, s: RunShapes): void {
   const rt = model.rt;
   const c = model.config;
   const context = c.max_position_embeddings;
   const V = c.vocab_size;
+  const prefill = new Set<number>();
+  const decode = new Set<number>();
+  for (const g of s.generations) {
+    for (let k = 0; k <= log2(g.distinct * Math.min(g.promptTokens, context - 1)); k++) prefill.add(k);
+    for (let k = 0; k <= log2(g.rows); k++) decode.add(k);
+  }
+  const trace = (rows: number, P: number, steps: number[]) => {
+    const decoder = new Decoder(model, rows, P + Math.max(1, steps.length));
+    try {
+      decoder.prefill(distinctPrompts(rows, P, V));
+      for (const n of steps) decoder.step(Array.from({ length: n }, (_, b) => b), new Array<number>(n).fill(0));
+    } finally {
+      decoder.destroy();
+    }
+  };
   rt.trace(() => {
-    // Generation: a prefill of M = rows × P positions (distinct prompts: shared ones are computed once), then a decode step of the rows.
-    for (let k = 0; k <= log2(s.generationRows * Math.min(s.promptTokens, context - 1)); k++) {
-      const M = 2 ** k;
-      let rows = Math.min(M, s.generationRows);
+    // Prefills of M positions in each class (rows × P, as few rows as the batch has), then decode steps of n rows.
+    const maxRows = Math.max(1, ...s.generations.map((g) => g.rows));
+    for (const k of prefill) {
+      const M = classLow(k);
+      let rows = Math.min(M, maxRows);
       let P = Math.ceil(M / rows);
       if (P === 1 && rows > V) [rows, P] = [Math.ceil(M / 2), 2];
-      if (P >= context) continue;
-      const decoder = new Decoder(model, rows, P + 1);
-      try {
-        decoder.prefill(Array.from({ length: rows }, (_, b) => Array.from({ length: P }, (_, t) => Math.floor(b / V ** t) % V)));
-        decoder.step(Array.from({ length: rows }, (_, b) => b), new Array<number>(rows).fill(0));
-      } finally {
-        decoder.destroy();
-      }
+      if (P < context) trace(rows, P, []);
     }
+    const steps = [...decode].map(classLow);
+    const rows = Math.max(...steps);
+    trace(rows, rows > V ? 2 : 1, steps);
     if (!s.trains) return;
     // The update: micro-batches of 1..rowsPer packed rows (packRollouts' row length when sequences are shorter than it).
     const T = Math.min(context, Math.max(s.granule, Math.floor(s.microTokens / s.granule) * s.granule));
