@@ -5,7 +5,7 @@
  * Each run first tunes its kernels (LoopModel.prepare, from an empty tuning cache) and then
  * times every step, the first included. Per phase: wall time, GPU busy time (timestamp
  * queries), matmul FLOPs, dispatches and readbacks, and the achieved share of this adapter's
- * matmul peak (the best variant's rate at 512³, measured in the same run); generation against
+ * matmul peak (the best variant's best rate at 512³, measured in the same run); generation against
  * the decode rate of the same model at the same batch (64-token prompts, 128 new tokens).
  * The page's suite (bench/suites/loop.ts) and its Node half (bench/node/loop.ts) run this
  * same function, each on its platform's WebGPU.
@@ -44,6 +44,8 @@ export interface PhaseFigures {
   matmulGflop: number;
   dispatches: number;
   readbacks: number;
+  /** The phase's generation: its rows, tokens, seconds, and the decode rate at its rows. */
+  generation?: { rows: number; tokens: number; seconds: number; decodeTokensPerS: number };
 }
 
 export interface LoopBenchRow {
@@ -61,8 +63,11 @@ export interface LoopBenchRow {
   trainedTokens: number;
   /** Generated tokens per second of generation. */
   generationTokensPerS: number;
-  /** Rows of the largest generation of a step (the Solver's), and the decode rate at that batch. */
-  decodeReference: { B: number; tokensPerS: number };
+  /**
+   * Generation against decoding: the seconds each phase's generation would take at the decode
+   * rate of its batch size, over the seconds it took (1 = as fast as the decode benchmark).
+   */
+  generationShare: number;
   error?: string;
 }
 
@@ -72,7 +77,7 @@ export interface LoopBench {
   rows: LoopBenchRow[];
 }
 
-/** The best variant's GFLOP/s at 512³ (tuned, then the median of 5 runs with a GPU sync each). */
+/** The best variant's best GFLOP/s at 512³ (tuned, then the fastest of 10 runs with a GPU sync each): the peak a phase is measured against. */
 async function matmulPeak(rt: Runtime): Promise<number> {
   const n = 512;
   const shape = { batch: 1, M: n, N: n, K: n, transA: false, transB: false };
@@ -82,14 +87,14 @@ async function matmulPeak(rt: Runtime): Promise<number> {
   const b = rt.upload(Float32Array.from({ length: n * n }, () => Math.random() - 0.5), [n, n]);
   const out = rt.empty([n, n]);
   const samples: number[] = [];
-  for (let i = 0; i < 6; i++) {
+  for (let i = 0; i < 11; i++) {
     const t0 = performance.now();
     matmul(rt, { a, b, out, variant });
     await rt.sync();
     if (i > 0) samples.push(performance.now() - t0);
   }
   rt.release(a, b, out);
-  const ms = Math.min(median(samples), times[variant] ?? Infinity);
+  const ms = Math.min(...samples, times[variant] ?? Infinity);
   return (2 * n ** 3) / (ms / 1e3) / 1e9;
 }
 
@@ -112,6 +117,19 @@ async function benchMethod(rt: Runtime, checkpoint: Map<string, Uint8Array>, see
     const model = sessionRunModel(session, { policy: DEFAULT_POLICY, warmup: warmupSft(session, 0), checkpointSink: () => memorySink() });
     const { bank } = ProblemBank.fromSeeds(seeds, { alpha: method.rewards.alpha, nearDuplicate: DEFAULT_RUN.nearDuplicate });
     const settings: LoopSettings = { ...DEFAULT_LOOP, method, templates: COMPACT_TEMPLATES };
+    // Each phase's generation: rows, tokens and time, counted around the model's generate.
+    let genOfStep: Partial<Record<Phase, { rows: number; tokens: number; seconds: number }>> = {};
+    let phaseNow: Phase | null = null;
+    const generate = model.generate.bind(model);
+    model.generate = async (request) => {
+      const t = performance.now();
+      const out = await generate(request);
+      const g = (genOfStep[phaseNow!] ??= { rows: 0, tokens: 0, seconds: 0 });
+      g.rows = Math.max(g.rows, request.prompts.length);
+      g.tokens += out.reduce((n, c) => n + c.completionIds.length, 0);
+      g.seconds += (performance.now() - t) / 1e3;
+      return out;
+    };
     const t0 = performance.now();
     const tuned = await model.prepare!(runShapeHints(settings, seeds, HELD_OUT), (done, total) => {
       if (done === total || done % 20 === 0) log(`loop ${name}: tuning kernels for this run ${done}/${total}`);
@@ -132,35 +150,50 @@ async function benchMethod(rt: Runtime, checkpoint: Map<string, Uint8Array>, see
         f.matmulGflop += d.flops / 1e9;
         f.dispatches += d.dispatches;
         f.readbacks += d.readbacks;
+        current = null;
       }
     };
     const loop = new SageLoop(model, createValidators(), bank, settings, async (phase) => {
       await close();
       current = { phase, counters: { ...rt.counters } };
+      phaseNow = phase;
     });
     const metrics: StepMetrics[] = [];
     const phaseRuns: Partial<Record<Phase, PhaseFigures[]>> = {};
+    const genRuns: Partial<Record<Phase, { rows: number; tokens: number; seconds: number }[]>> = {};
     for (let i = 0; i < steps; i++) {
       perStep = {};
-      await close();
-      current = null;
+      genOfStep = {};
       const { metrics: m } = await loop.runStep();
       await close();
       metrics.push(m);
       for (const [phase, f] of Object.entries(perStep) as [Phase, Omit<PhaseFigures, 'wallS'>][]) {
         (phaseRuns[phase] ??= []).push({ ...f, wallS: m.seconds.phases[phase] ?? 0 });
       }
+      for (const [phase, g] of Object.entries(genOfStep) as [Phase, { rows: number; tokens: number; seconds: number }][]) (genRuns[phase] ??= []).push(g);
       log(`loop ${name}: step ${i + 1}/${steps} ${m.seconds.total.toFixed(1)} s${m.tunedKernels ? ` (tuned ${m.tunedKernels} new shapes)` : ''}`);
     }
     const med = (f: (m: StepMetrics) => number) => median(metrics.map(f));
+    // The decode rate at each batch size a phase generated with.
+    const rates = new Map<number, number>();
+    for (const runs of Object.values(genRuns)) for (const g of runs) if (g.rows && !rates.has(g.rows)) rates.set(g.rows, await decodeRate(session, g.rows));
     const phases: Partial<Record<Phase, PhaseFigures>> = {};
-    for (const [phase, runs] of Object.entries(phaseRuns) as [Phase, PhaseFigures[]][]) {
-      const pm = (k: keyof PhaseFigures) => median(runs.map((r) => r[k]));
+    let ideal = 0;
+    let actual = 0;
+    for (const [phase, runs] of Object.entries(phaseRuns) as [Phase, Omit<PhaseFigures, 'generation'>[]][]) {
+      const pm = (k: 'wallS' | 'gpuS' | 'matmulGflop' | 'dispatches' | 'readbacks') => median(runs.map((r) => r[k]));
       phases[phase] = { wallS: pm('wallS'), gpuS: pm('gpuS'), matmulGflop: pm('matmulGflop'), dispatches: pm('dispatches'), readbacks: pm('readbacks') };
+      const gens = genRuns[phase];
+      if (gens?.length) {
+        const rows = Math.max(...gens.map((g) => g.rows));
+        const g = { rows, tokens: median(gens.map((x) => x.tokens)), seconds: median(gens.map((x) => x.seconds)), decodeTokensPerS: rates.get(rows)! };
+        phases[phase]!.generation = g;
+        ideal += g.tokens / g.decodeTokensPerS;
+        actual += g.seconds;
+      }
     }
     const generation = med((m) => m.seconds.generation);
     const generatedTokens = med((m) => m.tokens.generated);
-    const B = settings.trainProblems * settings.solverSamples;
     return {
       method: name,
       prepare,
@@ -171,13 +204,13 @@ async function benchMethod(rt: Runtime, checkpoint: Map<string, Uint8Array>, see
       generatedTokens,
       trainedTokens: med((m) => m.tokens.trained),
       generationTokensPerS: generation > 0 ? generatedTokens / generation : 0,
-      decodeReference: { B, tokensPerS: await decodeRate(session, B) },
+      generationShare: actual > 0 ? ideal / actual : 0,
     };
   } catch (e) {
     const error = e instanceof Error ? (e.stack ?? e.message) : String(e);
     return {
       method: name, prepare: { seconds: 0, tuned: 0 }, stepSeconds: [], tunedInSteps: [], seconds: { total: 0, generation: 0, validators: 0, training: 0 },
-      phases: {}, generatedTokens: 0, trainedTokens: 0, generationTokensPerS: 0, decodeReference: { B: 0, tokensPerS: 0 }, error,
+      phases: {}, generatedTokens: 0, trainedTokens: 0, generationTokensPerS: 0, generationShare: 0, error,
     };
   } finally {
     session.destroy();
@@ -207,16 +240,17 @@ export function loopTables(platform: string, bench: LoopBench): Table[] {
   const phaseRows = ok.flatMap((r) =>
     LOOP_PHASES.filter((p) => r.phases[p]).map((p) => {
       const f = r.phases[p]!;
+      const g = f.generation;
       return [
         r.method, p, fmt(f.wallS, 2), fmt(f.gpuS, 2), fmt(f.matmulGflop, 2), fmt(f.matmulGflop / f.wallS, 2),
         pct(f.matmulGflop / f.wallS / bench.peakGflops), String(Math.round(f.dispatches)), String(Math.round(f.readbacks)),
+        g ? `${g.rows}` : '-', g ? fmt(g.tokens / g.seconds, 0) : '-', g ? fmt(g.decodeTokensPerS, 0) : '-', g ? pct(g.tokens / g.seconds / g.decodeTokensPerS) : '-',
       ];
     }),
   );
   const summary = bench.rows.map((r) => {
-    if (r.error) return [r.method, 'failed', ...new Array<string>(9).fill('-')];
+    if (r.error) return [r.method, 'failed', ...new Array<string>(7).fill('-')];
     const steps = r.stepSeconds;
-    const gen = LOOP_PHASES.filter((p) => p !== 'update' && r.phases[p]).reduce((s, p) => s + r.phases[p]!.wallS, 0);
     const update = r.phases.update;
     const before = BEFORE_S_PER_STEP[r.method];
     return [
@@ -227,28 +261,28 @@ export function loopTables(platform: string, bench: LoopBench): Table[] {
       `${fmt(r.prepare.seconds, 0)} s, ${r.prepare.tuned}`,
       String(r.tunedInSteps.reduce((a, b) => a + b, 0)),
       fmt(r.generationTokensPerS, 0),
-      `${fmt(r.decodeReference.tokensPerS, 0)} (B=${r.decodeReference.B})`,
-      pct(r.generationTokensPerS / r.decodeReference.tokensPerS),
+      pct(r.generationShare),
       update ? pct(update.matmulGflop / update.wallS / bench.peakGflops) : '-',
-      gen > 0 ? fmt(gen, 2) : '-',
     ];
   });
   return [
     {
       title: `Loop step by phase, ${platform} (matmul peak at 512³: ${fmt(bench.peakGflops, 2)} GFLOP/s, this run)`,
-      columns: ['method', 'phase', 'wall s', 'GPU s', 'matmul GFLOP', 'GFLOP/s', 'share of peak', 'dispatches', 'readbacks'],
+      columns: ['method', 'phase', 'wall s', 'GPU s', 'matmul GFLOP', 'GFLOP/s', 'share of peak', 'dispatches', 'readbacks', 'rows', 'generated tok/s', 'decode tok/s at rows', 'share of decode'],
       rows: phaseRows,
       notes: [
         'medians over the timed steps; GPU s: the sum of the phase\'s dispatches\' timestamp-query times; GFLOP: the matmuls\' 2·M·N·K',
-        '(attention, norms and the rest are a few % of the arithmetic here); share of peak: the phase\'s matmul GFLOP/s over the peak',
+        '(attention, norms and the rest are a few % of the arithmetic here); share of peak: the phase\'s matmul GFLOP/s over the peak;',
+        'decode tok/s at rows: the same model decoding that many rows (64-token prompts, 128 new tokens, no EOS), measured in this run',
       ],
     },
     {
       title: `Loop step goals, ${platform}`,
-      columns: ['method', 's/step', 'before (speed-up)', 'first / slowest step ÷ median', 'tuning before step 1 (shapes)', 'shapes tuned in steps', 'generated tok/s', 'decode tok/s at B', 'generation share', 'update share of peak', 'generation phases s'],
+      columns: ['method', 's/step', 'before (speed-up)', 'first / slowest step ÷ median', 'tuning before step 1 (shapes)', 'shapes tuned in steps', 'generated tok/s', 'generation share of decode', 'update share of peak'],
       rows: summary,
       notes: [
-        'every step timed, the first included, after LoopModel.prepare tuned the run\'s kernels from an empty cache;',
+        'every step timed, the first included, after LoopModel.prepare tuned the run\'s kernels from an empty cache (the methods after the first share its tuning);',
+        'generation share of decode: the seconds the phases\' generations would take at the decode rate of their batch sizes over the seconds they took;',
         'before: the same step\'s median before packing, shared prefixes and tuning ahead (2-core machine without a GPU, 2026-11-24)',
       ],
     },
