@@ -97,7 +97,7 @@ async function readSplit(file: string, what: string, mapping?: string): Promise<
 
 function progressLine(e: RunEvent, total: number, started: number, firstStep: number): string | null {
   const elapsed = (Date.now() - started) / 1000;
-  if (e.type === 'tuning') return e.total === 0 ? null : e.done === 0 || e.done === e.total || e.done % 10 === 0 ? `tuning kernels for this run: ${e.done}/${e.total} shapes (once per machine)` : null;
+  if (e.type === 'tuning') return e.total === 0 ? null : e.done === 0 || e.done === e.total || e.done % 10 === 0 ? `tuning kernels for this run: ${e.done}/${e.total} shapes (kept for later runs)` : null;
   if (e.type === 'warmup') return e.step % 25 === 0 || e.step === e.of ? `warm-up ${e.step}/${e.of} · loss ${e.loss.toFixed(3)}` : null;
   if (e.type === 'validation') {
     const levels = Object.entries(e.result.perLevel).map(([l, t]) => `L${l} ${(100 * t.accuracy).toFixed(0)}%`).join(' ');

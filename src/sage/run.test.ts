@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { Problem } from '../data/problem';
 import type { BankEvent } from './bank';
 import { METHODS } from './config';
-import { DEFAULT_LOOP } from './loop';
-import { Evolution, stratified, type MetricsRecord, type RunEvent, type RunSettings, type RunState, type RunStore } from './run';
+import { DEFAULT_LOOP, type RunShapeHints } from './loop';
+import { Evolution, stratified, type MetricsRecord, type RunModel, type RunEvent, type RunSettings, type RunState, type RunStore } from './run';
 import { DEFAULT_TEMPLATES } from './templates';
 import { math, ScriptedModel, validators } from './testing';
 
@@ -47,6 +47,33 @@ class MemoryStore implements RunStore {
 }
 
 describe('an evolution run', () => {
+  it('tunes its kernels before the first generation, from every phase\'s batch and its longest prompts', async () => {
+    const model: ScriptedModel & Pick<RunModel, 'prepare'> = new ScriptedModel();
+    const calls: string[] = [];
+    const generate = model.generate.bind(model);
+    model.generate = (r) => (calls.push('generate'), generate(r));
+    let hints: RunShapeHints | null = null;
+    model.prepare = async (h, onProgress) => {
+      calls.push('prepare');
+      hints = h;
+      for (let i = 0; i <= 3; i++) onProgress(i, 3);
+      return 3;
+    };
+    const events: RunEvent[] = [];
+    await new Evolution({ ...SETTINGS, steps: 1, warmupSteps: 0 }, SEEDS, VALIDATION, model, validators, new MemoryStore(), (e) => events.push(e)).run();
+    expect(calls[0]).toBe('prepare');
+    expect(calls.filter((c) => c === 'prepare')).toHaveLength(1);
+    expect(events.filter((e) => e.type === 'tuning')).toEqual([0, 1, 2, 3].map((done) => ({ type: 'tuning', done, total: 3 })));
+    const h = hints!;
+    expect(h.trains).toBe(true);
+    // Validation (3 held-out problems), the Solver's 4 × 2 rows of 4 distinct problems, the difficulty attempts 4 × 2 of 4.
+    expect(h.generations).toContainEqual(expect.objectContaining({ rows: 3, distinct: 3 }));
+    expect(h.generations).toContainEqual(expect.objectContaining({ rows: 8, distinct: 4 }));
+    // The Challenger's prompt carries references: the longest of the prompts.
+    const longest = Math.max(...h.generations.map((g) => g.prompt.length));
+    expect(h.generations.find((g) => g.prompt.length === longest)!.prompt).toContain(SEEDS[0]!.statement);
+  });
+
   it('warms up, validates before the first step and every E steps, keeps the best, stops early', async () => {
     const model = new ScriptedModel();
     const store = new MemoryStore();

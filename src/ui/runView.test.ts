@@ -69,6 +69,15 @@ describe('the run view', () => {
     expect(v.best?.step).toBe(0);
   });
 
+  it('shows the kernels being tuned before the first step, until the first phase begins', () => {
+    let v = reduceRun(EMPTY_RUN, [{ type: 'tuning', done: 0, total: 40 }, { type: 'tuning', done: 12, total: 40 }]);
+    expect(v.tuning).toEqual({ done: 12, total: 40 });
+    v = reduceRun(v, [{ type: 'tuning', done: 40, total: 40 }]);
+    expect(v.tuning).toBeNull();
+    v = reduceRun(reduceRun(EMPTY_RUN, [{ type: 'tuning', done: 3, total: 40 }]), [{ type: 'phase', step: 0, phase: 'validate' }]);
+    expect(v.tuning).toBeNull();
+  });
+
   it('keeps the transcripts of the last steps only, and never mutates the view it was given', () => {
     let v = EMPTY_RUN;
     for (let i = 0; i < KEPT_TRANSCRIPT_STEPS + 5; i++) {

@@ -42,12 +42,18 @@ export function RunControls() {
   const last = run.steps[run.steps.length - 1];
   const phases = stepPhases(METHODS[runSettings?.method ?? method]);
   const phaseIndex = run.phase && run.phase !== 'validate' ? phases.indexOf(run.phase) : -1;
-  const within = run.status === 'warmup' && run.warmup ? run.warmup.step / run.warmup.of : phaseIndex >= 0 ? phaseIndex / phases.length : 0;
+  const within = run.tuning
+    ? run.tuning.done / run.tuning.total
+    : run.status === 'warmup' && run.warmup
+      ? run.warmup.step / run.warmup.of
+      : phaseIndex >= 0
+        ? phaseIndex / phases.length
+        : 0;
   const canExport = run.status === 'paused' || run.status === 'done' || (run.status === 'error' && done > 0);
 
   let phaseText = '';
   if (run.status === 'starting') phaseText = 'preparing the model and kernels …';
-  if (run.tuning) phaseText = `tuning kernels for this run: ${run.tuning.done}/${run.tuning.total} shapes (once per machine)`;
+  if (run.tuning) phaseText = `tuning kernels for this run: ${run.tuning.done}/${run.tuning.total} shapes (kept for later runs)`;
   else if (run.status === 'warmup' && run.warmup) phaseText = `warm-up SFT ${run.warmup.step}/${run.warmup.of} · loss ${run.warmup.loss.toFixed(3)}`;
   else if (run.phase === 'validate') phaseText = `validating on the held-out problems (after step ${run.phaseStep})`;
   else if (run.phase) phaseText = `step ${run.phaseStep + 1}: ${run.phase} (${phaseIndex + 1}/${phases.length})`;
