@@ -100,6 +100,31 @@ describe('runtime', () => {
     }
   });
 
+  it('a trace records nothing: no dispatch, copy or write reaches the GPU, nothing counts, reads are refused', async () => {
+    const rt = await testRuntime();
+    const a = rt.upload(Float32Array.from({ length: 12 }, (_, i) => i + 1), [3, 4]);
+    const out = rt.upload(new Float32Array(9).fill(-7), [3, 3]);
+    const copy = rt.upload(new Float32Array(9).fill(-8), [3, 3]);
+    const before = { ...rt.counters };
+    let read: Promise<unknown> | null = null;
+    rt.trace(() => {
+      matmul(rt, { a, b: a, transB: true, out });
+      rt.copy(out, copy);
+      rt.write(copy, new Float32Array(9).fill(5));
+      read = rt.read(out);
+    });
+    await expect(read).rejects.toThrow('nothing is computed while tracing');
+    expect(rt.counters).toEqual(before);
+    expect(Array.from(await rt.read(out))).toEqual(new Array(9).fill(-7));
+    expect(Array.from(await rt.read(copy))).toEqual(new Array(9).fill(-8));
+    // Out of the trace the same work runs and counts: 2·M·N·K = 72 FLOPs, one dispatch.
+    matmul(rt, { a, b: a, transB: true, out });
+    expect(rt.counters.dispatches - before.dispatches).toBe(1);
+    expect(rt.counters.matmulFlops - before.matmulFlops).toBe(72);
+    expect((await rt.read(out))[0]).toBe(1 + 4 + 9 + 16);
+    rt.release(a, out, copy);
+  });
+
   it('reports the adapter, granted features and raised limits', async () => {
     const rt = await testRuntime();
     expect(rt.ctx.adapter.key.length).toBeGreaterThan(0);

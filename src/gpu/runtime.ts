@@ -43,10 +43,8 @@ export interface RuntimeOptions {
 /** Work recorded since the runtime started (see Runtime.counters): what the benchmarks report per phase. */
 export interface RuntimeCounters {
   dispatches: number;
-  submits: number;
-  /** Reads back to the host, and their bytes. */
+  /** Reads back to the host. */
   readbacks: number;
-  readBytes: number;
   /** Floating-point operations of the matmuls recorded (2·M·N·K each). */
   matmulFlops: number;
 }
@@ -76,10 +74,10 @@ export class Runtime {
   private readonly cacheWrites: Promise<void>[] = [];
   private readonly staging = new Map<number, GPUBuffer[]>();
   private readSubmit: Promise<void> | null = null;
-  /** > 0 inside trace(): dispatches and copies are looked at, not recorded. */
+  /** > 0 inside trace(): dispatches, copies and writes are dropped. */
   private tracing = 0;
   /** Running totals of the work recorded; a copy is a snapshot. */
-  readonly counters: RuntimeCounters = { dispatches: 0, submits: 0, readbacks: 0, readBytes: 0, matmulFlops: 0 };
+  readonly counters: RuntimeCounters = { dispatches: 0, readbacks: 0, matmulFlops: 0 };
 
   /**
    * Row-wise kernels should give each invocation a whole row instead of sharing rows across
@@ -193,7 +191,7 @@ export class Runtime {
   }
 
   /**
-   * Runs `record` with its dispatches and copies discarded: the host-side choices it makes
+   * Runs `record` with its dispatches, copies and writes dropped: the host-side choices it makes
    * (the matmul shapes a run will use, for tuning them before its first step) without the GPU
    * work. Buffers it allocates are real; it must not read anything back.
    */
@@ -267,7 +265,6 @@ export class Runtime {
       for (const c of commands) if (c.kind === 'dispatch') staging.set(c.paramBytes, offsets[i++]);
       this.device.queue.writeBuffer(this.arena, 0, staging);
     }
-    this.counters.submits++;
     const encoder = this.device.createCommandEncoder();
     const labels: string[] = [];
     const profiler = this.profiler;
@@ -330,7 +327,6 @@ export class Runtime {
   async read<D extends DType>(t: Tensor<D>): Promise<TypedArrayFor<D>> {
     if (this.tracing) throw new Error('read: nothing is computed while tracing');
     this.counters.readbacks++;
-    this.counters.readBytes += t.size * BYTES_PER_ELEMENT[t.dtype];
     const bpe = BYTES_PER_ELEMENT[t.dtype];
     // Copies move whole 32-bit words: a half-precision view is read with the words around it.
     const first = Math.floor((t.offset * bpe) / 4) * 4;
