@@ -128,13 +128,18 @@ export class ProblemBank {
     return best;
   }
 
+  /** Whether the bank already holds this problem, or one nearly the same. */
+  duplicateOf(problem: Problem): 'duplicate' | 'near-duplicate' | null {
+    if (this.statements.has(normaliseStatement(problem.statement)) || this.byId.has(problem.id)) return 'duplicate';
+    if (this.nearest(problem.statement).similarity >= this.options.nearDuplicate) return 'near-duplicate';
+    return null;
+  }
+
   /** Why a candidate would be turned away, or null if it passes the gate. */
   verdict(c: Candidate): RejectReason | null {
     if (c.quality < this.options.alpha) return 'quality';
     if (!c.validatorUsable) return 'validator';
-    if (this.statements.has(normaliseStatement(c.problem.statement)) || this.byId.has(c.problem.id)) return 'duplicate';
-    if (this.nearest(c.problem.statement).similarity >= this.options.nearDuplicate) return 'near-duplicate';
-    return null;
+    return this.duplicateOf(c.problem);
   }
 
   /** Admits the candidate or counts why not. */

@@ -15,10 +15,16 @@ export interface RewardConfig {
   solver: { plan: number; correct: number; format: number };
   /** MAE: r_s = judge·s_judge + format·r_f (used when the method's solverReward is 'judge'). */
   solverJudge: { judge: number; format: number };
-  /** r_c with a usable validator and s_q ≥ alpha. */
+  /** r_c of an admitted problem (s_q ≥ alpha, a usable validator, not a duplicate). */
   challenger: { quality: number; difficulty: number; format: number };
-  /** r_c otherwise (difficulty dropped). */
+  /**
+   * r_c below alpha: the difficulty term removed, the weights not renormalised. An invalid
+   * proposal (unparsable, an unusable validator, a duplicate) earns only `format` · r_f −
+   * `invalidPenalty`: no quality or difficulty credit.
+   */
   challengerFallback: { quality: number; format: number };
+  /** Subtracted from an invalid proposal's reward (AZR-style; 0: its format share alone). */
+  invalidPenalty: number;
   /** r_p = plan·s_p + format·r_f. */
   planner: { plan: number; format: number };
   /** What an unparsable Critic score counts as for its consumer. */
@@ -46,7 +52,8 @@ export const DEFAULT_REWARDS: RewardConfig = {
   solver: { plan: 0.2, correct: 0.6, format: 0.2 },
   solverJudge: { judge: 0.5, format: 0.5 },
   challenger: { quality: 1 / 3, difficulty: 1 / 3, format: 1 / 3 },
-  challengerFallback: { quality: 0.5, format: 0.5 },
+  challengerFallback: { quality: 1 / 3, format: 1 / 3 },
+  invalidPenalty: 0,
   planner: { plan: 0.8, format: 0.2 },
   unparsableScore: 0.5,
 };

@@ -2,15 +2,16 @@ import { describe, expect, it } from 'vitest';
 import type { Problem } from '../data/problem';
 import { ProblemBank } from './bank';
 import { METHODS, type MethodConfig } from './config';
-import { DEFAULT_LOOP, SageLoop, type Phase } from './loop';
+import { DEFAULT_LOOP, SageLoop, type Completion, type GenerationRequest, type Phase } from './loop';
+import { OUTPUTS } from './templates';
+import { parseOutput } from './parse';
 import { DEFAULT_TEMPLATES } from './templates';
 import { math, ScriptedModel, validators } from './testing';
 import { EarlyStopping, validate } from './validation';
 
 const SEEDS: Problem[] = [math('s1', '1+2=?', '3'), math('s2', '5-3=?', '2'), math('s3', '4+4=?', '8'), math('s4', '9-1=?', '8')];
 
-function loop(method: MethodConfig) {
-  const model = new ScriptedModel();
+function loop(method: MethodConfig, model = new ScriptedModel()) {
   const { bank } = ProblemBank.fromSeeds(SEEDS, { alpha: method.rewards.alpha, nearDuplicate: 0.85 });
   const phases: Phase[] = [];
   const l = new SageLoop(model, validators, bank, { ...DEFAULT_LOOP, method, templates: DEFAULT_TEMPLATES, proposals: 4, trainProblems: 4, solverSamples: 2, difficultySamples: 3 }, (p) => {
@@ -34,7 +35,7 @@ describe('the SAGE loop (orchestration)', () => {
     expect(Object.keys(metrics.rewards).sort()).toEqual(['challenger', 'critic', 'planner', 'solver']);
     // The Challenger: thirds for admitted problems (difficulty 0: solved every time), 0 for garbage.
     const challenger = transcripts.find((t) => t.role === 'challenger')!;
-    expect(challenger).toMatchObject({ verdict: 'rejected: unparsable', reward: 0.5 * 0.5 + 0.5 * 0 });
+    expect(challenger).toMatchObject({ verdict: 'rejected: unparsable', reward: 0 });
     const rollouts = model.trained[0]!;
     expect(rollouts.length).toBe(4 + 3 + 4 + 4 + 8); // proposals, problem scores, plans, plan scores, solutions
     // Advantages are whitened within each (role, kind) group: they sum to zero there.
@@ -45,6 +46,34 @@ describe('the SAGE loop (orchestration)', () => {
     // Sampling at temperature 1 with the roles' stop strings; the Critic is short.
     expect(model.requests.every((r) => r.temperature === 1)).toBe(true);
     expect(model.requests.find((r) => r.prompts[0]!.includes('Rate'))).toMatchObject({ maxNewTokens: DEFAULT_LOOP.maxNewTokens.critic, stop: ['</score>'] });
+  });
+
+  it('pays no rejected proposal more than an admitted one, and nothing for a plan that is not there', async () => {
+    // A Challenger that games: a wrong claimed answer, a problem, the same problem again, another; an empty plan.
+    class Gaming extends ScriptedModel {
+      override async generate(r: GenerationRequest): Promise<Completion[]> {
+        const outs = await super.generate(r);
+        const texts = ['<question>2+13=?</question><answer>x</answer>', '<question>1+11=?</question><answer>12</answer>', '<question>1+11=?</question><answer>12</answer>', '<question>3+13=?</question><answer>16</answer>'];
+        return outs.map((o, i) => {
+          const prompt = r.prompts[i]!;
+          const text = prompt.includes('harder') ? texts[i]! : prompt.includes('<plan>') && i === 0 ? '<plan></plan>' : o.text;
+          return { ...o, text, completionIds: [...Buffer.from(text)], modelLogprobs: [...Buffer.from(text)].map(() => -1) };
+        });
+      }
+    }
+    const { l } = loop(METHODS.sage, new Gaming());
+    const { metrics } = await l.runStep();
+    expect(metrics.bank.admittedThisStep).toBe(2);
+    expect(metrics.bank.rejected).toMatchObject({ validator: 1, duplicate: 1 });
+    const format = parseOutput('<question>1+11=?</question><answer>12</answer>', OUTPUTS.challenger).format;
+    const admitted = (8 / 9 + 0 + format) / 3;
+    const invalid = format / 3;
+    expect(invalid).toBeLessThan(admitted);
+    expect(metrics.rewards.challenger).toBeCloseTo((2 * admitted + 2 * invalid) / 4, 9);
+    // The empty plan is not scored: it earns the Planner its format share alone, the Solver no plan credit.
+    const empty = parseOutput('<plan></plan>', OUTPUTS.planner).format;
+    const scored = parseOutput('<plan>Compute it.</plan>', OUTPUTS.planner).format;
+    expect(metrics.rewards.planner).toBeCloseTo((0.2 * empty + 3 * (0.8 * (8 / 9) + 0.2 * scored)) / 4, 9);
   });
 
   it('is reproducible: the same seed gives the same requests and rewards', async () => {

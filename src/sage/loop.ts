@@ -13,7 +13,7 @@ import { taskRelativeAdvantages, type GroupStats } from './advantages';
 import type { BankEntry, ProblemBank, RejectReason, SamplingMode } from './bank';
 import type { MethodConfig, RoleName } from './config';
 import { criticScore, parseOutput, type Parsed } from './parse';
-import { challengerReward, criticReward, gatedPlanScore, judgedSolverReward, plannerReward, scoreOrDefault, solverReward } from './rewards';
+import { challengerReward, criticReward, gatedPlanScore, judgedSolverReward, plannerReward, scoreOrDefault, solverReward, type ProposalOutcome } from './rewards';
 import { OUTPUTS, referenceList, render, stopStrings, type TemplateName, type Templates } from './templates';
 
 export interface GenerationRequest {
@@ -318,12 +318,14 @@ export class SageLoop {
         const p = proposals[i]!;
         const check = checked[i]!;
         const q = quality.get(i) ?? null;
-        const usable = 'problem' in check;
         let verdict: string;
-        if (!usable) {
+        // What the reward sees: a duplicate is invalid even when it is also below alpha (the bank counts the first reason).
+        let outcome: ProposalOutcome = { kind: 'invalid' };
+        if (!('problem' in check)) {
           this.bank.reject(p.format > 0 ? 'validator' : 'unparsable', this.step);
           verdict = p.format > 0 ? `rejected: ${check.unusable}` : 'rejected: unparsable';
         } else {
+          const duplicate = this.bank.duplicateOf(check.problem);
           const reason = this.bank.consider({
             problem: check.problem,
             parents: refs[i]!.map((e) => e.problem.id),
@@ -333,8 +335,10 @@ export class SageLoop {
             passRate: passRate.get(i) ?? null,
           });
           verdict = reason ? `rejected: ${reason}` : 'admitted';
+          if (!reason) outcome = { kind: 'admitted', solverPassRate: passRate.get(i)! };
+          else if (reason === 'quality' && !duplicate) outcome = { kind: 'below-alpha' };
         }
-        const reward = challengerReward({ quality: q, solverPassRate: passRate.get(i) ?? null, format: p.format, validatorUsable: usable }, r);
+        const reward = challengerReward({ quality: q, format: p.format, outcome }, r);
         scored.push({ role: 'challenger', template: template(i), kind: kinds[i]!, prompt: prompts[i]!, completion: c, parsed: p, score: q, verdict, reward });
       });
     }
@@ -351,9 +355,10 @@ export class SageLoop {
       const outs = await this.generate('planner', 'planner', prompts, 4);
       plans = outs.map((c) => parseOutput(c.text, OUTPUTS.planner));
       await this.phase('score-plans');
-      const withPlan = batch.map((_, i) => i).filter((i) => plans[i]!.fields.plan);
+      const withPlan = batch.map((_, i) => i).filter((i) => plans[i]!.fields.plan?.trim());
       const scores = await this.critic('criticPlan', withPlan.map((i) => ({ problem: batch[i]!.problem.statement, plan: plans[i]!.fields.plan! })), withPlan.map((i) => batch[i]!.problem.kind), 5, scored);
-      planScores = batch.map(() => null);
+      // Nothing to score (no plan, an empty one) scores 0; an unparsable score of a plan stays null (0.5 for its consumers).
+      planScores = batch.map(() => 0);
       withPlan.forEach((i, k) => (planScores[i] = scores[k]!));
       outs.forEach((c, i) =>
         scored.push({

@@ -1,22 +1,41 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_REWARDS as C, METHODS } from './config';
 import { challengerReward, criticReward, gatedPlanScore, judgedSolverReward, plannerReward, solverReward } from './rewards';
 import { taskRelativeAdvantages, WHITEN_EPS } from './advantages';
 
 describe('rewards (section 4, paper defaults)', () => {
-  it('Challenger: thirds with a usable validator and s_q ≥ alpha', () => {
-    expect(challengerReward({ quality: 0.8, solverPassRate: 0.4, format: 1, validatorUsable: true }, C)).toBeCloseTo((0.8 + 0.6 + 1) / 3, 12);
-    expect(challengerReward({ quality: 0.7, solverPassRate: 1, format: 0.5, validatorUsable: true }, C)).toBeCloseTo((0.7 + 0 + 0.5) / 3, 12);
+  it('Challenger: thirds for an admitted problem', () => {
+    const admitted = (solverPassRate: number) => ({ kind: 'admitted', solverPassRate }) as const;
+    expect(challengerReward({ quality: 0.8, format: 1, outcome: admitted(0.4) }, C)).toBeCloseTo((0.8 + 0.6 + 1) / 3, 12);
+    expect(challengerReward({ quality: 0.7, format: 0.5, outcome: admitted(1) }, C)).toBeCloseTo((0.7 + 0 + 0.5) / 3, 12);
   });
 
-  it('Challenger: halves below alpha, with an unusable validator, or with no Solver attempts', () => {
-    expect(challengerReward({ quality: 0.6, solverPassRate: 0, format: 1, validatorUsable: true }, C)).toBeCloseTo(0.8, 12);
-    expect(challengerReward({ quality: 0.9, solverPassRate: 0, format: 1, validatorUsable: false }, C)).toBeCloseTo(0.95, 12);
-    expect(challengerReward({ quality: 0.9, solverPassRate: null, format: 0, validatorUsable: true }, C)).toBeCloseTo(0.45, 12);
+  it('Challenger: below alpha the difficulty third is removed, not renormalised; an invalid proposal earns its format third alone', () => {
+    expect(challengerReward({ quality: 0.6, format: 1, outcome: { kind: 'below-alpha' } }, C)).toBeCloseTo((0.6 + 1) / 3, 12);
+    // An unparsable Critic score of a valid problem counts 0.5 for the Challenger, below alpha.
+    expect(challengerReward({ quality: null, format: 1, outcome: { kind: 'below-alpha' } }, C)).toBeCloseTo(0.5, 12);
+    // A wrong claimed answer, failing tests, a duplicate or no problem at all: no quality credit, however well scored.
+    expect(challengerReward({ quality: 0.9, format: 1, outcome: { kind: 'invalid' } }, C)).toBeCloseTo(1 / 3, 12);
+    expect(challengerReward({ quality: null, format: 0, outcome: { kind: 'invalid' } }, C)).toBe(0);
+    expect(challengerReward({ quality: 0.9, format: 1, outcome: { kind: 'invalid' } }, { ...C, invalidPenalty: 0.5 })).toBeCloseTo(1 / 3 - 0.5, 12);
   });
 
-  it('Challenger: an unparsable quality score counts as 0.5, below alpha', () => {
-    expect(challengerReward({ quality: null, solverPassRate: 0, format: 1, validatorUsable: true }, C)).toBeCloseTo(0.75, 12);
+  it('Challenger: no rejected proposal earns more than any admitted one with the same format score (random scores and formats)', () => {
+    const unit = fc.double({ min: 0, max: 1, noNaN: true });
+    const score = fc.option(unit, { nil: null });
+    fc.assert(
+      fc.property(unit, score, score, unit, unit, fc.constantFrom('below-alpha', 'invalid'), (format, admittedQ, rejectedQ, passRate, penalty, kind) => {
+        const config = { ...C, invalidPenalty: penalty };
+        // Admitted means s_q ≥ alpha; below alpha means s_q < alpha (an unparsable score counts 0.5).
+        const aq = Math.max(admittedQ ?? 1, C.alpha);
+        const rq = kind === 'below-alpha' ? (rejectedQ === null ? null : Math.min(rejectedQ, C.alpha - 1e-9)) : rejectedQ;
+        const admitted = challengerReward({ quality: aq, format, outcome: { kind: 'admitted', solverPassRate: passRate } }, config);
+        const rejected = challengerReward({ quality: rq, format, outcome: { kind } }, config);
+        return rejected <= admitted;
+      }),
+      { numRuns: 2000 },
+    );
   });
 
   it('Planner: lambda_plan · s_p + lambda_f · r_f, unparsable s_p as 0.5', () => {

@@ -7,20 +7,25 @@ export function scoreOrDefault(score: number | null, c: RewardConfig): number {
 }
 
 /**
- * r_c = ⅓ s_q + ⅓ r_d + ⅓ r_f when s_q ≥ alpha and the validator is usable, otherwise
- * ½ s_q + ½ r_f. r_d = 1 − the Solver's pass rate on the new problem.
+ * What became of a proposal, for its reward: admitted (s_q ≥ alpha, a usable validator, not a
+ * duplicate); below alpha (otherwise valid); invalid (unparsable, an unusable validator — a
+ * claimed answer that is wrong, tests failing on the proposal's own solution — or a duplicate).
  */
-export function challengerReward(
-  x: { quality: number | null; solverPassRate: number | null; format: number; validatorUsable: boolean },
-  c: RewardConfig,
-): number {
+export type ProposalOutcome = { kind: 'admitted'; solverPassRate: number } | { kind: 'below-alpha' } | { kind: 'invalid' };
+
+/**
+ * The paper's Challenger reward read literally: admitted, r_c = ⅓ s_q + ⅓ r_d + ⅓ r_f with
+ * r_d = 1 − the Solver's pass rate; below alpha the difficulty term is removed (⅓ s_q + ⅓ r_f,
+ * not renormalised); an invalid proposal earns no quality or difficulty credit (⅓ r_f − the
+ * penalty). So no rejected proposal earns more than an admitted one with the same format score.
+ */
+export function challengerReward(x: { quality: number | null; format: number; outcome: ProposalOutcome }, c: RewardConfig): number {
+  const o = x.outcome;
+  if (o.kind === 'invalid') return c.challengerFallback.format * x.format - c.invalidPenalty;
   const sq = scoreOrDefault(x.quality, c);
-  if (sq >= c.alpha && x.validatorUsable && x.solverPassRate !== null) {
-    const w = c.challenger;
-    return w.quality * sq + w.difficulty * (1 - x.solverPassRate) + w.format * x.format;
-  }
-  const w = c.challengerFallback;
-  return w.quality * sq + w.format * x.format;
+  if (o.kind === 'below-alpha') return c.challengerFallback.quality * sq + c.challengerFallback.format * x.format;
+  const w = c.challenger;
+  return w.quality * sq + w.difficulty * (1 - o.solverPassRate) + w.format * x.format;
 }
 
 /** r_p = λ_plan s_p + λ_f r_f. */
