@@ -76,6 +76,23 @@ describe('the SAGE loop (orchestration)', () => {
     expect(metrics.rewards.planner).toBeCloseTo((0.2 * empty + 3 * (0.8 * (8 / 9) + 0.2 * scored)) / 4, 9);
   });
 
+  it('without the plan gate (beta = 0) every plan reaches the Solver, one scored 1/10 included', async () => {
+    class Harsh extends ScriptedModel {
+      override async generate(r: GenerationRequest): Promise<Completion[]> {
+        const outs = await super.generate(r);
+        return outs.map((o, i) => (r.prompts[i]!.includes('Rate') && r.prompts[i]!.includes('Plan') ? { ...o, text: '<score>1</score>' } : o));
+      }
+    }
+    for (const [method, shown] of [[METHODS['sage-no-plan-gate'], true], [METHODS.sage, false]] as const) {
+      const model = new Harsh();
+      const { l } = loop(method, model);
+      await l.runStep();
+      // The Solver's batch: 4 problems × 2 samples (the difficulty attempts are 3 × 3).
+      const solve = model.requests.find((r) => r.prompts.length === 8 && !r.prompts[0]!.includes('Rate'))!;
+      expect(solve.prompts.every((p) => p.includes('Compute it.')), method.name).toBe(shown);
+    }
+  });
+
   it('is reproducible: the same seed gives the same requests and rewards', async () => {
     const a = loop(METHODS.sage);
     const b = loop(METHODS.sage);

@@ -13,7 +13,7 @@ import { taskRelativeAdvantages, type GroupStats } from './advantages';
 import type { BankEntry, ProblemBank, RejectReason, SamplingMode } from './bank';
 import type { MethodConfig, RoleName } from './config';
 import { criticScore, parseOutput, type Parsed } from './parse';
-import { challengerReward, criticReward, gatedPlanScore, judgedSolverReward, plannerReward, scoreOrDefault, solverReward, type ProposalOutcome } from './rewards';
+import { challengerReward, criticReward, judgedSolverReward, passesPlanGate, plannerReward, scoreOrDefault, solverReward, type ProposalOutcome } from './rewards';
 import { OUTPUTS, referenceList, render, stopStrings, type TemplateName, type Templates } from './templates';
 
 export interface GenerationRequest {
@@ -371,7 +371,7 @@ export class SageLoop {
     // 8-9. The Solver, with the plan when it passed the gate; the validators judge.
     await this.phase('solve');
     const solveItems = batch.flatMap((e, i) => Array.from({ length: s.solverSamples }, () => i));
-    const solverTemplate = (i: number): TemplateName => (has('planner') && plans[i]?.fields.plan && gatedPlanScore(planScores[i]!, r) > 0 ? 'solverWithPlan' : 'solver');
+    const solverTemplate = (i: number): TemplateName => (has('planner') && plans[i]?.fields.plan?.trim() && passesPlanGate(planScores[i]!, r) ? 'solverWithPlan' : 'solver');
     const solvePrompts = solveItems.map((i) => render(s.templates[solverTemplate(i)], { problem: batch[i]!.problem.statement, plan: plans[i]?.fields.plan ?? '' }));
     const solveOuts = await this.generate('solver', 'solver', solvePrompts, 6);
     const correct = await this.timedValidator(() => Promise.all(solveOuts.map((c, k) => this.validators.judge(batch[solveItems[k]!]!.problem, c.text))));

@@ -33,10 +33,14 @@ export function plannerReward(x: { planScore: number | null; format: number }, c
   return c.planner.plan * scoreOrDefault(x.planScore, c) + c.planner.format * x.format;
 }
 
+/** Whether the plan reaches the Solver: s_p ≥ beta (with beta = 0 every plan does, one scored 1/10 included). */
+export function passesPlanGate(planScore: number | null, c: RewardConfig): boolean {
+  return scoreOrDefault(planScore, c) >= c.beta;
+}
+
 /** The plan's score as the Solver's reward sees it: s̃_p = s_p if s_p ≥ beta, else 0. */
 export function gatedPlanScore(planScore: number | null, c: RewardConfig): number {
-  const sp = scoreOrDefault(planScore, c);
-  return sp >= c.beta ? sp : 0;
+  return passesPlanGate(planScore, c) ? scoreOrDefault(planScore, c) : 0;
 }
 
 /**
