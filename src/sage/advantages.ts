@@ -1,9 +1,26 @@
 /**
- * Task-Relative REINFORCE++ advantages: each rollout's scalar reward, whitened within its
- * (role, task kind) group over the step's batch: A = (r − mean) / (std + 1e-8), with the
- * unbiased std (as verl's masked_whiten). A group of one, or of identical rewards, gives
- * zero advantage rather than NaN.
+ * Advantage estimators, one small named function each in one registry (as verl's
+ * core_algos.py has them): each turns a step's rollout rewards into advantages, from the
+ * rewards of the rollouts it groups them with.
+ *   task-whiten  Task-Relative REINFORCE++ (SAGE's, AZR's, MAE's): whitened within each
+ *                (role, task kind) group over the batch, A = (r − mean) / (std + 1e-8), the
+ *                unbiased std (as verl's masked_whiten).
+ *   grpo         per prompt (the n samples of one problem): (r − mean) / (std + 1e-8).
+ *   rloo         per prompt: r minus the mean of the other samples' rewards.
+ *   dr-grpo      per prompt: r − mean, not divided by the std (Dr. GRPO).
+ * A group of one, or of identical rewards, gives zero advantage rather than NaN: with a
+ * per-prompt estimator a role with one rollout per prompt (the Challenger, the Critic, the
+ * Planner) learns nothing. Zero-spread groups can also be dropped from the update (DAPO's
+ * dynamic sampling); either way their share is reported per role.
  */
+
+export interface AdvantageInput {
+  /** The task group: role and task kind ("solver/math"). */
+  task: string;
+  /** The prompt group: rollouts with the same key are samples of one prompt. */
+  prompt: string;
+  reward: number;
+}
 
 export interface GroupStats {
   group: string;
@@ -14,25 +31,70 @@ export interface GroupStats {
 
 export const WHITEN_EPS = 1e-8;
 
-export function taskRelativeAdvantages(rollouts: readonly { group: string; reward: number }[]): { advantages: Float64Array; groups: GroupStats[] } {
+/** Advantages of the members of one group, in their order. */
+type GroupAdvantage = (rewards: readonly number[]) => number[];
+
+const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+const unbiasedStd = (xs: readonly number[]) => (xs.length > 1 ? Math.sqrt(xs.reduce((s, x) => s + (x - mean(xs)) ** 2, 0) / (xs.length - 1)) : 0);
+
+/** Identical rewards carry no signal; rounding must not turn them into ±1/eps. */
+export function zeroSpread(rewards: readonly number[]): boolean {
+  return rewards.length < 2 || unbiasedStd(rewards) <= 1e-12 * Math.max(1, Math.abs(mean(rewards)));
+}
+
+const whiten: GroupAdvantage = (rs) => {
+  const m = mean(rs);
+  const std = unbiasedStd(rs);
+  return rs.map((r) => (r - m) / (std + WHITEN_EPS));
+};
+
+export const ADVANTAGE_ESTIMATORS = {
+  'task-whiten': { by: 'task', group: whiten },
+  grpo: { by: 'prompt', group: whiten },
+  rloo: { by: 'prompt', group: (rs) => rs.map((r) => r - (rs.reduce((a, b) => a + b, 0) - r) / (rs.length - 1)) },
+  'dr-grpo': { by: 'prompt', group: (rs) => rs.map((r) => r - mean(rs)) },
+} as const satisfies Record<string, { by: 'task' | 'prompt'; group: GroupAdvantage }>;
+
+export type AdvantageName = keyof typeof ADVANTAGE_ESTIMATORS;
+export const ADVANTAGE_NAMES = Object.keys(ADVANTAGE_ESTIMATORS) as AdvantageName[];
+
+export interface Advantages {
+  advantages: Float64Array;
+  /** Whether each rollout enters the update (false: its group had zero spread and they are dropped). */
+  kept: boolean[];
+  /** The estimator's groups, with their reward statistics. */
+  groups: GroupStats[];
+  /** Per task group, how many estimator groups it had and how many of them had zero reward spread. */
+  spread: Record<string, { groups: number; zero: number }>;
+}
+
+export function computeAdvantages(rollouts: readonly AdvantageInput[], name: AdvantageName = 'task-whiten', o: { dropZeroSpread?: boolean } = {}): Advantages {
+  const estimator = ADVANTAGE_ESTIMATORS[name];
   const byGroup = new Map<string, number[]>();
   rollouts.forEach((r, i) => {
-    if (!Number.isFinite(r.reward)) throw new Error(`rollout ${i} (${r.group}) has reward ${r.reward}`);
-    const list = byGroup.get(r.group);
+    if (!Number.isFinite(r.reward)) throw new Error(`rollout ${i} (${r.task}) has reward ${r.reward}`);
+    const key = estimator.by === 'task' ? r.task : `${r.task}\u0000${r.prompt}`;
+    const list = byGroup.get(key);
     if (list) list.push(i);
-    else byGroup.set(r.group, [i]);
+    else byGroup.set(key, [i]);
   });
   const advantages = new Float64Array(rollouts.length);
+  const kept = rollouts.map(() => true);
   const groups: GroupStats[] = [];
-  for (const [group, members] of byGroup) {
-    const n = members.length;
-    const mean = members.reduce((s, i) => s + rollouts[i]!.reward, 0) / n;
-    const variance = n > 1 ? members.reduce((s, i) => s + (rollouts[i]!.reward - mean) ** 2, 0) / (n - 1) : 0;
-    const std = Math.sqrt(variance);
-    groups.push({ group, count: n, mean, std });
-    // Identical rewards carry no signal; rounding must not turn them into ±1/eps.
-    if (n < 2 || std <= 1e-12 * Math.max(1, Math.abs(mean))) continue;
-    for (const i of members) advantages[i] = (rollouts[i]!.reward - mean) / (std + WHITEN_EPS);
+  const spread = new Map<string, { groups: number; zero: number }>();
+  for (const [key, members] of byGroup) {
+    const rewards = members.map((i) => rollouts[i]!.reward);
+    const task = rollouts[members[0]!]!.task;
+    groups.push({ group: estimator.by === 'task' ? key : `${task}:${rollouts[members[0]!]!.prompt}`, count: members.length, mean: mean(rewards), std: unbiasedStd(rewards) });
+    const s = spread.get(task) ?? { groups: 0, zero: 0 };
+    s.groups++;
+    spread.set(task, s);
+    if (zeroSpread(rewards)) {
+      s.zero++;
+      if (o.dropZeroSpread) for (const i of members) kept[i] = false;
+      continue;
+    }
+    estimator.group(rewards).forEach((a, k) => (advantages[members[k]!] = a));
   }
-  return { advantages, groups };
+  return { advantages, kept, groups, spread: Object.fromEntries(spread) };
 }

@@ -93,6 +93,20 @@ describe('the SAGE loop (orchestration)', () => {
     }
   });
 
+  it('reports the zero-spread share per role and can drop those groups from the update (the Critic scoring everything 9)', async () => {
+    const text = (ids: readonly number[]) => Buffer.from(ids.slice(1)).toString();
+    for (const drop of [false, true]) {
+      const model = new ScriptedModel();
+      const { bank } = ProblemBank.fromSeeds(SEEDS, { alpha: 0.7, nearDuplicate: 0.85 });
+      const settings = { ...DEFAULT_LOOP, method: METHODS.sage, templates: DEFAULT_TEMPLATES, proposals: 4, trainProblems: 4, solverSamples: 2, difficultySamples: 3, dropZeroSpread: drop };
+      const { metrics } = await new SageLoop(model, validators, bank, settings).runStep();
+      // The Critic's one group (critic/math) has every reward alike; the Challenger's (garbage among problems) does not.
+      expect(metrics.zeroSpreadShare).toMatchObject({ critic: 1, challenger: 0 });
+      const critic = model.trained[0]!.filter((r) => text(r.promptIds).includes('Rate'));
+      expect(critic.length, `drop ${drop}`).toBe(drop ? 0 : 7);
+    }
+  });
+
   it('is reproducible: the same seed gives the same requests and rewards', async () => {
     const a = loop(METHODS.sage);
     const b = loop(METHODS.sage);

@@ -9,7 +9,7 @@
 import type { Problem } from '../data/problem';
 import type { PolicyStepResult, Rollout } from '../train/policy';
 import { rng } from '../util/random';
-import { taskRelativeAdvantages, type GroupStats } from './advantages';
+import { computeAdvantages, type AdvantageName, type GroupStats } from './advantages';
 import type { BankEntry, ProblemBank, RejectReason, SamplingMode } from './bank';
 import type { MethodConfig, RoleName } from './config';
 import { criticScore, parseOutput, type Parsed } from './parse';
@@ -86,6 +86,10 @@ export interface LoopSettings {
   maxNewTokens: Record<'challenger' | 'planner' | 'solver' | 'critic', number>;
   lr: number;
   sampling: SamplingMode;
+  /** How rewards become advantages (see ADVANTAGE_ESTIMATORS); SAGE's is task-whiten. */
+  advantage: AdvantageName;
+  /** Leave groups whose rewards have no spread out of the update (DAPO's dynamic sampling). */
+  dropZeroSpread: boolean;
 }
 
 export const DEFAULT_LOOP: Omit<LoopSettings, 'method' | 'templates'> = {
@@ -102,6 +106,8 @@ export const DEFAULT_LOOP: Omit<LoopSettings, 'method' | 'templates'> = {
   maxNewTokens: { challenger: 96, planner: 48, solver: 48, critic: 24 },
   lr: 1e-4,
   sampling: { kind: 'uniform' },
+  advantage: 'task-whiten',
+  dropZeroSpread: false,
 };
 
 export type Phase = 'propose' | 'score-problems' | 'difficulty' | 'admit' | 'plan' | 'score-plans' | 'solve' | 'judge-answers' | 'validate' | 'update';
@@ -128,6 +134,8 @@ export interface StepMetrics {
   rewards: Partial<Record<RoleName, number>>;
   advantageStd: Partial<Record<RoleName, number>>;
   groups: GroupStats[];
+  /** Per role, the share of its advantage groups whose rewards had no spread (no signal). */
+  zeroSpreadShare: Partial<Record<RoleName, number>>;
   solverAccuracy: number;
   loss: PolicyStepResult | null;
   /** Kernel shape classes tuned during this step (new shapes: the step took longer for it). */
@@ -399,13 +407,22 @@ export class SageLoop {
     // 10-12. Advantages per (role, task kind), then one update on the trained roles' rollouts.
     await this.phase('update');
     const trained = scored.filter((x) => m.trained.includes(x.role));
-    const { advantages, groups } = taskRelativeAdvantages(trained.map((x) => ({ group: `${x.role}/${x.kind}`, reward: x.reward })));
-    const rollouts: Rollout[] = trained.map((x, i) => ({
-      promptIds: x.completion.promptIds,
-      completionIds: x.completion.completionIds,
-      oldLogprobs: x.completion.modelLogprobs,
-      advantage: advantages[i]!,
-    }));
+    const { advantages, kept, groups, spread } = computeAdvantages(
+      trained.map((x) => ({ task: `${x.role}/${x.kind}`, prompt: x.prompt, reward: x.reward })),
+      s.advantage,
+      { dropZeroSpread: s.dropZeroSpread },
+    );
+    const rollouts: Rollout[] = trained
+      .map((x, i) => ({ promptIds: x.completion.promptIds, completionIds: x.completion.completionIds, oldLogprobs: x.completion.modelLogprobs, advantage: advantages[i]!, kept: kept[i] }))
+      .filter((x) => x.kept)
+      .map(({ kept: _, ...x }) => x);
+    // A role's share over the groups of all its task kinds.
+    const zeroSpreadShare: StepMetrics['zeroSpreadShare'] = {};
+    for (const role of m.trained) {
+      const mine = Object.entries(spread).filter(([task]) => task.startsWith(`${role}/`)).map(([, c]) => c);
+      const total = mine.reduce((n, c) => n + c.groups, 0);
+      if (total) zeroSpreadShare[role] = mine.reduce((n, c) => n + c.zero, 0) / total;
+    }
     const t0 = performance.now();
     const loss = rollouts.some((x) => x.advantage !== 0) ? await this.model.train(rollouts, s.lr) : null;
     const trainingMs = performance.now() - t0;
@@ -439,6 +456,7 @@ export class SageLoop {
       rewards,
       advantageStd,
       groups,
+      zeroSpreadShare,
       solverAccuracy: mean(correct.map((c) => (c >= 1 ? 1 : 0))),
       loss,
       tunedKernels: loss?.tuned ?? 0,

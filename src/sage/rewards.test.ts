@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_REWARDS as C, METHODS } from './config';
 import { challengerReward, criticReward, gatedPlanScore, judgedSolverReward, plannerReward, solverReward } from './rewards';
-import { taskRelativeAdvantages, WHITEN_EPS } from './advantages';
+import { ADVANTAGE_NAMES, computeAdvantages, WHITEN_EPS } from './advantages';
 
 describe('rewards (section 4, paper defaults)', () => {
   it('Challenger: thirds for an admitted problem', () => {
@@ -70,16 +70,16 @@ describe('rewards (section 4, paper defaults)', () => {
   });
 });
 
-describe('Task-Relative REINFORCE++ advantages', () => {
-  it('whitens each (role, task) group separately with the unbiased std', () => {
+describe('advantage estimators', () => {
+  it('task-whiten (Task-Relative REINFORCE++) whitens each (role, task) group separately with the unbiased std', () => {
     const rollouts = [
-      { group: 'solver/math', reward: 1 },
-      { group: 'solver/math', reward: 0 },
-      { group: 'solver/math', reward: 0.5 },
-      { group: 'critic/problem', reward: 10 },
-      { group: 'critic/problem', reward: 20 },
+      { task: 'solver/math', prompt: 'p1', reward: 1 },
+      { task: 'solver/math', prompt: 'p1', reward: 0 },
+      { task: 'solver/math', prompt: 'p2', reward: 0.5 },
+      { task: 'critic/problem', prompt: 'q1', reward: 10 },
+      { task: 'critic/problem', prompt: 'q2', reward: 20 },
     ];
-    const { advantages, groups } = taskRelativeAdvantages(rollouts);
+    const { advantages, groups } = computeAdvantages(rollouts);
     const std = Math.sqrt((0.25 + 0.25 + 0) / 2);
     expect(advantages[0]).toBeCloseTo(0.5 / (std + WHITEN_EPS), 12);
     expect(advantages[1]).toBeCloseTo(-0.5 / (std + WHITEN_EPS), 12);
@@ -91,17 +91,54 @@ describe('Task-Relative REINFORCE++ advantages', () => {
   });
 
   it('gives zero, not NaN, for a group of one or of identical rewards', () => {
-    const { advantages } = taskRelativeAdvantages([
-      { group: 'a', reward: 0.3 },
-      { group: 'b', reward: 0.7 },
-      { group: 'b', reward: 0.7 },
-      { group: 'c', reward: 0.1 + 0.2 },
-      { group: 'c', reward: 0.3 },
-    ]);
-    expect([...advantages]).toEqual([0, 0, 0, 0, 0]);
+    for (const name of ADVANTAGE_NAMES) {
+      const { advantages } = computeAdvantages(
+        [
+          { task: 'a', prompt: 'x', reward: 0.3 },
+          { task: 'b', prompt: 'y', reward: 0.7 },
+          { task: 'b', prompt: 'y', reward: 0.7 },
+          { task: 'c', prompt: 'z', reward: 0.1 + 0.2 },
+          { task: 'c', prompt: 'z', reward: 0.3 },
+        ],
+        name,
+      );
+      expect([...advantages], name).toEqual([0, 0, 0, 0, 0]);
+    }
+  });
+
+  it('GRPO, RLOO and Dr. GRPO baseline each sample against the other samples of its prompt', () => {
+    // Two prompts of one task, three samples and two.
+    const rollouts = [1, 0, 0.5, 0.2, 0.6].map((reward, i) => ({ task: 'solver/math', prompt: i < 3 ? 'p' : 'q', reward }));
+    const std = (xs: number[]) => Math.sqrt(xs.reduce((s, x) => s + (x - xs.reduce((a, b) => a + b) / xs.length) ** 2, 0) / (xs.length - 1));
+    const grpo = computeAdvantages(rollouts, 'grpo').advantages;
+    expect(grpo[0]).toBeCloseTo(0.5 / (std([1, 0, 0.5]) + WHITEN_EPS), 12);
+    expect(grpo[4]).toBeCloseTo(0.2 / (std([0.2, 0.6]) + WHITEN_EPS), 12);
+    const rloo = computeAdvantages(rollouts, 'rloo').advantages;
+    expect([...rloo].map((x) => Number(x.toFixed(12)))).toEqual([1 - 0.25, 0 - 0.75, 0.5 - 0.5, 0.2 - 0.6, 0.6 - 0.2].map((x) => Number(x.toFixed(12))));
+    const dr = computeAdvantages(rollouts, 'dr-grpo').advantages;
+    expect([...dr].map((x) => Number(x.toFixed(12)))).toEqual([0.5, -0.5, 0, -0.2, 0.2].map((x) => Number(x.toFixed(12))));
+    // task-whiten pools both prompts.
+    const all = [1, 0, 0.5, 0.2, 0.6];
+    expect(computeAdvantages(rollouts).advantages[0]).toBeCloseTo((1 - 0.46) / (std(all) + WHITEN_EPS), 12);
+  });
+
+  it('counts the zero-spread groups per task, and drops them on request', () => {
+    const rollouts = [
+      { task: 'solver/math', prompt: 'p', reward: 1 },
+      { task: 'solver/math', prompt: 'p', reward: 1 },
+      { task: 'solver/math', prompt: 'q', reward: 0 },
+      { task: 'solver/math', prompt: 'q', reward: 1 },
+      { task: 'critic/math', prompt: 'r', reward: 1 },
+    ];
+    const kept = computeAdvantages(rollouts, 'grpo');
+    expect(kept.spread).toEqual({ 'solver/math': { groups: 2, zero: 1 }, 'critic/math': { groups: 1, zero: 1 } });
+    expect(kept.kept).toEqual([true, true, true, true, true]);
+    const dropped = computeAdvantages(rollouts, 'grpo', { dropZeroSpread: true });
+    expect(dropped.kept).toEqual([false, false, true, true, false]);
+    expect([...dropped.advantages]).toEqual([...kept.advantages]);
   });
 
   it('refuses a non-finite reward', () => {
-    expect(() => taskRelativeAdvantages([{ group: 'a', reward: Number.NaN }])).toThrow(/reward NaN/);
+    expect(() => computeAdvantages([{ task: 'a', prompt: 'x', reward: Number.NaN }])).toThrow(/reward NaN/);
   });
 });

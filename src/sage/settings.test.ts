@@ -16,6 +16,11 @@ describe('loop settings', () => {
     expect(checkSetting('nearDuplicate', 1)).toBeNull();
     expect(checkSetting('maxNewTokens', { solver: 0 })).toMatch(/^maxNewTokens/);
     expect(checkSetting('maxNewTokens', { judge: 4 })).toMatch(/^maxNewTokens/);
+    expect(checkSetting('advantage', DEFAULT_LOOP.advantage)).toBeNull();
+    expect(checkSetting('advantage', 'rloo')).toBeNull();
+    expect(checkSetting('advantage', 'ppo')).toBe('advantage must be one of task-whiten, grpo, rloo, dr-grpo (got "ppo")');
+    expect(checkSetting('dropZeroSpread', DEFAULT_LOOP.dropZeroSpread)).toBeNull();
+    expect(checkSetting('dropZeroSpread', 1)).toBe('dropZeroSpread must be true or false (got 1)');
   });
 
   it('parses overrides, keeps the other roles\' token limits, and refuses unknown settings', () => {
@@ -24,5 +29,6 @@ describe('loop settings', () => {
     expect(parseSettings({ steps: 3 }, { run: true })).toEqual({ steps: 3 });
     expect(() => parseSettings([1])).toThrow(/JSON object/);
     expect(() => parseSettings({ lr: -1 })).toThrow(/^lr must be a number > 0/);
+    expect(parseSettings({ advantage: 'grpo', dropZeroSpread: true })).toEqual({ advantage: 'grpo', dropZeroSpread: true });
   });
 });

@@ -3,6 +3,7 @@
  * explanation, checked by one function for the CLI's --config file, the engine's run request
  * and the lab's settings panel alike. A bad value is refused with the setting named.
  */
+import { ADVANTAGE_NAMES } from './advantages';
 import { DEFAULT_LOOP, type LoopSettings } from './loop';
 import type { RunSettings } from './run';
 
@@ -53,9 +54,11 @@ export const DEFAULT_RUN: Pick<RunSettings, keyof typeof RUN_SPECS> = {
   seed: 0,
 };
 
-export type SettingName = keyof typeof SETTING_SPECS | keyof typeof RUN_SPECS | 'maxNewTokens';
+/** Settings that are not numbers: the token limits per role, the advantage estimator, dropping zero-spread groups. */
+const OTHER_SETTINGS = ['maxNewTokens', 'advantage', 'dropZeroSpread'] as const;
+export type SettingName = keyof typeof SETTING_SPECS | keyof typeof RUN_SPECS | (typeof OTHER_SETTINGS)[number];
 /** The loop's settings, which a --config file may set. */
-export const SETTING_NAMES: readonly SettingName[] = [...(Object.keys(SETTING_SPECS) as (keyof typeof SETTING_SPECS)[]), 'maxNewTokens'];
+export const SETTING_NAMES: readonly SettingName[] = [...(Object.keys(SETTING_SPECS) as (keyof typeof SETTING_SPECS)[]), ...OTHER_SETTINGS];
 const ALL_SPECS: Record<string, NumberSpec> = { ...SETTING_SPECS, ...RUN_SPECS };
 
 function rangeText(s: NumberSpec): string {
@@ -71,6 +74,10 @@ export function checkSetting(name: SettingName, value: unknown): string | null {
     const ok = typeof value === 'object' && value !== null && !Array.isArray(value) && Object.entries(value).every(([k, v]) => roles.includes(k) && Number.isInteger(v) && (v as number) >= 1);
     return ok ? null : `maxNewTokens must map ${roles.join('/')} to integers ≥ 1`;
   }
+  if (name === 'advantage') {
+    return ADVANTAGE_NAMES.includes(value as never) ? null : `advantage must be one of ${ADVANTAGE_NAMES.join(', ')} (got ${JSON.stringify(value)})`;
+  }
+  if (name === 'dropZeroSpread') return typeof value === 'boolean' ? null : `dropZeroSpread must be true or false (got ${JSON.stringify(value)})`;
   const s = ALL_SPECS[name]!;
   const n = value as number;
   const ok = typeof value === 'number' && Number.isFinite(n) && (!s.integer || Number.isInteger(n)) && (s.minExclusive ? n > s.min : n >= s.min) && (s.max === undefined || n <= s.max);

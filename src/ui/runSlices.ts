@@ -33,7 +33,7 @@ export interface ProblemsSlice {
 }
 
 /** Numeric settings of a run as typed (strings until they parse), and each one's refusal. */
-export type NumericSetting = Exclude<SettingName, 'maxNewTokens'>;
+export type NumericSetting = Exclude<SettingName, 'maxNewTokens' | 'advantage' | 'dropZeroSpread'>;
 export const NUMERIC_SETTINGS = [...Object.keys(SETTING_SPECS), ...Object.keys(RUN_SPECS)] as NumericSetting[];
 const DEFAULTS: Record<NumericSetting, number> = { ...DEFAULT_LOOP, ...DEFAULT_RUN } as unknown as Record<NumericSetting, number>;
 export const settingDefault = (name: NumericSetting): number => DEFAULTS[name];
