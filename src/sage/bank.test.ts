@@ -73,6 +73,14 @@ describe('problem bank', () => {
     expect(bank.sample(100, rng(2))).toHaveLength(44);
     const newest = bank.sample(10, rng(3), { kind: 'newest-mix', newestShare: 1, newest: 10 });
     expect(newest.every((e) => e.provenance.step === 3 && Number(e.problem.id.slice(1)) >= 30)).toBe(true);
+    // Before any problem is admitted the mix draws from the seeds alone, uniformly.
+    const fresh = ProblemBank.fromSeeds(SEEDS, OPTIONS).bank;
+    expect(fresh.sample(2, rng(5), { kind: 'newest-mix', newestShare: 1, newest: 10 })).toHaveLength(2);
+    // With fewer generated problems than `newest`, the newest window holds only them.
+    const few = ProblemBank.fromSeeds(SEEDS, OPTIONS).bank;
+    few.consider(candidate(math('g1', 'What is 7 + 8?', '15')));
+    const mixed = few.sample(2, rng(6), { kind: 'newest-mix', newestShare: 0.5, newest: 10 });
+    expect(mixed.filter((e) => e.problem.id === 'g1')).toHaveLength(1);
     const seedsOnly = bank.sample(3, rng(4), undefined, (e) => e.provenance.origin === 'seed');
     expect(seedsOnly.every((e) => e.provenance.origin === 'seed')).toBe(true);
   });

@@ -174,7 +174,8 @@ export class ProblemBank {
 
   /**
    * `n` distinct problems (all of them if the bank is smaller). 'newest-mix' draws
-   * `newestShare` of them from the `newest` most recently admitted, the rest uniformly.
+   * `newestShare` of them from the `newest` most recently admitted generated problems (as
+   * many as there are: none before the first is admitted), the rest uniformly.
    */
   sample(n: number, random: () => number, mode: SamplingMode = { kind: 'uniform' }, filter?: (e: BankEntry) => boolean): BankEntry[] {
     const pool = filter ? this.entries.filter(filter) : [...this.entries];
@@ -188,8 +189,10 @@ export class ProblemBank {
       }
       for (let i = from; i < to; i++) if (!chosen.has(i)) return void chosen.add(i);
     };
-    if (mode.kind === 'newest-mix') {
-      const from = Math.max(0, pool.length - mode.newest);
+    // Entries are in the order they came: the seeds, then generated problems as admitted.
+    const firstGenerated = pool.findIndex((e) => e.provenance.origin === 'generated');
+    if (mode.kind === 'newest-mix' && firstGenerated >= 0) {
+      const from = Math.max(firstGenerated, pool.length - mode.newest);
       const fromNewest = Math.min(Math.round(take * mode.newestShare), pool.length - from);
       for (let k = 0; k < fromNewest; k++) pick(from, pool.length);
     }

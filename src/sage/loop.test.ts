@@ -33,6 +33,8 @@ describe('the SAGE loop (orchestration)', () => {
     // Its difficulty attempts first; later rates when it is sampled for training.
     expect(provenance.passRates[0]).toEqual([0, 1]);
     expect(Object.keys(metrics.rewards).sort()).toEqual(['challenger', 'critic', 'planner', 'solver']);
+    // Half the training batch comes from the newest admitted problems (this step's three), the rest from the whole bank.
+    expect(metrics.generatedShare).toBeGreaterThanOrEqual(0.5);
     // The Challenger: thirds for admitted problems (difficulty 0: solved every time), 0 for garbage.
     const challenger = transcripts.find((t) => t.role === 'challenger')!;
     expect(challenger).toMatchObject({ verdict: 'rejected: unparsable', reward: 0 });

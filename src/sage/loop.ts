@@ -105,7 +105,9 @@ export const DEFAULT_LOOP: Omit<LoopSettings, 'method' | 'templates'> = {
   // A byte-level model spends a token per byte: `<score>10</score>` alone is 17.
   maxNewTokens: { challenger: 96, planner: 48, solver: 48, critic: 24 },
   lr: 1e-4,
-  sampling: { kind: 'uniform' },
+  // Half of each training batch from the 16 newest admitted problems (once there are any):
+  // drawn uniformly from 500 seeds and a handful of new problems, generated ones rarely reached the Solver.
+  sampling: { kind: 'newest-mix', newestShare: 0.5, newest: 16 },
   advantage: 'task-whiten',
   dropZeroSpread: false,
 };
@@ -137,6 +139,8 @@ export interface StepMetrics {
   /** Per role, the share of its advantage groups whose rewards had no spread (no signal). */
   zeroSpreadShare: Partial<Record<RoleName, number>>;
   solverAccuracy: number;
+  /** The share of the step's Solver rollouts on problems the Challenger wrote. */
+  generatedShare: number;
   loss: PolicyStepResult | null;
   /** Kernel shape classes tuned during this step (new shapes: the step took longer for it). */
   tunedKernels: number;
@@ -296,8 +300,9 @@ export class SageLoop {
       await this.phase('propose');
       // Each proposal is of the kind of a problem drawn from the bank, so code and math are
       // proposed in the bank's proportions; its references are of that kind.
-      const kinds = Array.from({ length: s.proposals }, () => this.bank.sample(1, random, s.sampling)[0]!.problem.kind);
-      const refs = kinds.map((kind) => this.bank.sample(s.references, random, s.sampling, (e) => e.problem.kind === kind));
+      // References are drawn uniformly: `sampling` mixes new problems into what is trained on, not into what is imitated.
+      const kinds = Array.from({ length: s.proposals }, () => this.bank.sample(1, random)[0]!.problem.kind);
+      const refs = kinds.map((kind) => this.bank.sample(s.references, random, undefined, (e) => e.problem.kind === kind));
       const template = (i: number): 'challenger' | 'challengerCode' => (kinds[i] === 'code' ? 'challengerCode' : 'challenger');
       const prompts = refs.map((rs, i) =>
         render(s.templates[template(i)], {
@@ -458,6 +463,7 @@ export class SageLoop {
       groups,
       zeroSpreadShare,
       solverAccuracy: mean(correct.map((c) => (c >= 1 ? 1 : 0))),
+      generatedShare: mean(solveItems.map((i) => (batch[i]!.provenance.origin === 'generated' ? 1 : 0))),
       loss,
       tunedKernels: loss?.tuned ?? 0,
       tokens: { generated: this.generatedTokens, trained: loss?.tokens ?? 0 },
