@@ -226,6 +226,10 @@ describe('policy training in a model session', () => {
       { promptIds: [1, 65, 66], completionIds: [67, 2], oldLogprobs: [-5.5, -5.6], advantage: 1 },
       { promptIds: [1, 65, 66], completionIds: [70, 2], oldLogprobs: [-5.5, -5.6], advantage: -1 },
     ];
+    await expect(session.trainPolicy(rollouts, 1e-3, { ...DEFAULT_POLICY, loss: { ...DEFAULT_POLICY.loss, klCoef: 0.1 } })).rejects.toThrow(
+      'a KL coefficient of 0.1 needs reference log-probs, and rollout 0 has none: set klCoef to 0',
+    );
+    expect(session.optimizerStep).toBe(0);
     const r = await session.trainPolicy(rollouts, 1e-3, { ...DEFAULT_POLICY, microTokens: 32 });
     expect(r).toMatchObject({ finite: true, tokens: 4 });
     expect(session.optimizerStep).toBe(1);

@@ -240,6 +240,11 @@ export class ModelSession {
    * moments belong to another objective).
    */
   async trainPolicy(rollouts: readonly Rollout[], lr: number, settings: PolicySettings = DEFAULT_POLICY): Promise<PolicyStepResult> {
+    // A KL term against reference log-probs of 0 would pull the policy toward nothing in particular.
+    const missing = rollouts.findIndex((r) => !r.refLogprobs);
+    if (settings.loss.klCoef > 0 && missing >= 0) {
+      throw new Error(`a KL coefficient of ${settings.loss.klCoef} needs reference log-probs, and rollout ${missing} has none: set klCoef to 0`);
+    }
     if (!this.policyOptimizer) {
       const { rt } = this.model;
       const resume = this.trainer ? undefined : this.pendingOptimizer;
