@@ -33,6 +33,9 @@ describe('the SAGE loop (orchestration)', () => {
     // Its difficulty attempts first; later rates when it is sampled for training.
     expect(provenance.passRates[0]).toEqual([0, 1]);
     expect(Object.keys(metrics.rewards).sort()).toEqual(['challenger', 'critic', 'planner', 'solver']);
+    // Each role's mean completion length; the scripted model never runs into its limit.
+    expect(metrics.responses.critic).toEqual({ meanTokens: '<score>9</score>'.length, truncatedShare: 0 });
+    expect(metrics.responses.solver!.meanTokens).toBeGreaterThan(0);
     // Half the training batch comes from the newest admitted problems (this step's three), the rest from the whole bank.
     expect(metrics.generatedShare).toBeGreaterThanOrEqual(0.5);
     // The Challenger: thirds for admitted problems (difficulty 0: solved every time), 0 for garbage.
@@ -107,6 +110,18 @@ describe('the SAGE loop (orchestration)', () => {
       const critic = model.trained[0]!.filter((r) => text(r.promptIds).includes('Rate'));
       expect(critic.length, `drop ${drop}`).toBe(drop ? 0 : 7);
     }
+  });
+
+  it('records the share of each role\'s completions cut off at the token limit', async () => {
+    class Rambling extends ScriptedModel {
+      override async generate(r: GenerationRequest): Promise<Completion[]> {
+        return (await super.generate(r)).map((o) => ({ ...o, truncated: o.text.startsWith('<answer>') }));
+      }
+    }
+    const { l } = loop(METHODS.sage, new Rambling());
+    const { metrics } = await l.runStep();
+    expect(metrics.responses.solver!.truncatedShare).toBe(1);
+    expect(metrics.responses.planner!.truncatedShare).toBe(0);
   });
 
   it('is reproducible: the same seed gives the same requests and rewards', async () => {

@@ -33,6 +33,8 @@ export interface Completion {
   completionIds: number[];
   /** Untempered log-probs of the completion tokens: the PPO ratio's denominator. */
   modelLogprobs: number[];
+  /** True when the completion ran into its token limit (no stop string, no EOS): cut off. */
+  truncated?: boolean;
 }
 
 /** One generation a run makes: its rows, how many distinct prompts among them, and a prompt as long as its longest. */
@@ -141,6 +143,8 @@ export interface StepMetrics {
   solverAccuracy: number;
   /** The share of the step's Solver rollouts on problems the Challenger wrote. */
   generatedShare: number;
+  /** Per role: the mean completion length in tokens, and the share cut off at the token limit. */
+  responses: Partial<Record<RoleName, { meanTokens: number; truncatedShare: number }>>;
   loss: PolicyStepResult | null;
   /** Kernel shape classes tuned during this step (new shapes: the step took longer for it). */
   tunedKernels: number;
@@ -433,6 +437,11 @@ export class SageLoop {
     const trainingMs = performance.now() - t0;
 
     const byRole = (role: RoleName) => scored.filter((x) => x.role === role);
+    const responses: StepMetrics['responses'] = {};
+    for (const role of m.roles) {
+      const xs = byRole(role);
+      if (xs.length) responses[role] = { meanTokens: mean(xs.map((x) => x.completion.completionIds.length)), truncatedShare: mean(xs.map((x) => (x.completion.truncated ? 1 : 0))) };
+    }
     const rewards: StepMetrics['rewards'] = {};
     const advantageStd: StepMetrics['advantageStd'] = {};
     for (const role of m.roles) {
@@ -464,6 +473,7 @@ export class SageLoop {
       zeroSpreadShare,
       solverAccuracy: mean(correct.map((c) => (c >= 1 ? 1 : 0))),
       generatedShare: mean(solveItems.map((i) => (batch[i]!.provenance.origin === 'generated' ? 1 : 0))),
+      responses,
       loss,
       tunedKernels: loss?.tuned ?? 0,
       tokens: { generated: this.generatedTokens, trained: loss?.tokens ?? 0 },

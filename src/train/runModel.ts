@@ -54,7 +54,9 @@ export function sessionRunModel(session: ModelSession, o: RunModelOptions): RunM
         seed: r.seed,
         stop: r.stop,
       });
-      return rows.map((row) => ({ text: row.text, promptIds: row.promptIds, completionIds: row.completionIds, modelLogprobs: row.modelLogprobs }));
+      return rows.map((row) => ({
+        text: row.text, promptIds: row.promptIds, completionIds: row.completionIds, modelLogprobs: row.modelLogprobs, truncated: row.finishReason === 'length',
+      }));
     },
     train: (rollouts, lr) => session.trainPolicy(rollouts, lr, o.policy),
     prepare(hints, onProgress) {
