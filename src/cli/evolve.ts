@@ -17,6 +17,7 @@ import { nodePlatform } from '../platform/node';
 import { METHODS, type MethodName } from '../sage/config';
 import { DEFAULT_LOOP } from '../sage/loop';
 import { Evolution, type RunEvent, type RunSettings } from '../sage/run';
+import { ownAccuracy, type Accuracy } from '../sage/validation';
 import { DEFAULT_RUN, parseSettings, RUN_SPECS, SETTING_NAMES } from '../sage/settings';
 import { COMPACT_TEMPLATES, INSTRUCT_TEMPLATES } from '../sage/templates';
 import { createValidators } from '../sage/validators';
@@ -40,7 +41,7 @@ export const evolveCli = {
     model: { type: 'string', arg: 'DIR', exists: 'dir', help: 'start from a Hugging Face checkpoint folder instead of a preset' },
     method: { type: 'string', choices: Object.keys(METHODS), default: 'sage', help: 'method preset' },
     templates: { type: 'string', choices: ['compact', 'instruct'], help: 'role prompts: compact for models trained from scratch (the default with --preset), instruct for instruction-tuned ones (the default with --model)' },
-    steps: { type: 'int', min: 0, default: DEFAULT_RUN.steps, help: 'loop steps (0: only read and report the data files)' },
+    steps: { type: 'int', min: 0, default: DEFAULT_RUN.steps, help: 'loop steps (0: only read and report the data files, or with --warmup-steps warm up and validate)' },
     'warmup-steps': { type: 'int', min: 0, help: `SFT warm-up steps on the seeds rendered into every role (default ${DEFAULT_RUN.warmupSteps} with --preset, 0 with --model: give it to warm a checkpoint up further)` },
     'warmup-solver-share': { type: 'number', min: 0, max: 1, default: DEFAULT_RUN.warmupSolverShare, help: RUN_SPECS.warmupSolverShare.help },
     lr: { type: 'number', min: 0, minExclusive: true, help: `learning rate of the policy-gradient updates (default ${DEFAULT_LOOP.lr}, or the --config file's)` },
@@ -100,8 +101,16 @@ function progressLine(e: RunEvent, total: number, started: number, firstStep: nu
   if (e.type === 'tuning') return e.total === 0 ? null : e.done === 0 || e.done === e.total || e.done % 10 === 0 ? `tuning kernels for this run: ${e.done}/${e.total} shapes (kept for later runs)` : null;
   if (e.type === 'warmup') return e.step % 25 === 0 || e.step === e.of ? `warm-up ${e.step}/${e.of} · loss ${e.loss.toFixed(3)}` : null;
   if (e.type === 'validation') {
-    const levels = Object.entries(e.result.perLevel).map(([l, t]) => `L${l} ${(100 * t.accuracy).toFixed(0)}%`).join(' ');
-    return `validation after step ${e.result.step}: ${(100 * e.result.accuracy).toFixed(1)}%${levels ? ` (${levels})` : ''}${e.best ? ' · new best' : ''}`;
+    const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+    const levels = (a: Accuracy) => {
+      const ls = Object.entries(a.perLevel).map(([l, t]) => `L${l} ${(100 * t.accuracy).toFixed(0)}%`).join(' ');
+      return ls ? ` (${ls})` : '';
+    };
+    const r = e.result;
+    const planned = r.planned ? ` · with plans ${pct(r.planned.accuracy)}${levels(r.planned)}, ${pct(r.planned.planShown)} shown` : '';
+    const auc = (x: number | null) => (x === null ? '-' : x.toFixed(2));
+    const critic = r.critic ? ` · Critic AUC problems ${auc(r.critic.problemAuc)}, plans ${auc(r.critic.planAuc)}` : '';
+    return `validation after step ${r.step}: Solver ${pct(r.accuracy)}${levels(r)}${planned}${critic}${e.best ? ' · new best' : ''}`;
   }
   if (e.type === 'step') {
     const m = e.metrics;
@@ -112,7 +121,7 @@ function progressLine(e: RunEvent, total: number, started: number, firstStep: nu
       `loss ${m.loss ? m.loss.loss.toFixed(4) : '-'} · ${m.tokensPerS.toFixed(0)} tok/s · ${m.seconds.total.toFixed(0)} s/step${m.tunedKernels ? ` (${m.tunedKernels} new kernel shapes tuned)` : ''} · ETA ${(eta / 60).toFixed(0)} min`
     );
   }
-  if (e.type === 'done') return `done (${e.reason}) after ${e.state.step} steps; best validation ${e.state.best ? `${(100 * e.state.best.accuracy).toFixed(1)}% after step ${e.state.best.step}` : '-'}`;
+  if (e.type === 'done') return `done (${e.reason}) after ${e.state.step} steps; best validation ${e.state.best ? `${(100 * ownAccuracy(e.state.best)).toFixed(1)}% after step ${e.state.best.step}` : '-'}`;
   return null;
 }
 
@@ -124,7 +133,8 @@ async function main(o: Options): Promise<void> {
   const seeds = await readSplit(o.seeds, 'seeds', o.fields);
   const validation = await readSplit(o.validation, 'validation');
   checkHeldOut(seeds, validation);
-  if (o.steps === 0) return;
+  // --steps 0 reads and reports the files; with an explicit --warm-up it warms the model up (and validates) without a loop step.
+  if (o.steps === 0 && o['warmup-steps'] === undefined) return;
 
   const method = METHODS[o.method as MethodName];
   const recordedTemplates = (resumed?.config as { templates?: string } | undefined)?.templates;

@@ -160,8 +160,12 @@ describe('the SAGE loop (orchestration)', () => {
   it('validates greedily per source and level, and stops after patience evaluations without gain', async () => {
     const model = new ScriptedModel();
     const problems = [{ ...math('v1', '2+2=?', '4'), level: 1 }, { ...math('v2', '7-2=?', '5'), level: 2, source: 'other' }];
-    const v = await validate(model, validators, problems, { templates: DEFAULT_TEMPLATES, maxNewTokens: 16, step: 3 });
+    const v = await validate(model, validators, problems, { templates: DEFAULT_TEMPLATES, maxNewTokens: { solver: 16, planner: 8, critic: 4 }, step: 3, unparsableScore: 0.5 });
     expect(model.requests[0]).toMatchObject({ temperature: 0, maxNewTokens: 16 });
+    // No Planner or Critic asked for: the Solver alone.
+    expect(model.requests).toHaveLength(1);
+    expect(v.planned).toBeUndefined();
+    expect(v.critic).toBeUndefined();
     expect(v).toMatchObject({ step: 3, accuracy: 0.5, perSource: { seeds: { correct: 1, total: 1 }, other: { correct: 0, total: 1 } }, perLevel: { '1': { accuracy: 1 } } });
     const es = new EarlyStopping(2);
     expect(es.record({ ...v, accuracy: 0.5 })).toBe(true);

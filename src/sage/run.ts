@@ -9,7 +9,8 @@ import type { Problem } from '../data/problem';
 import type { SftPair } from '../train/sft';
 import { rng } from '../util/random';
 import { ProblemBank, type BankEvent } from './bank';
-import type { MethodConfig } from './config';
+import type { MethodConfig, RoleName } from './config';
+import { criticProbe, type CriticProbe } from './criticData';
 import { runShapeHints, SageLoop, type LoopModel, type LoopSettings, type Phase, type StepMetrics, type Transcript, type Validators } from './loop';
 import { EarlyStopping, validate, type ValidationResult } from './validation';
 import { warmupPairs } from './warmup';
@@ -91,6 +92,10 @@ export function stratified(problems: readonly Problem[], limit: number): Problem
   return out;
 }
 
+/** Held-out problems the Critic's AUC is measured on (each real and corrupted, its plan matching and wrong), and their seed: fixed, so runs compare. */
+const CRITIC_PROBE_PROBLEMS = 100;
+const CRITIC_PROBE_SEED = 0x5a6e;
+
 /** Thrown at a phase boundary when a stop was asked for: the step in flight is abandoned. */
 class StepAbandoned extends Error {}
 
@@ -108,6 +113,8 @@ export class Evolution {
   private paused: { release: () => void; done: Promise<void> } | null = null;
   /** The problems every validation uses: the same ones each time. */
   private readonly heldOut: readonly Problem[];
+  /** The Critic's held-out pairs: the same ones every validation and every run. */
+  private readonly criticProbe: CriticProbe;
   private state: RunState;
 
   constructor(
@@ -127,6 +134,7 @@ export class Evolution {
     this.bank.subscribe((e) => store.bank(e));
     this.loop = new SageLoop(model, validators, this.bank, settings, (phase) => this.boundary(phase));
     this.heldOut = stratified(validation, settings.validationLimit);
+    this.criticProbe = criticProbe(stratified(validation, CRITIC_PROBE_PROBLEMS), rng(CRITIC_PROBE_SEED));
     this.state = resume?.state ?? { step: 0, best: null, evaluationsWithoutGain: 0, warmedUp: false };
     this.early = new EarlyStopping(settings.patience, { best: this.state.best, since: this.state.evaluationsWithoutGain });
     this.loop.step = this.state.step;
@@ -182,10 +190,14 @@ export class Evolution {
   private async evaluate(): Promise<ValidationResult> {
     const s = this.settings;
     this.emit({ type: 'phase', step: this.loop.step, phase: 'validate' });
+    const has = (role: RoleName) => s.method.roles.includes(role);
     const result = await validate(this.model, this.validators, this.heldOut, {
       templates: s.templates,
-      maxNewTokens: s.maxNewTokens.solver,
+      maxNewTokens: s.maxNewTokens,
       step: this.loop.step,
+      planned: has('planner') && has('critic') ? { rewards: s.method.rewards } : undefined,
+      criticProbe: has('critic') ? this.criticProbe : undefined,
+      unparsableScore: s.method.rewards.unparsableScore,
     });
     const best = this.early.record(result);
     this.state.best = this.early.best;

@@ -1,38 +1,61 @@
 /**
- * Validation: greedy pass@1 of the Solver on the held-out split, overall and per source,
- * and early stopping after `patience` evaluations without a new best.
+ * Validation, greedy, on the held-out split: pass@1 of the Solver alone, overall and per
+ * source and level; for a method with a Planner, the same in its own inference mode (the
+ * Planner plans, the Critic scores the plan, the Solver sees it when it passes the gate);
+ * for a method with a Critic, its discrimination (AUC) on held-out pairs. Early stopping
+ * follows the method's own mode.
  */
 import type { Problem } from '../data/problem';
+import type { RewardConfig } from './config';
+import { auc, type CriticProbe } from './criticData';
 import type { LoopModel, Validators } from './loop';
-import { render, stopStrings, type Templates } from './templates';
+import { criticScore, parseOutput } from './parse';
+import { passesPlanGate } from './rewards';
+import { OUTPUTS, render, stopStrings, type TemplateName, type Templates } from './templates';
 
-export interface ValidationResult {
-  step: number;
+export type Tally = Record<string, { correct: number; total: number; accuracy: number }>;
+
+export interface Accuracy {
   accuracy: number;
-  perSource: Record<string, { correct: number; total: number; accuracy: number }>;
+  perSource: Tally;
   /** Per difficulty level, where problems carry one. */
-  perLevel: Record<string, { correct: number; total: number; accuracy: number }>;
+  perLevel: Tally;
 }
 
-export async function validate(
-  model: LoopModel,
-  validators: Validators,
-  problems: readonly Problem[],
-  o: { templates: Templates; maxNewTokens: number; step: number },
-): Promise<ValidationResult> {
-  if (!problems.length) throw new Error('validation: no held-out problems');
-  const outs = await model.generate({
-    prompts: problems.map((p) => render(o.templates.solver, { problem: p.statement })),
-    maxNewTokens: o.maxNewTokens,
-    temperature: 0,
-    topK: 0,
-    topP: 1,
-    seed: 0,
-    stop: stopStrings('solver'),
-  });
-  const verdicts = await Promise.all(outs.map((c, i) => validators.judge(problems[i]!, c.text)));
+export interface ValidationResult extends Accuracy {
+  step: number;
+  /** Planner, Critic and Solver as the method infers: the share of plans shown, and the accuracy. */
+  planned?: Accuracy & { planShown: number };
+  /** The Critic's AUC: real problems against corrupted ones, a problem's own plan against wrong ones. */
+  critic?: { problemAuc: number | null; planAuc: number | null; pairs: { problems: number; plans: number } };
+}
+
+/** The accuracy that ranks a validation: the method's own inference mode. */
+export function ownAccuracy(r: Pick<ValidationResult, 'accuracy' | 'planned'>): number {
+  return r.planned?.accuracy ?? r.accuracy;
+}
+
+export interface ValidationOptions {
+  templates: Templates;
+  maxNewTokens: Record<'planner' | 'solver' | 'critic', number>;
+  step: number;
+  /** Validate in the Planner's mode too (the method has a Planner and a Critic). */
+  planned?: { rewards: RewardConfig };
+  /** Measure the Critic on these pairs (the method has a Critic). */
+  criticProbe?: CriticProbe;
+  /** How an unparsable score counts (the loop's consumers' default). */
+  unparsableScore: number;
+}
+
+async function greedy(model: Pick<LoopModel, 'generate'>, template: TemplateName, prompts: string[], maxNewTokens: number): Promise<string[]> {
+  if (!prompts.length) return [];
+  const outs = await model.generate({ prompts, maxNewTokens, temperature: 0, topK: 0, topP: 1, seed: 0, stop: stopStrings(template) });
+  return outs.map((c) => c.text);
+}
+
+function accuracyOf(problems: readonly Problem[], verdicts: readonly number[]): Accuracy {
   const tally = (key: (p: Problem) => string | undefined) => {
-    const out: ValidationResult['perSource'] = {};
+    const out: Tally = {};
     problems.forEach((p, i) => {
       const k = key(p);
       if (k === undefined) return;
@@ -44,11 +67,54 @@ export async function validate(
     return out;
   };
   return {
-    step: o.step,
     accuracy: verdicts.filter((v) => v >= 1).length / problems.length,
     perSource: tally((p) => p.source),
     perLevel: tally((p) => (p.level === undefined ? undefined : String(p.level))),
   };
+}
+
+export async function validate(model: Pick<LoopModel, 'generate'>, validators: Validators, problems: readonly Problem[], o: ValidationOptions): Promise<ValidationResult> {
+  if (!problems.length) throw new Error('validation: no held-out problems');
+  const t = o.templates;
+  const judgeAll = (texts: string[]) => Promise.all(texts.map((text, i) => validators.judge(problems[i]!, text)));
+  /** Critic scores of rendered items, an unparsable one counted as its consumers count it. */
+  const scores = async (template: 'criticProblem' | 'criticPlan', items: Record<string, string>[]) =>
+    (await greedy(model, template, items.map((v) => render(t[template], v)), o.maxNewTokens.critic)).map(
+      (text) => criticScore(parseOutput(text, OUTPUTS[template]).fields.score) ?? o.unparsableScore,
+    );
+
+  const plain = await greedy(model, 'solver', problems.map((p) => render(t.solver, { problem: p.statement })), o.maxNewTokens.solver);
+  const result: ValidationResult = { step: o.step, ...accuracyOf(problems, await judgeAll(plain)) };
+
+  if (o.planned) {
+    const plans = (await greedy(model, 'planner', problems.map((p) => render(t.planner, { problem: p.statement })), o.maxNewTokens.planner)).map(
+      (text) => parseOutput(text, OUTPUTS.planner).fields.plan?.trim() ?? '',
+    );
+    const withPlan = problems.map((_, i) => i).filter((i) => plans[i]);
+    const planScores = await scores('criticPlan', withPlan.map((i) => ({ problem: problems[i]!.statement, plan: plans[i]! })));
+    const shown = new Set(withPlan.filter((_, k) => passesPlanGate(planScores[k]!, o.planned!.rewards)));
+    const texts = await greedy(
+      model,
+      'solverWithPlan',
+      problems.map((p, i) => (shown.has(i) ? render(t.solverWithPlan, { problem: p.statement, plan: plans[i]! }) : render(t.solver, { problem: p.statement }))),
+      o.maxNewTokens.solver,
+    );
+    result.planned = { ...accuracyOf(problems, await judgeAll(texts)), planShown: shown.size / problems.length };
+  }
+
+  if (o.criticProbe) {
+    const { problems: ps, plans } = o.criticProbe;
+    const problemScores = await scores('criticProblem', ps.map((x) => ({ problem: x.statement })));
+    const planScores = await scores('criticPlan', plans.map((x) => ({ problem: x.problem, plan: x.plan })));
+    const split = <T>(xs: readonly T[], ss: number[], good: (x: T) => boolean) =>
+      auc(ss.filter((_, i) => good(xs[i]!)), ss.filter((_, i) => !good(xs[i]!)));
+    result.critic = {
+      problemAuc: split(ps, problemScores, (x) => x.real),
+      planAuc: split(plans, planScores, (x) => x.matching),
+      pairs: { problems: ps.length / 2, plans: plans.length / 2 },
+    };
+  }
+  return result;
 }
 
 /** Tracks the best validation accuracy; `stop` turns true after `patience` evaluations without gain. */
@@ -68,7 +134,7 @@ export class EarlyStopping {
 
   /** Records a result; true when it is a new best (keep that checkpoint). */
   record(result: ValidationResult): boolean {
-    if (!this.best || result.accuracy > this.best.accuracy) {
+    if (!this.best || ownAccuracy(result) > ownAccuracy(this.best)) {
       this.best = result;
       this.since = 0;
       return true;

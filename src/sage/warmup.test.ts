@@ -3,7 +3,8 @@ import type { Problem } from '../data/problem';
 import { rng } from '../util/random';
 import { criticScore, parseOutput } from './parse';
 import { DEFAULT_TEMPLATES, OUTPUTS } from './templates';
-import { planOf, warmupPairs } from './warmup';
+import { planOf, PLAN_TARGETS, PROBLEM_TARGETS } from './criticData';
+import { warmupPairs } from './warmup';
 
 const SEEDS: Problem[] = [
   { id: 'a', source: 't', format: 'curriculum', kind: 'math', statement: '9-2=?', answer: '7', expression: '9-2', level: 1, raw: {} },
@@ -35,7 +36,8 @@ describe('warm-up pairs', () => {
     // Code seeds teach the code Challenger: a seed with its solution and asserts.
     expect(kinds.challengerCode).toBe(3);
     expect(pairs.some((p) => p.response === '<question>Write neg(a).</question><solution>def neg(a):\n    return -a</solution><tests>assert neg(1) == -1\nassert neg(0) == 0</tests>')).toBe(true);
-    expect(kinds.critic).toBe(6 * 2 + 3);
+    // Each seed real and corrupted; each plan matching and wrong.
+    expect(kinds.critic).toBe(6 * 2 + 3 * 2);
   });
 
   it('repeats the Solver’s pairs to the share asked for, and keeps every other pair', () => {
@@ -64,13 +66,25 @@ describe('warm-up pairs', () => {
     expect(planOf(SEEDS[3]!)).toBeNull();
   });
 
-  it('scores real problems high and corrupted ones low, and is reproducible from the seed', () => {
+  it('grades the Critic: real problems and matching plans high, each corruption at its own lower target', () => {
     const o = { templates: DEFAULT_TEMPLATES, references: 2, maxSolution: 200, solverShare: 0 };
     const a = warmupPairs(SEEDS, o, rng(7));
     expect(warmupPairs(SEEDS, o, rng(7))).toEqual(a);
-    const critic = a.filter((p) => p.prompt.startsWith('Problem:') && p.prompt.includes('Rate its quality'));
-    const real = critic.filter((p) => SEEDS.some((s) => p.prompt.includes(`Problem: ${s.statement}\n`)));
-    expect(real.every((p) => p.response === '<score>9</score>')).toBe(true);
-    expect(critic.filter((p) => p.response === '<score>2</score>')).toHaveLength(6);
+    const scoreOf = (p: { response: string }) => Number(/<score>(\d+)<\/score>/.exec(p.response)![1]);
+    const problems = a.filter((p) => p.prompt.includes('Rate its quality'));
+    const real = problems.filter((p) => SEEDS.some((s) => p.prompt === `Problem: ${s.statement}\nRate its quality from 1 to 10 as <score>N</score>.\n`));
+    expect(real).toHaveLength(SEEDS.length);
+    expect(real.every((p) => scoreOf(p) === PROBLEM_TARGETS.real)).toBe(true);
+    const corrupted = problems.filter((p) => !real.includes(p));
+    expect(corrupted).toHaveLength(SEEDS.length);
+    expect(corrupted.every((p) => scoreOf(p) < 8)).toBe(true);
+    const plans = a.filter((p) => p.prompt.includes('Rate the plan'));
+    for (const s of SEEDS.filter((q) => planOf(q))) {
+      const mine = plans.filter((p) => p.prompt.startsWith(`Problem: ${s.statement}\n`));
+      expect(mine.map(scoreOf).sort()).toEqual([expect.any(Number), PLAN_TARGETS.matching]);
+      const wrong = mine.find((p) => scoreOf(p) !== PLAN_TARGETS.matching)!;
+      expect(wrong.prompt).not.toContain(`Plan: ${planOf(s)}\n`);
+      expect(scoreOf(wrong)).toBeLessThan(4);
+    }
   });
 });

@@ -2,12 +2,15 @@
  * The warm-up that teaches a model trained from scratch the roles' formats before the
  * loop: seeds rendered into each role's template as SFT pairs (section 4). Solver: problem
  * → worked answer; Planner: problem → the solution's steps as a plan; Challenger: reference
- * problems → another seed with its answer; Critic: real problems → high scores, corrupted
- * ones → low scores.
+ * problems → another seed with its answer; Critic: graded scores (criticData.ts) — a real
+ * problem high, a corrupted one lower by how it was corrupted; a problem's own plan high, the
+ * same plan with a wrong number or another problem's plan low. A Critic taught only high
+ * scores for plans scores every plan alike, and the gate it drives filters nothing.
  */
 import type { Problem } from '../data/problem';
 import type { SftPair } from '../train/sft';
 import { shuffle } from '../util/random';
+import { corruptProblem, PLAN_TARGETS, planOf, PROBLEM_TARGETS, steps, wrongPlan } from './criticData';
 import { assertLines, referenceList, render, type Templates } from './templates';
 
 export interface WarmupOptions {
@@ -34,37 +37,13 @@ function weightSolver(solver: SftPair[], others: SftPair[], share: number, rando
   return [...repeated, ...shuffle(solver, random).slice(0, wanted - repeated.length), ...others];
 }
 
-/** A worked solution as plain steps: calculator notes and the final-answer line removed. */
-function steps(solution: string): string[] {
-  return solution
-    .replace(/<<[^>]*>>/g, '')
-    .split('\n')
-    .map((l) => l.trim())
-    .filter((l) => l && !l.startsWith('####'));
-}
-
-/** The plan for a problem: its expression (curriculum) or its solution's steps, numbered. */
-export function planOf(p: Problem): string | null {
-  if (p.kind === 'math' && p.expression) return `Compute ${p.expression}.`;
-  if (p.kind !== 'math' || !p.solution) return null;
-  const s = steps(p.solution);
-  return s.length ? s.map((l, i) => `${i + 1}. ${l}`).join(' ') : null;
-}
-
 function solverTarget(p: Problem, maxSolution: number): string {
   if (p.kind === 'code') return `<answer>\n${(p.solution ?? '').trim()}\n</answer>`;
   const worked = p.solution ? steps(p.solution).join(' ') : '';
   return worked && worked.length <= maxSolution ? `${worked}\n<answer>${p.answer}</answer>` : `<answer>${p.answer}</answer>`;
 }
 
-/** A corrupted statement the Critic should score low: words shuffled, or cut short, or noise. */
-function corrupt(statement: string, random: () => number): string {
-  const words = statement.split(/\s+/).filter(Boolean);
-  const r = random();
-  if (r < 0.4 && words.length > 2) return shuffle(words, random).join(' ');
-  if (r < 0.7 && words.length > 1) return words.slice(0, Math.max(1, Math.floor(words.length / 3))).join(' ');
-  return Array.from({ length: Math.max(3, Math.min(40, statement.length)) }, () => String.fromCharCode(33 + Math.floor(random() * 90))).join('');
-}
+const score = (n: number) => `<score>${n}</score>`;
 
 export function warmupPairs(seeds: readonly Problem[], o: WarmupOptions, random: () => number): SftPair[] {
   const t = o.templates;
@@ -78,10 +57,13 @@ export function warmupPairs(seeds: readonly Problem[], o: WarmupOptions, random:
     if (plan) {
       solver.push({ prompt: render(t.solverWithPlan, { problem: p.statement, plan }), response: solverTarget(p, o.maxSolution) });
       pairs.push({ prompt: render(t.planner, { problem: p.statement }), response: `<plan>${plan}</plan>` });
-      pairs.push({ prompt: render(t.criticPlan, { problem: p.statement, plan }), response: '<score>9</score>' });
+      pairs.push({ prompt: render(t.criticPlan, { problem: p.statement, plan }), response: score(PLAN_TARGETS.matching) });
+      const wrong = wrongPlan(p, seeds, random);
+      if (wrong) pairs.push({ prompt: render(t.criticPlan, { problem: p.statement, plan: wrong.plan }), response: score(PLAN_TARGETS[wrong.variant]) });
     }
-    pairs.push({ prompt: render(t.criticProblem, { problem: p.statement }), response: '<score>9</score>' });
-    pairs.push({ prompt: render(t.criticProblem, { problem: corrupt(p.statement, random) }), response: '<score>2</score>' });
+    pairs.push({ prompt: render(t.criticProblem, { problem: p.statement }), response: score(PROBLEM_TARGETS.real) });
+    const bad = corruptProblem(p.statement, random);
+    pairs.push({ prompt: render(t.criticProblem, { problem: bad.text }), response: score(PROBLEM_TARGETS[bad.variant]) });
     if (p.kind === 'math' && math.length > o.references) {
       const refs = shuffle(math.filter((q) => q.id !== p.id), random).slice(0, o.references);
       pairs.push({ prompt: render(t.challenger, { references: referenceList(refs, t), kind: 'math' }), response: `<question>${p.statement}</question><answer>${p.answer}</answer>` });

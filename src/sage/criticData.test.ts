@@ -1,0 +1,62 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { Problem } from '../data/problem';
+import { rng } from '../util/random';
+import { alterNumber, auc, corruptProblem, criticProbe, planOf, wrongPlan } from './criticData';
+
+const math = (id: string, statement: string, expression: string, answer: string): Problem => ({ id, source: 't', format: 'curriculum', kind: 'math', statement, answer, expression, level: 1, raw: {} });
+
+describe('the Critic’s pairs', () => {
+  it('alters a repeated number so the statement contradicts itself, and nothing without numbers', () => {
+    const random = rng(3);
+    for (let i = 0; i < 50; i++) {
+      const out = alterNumber('Di adds 4 to 3: 3+4=?', random, true)!;
+      const nums = out.match(/\d+/g)!;
+      expect(nums).toHaveLength(4);
+      // One of the two 4s or the two 3s changed: the words and the expression disagree.
+      expect(nums[0] === nums[3] && nums[1] === nums[2]).toBe(false);
+    }
+    expect(alterNumber('Compute 9-2.', random, true)).toBeNull();
+    expect(alterNumber('no numbers', random)).toBeNull();
+    expect(alterNumber('Compute 9-2.', random)).not.toBe('Compute 9-2.');
+  });
+
+  it('corrupts every statement into something else, of every kind over many draws', () => {
+    const random = rng(5);
+    const seen = new Set<string>();
+    for (let i = 0; i < 400; i++) {
+      const s = 'Ann adds 12 to 7: 7+12=?';
+      const c = corruptProblem(s, random);
+      expect(c.text).not.toBe(s);
+      seen.add(c.variant);
+    }
+    expect([...seen].sort()).toEqual(['altered', 'noise', 'shuffled', 'truncated']);
+  });
+
+  it('a wrong plan is never the problem’s own', () => {
+    const ps = [math('a', 'Jo adds 2 to 5: 5+2=?', '5+2', '7'), math('b', 'Kai takes 1 from 9: 9-1=?', '9-1', '8'), math('c', 'Di adds 4 to 3: 3+4=?', '3+4', '7')];
+    const random = rng(9);
+    for (let i = 0; i < 100; i++) {
+      const p = ps[i % 3]!;
+      const w = wrongPlan(p, ps, random)!;
+      expect(w.plan).not.toBe(planOf(p));
+    }
+    const probe = criticProbe(ps, rng(1));
+    expect(probe.problems.filter((x) => x.real).map((x) => x.statement)).toEqual(ps.map((p) => p.statement));
+    expect(probe.plans.filter((x) => x.matching)).toHaveLength(3);
+    expect(probe.plans.filter((x) => !x.matching)).toHaveLength(3);
+  });
+
+  it('AUC is the Mann-Whitney probability, ties half, and 1 − itself with the sides swapped', () => {
+    expect(auc([3, 4], [1, 2])).toBe(1);
+    expect(auc([1], [2])).toBe(0);
+    expect(auc([5, 5], [5, 5])).toBe(0.5);
+    expect(auc([2, 9], [2, 1])).toBe((0.5 + 1 + 1 + 1) / 4);
+    expect(auc([], [1])).toBeNull();
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 1, max: 10 }), { minLength: 1, maxLength: 20 }), fc.array(fc.integer({ min: 1, max: 10 }), { minLength: 1, maxLength: 20 }), (a, b) => {
+        expect(auc(a, b)! + auc(b, a)!).toBeCloseTo(1, 12);
+      }),
+    );
+  });
+});

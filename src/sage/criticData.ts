@@ -1,0 +1,118 @@
+/**
+ * What the Critic should tell apart, as data: real problems from corrupted ones, a problem's
+ * own plan from a wrong plan or another problem's. The warm-up teaches these with graded
+ * targets (a score per kind of corruption, on the Critic's 1-10 scale), and validation
+ * measures the Critic on the same kinds of pairs built from held-out problems (criticAuc):
+ * a Critic that scores everything alike filters nothing, and its AUC says so (0.5).
+ */
+import type { Problem } from '../data/problem';
+import { shuffle } from '../util/random';
+
+/** A worked solution as plain steps: calculator notes and the final-answer line removed. */
+export function steps(solution: string): string[] {
+  return solution
+    .replace(/<<[^>]*>>/g, '')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('####'));
+}
+
+/** The plan for a problem: its expression (curriculum) or its solution's steps, numbered. */
+export function planOf(p: Problem): string | null {
+  if (p.kind === 'math' && p.expression) return `Compute ${p.expression}.`;
+  if (p.kind !== 'math' || !p.solution) return null;
+  const s = steps(p.solution);
+  return s.length ? s.map((l, i) => `${i + 1}. ${l}`).join(' ') : null;
+}
+
+export type ProblemVariant = 'real' | 'altered' | 'shuffled' | 'truncated' | 'noise';
+export type PlanVariant = 'matching' | 'altered' | 'other';
+
+/**
+ * Warm-up targets on the 1-10 scale. With alpha 0.7 (a score of 8 or more) only real problems
+ * pass the quality filter; with beta 0.3 (4 or more) only a problem's own plan passes the gate.
+ * A statement that contradicts itself is nearer a real one than noise, so it scores between.
+ */
+export const PROBLEM_TARGETS: Record<ProblemVariant, number> = { real: 9, altered: 5, shuffled: 3, truncated: 3, noise: 1 };
+export const PLAN_TARGETS: Record<PlanVariant, number> = { matching: 9, altered: 3, other: 2 };
+
+const NUMBER = /\d+/g;
+
+/**
+ * One number of the text changed (to another of the same length class), at one of its
+ * occurrences: where the number occurs twice (a curriculum statement says it in words and in
+ * the expression; a plan restates the problem's numbers) the text then contradicts itself.
+ * Null when the text has no number.
+ */
+export function alterNumber(text: string, random: () => number, requireRepeat = false): string | null {
+  const found = [...text.matchAll(NUMBER)];
+  const counts = new Map<string, number>();
+  for (const m of found) counts.set(m[0], (counts.get(m[0]) ?? 0) + 1);
+  const candidates = found.filter((m) => !requireRepeat || counts.get(m[0])! > 1);
+  if (!candidates.length) return null;
+  const m = candidates[Math.floor(random() * candidates.length)]!;
+  const n = Number(m[0]);
+  const replacement = String(n + 1 + Math.floor(random() * Math.max(3, n)));
+  return text.slice(0, m.index) + replacement + text.slice(m.index! + m[0].length);
+}
+
+/** A corrupted statement and its kind: a number contradicting the rest, words shuffled, cut short, or noise. */
+export function corruptProblem(statement: string, random: () => number): { text: string; variant: Exclude<ProblemVariant, 'real'> } {
+  const words = statement.split(/\s+/).filter(Boolean);
+  const r = random();
+  if (r < 0.25) {
+    const altered = alterNumber(statement, random, true);
+    if (altered) return { text: altered, variant: 'altered' };
+  }
+  if (r < 0.55 && words.length > 2) {
+    const shuffled = shuffle([...words], random).join(' ');
+    if (shuffled !== words.join(' ')) return { text: shuffled, variant: 'shuffled' };
+  }
+  if (r < 0.8 && words.length > 1) return { text: words.slice(0, Math.max(1, Math.floor(words.length / 3))).join(' '), variant: 'truncated' };
+  const noise = Array.from({ length: Math.max(3, Math.min(40, statement.length)) }, () => String.fromCharCode(33 + Math.floor(random() * 90))).join('');
+  return { text: noise, variant: 'noise' };
+}
+
+/** A wrong plan for `p`: its own with a number changed, or the plan of another problem. Null when neither exists. */
+export function wrongPlan(p: Problem, others: readonly Problem[], random: () => number): { plan: string; variant: Exclude<PlanVariant, 'matching'> } | null {
+  const own = planOf(p);
+  if (own && random() < 0.5) {
+    const altered = alterNumber(own, random);
+    if (altered) return { plan: altered, variant: 'altered' };
+  }
+  const pool = others.filter((q) => q.id !== p.id);
+  for (let tries = 0; tries < 8 && pool.length; tries++) {
+    const plan = planOf(pool[Math.floor(random() * pool.length)]!);
+    if (plan && plan !== own) return { plan, variant: 'other' };
+  }
+  return null;
+}
+
+/** Held-out pairs for the Critic's discrimination: each problem real and corrupted, each plan matching and wrong. */
+export interface CriticProbe {
+  problems: { statement: string; real: boolean }[];
+  plans: { problem: string; plan: string; matching: boolean }[];
+}
+
+export function criticProbe(problems: readonly Problem[], random: () => number): CriticProbe {
+  const probe: CriticProbe = { problems: [], plans: [] };
+  for (const p of problems) {
+    probe.problems.push({ statement: p.statement, real: true }, { statement: corruptProblem(p.statement, random).text, real: false });
+    const own = planOf(p);
+    const wrong = own ? wrongPlan(p, problems, random) : null;
+    if (own && wrong) probe.plans.push({ problem: p.statement, plan: own, matching: true }, { problem: p.statement, plan: wrong.plan, matching: false });
+  }
+  return probe;
+}
+
+/**
+ * The area under the ROC curve of scores for positives against negatives: the probability
+ * that a random positive scores above a random negative, ties counting half (Mann-Whitney).
+ * Null when either side is empty.
+ */
+export function auc(positives: readonly number[], negatives: readonly number[]): number | null {
+  if (!positives.length || !negatives.length) return null;
+  let wins = 0;
+  for (const a of positives) for (const b of negatives) wins += a > b ? 1 : a === b ? 0.5 : 0;
+  return wins / (positives.length * negatives.length);
+}
