@@ -1,16 +1,18 @@
 // Fused PPO clipped-surrogate loss over the vocabulary (Task-Relative REINFORCE++), per
-// token row t with target y, untempered logits z, advantage A, old log-prob o, reference
-// log-prob q and token weight w (the token mean's 1/count; 0 off the response):
-//   logp   = z_y − logsumexp(z),  r = exp(logp − o)
+// token row t with target y, logits z at inverse temperature τ (s = τ·z: the distribution
+// the tokens were sampled from, as verl and TRL compute it; τ = 1 untempered), advantage A,
+// old log-prob o (under the same τ), reference log-prob q and token weight w (the token
+// mean's 1/count; 0 off the response):
+//   logp   = s_y − logsumexp(s),  r = exp(logp − o)
 //   loss   = w · (−min(r·A, clip(r, 1 − εlow, 1 + εhigh)·A) + β·k3(q − logp) − c·H)
 //   z     <- d loss / d z   (in place; 0 where y = −1)
 // with k3(d) = exp(d) − d − 1 (the low-variance KL estimator, off when β = 0) and H the
-// entropy of softmax(z) (its bonus off when c = 0; H is reported either way).
+// entropy of softmax(s) (its bonus off when c = 0; H is reported either way); d/dz = τ·d/ds.
 // SERIAL: one invocation per row and no barriers, for CPU adapters (see norm.wgsl).
 
 struct Params {
   rows: u32, vocab: u32, offZ: u32, offTargets: u32,
-  offIn: u32, offOut: u32, _pad0: u32, _pad1: u32,
+  offIn: u32, offOut: u32, invTemp: f32, _pad1: u32,
   clipLow: f32, clipHigh: f32, klCoef: f32, entCoef: f32,
 }
 
@@ -64,14 +66,15 @@ fn policy_loss(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
     }
     return;
   }
+  let tau = p.invTemp;
   var m = LOWEST;
-  for (var c = lid; c < p.vocab; c += LANES) { m = max(m, Z[base + c]); }
+  for (var c = lid; c < p.vocab; c += LANES) { m = max(m, tau * Z[base + c]); }
   m = combine(lid, m, true);
   // Σ e^(z−m) and Σ e^(z−m)·(z−m): H = log s − Σ p·(z − m), with no cancellation against m.
   var s = 0.0;
   var sz = 0.0;
   for (var c = lid; c < p.vocab; c += LANES) {
-    let d = Z[base + c] - m;
+    let d = tau * Z[base + c] - m;
     let e = exp(d);
     s += e;
     sz += e * d;
@@ -83,7 +86,7 @@ fn policy_loss(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
   let i = p.offIn + row * 4u;
   let w = tokIn[i];
   let A = tokIn[i + 1u];
-  let logp = Z[base + u32(tgt)] - lse;
+  let logp = tau * Z[base + u32(tgt)] - lse;
   let ratio = exp(logp - tokIn[i + 2u]);
   let unclipped = ratio * A;
   let clipped = clamp(ratio, 1.0 - p.clipLow, 1.0 + p.clipHigh) * A;
@@ -95,14 +98,15 @@ fn policy_loss(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
     kl = exp(d) - d - 1.0;
     g += p.klCoef * (1.0 - exp(d));
   }
-  g *= w;
-  let ent = w * p.entCoef;
+  // Weighted, and through s = τ·z.
+  g *= w * tau;
+  let ent = w * p.entCoef * tau;
 #if !SERIAL
   // Every invocation read z_y above; wait before any of them overwrites the row.
   workgroupBarrier();
 #endif
   for (var c = lid; c < p.vocab; c += LANES) {
-    let lp = Z[base + c] - lse;
+    let lp = tau * Z[base + c] - lse;
     let pc = exp(lp);
     Z[base + c] = g * (select(0.0, 1.0, c == u32(tgt)) - pc) + ent * pc * (lp + entropy);
   }

@@ -16,7 +16,9 @@
 // row, no sort.
 //
 // Out[row] = (token, log q(token), log p(token)) with q the distribution sampled from and p
-// the untempered model distribution softmax(z), floats as their bits.
+// the model's distribution at the sampling temperature, softmax(z · invTemp) over the whole
+// vocabulary (untempered when greedy): the policy-gradient ratio's denominator, as verl and
+// TRL compute it (the training forward scales its logits the same way). Floats as their bits.
 
 struct Params {
   rows: u32, vocab: u32, offZ: u32, offStreams: u32,
@@ -84,9 +86,11 @@ fn sample(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
   var m = LOWEST;
   for (var c = lid; c < V; c += WG) { m = max(m, Z[base + c]); }
   m = reduce(lid, m, true);
+  // The tempered softmax's normaliser: Σ exp((z − m)·τ), τ = 1 when greedy.
+  let tau = select(p.invTemp, 1.0, p.invTemp == 0.0);
   var s = 0.0;
-  for (var c = lid; c < V; c += WG) { s += exp(Z[base + c] - m); }
-  let lse = m + log(reduce(lid, s, false));
+  for (var c = lid; c < V; c += WG) { s += exp((Z[base + c] - m) * tau); }
+  let logNorm = log(reduce(lid, s, false));
 
   var logq = 0.0;
   var pick = 0u;
@@ -191,6 +195,6 @@ fn sample(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
     let o = p.offOut + row * 3u;
     Out[o] = tok;
     Out[o + 1u] = bitcast<u32>(logq);
-    Out[o + 2u] = bitcast<u32>(Z[base + tok] - lse);
+    Out[o + 2u] = bitcast<u32>((Z[base + tok] - m) * tau - logNorm);
   }
 }

@@ -140,7 +140,7 @@ describe.each(CONFIGS)('generation (%s)', (_, config) => {
     m.destroy();
   });
 
-  it("sampled completions' untempered log-probs equal forwardLoss on the finished sequences", async () => {
+  it("sampled completions' log-probs equal the policy loss's at the same temperature on the finished sequences", async () => {
     const rt = await testRuntime(POISON);
     const seed = freshSeed();
     const m = model(rt, config, seed);
@@ -153,12 +153,14 @@ describe.each(CONFIGS)('generation (%s)', (_, config) => {
       const pad = batch.T - row.promptIds.length - row.completionIds.length;
       row.completionIds.forEach((tok, k) => (targets[b * batch.T + pad + row.promptIds.length - 1 + k] = tok));
     });
-    const { logp } = m.forwardLoss({ ...batch, targets, weights: new Array<number>(targets.length).fill(1) });
-    const ref = await rt.read(logp);
+    // The update's forward at T = 0.8 (log-probs in column 1 of each token's loss, log-prob, entropy).
+    const perToken = new Float32Array(4 * targets.length).fill(0);
+    const tokOut = m.forwardPolicyLoss({ ...batch, targets }, perToken, { clipLow: 0.2, clipHigh: 0.28, klCoef: 0, entCoef: 0, temperature: 0.8 });
+    const ref = await rt.read(tokOut);
     out.rows.forEach((row, b) => {
       const pad = batch.T - row.promptIds.length - row.completionIds.length;
       row.modelLogprobs.forEach((lp, k) => {
-        const want = ref[b * batch.T + pad + row.promptIds.length - 1 + k]!;
+        const want = ref[3 * (b * batch.T + pad + row.promptIds.length - 1 + k) + 1]!;
         expect(Math.abs(lp - want), `seed ${seed}, row ${b}, token ${k}`).toBeLessThan(1e-4);
       });
       // Sampling at temperature 0.8 sharpens the distribution: log q ≥ log p for the likely tokens it draws, and never +∞.

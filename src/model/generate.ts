@@ -26,7 +26,7 @@ export interface GeneratedRow {
   text: string;
   /** log q(token) under the distribution it was drawn from (temperature, top-k, top-p); 0 when greedy. */
   logprobs: number[];
-  /** log p(token) under the untempered model: what a policy-gradient ratio needs. */
+  /** log p(token) under the model at the sampling temperature (softmax(z / T), not truncated; untempered when greedy): the policy-gradient ratio's denominator. */
   modelLogprobs: number[];
   finishReason: FinishReason;
 }

@@ -31,7 +31,7 @@ export interface Completion {
   text: string;
   promptIds: number[];
   completionIds: number[];
-  /** Untempered log-probs of the completion tokens: the PPO ratio's denominator. */
+  /** Log-probs of the completion tokens at the sampling temperature (softmax(z / T), not truncated): the PPO ratio's denominator. */
   modelLogprobs: number[];
   /** True when the completion ran into its token limit (no stop string, no EOS): cut off. */
   truncated?: boolean;
@@ -55,7 +55,8 @@ export interface RunShapeHints {
 /** What the loop needs of the engine: batched generation and one policy-gradient update. */
 export interface LoopModel {
   generate(request: GenerationRequest): Promise<Completion[]>;
-  train(rollouts: Rollout[], lr: number): Promise<PolicyStepResult>;
+  /** One update at learning rate `lr`, log-probs under softmax(z / temperature): the distribution the rollouts were sampled from. */
+  train(rollouts: Rollout[], update: { lr: number; temperature: number }): Promise<PolicyStepResult>;
   /** Tunes the kernels of every shape the run can use before it starts; returns how many were tuned. */
   prepare?(hints: RunShapeHints, onProgress: (done: number, total: number) => void): Promise<number>;
 }
@@ -432,8 +433,9 @@ export class SageLoop {
       const total = mine.reduce((n, c) => n + c.groups, 0);
       if (total) zeroSpreadShare[role] = mine.reduce((n, c) => n + c.zero, 0) / total;
     }
+    // Greedy rollouts carry untempered log-probs (the sampler's convention): trained at T = 1.
     const t0 = performance.now();
-    const loss = rollouts.some((x) => x.advantage !== 0) ? await this.model.train(rollouts, s.lr) : null;
+    const loss = rollouts.some((x) => x.advantage !== 0) ? await this.model.train(rollouts, { lr: s.lr, temperature: s.temperature > 0 ? s.temperature : 1 }) : null;
     const trainingMs = performance.now() - t0;
 
     const byRole = (role: RoleName) => scored.filter((x) => x.role === role);

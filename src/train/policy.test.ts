@@ -245,6 +245,23 @@ describe('policy training in a model session', () => {
     for (const s of [session, resumed, afresh]) s.destroy();
   });
 
+  it('sampled at T = 0.7 with top-p 0.9, the rollouts\' recorded log-probs are the update\'s own under the same temperature: the ratio starts at 1', async () => {
+    const rt = await testRuntime();
+    const session = ModelSession.create(rt, { kind: 'preset', preset: 'tiny', seed: 11 });
+    const seed = freshSeed();
+    const out = await session.generate(['ab', 'cd', 'ab'], { maxNewTokens: 12, temperature: 0.7, topK: 0, topP: 0.9, seed, stop: [] });
+    const rollouts = out.rows.map((row, i) => ({ promptIds: row.promptIds, completionIds: row.completionIds, oldLogprobs: row.modelLogprobs, advantage: i === 1 ? -1 : 1 }));
+    const at = (temperature: number) => ({ ...DEFAULT_POLICY, loss: { ...DEFAULT_POLICY.loss, temperature } });
+    // lr 0: the statistics of the forward alone (the update changes nothing).
+    const same = await session.trainPolicy(rollouts, 1e-12, at(0.7));
+    expect(Math.abs(same.approxKl), `seed ${seed}`).toBeLessThan(2e-4);
+    expect(same.clipFraction).toBe(0);
+    // Trained untempered, the same rollouts are off-policy from the first step: the mismatch the temperature removes.
+    const untempered = await session.trainPolicy(rollouts, 1e-12, at(1));
+    expect(untempered.approxKl, `seed ${seed}`).toBeGreaterThan(0.02);
+    session.destroy();
+  });
+
   it('with LoRA the loop trains the adapter alone: base unchanged, the adapter moved, generation sees it, resume continues it', async () => {
     const rt = await testRuntime();
     const session = ModelSession.create(rt, { kind: 'preset', preset: 'tiny', seed: 3 });

@@ -103,7 +103,7 @@ export interface Rollout {
   promptIds: readonly number[];
   /** Sampled tokens, the final EOS included when the row ended on it. */
   completionIds: readonly number[];
-  /** log p of each completion token under the untempered model at sampling time. */
+  /** log p of each completion token at sampling time, under softmax(z / T) at the temperature trained with (PolicySettings.loss.temperature). */
   oldLogprobs: readonly number[];
   /** Reference-model log-probs of the completion tokens, when a KL term is used. */
   refLogprobs?: readonly number[];

@@ -58,7 +58,7 @@ export function sessionRunModel(session: ModelSession, o: RunModelOptions): RunM
         text: row.text, promptIds: row.promptIds, completionIds: row.completionIds, modelLogprobs: row.modelLogprobs, truncated: row.finishReason === 'length',
       }));
     },
-    train: (rollouts, lr) => session.trainPolicy(rollouts, lr, o.policy),
+    train: (rollouts, { lr, temperature }) => session.trainPolicy(rollouts, lr, { ...o.policy, loss: { ...o.policy.loss, temperature } }),
     prepare(hints, onProgress) {
       const generations = hints.generations.map((g) => ({ rows: g.rows, distinct: g.distinct, promptTokens: session.tokenizer.encodePrompt(g.prompt).length }));
       return tuneRunShapes(session.model, { generations, trains: hints.trains, microTokens: o.policy.microTokens, granule: POSITION_GRANULE }, onProgress);

@@ -35,6 +35,11 @@ export interface PolicyLossCoefficients {
   klCoef: number;
   /** Weight of the entropy bonus. */
   entCoef: number;
+  /**
+   * The sampling temperature: log-probs, ratio, entropy and gradient under softmax(z / T),
+   * the distribution the rollouts were drawn from (their old log-probs are under it too). 1: untempered.
+   */
+  temperature?: number;
 }
 
 /**
@@ -52,11 +57,15 @@ export function policyLoss(
   if (t.targets.size !== rows) throw new Error(`policy loss: targets holds ${t.targets.size} values for ${rows} rows`);
   if (t.tokIn.size !== rows * 4) throw new Error(`policy loss: tokIn holds ${t.tokIn.size} values, expected 4 per row (${rows * 4})`);
   if (t.tokOut.size !== rows * 3) throw new Error(`policy loss: tokOut holds ${t.tokOut.size} values, expected 3 per row (${rows * 3})`);
+  const temperature = k.temperature ?? 1;
+  if (!(temperature > 0 && Number.isFinite(temperature))) throw new Error(`policy loss: temperature ${temperature} is not a positive number (greedy rollouts are not trained)`);
   if (!(k.clipLow >= 0 && k.clipLow < 1 && k.clipHigh >= 0)) throw new Error(`policy loss: clip range [1 − ${k.clipLow}, 1 + ${k.clipHigh}] is not around 1`);
   rt.dispatch({
     kernel: { shader: 'policy_loss', entry: 'policy_loss', defines: { SERIAL: rt.serialRows } },
     params: new Params()
-      .u32(rows, vocab, t.logits.offset, t.targets.offset, t.tokIn.offset, t.tokOut.offset, 0, 0)
+      .u32(rows, vocab, t.logits.offset, t.targets.offset, t.tokIn.offset, t.tokOut.offset)
+      .f32(1 / temperature)
+      .u32(0)
       .f32(k.clipLow, k.clipHigh, k.klCoef, k.entCoef),
     buffers: [t.logits.buffer, t.targets.buffer, t.tokIn.buffer, t.tokOut.buffer],
     workgroups: grid(rt, rows, rt.serialRows ? 64 : 1),

@@ -12,9 +12,11 @@ interface RowRef {
   clipped: boolean;
 }
 
-/** The surrogate of shaders/policy_loss.wgsl in float64, written from its formula. */
-function referenceRow(z: ArrayLike<number>, y: number, w: number, A: number, old: number, ref: number, k: PolicyLossCoefficients): RowRef {
-  const V = z.length;
+/** The surrogate of shaders/policy_loss.wgsl in float64, written from its formula: on s = z / T, its gradient through s back to z. */
+function referenceRow(logits: ArrayLike<number>, y: number, w: number, A: number, old: number, ref: number, k: PolicyLossCoefficients): RowRef {
+  const V = logits.length;
+  const T = k.temperature ?? 1;
+  const z = Float64Array.from(logits, (x) => x / T);
   let m = -Infinity;
   for (let c = 0; c < V; c++) m = Math.max(m, z[c]!);
   let s = 0;
@@ -40,8 +42,8 @@ function referenceRow(z: ArrayLike<number>, y: number, w: number, A: number, old
     const lp = z[c]! - lse;
     const onehot = c === y ? 1 : 0;
     const ent = w * k.entCoef * p[c]! * (lp + entropy);
-    grad[c] = g * (onehot - p[c]!) + ent;
-    gradScale[c] = gMagnitude * Math.max(onehot, p[c]!) + Math.abs(w * k.entCoef) * p[c]! * (Math.abs(lp) + entropy);
+    grad[c] = (g * (onehot - p[c]!) + ent) / T;
+    gradScale[c] = (gMagnitude * Math.max(onehot, p[c]!) + Math.abs(w * k.entCoef) * p[c]! * (Math.abs(lp) + entropy)) / T;
   }
   return { loss, logp, entropy, grad, gradScale, clipped: unclipped > clipped };
 }
@@ -57,6 +59,9 @@ describe('policy-gradient loss', () => {
       [37, 17, { clipLow: 0.2, clipHigh: 0.28, klCoef: 0, entCoef: 0 }],
       [61, 264, { clipLow: 0.2, clipHigh: 0.28, klCoef: 0.05, entCoef: 0.01 }],
       [9, 3001, { clipLow: 0.1, clipHigh: 0.3, klCoef: 0.1, entCoef: 0 }],
+      // Rollouts sampled at T = 0.7 (and 1.3): everything under softmax(z / T).
+      [41, 300, { clipLow: 0.2, clipHigh: 0.28, klCoef: 0.05, entCoef: 0.01, temperature: 0.7 }],
+      [23, 77, { clipLow: 0.2, clipHigh: 0.28, klCoef: 0, entCoef: 0, temperature: 1.3 }],
     ];
     const seen = { clippedPos: 0, clippedNeg: 0, openPos: 0, openNeg: 0 };
     for (const [rows, vocab, k] of cases) {
@@ -122,6 +127,7 @@ describe('policy-gradient loss', () => {
       tokOut: rt.upload(new Float32Array(6), [6]),
     };
     expect(() => policyLoss(rt, t, { clipLow: 1.2, clipHigh: 0.28, klCoef: 0, entCoef: 0 })).toThrow(/clip range/);
+    expect(() => policyLoss(rt, t, { clipLow: 0.2, clipHigh: 0.28, klCoef: 0, entCoef: 0, temperature: 0 })).toThrow(/temperature 0 is not a positive number/);
     expect(() => policyLoss(rt, { ...t, tokOut: rt.upload(new Float32Array(4), [4]) }, { clipLow: 0.2, clipHigh: 0.28, klCoef: 0, entCoef: 0 })).toThrow(
       /3 per row/,
     );

@@ -86,7 +86,8 @@ describe.each([
       const counts = probs.map((_, i) => got!.filter((r) => r.token === i).length);
       const chi2 = chiSquare(counts, q);
       expect(chi2, `temperature ${temperature}, seed ${seed}: counts ${counts}`).toBeLessThan(CHI2_999[5]!);
-      const logp = logSoftmax(z);
+      // log p is under the tempered distribution over the whole vocabulary (here q itself: nothing truncated).
+      const logp = logSoftmax(z.map((x) => x / temperature));
       for (const r of got!) {
         expect(r.logq).toBeCloseTo(Math.log(q[r.token]!), 5);
         expect(r.logp).toBeCloseTo(logp[r.token]!, 5);
@@ -111,6 +112,8 @@ describe.each([
         const what = `seed ${seed}, top-k ${topK}, top-p ${topP}, row ${row}`;
         expect(ref.kept.has(s.token), `${what}: token ${s.token} is excluded`).toBe(true);
         expect(s.logq, what).toBeCloseTo(ref.logq.get(s.token)!, 4);
+        // log p: tempered, not truncated (what the training forward recomputes).
+        expect(s.logp, what).toBeCloseTo(logSoftmax(Array.from(z, (x) => x / temperature))[s.token]!, 4);
       });
     }
   });

@@ -1,0 +1,49 @@
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { compareCli } from './compare';
+import { expectEveryOptionChecked, runCliProcess } from './testing';
+
+describe('compare command line', () => {
+  it('refuses a bad value of every option before any run', () => {
+    expectEveryOptionChecked(compareCli);
+    const r = runCliProcess('src/cli/compare.ts', ['--methods', 'rlvr,rlvr']);
+    expect(r.status).toBe(2);
+    expect(r.stderr.trim().split('\n').at(-1)).toBe('compare: --methods: a method given twice');
+  });
+
+  it('runs methods × seeds from the shipped checkpoint, reports mean ± SE, keeps finished runs and resumes the rest', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sage-compare-'));
+    const config = join(dir, 'config.json');
+    writeFileSync(config, JSON.stringify({ proposals: 2, trainProblems: 2, solverSamples: 2, difficultySamples: 2, maxNewTokens: { challenger: 24, planner: 16, solver: 12, critic: 8 } }));
+    const out = join(dir, 'cmp');
+    const common = ['--config', config, '--validation-limit', '4', '--eval-every', '1', '--repeats', '2', '--out', out];
+    // RLVR keeps the test short (the Solver alone); the summary of SAGE's extra figures is tested in src/sage/compare.test.ts.
+    const r = runCliProcess('src/cli/compare.ts', [...common, '--methods', 'rlvr', '--steps', '1']);
+    expect(r.status, r.stderr).toBe(0);
+    for (const m of ['rlvr']) {
+      for (const s of [0, 1]) {
+        const state = JSON.parse(readFileSync(join(out, m, `seed-${s}`, 'state.json'), 'utf8')) as { step: number };
+        expect(state.step).toBe(1);
+        expect(JSON.parse(readFileSync(join(out, m, `seed-${s}`, 'config.json'), 'utf8'))).toMatchObject({ method: m, model: 'data/models/tiny-curriculum', settings: { seed: s, patience: 2 } });
+      }
+    }
+    const md = readFileSync(join(out, 'summary.md'), 'utf8');
+    expect(md).toMatch(/\| rlvr \| 2 \| 1 \| [\d.]+ ± [\d.]+ \|/);
+    const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as { method: string; final: { own: { n: number } } }[];
+    expect(summary.map((s) => s.method)).toEqual(['rlvr']);
+    expect(summary[0]!.final.own.n).toBe(2);
+    expect(readFileSync(join(out, 'chart.svg'), 'utf8')).toContain('<polygon');
+    expect(existsSync(join(out, 'rlvr', 'seed-0.log'))).toBe(true);
+
+    // Given again with more steps: each run continues from its own step.
+    const again = runCliProcess('src/cli/compare.ts', [...common, '--methods', 'rlvr', '--steps', '2']);
+    expect(again.status, again.stderr).toBe(0);
+    expect(again.stdout).toMatch(/\[rlvr seed 0\] resuming after step 1/);
+    const state = JSON.parse(readFileSync(join(out, 'rlvr', 'seed-1', 'state.json'), 'utf8')) as { step: number };
+    expect(state.step).toBe(2);
+    const done = runCliProcess('src/cli/compare.ts', [...common, '--methods', 'rlvr', '--steps', '2']);
+    expect(done.stdout).toMatch(/\[rlvr seed 1\] done earlier \(2 steps\)/);
+  });
+});

@@ -1,0 +1,159 @@
+/**
+ * `npm run compare`: several methods × several seeds from one starting checkpoint, run one
+ * after another (each an `npm run evolve` in its own process), every run resumed where it
+ * stopped when the command is given again, then reported as mean ± standard error per
+ * method: a Markdown table, a chart with bands and the summary as JSON, under one folder:
+ *
+ *   OUT/<method>/seed-<n>/   each run's folder (metrics, transcripts, bank, checkpoints)
+ *   OUT/<method>/seed-<n>.log  its printed progress
+ *   OUT/summary.md, OUT/summary.json, OUT/chart.svg
+ *
+ * Runs go seed by seed (every method at seed 0, then seed 1, ...) so that a comparison cut
+ * short is still balanced. Every run makes the same number of steps: early stopping is off.
+ */
+import { spawn } from 'node:child_process';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { SHIPPED_SPLITS } from '../data/curriculum';
+import { METHODS } from '../sage/config';
+import { compareChart, compareTable, summarize, type ComparedRun } from '../sage/compare';
+import type { MetricsRecord, RunState } from '../sage/run';
+import { parseJsonl, RUN_FILES } from '../sage/runRecords';
+import { isMain, runCli, UsageError, type OptionValues } from './options';
+
+const SHIPPED_MODEL = 'data/models/tiny-curriculum';
+const DEFAULT_METHODS = ['sage', 'rlvr', 'sage-no-quality-filter', 'mae'];
+
+export const compareCli = {
+  name: 'compare',
+  summary: 'Several methods × several seeds from one checkpoint, run or resumed one after another, reported as mean ± standard error.',
+  options: {
+    methods: { type: 'string', multiple: true, choices: Object.keys(METHODS), arg: 'M,M', help: `methods to compare, comma-separated (default ${DEFAULT_METHODS.join(',')})` },
+    repeats: { type: 'int', min: 1, default: 3, help: 'seeds per method (0, 1, ... N−1)' },
+    steps: { type: 'int', min: 1, default: 40, help: 'loop steps of every run' },
+    model: { type: 'string', arg: 'DIR', exists: 'dir', default: SHIPPED_MODEL, help: 'the starting checkpoint of every run (Hugging Face folder)' },
+    templates: { type: 'string', choices: ['compact', 'instruct'], default: 'compact', help: 'role prompts: compact for models trained from scratch, instruct for instruction-tuned ones' },
+    seeds: { type: 'string', arg: 'FILE', exists: 'file', default: SHIPPED_SPLITS.seeds.file, help: 'seed problems' },
+    validation: { type: 'string', arg: 'FILE', exists: 'file', default: SHIPPED_SPLITS.validation.file, help: 'held-out problems' },
+    'validation-limit': { type: 'int', min: 1, default: 400, help: 'held-out problems per validation (the same ones in every run)' },
+    'eval-every': { type: 'int', min: 1, default: 10, help: 'validate every N steps (and before the first, and after the last)' },
+    config: { type: 'string', arg: 'FILE', exists: 'file', help: 'JSON loop settings for every run (as evolve --config)' },
+    lr: { type: 'number', min: 0, minExclusive: true, help: 'learning rate of every run (default: evolve\'s)' },
+    baseline: { type: 'string', choices: Object.keys(METHODS), default: 'rlvr', help: 'the method every other is compared with (difference in standard errors)' },
+    out: { type: 'string', arg: 'DIR', default: 'runs/compare', help: 'the comparison folder (given again: finished runs are kept, unfinished ones resumed)' },
+    'report-only': { type: 'flag', help: 'only write the report from the runs already in --out' },
+  },
+  notes: ['Ctrl-C stops the run in flight at its next phase boundary (saved); the same command resumes the comparison.', 'env SAGE_GPU=hardware  use a real GPU instead of SwiftShader'],
+} as const;
+
+type Options = OptionValues<typeof compareCli.options>;
+
+const runDir = (out: string, method: string, seed: number) => join(out, method, `seed-${seed}`);
+
+function readState(dir: string): RunState | null {
+  const file = join(dir, RUN_FILES.state);
+  return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as RunState) : null;
+}
+
+/** Every run in the folder with at least one record, for the report. */
+function collect(out: string, methods: readonly string[], repeats: number): ComparedRun[] {
+  const runs: ComparedRun[] = [];
+  for (const method of methods) {
+    for (let seed = 0; seed < repeats; seed++) {
+      const file = join(runDir(out, method, seed), RUN_FILES.metrics);
+      if (!existsSync(file)) continue;
+      const records = parseJsonl<MetricsRecord>(readFileSync(file, 'utf8'), file);
+      if (records.some((r) => r.kind === 'step')) runs.push({ method, seed, records });
+    }
+  }
+  return runs;
+}
+
+function report(o: Options, methods: readonly string[]): string | null {
+  const runs = collect(o.out, methods, o.repeats);
+  if (!runs.length) return null;
+  const summaries = summarize(runs);
+  const table = compareTable(summaries, o.baseline);
+  const md = [
+    `# Comparison: ${methods.join(', ')}`,
+    '',
+    `From \`${o.model}\`, ${o.steps} steps a run, seeds 0-${o.repeats - 1}, validation on ${o.validation} (${o['validation-limit']} problems, greedy), every ${o['eval-every']} steps.`,
+    'Final validation as mean ± standard error over seeds (percent); "own mode" is the method\'s inference (Planner, Critic gate, Solver for SAGE; the Solver alone otherwise); per level in own mode.',
+    '',
+    table,
+    '',
+  ].join('\n');
+  writeFileSync(join(o.out, 'summary.md'), md);
+  writeFileSync(join(o.out, 'summary.json'), JSON.stringify(summaries, null, 2) + '\n');
+  writeFileSync(join(o.out, 'chart.svg'), compareChart(summaries));
+  return table;
+}
+
+/** Runs one evolve to its end (or resumes it), its output prefixed on the console and kept in a log. */
+function evolve(args: string[], prefix: string, log: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('npx', ['tsx', 'src/cli/evolve.ts', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: process.env });
+    const forward = (chunk: Buffer) => {
+      appendFileSync(log, chunk);
+      for (const line of chunk.toString().split('\n')) if (line.trim() && !/^npm warn|XDG_RUNTIME_DIR/.test(line)) console.log(`${prefix} ${line}`);
+    };
+    child.stdout.on('data', forward);
+    child.stderr.on('data', forward);
+    child.on('error', reject);
+    child.on('close', (code) => resolve(code ?? 1));
+  });
+}
+
+async function main(o: Options): Promise<void> {
+  const methods = o.methods.length ? o.methods : DEFAULT_METHODS;
+  if (new Set(methods).size !== methods.length) throw new UsageError('--methods: a method given twice');
+  mkdirSync(o.out, { recursive: true });
+  let stopping = false;
+  process.on('SIGINT', () => {
+    stopping = true;
+    console.log('\nstopping after the run in flight saves (the same command resumes) ...');
+  });
+  if (!o['report-only']) {
+    const common = [
+      '--seeds', o.seeds, '--validation', o.validation, '--validation-limit', String(o['validation-limit']), '--eval-every', String(o['eval-every']),
+      // Every run makes every step: early stopping would end runs at different lengths.
+      '--patience', String(o.steps + 1),
+      ...(o.config ? ['--config', o.config] : []),
+      ...(o.lr !== undefined ? ['--lr', String(o.lr)] : []),
+    ];
+    outer: for (let seed = 0; seed < o.repeats; seed++) {
+      for (const method of methods) {
+        if (stopping) break outer;
+        const dir = runDir(o.out, method, seed);
+        const state = readState(dir);
+        const label = `[${method} seed ${seed}]`;
+        if (state && state.step >= o.steps) {
+          console.log(`${label} done earlier (${state.step} steps)`);
+          continue;
+        }
+        let args: string[];
+        if (state) {
+          console.log(`${label} resuming after step ${state.step}`);
+          args = ['--resume', dir, '--steps', String(o.steps - state.step), ...common];
+        } else {
+          // A run that stopped before its first step has nothing to resume: it starts again, the old folder kept aside.
+          if (existsSync(dir)) renameSync(dir, `${dir}.unfinished-${Date.now()}`);
+          mkdirSync(join(o.out, method), { recursive: true });
+          args = ['--model', o.model, '--templates', o.templates, '--method', method, '--seed', String(seed), '--steps', String(o.steps), '--out', dir, ...common];
+        }
+        const code = await evolve(args, label, `${dir}.log`);
+        if (code !== 0) throw new Error(`${label} stopped with exit code ${code}: see ${dir}.log`);
+        report(o, methods);
+      }
+    }
+  }
+  const table = report(o, methods);
+  if (!table) {
+    console.log(`no runs with a step in ${o.out} yet`);
+    return;
+  }
+  console.log(table);
+  console.log(`report in ${join(o.out, 'summary.md')}, ${join(o.out, 'chart.svg')}, ${join(o.out, 'summary.json')}`);
+}
+
+if (isMain(import.meta.url)) await runCli(compareCli, main);
