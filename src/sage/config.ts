@@ -43,6 +43,12 @@ export interface MethodConfig {
   solverReward: 'sage' | 'judge';
   /** New problems from the Challenger enter the bank (false: train on the seeds only). */
   evolveBank: boolean;
+  /**
+   * MAE: no validator anywhere. A proposal is banked on the Judge's quality score alone (taken
+   * on trust, nothing computed or run), its difficulty is 1 − the Judge's mean score of the
+   * Solver's attempts, and the Solver is rewarded by the Judge (solverReward 'judge').
+   */
+  validatorFree: boolean;
   rewards: RewardConfig;
 }
 
@@ -65,6 +71,7 @@ const SAGE: MethodConfig = {
   trained: ROLES,
   solverReward: 'sage',
   evolveBank: true,
+  validatorFree: false,
   rewards: DEFAULT_REWARDS,
 };
 
@@ -78,11 +85,12 @@ export const METHODS = {
   sage: SAGE,
   mae: {
     name: 'mae',
-    summary: 'MAE: Proposer, Solver and Judge (the Critic also scores answers), no Planner',
+    summary: 'MAE: Proposer, Solver and Judge (the Critic scores problems and answers), no Planner, no validator',
     roles: ['challenger', 'solver', 'critic'],
     trained: ['challenger', 'solver', 'critic'],
     solverReward: 'judge',
     evolveBank: true,
+    validatorFree: true,
     rewards: DEFAULT_REWARDS,
   },
   rlvr: {
@@ -92,6 +100,7 @@ export const METHODS = {
     trained: ['solver'],
     solverReward: 'sage',
     evolveBank: false,
+    validatorFree: false,
     // No plan: correctness and format keep SAGE's 3 : 1 ratio.
     rewards: { ...DEFAULT_REWARDS, solver: { plan: 0, correct: 0.75, format: 0.25 } },
   },

@@ -144,6 +144,23 @@ describe('the SAGE loop (orchestration)', () => {
     expect(metrics.rewards.solver).toBeCloseTo(0.5 * (8 / 9) + 0.5 * 1, 9);
   });
 
+  it('MAE is validator-free: problems banked on the Judge’s quality alone, difficulty from its scores of the attempts', async () => {
+    const model = new ScriptedModel();
+    const { bank } = ProblemBank.fromSeeds(SEEDS, { alpha: METHODS.mae.rewards.alpha, nearDuplicate: 0.85 });
+    // Validators that refuse every proposal and fail every answer: MAE must not consult them for entry or difficulty.
+    const refusing = { ...validators, propose: async () => ({ unusable: 'refused' }) };
+    const l = new SageLoop(model, refusing, bank, { ...DEFAULT_LOOP, method: METHODS.mae, templates: DEFAULT_TEMPLATES, proposals: 4, trainProblems: 4, solverSamples: 2, difficultySamples: 3 });
+    const { metrics } = await l.runStep();
+    // Proposal 0 is unparsable; 1-3 are admitted on the Judge's 9/10 although the validators refuse them.
+    expect(metrics.bank).toMatchObject({ admitted: 3, admittedThisStep: 3 });
+    expect(metrics.bank.rejected.unparsable).toBe(1);
+    expect(metrics.bank.rejected.validator).toBe(0);
+    // The pass rate is the Judge's mean score of the 3 attempts (9 → 8/9), not the validators' verdicts (1 for these sums).
+    expect(bank.get('gen/0/1')!.provenance.passRates[0]).toEqual([0, 8 / 9]);
+    const judgedAttempts = model.requests.find((r) => r.prompts.length === 9 && r.prompts.every((x) => x.includes('Rate the answer')));
+    expect(judgedAttempts).toBeDefined();
+  });
+
   it('RLVR: the Solver alone on the seeds; frozen roles generate but do not train', async () => {
     const rlvr = loop(METHODS.rlvr);
     const { metrics } = await rlvr.l.runStep();

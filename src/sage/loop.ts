@@ -14,6 +14,7 @@ import type { BankEntry, ProblemBank, RejectReason, SamplingMode } from './bank'
 import type { MethodConfig, RoleName } from './config';
 import { criticScore, parseOutput, type Parsed } from './parse';
 import { challengerReward, criticReward, judgedSolverReward, passesPlanGate, plannerReward, scoreOrDefault, solverReward, type ProposalOutcome } from './rewards';
+import { unverifiedProblem } from './validators';
 import { OUTPUTS, referenceList, render, stopStrings, type TemplateName, type Templates } from './templates';
 
 export interface GenerationRequest {
@@ -199,6 +200,7 @@ export function runShapeHints(s: LoopSettings, seeds: readonly Problem[], heldOu
       add(s.proposals, s.proposals, render(t[kind === 'code' ? 'challengerCode' : 'challenger'], { references: referenceList(top, t), kind }));
       add(s.proposals, s.proposals, render(t.criticProblem, { problem }));
       add(s.proposals * s.difficultySamples, s.proposals, render(t.solver, { problem }));
+      if (m.validatorFree) add(s.proposals * s.difficultySamples, s.proposals * s.difficultySamples, render(t.criticAnswer, { problem, answer: problem }));
     }
   }
   return { generations, trains: m.trained.length > 0 };
@@ -321,15 +323,22 @@ export class SageLoop {
       const parsedIdx = proposals.map((p, i) => (p.format > 0 ? i : -1)).filter((i) => i >= 0);
       const qualities = await this.critic('criticProblem', parsedIdx.map((i) => ({ problem: proposals[i]!.fields.question! })), parsedIdx.map((i) => kinds[i]!), 2, scored);
       const quality = new Map(parsedIdx.map((i, k) => [i, qualities[k]!]));
-      const checked = await this.timedValidator(() =>
-        Promise.all(proposals.map((p, i) => (p.format > 0 ? this.validators.propose(p.fields, kinds[i]!, `gen/${this.step}/${i}`) : Promise.resolve({ unusable: 'no problem in the output' })))),
-      );
+      const id = (i: number) => `gen/${this.step}/${i}`;
+      // A validator-free method (MAE) takes a well-formed proposal on trust: nothing is computed or run.
+      const checked: ({ problem: Problem } | { unusable: string })[] = m.validatorFree
+        ? proposals.map((p, i) => (p.format > 0 ? unverifiedProblem(p.fields, kinds[i]!, id(i)) : { unusable: 'no problem in the output' }))
+        : await this.timedValidator(() =>
+            Promise.all(proposals.map((p, i) => (p.format > 0 ? this.validators.propose(p.fields, kinds[i]!, id(i)) : Promise.resolve({ unusable: 'no problem in the output' })))),
+          );
       // Difficulty: the Solver's pass rate over n attempts, for problems that can earn it.
       await this.phase('difficulty');
       const gated = checked.map((c, i) => ('problem' in c && scoreOrDefault(quality.get(i) ?? null, r) >= r.alpha ? i : -1)).filter((i) => i >= 0);
       const attempts = gated.flatMap((i) => Array.from({ length: s.difficultySamples }, () => (checked[i] as { problem: Problem }).problem));
       const attemptOuts = await this.generate('solver', 'solver', attempts.map((p) => render(s.templates.solver, { problem: p.statement })), 3);
-      const verdicts = await this.timedValidator(() => Promise.all(attemptOuts.map((c, k) => this.validators.judge(attempts[k]!, c.text))));
+      // The pass rate: the validators' verdicts, or (validator-free) the Judge's mean score of the attempts.
+      const verdicts = m.validatorFree
+        ? (await this.critic('criticAnswer', attempts.map((p, k) => ({ problem: p.statement, answer: attemptOuts[k]!.text })), attempts.map((p) => p.kind), 8, scored)).map((x) => scoreOrDefault(x, r))
+        : await this.timedValidator(() => Promise.all(attemptOuts.map((c, k) => this.validators.judge(attempts[k]!, c.text))));
       const passRate = new Map(gated.map((i, g) => [i, mean(verdicts.slice(g * s.difficultySamples, (g + 1) * s.difficultySamples))]));
       await this.phase('admit');
       outs.forEach((c, i) => {
@@ -340,7 +349,8 @@ export class SageLoop {
         // What the reward sees: a duplicate is invalid even when it is also below alpha (the bank counts the first reason).
         let outcome: ProposalOutcome = { kind: 'invalid' };
         if (!('problem' in check)) {
-          this.bank.reject(p.format > 0 ? 'validator' : 'unparsable', this.step);
+          // Validator-free, an unusable proposal is one not of its kind's form: unparsable.
+          this.bank.reject(p.format > 0 && !m.validatorFree ? 'validator' : 'unparsable', this.step);
           verdict = p.format > 0 ? `rejected: ${check.unusable}` : 'rejected: unparsable';
         } else {
           const duplicate = this.bank.duplicateOf(check.problem);
@@ -409,8 +419,10 @@ export class SageLoop {
           : solverReward({ planScore: has('planner') ? planScores[i]! : undefined, correct: correct[k]!, format: parsed.format }, r);
       scored.push({ role: 'solver', template, kind: batch[i]!.problem.kind, prompt: solvePrompts[k]!, completion: c, parsed, score: correct[k]!, verdict: correct[k]! >= 1 ? 'correct' : 'wrong', reward });
     });
+    // The bank's pass rates: the validators' verdicts, or (validator-free) the Judge's scores.
+    const passed = m.validatorFree ? judged.map((x) => scoreOrDefault(x, r)) : correct;
     batch.forEach((e, i) => {
-      const rates = correct.filter((_, k) => solveItems[k] === i);
+      const rates = passed.filter((_, k) => solveItems[k] === i);
       if (rates.length) this.bank.recordPassRate(e.problem.id, this.step, mean(rates));
     });
 

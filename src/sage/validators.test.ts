@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Problem } from '../data/problem';
-import { createValidators, programOf } from './validators';
+import { createValidators, programOf, unverifiedProblem } from './validators';
 
 const v = createValidators();
 
@@ -50,5 +50,18 @@ describe('loop validators', () => {
     expect(programOf('```py\nx = 1\n```')).toBe('x = 1');
     expect(programOf('def f():\n  return 2')).toBe('def f():\n  return 2');
     expect(programOf('<answer>unclosed')).toBe('unclosed');
+  });
+});
+
+describe('a proposal taken on trust (validator-free methods)', () => {
+  it('keeps the claimed answer unchecked, and still needs the form of its kind', () => {
+    expect(unverifiedProblem({ question: '2+2=?', answer: '5' }, 'math', 'g1')).toMatchObject({ problem: { kind: 'math', statement: '2+2=?', answer: '5' } });
+    expect(unverifiedProblem({ question: ' ', answer: '5' }, 'math', 'g2')).toEqual({ unusable: 'empty question' });
+    expect(unverifiedProblem({ question: 'x', answer: '' }, 'math', 'g3')).toEqual({ unusable: 'empty answer' });
+    // Code: asserts kept, never run (they may well fail on the solution).
+    const code = unverifiedProblem({ question: 'Write f.', solution: 'def f():\n    return 1', tests: 'assert f() == 2\nprint(1)' }, 'code', 'g4');
+    expect(code).toMatchObject({ problem: { kind: 'code', tests: { style: 'asserts', entryPoint: 'f', asserts: ['assert f() == 2'] } } });
+    expect(unverifiedProblem({ question: 'Write f.', solution: 'x = 1', tests: 'assert x' }, 'code', 'g5')).toEqual({ unusable: 'the solution defines no function' });
+    expect(unverifiedProblem({ question: 'Write f.', solution: 'def f(): pass', tests: '' }, 'code', 'g6')).toEqual({ unusable: 'no assert statement in the tests' });
   });
 });

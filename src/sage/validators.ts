@@ -54,6 +54,27 @@ async function proposeCode(fields: Readonly<Record<string, string>>, id: string,
   return { problem };
 }
 
+/**
+ * A Challenger's output as a problem taken on trust, nothing computed or run: what a
+ * validator-free method (MAE) banks when its Judge's quality score admits it. It must still
+ * be a problem of its kind — a question, and an answer (math) or a solution defining a
+ * function with asserts (code) — so that the Solver's outputs on it can be scored at all.
+ */
+export function unverifiedProblem(fields: Readonly<Record<string, string>>, kind: Problem['kind'], id: string): { problem: Problem } | { unusable: string } {
+  const statement = fields.question?.trim();
+  if (!statement) return { unusable: 'empty question' };
+  if (kind === 'math') {
+    const answer = fields.answer?.trim();
+    if (!answer) return { unusable: 'empty answer' };
+    return { problem: { id, source: 'challenger', format: 'qa', kind: 'math', statement, answer, raw: { question: statement, answer } } satisfies MathProblem };
+  }
+  const solution = fields.solution?.trim() ?? '';
+  const entry = entryPoint(solution);
+  const asserts = (fields.tests ?? '').split('\n').map((l) => l.trim()).filter((l) => l.startsWith('assert'));
+  if (!entry || !asserts.length) return { unusable: !entry ? 'the solution defines no function' : 'no assert statement in the tests' };
+  return { problem: { id, source: 'challenger', format: 'mbpp', kind: 'code', statement, solution, tests: { style: 'asserts', entryPoint: entry, asserts }, raw: { text: statement, code: solution, test_list: asserts } } satisfies CodeProblem };
+}
+
 export function createValidators(code?: CodeChecks): Validators {
   return {
     async judge(problem, response) {
