@@ -15,7 +15,7 @@ import type { BaseDtype } from '../model/memory';
 import { PRESETS, type PresetName } from '../model/config';
 import { nodePlatform } from '../platform/node';
 import { METHODS, type MethodName } from '../sage/config';
-import { DEFAULT_LOOP } from '../sage/loop';
+import { DEFAULT_LOOP, TRANSCRIPT_MODES, type TranscriptMode } from '../sage/loop';
 import { Evolution, type RunEvent, type RunSettings } from '../sage/run';
 import { ownAccuracy, type Accuracy } from '../sage/validation';
 import { DEFAULT_RUN, parseSettings, RUN_SPECS, SETTING_NAMES } from '../sage/settings';
@@ -50,6 +50,7 @@ export const evolveCli = {
     'validation-limit': { type: 'int', min: 1, default: DEFAULT_RUN.validationLimit, help: 'held-out problems per validation (the same ones each time)' },
     seed: { type: 'int', min: 0, default: DEFAULT_RUN.seed, help: 'seed of the weights, the sampling and the data order' },
     config: { type: 'string', arg: 'FILE', exists: 'file', help: `JSON object overriding loop settings (${SETTING_NAMES.join(', ')})` },
+    transcripts: { type: 'string', choices: TRANSCRIPT_MODES, help: 'transcripts kept per step: sample (the first rollout of each role and template, the default) or all (every rollout, with its reward and advantage)' },
     out: { type: 'string', arg: 'DIR', help: 'run folder (default runs/<method>-<date>)' },
     resume: { type: 'string', arg: 'DIR', exists: 'dir', help: 'continue a run from its folder (its last checkpoint, bank and state)' },
     ...LORA_OPTIONS,
@@ -148,6 +149,7 @@ async function main(o: Options): Promise<void> {
     templates: templateSet === 'instruct' ? INSTRUCT_TEMPLATES : COMPACT_TEMPLATES,
     seed: o.seed,
     ...(o.lr !== undefined ? { lr: o.lr } : {}),
+    ...(o.transcripts !== undefined ? { transcripts: o.transcripts as TranscriptMode } : {}),
     steps: o.steps,
     warmupSteps: o['warmup-steps'] ?? (o.model ? 0 : DEFAULT_RUN.warmupSteps),
     warmupSolverShare: o['warmup-solver-share'],

@@ -124,6 +124,26 @@ describe('the SAGE loop (orchestration)', () => {
     expect(metrics.responses.planner!.truncatedShare).toBe(0);
   });
 
+  it('keeps every rollout with its reward and advantage when asked (transcripts all), one per role and template by default', async () => {
+    const sample = loop(METHODS.sage);
+    const few = (await sample.l.runStep()).transcripts;
+    expect(new Set(few.map((t) => `${t.role}/${t.template}`)).size).toBe(few.length);
+    const { bank } = ProblemBank.fromSeeds(SEEDS, { alpha: METHODS.sage.rewards.alpha, nearDuplicate: 0.85 });
+    const model = new ScriptedModel();
+    const l = new SageLoop(model, validators, bank, { ...DEFAULT_LOOP, method: METHODS.sage, templates: DEFAULT_TEMPLATES, proposals: 4, trainProblems: 4, solverSamples: 2, difficultySamples: 3, transcripts: 'all' });
+    const { transcripts } = await l.runStep();
+    // 4 proposals, 3 problem scores, 4 plans, 4 plan scores, 8 solutions.
+    expect(transcripts.filter((t) => t.role === 'challenger')).toHaveLength(4);
+    expect(transcripts.filter((t) => t.role === 'solver')).toHaveLength(8);
+    expect(transcripts).toHaveLength(4 + 3 + 4 + 4 + 8);
+    // Task-relative whitening: each role's advantages have mean 0 over the step.
+    const solver = transcripts.filter((t) => t.role === 'solver').map((t) => t.advantage!);
+    expect(solver.every((a) => Number.isFinite(a))).toBe(true);
+    expect(solver.reduce((a, b) => a + b, 0)).toBeCloseTo(0, 9);
+    // Each rollout trained carries its role, for the update's statistics per role.
+    expect(new Set(model.trained[0]!.map((r) => r.group))).toEqual(new Set(['challenger', 'critic', 'planner', 'solver']));
+  });
+
   it('is reproducible: the same seed gives the same requests and rewards', async () => {
     const a = loop(METHODS.sage);
     const b = loop(METHODS.sage);

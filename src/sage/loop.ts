@@ -94,7 +94,12 @@ export interface LoopSettings {
   advantage: AdvantageName;
   /** Leave groups whose rewards have no spread out of the update (DAPO's dynamic sampling). */
   dropZeroSpread: boolean;
+  /** Transcripts kept per step: 'sample', the first rollout of each role and template; 'all', every rollout (to audit a reward across all of a step's outputs). */
+  transcripts: TranscriptMode;
 }
+
+export const TRANSCRIPT_MODES = ['sample', 'all'] as const;
+export type TranscriptMode = (typeof TRANSCRIPT_MODES)[number];
 
 export const DEFAULT_LOOP: Omit<LoopSettings, 'method' | 'templates'> = {
   seed: 0,
@@ -114,6 +119,7 @@ export const DEFAULT_LOOP: Omit<LoopSettings, 'method' | 'templates'> = {
   sampling: { kind: 'newest-mix', newestShare: 0.5, newest: 16 },
   advantage: 'task-whiten',
   dropZeroSpread: false,
+  transcripts: 'sample',
 };
 
 export type Phase = 'propose' | 'score-problems' | 'difficulty' | 'admit' | 'plan' | 'score-plans' | 'solve' | 'judge-answers' | 'validate' | 'update';
@@ -130,6 +136,8 @@ export interface Transcript {
   score?: number | null;
   verdict?: string;
   reward: number;
+  /** The advantage the update gave it; null for a role that does not train, or a group left out (absent in older records). */
+  advantage?: number | null;
 }
 
 export interface StepMetrics {
@@ -435,7 +443,7 @@ export class SageLoop {
       { dropZeroSpread: s.dropZeroSpread },
     );
     const rollouts: Rollout[] = trained
-      .map((x, i) => ({ promptIds: x.completion.promptIds, completionIds: x.completion.completionIds, oldLogprobs: x.completion.modelLogprobs, advantage: advantages[i]!, kept: kept[i] }))
+      .map((x, i) => ({ promptIds: x.completion.promptIds, completionIds: x.completion.completionIds, oldLogprobs: x.completion.modelLogprobs, advantage: advantages[i]!, group: x.role, kept: kept[i] }))
       .filter((x) => x.kept)
       .map(({ kept: _, ...x }) => x);
     // A role's share over the groups of all its task kinds.
@@ -493,22 +501,23 @@ export class SageLoop {
       tokens: { generated: this.generatedTokens, trained: loss?.tokens ?? 0 },
       tokensPerS: (this.generatedTokens + (loss?.tokens ?? 0)) / (totalMs / 1e3),
     };
-    const transcripts = this.transcripts(scored);
+    const advantageOf = new Map(trained.map((x, i) => [x, kept[i] ? advantages[i]! : null]));
+    const transcripts = this.transcripts(scored, advantageOf);
     this.step++;
     return { metrics, transcripts };
   }
 
-  /** The first rollout of each (role, template) of the step. */
-  private transcripts(scored: readonly Scored[]): Transcript[] {
+  /** The first rollout of each (role, template) of the step, or every rollout (transcripts 'all'). */
+  private transcripts(scored: readonly Scored[], advantageOf: ReadonlyMap<Scored, number | null>): Transcript[] {
     const seen = new Set<string>();
     const out: Transcript[] = [];
     for (const x of scored) {
       const key = `${x.role}/${x.template}`;
-      if (seen.has(key)) continue;
+      if (this.settings.transcripts === 'sample' && seen.has(key)) continue;
       seen.add(key);
       out.push({
         step: this.step, role: x.role, template: x.template, prompt: x.prompt, output: x.completion.text,
-        fields: x.parsed.fields, format: x.parsed.format, score: x.score, verdict: x.verdict, reward: x.reward,
+        fields: x.parsed.fields, format: x.parsed.format, score: x.score, verdict: x.verdict, reward: x.reward, advantage: advantageOf.get(x) ?? null,
       });
     }
     return out;

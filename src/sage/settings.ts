@@ -4,7 +4,7 @@
  * and the lab's settings panel alike. A bad value is refused with the setting named.
  */
 import { ADVANTAGE_NAMES } from './advantages';
-import { DEFAULT_LOOP, type LoopSettings } from './loop';
+import { DEFAULT_LOOP, TRANSCRIPT_MODES, type LoopSettings } from './loop';
 import type { RunSettings } from './run';
 
 export type MaxNewTokens = LoopSettings['maxNewTokens'];
@@ -54,8 +54,8 @@ export const DEFAULT_RUN: Pick<RunSettings, keyof typeof RUN_SPECS> = {
   seed: 0,
 };
 
-/** Settings that are not numbers: the token limits per role, the advantage estimator, dropping zero-spread groups. */
-const OTHER_SETTINGS = ['maxNewTokens', 'advantage', 'dropZeroSpread'] as const;
+/** Settings that are not numbers: the token limits per role, the advantage estimator, dropping zero-spread groups, which transcripts to keep. */
+const OTHER_SETTINGS = ['maxNewTokens', 'advantage', 'dropZeroSpread', 'transcripts'] as const;
 export type SettingName = keyof typeof SETTING_SPECS | keyof typeof RUN_SPECS | (typeof OTHER_SETTINGS)[number];
 /** The loop's settings, which a --config file may set. */
 export const SETTING_NAMES: readonly SettingName[] = [...(Object.keys(SETTING_SPECS) as (keyof typeof SETTING_SPECS)[]), ...OTHER_SETTINGS];
@@ -78,6 +78,7 @@ export function checkSetting(name: SettingName, value: unknown): string | null {
     return ADVANTAGE_NAMES.includes(value as never) ? null : `advantage must be one of ${ADVANTAGE_NAMES.join(', ')} (got ${JSON.stringify(value)})`;
   }
   if (name === 'dropZeroSpread') return typeof value === 'boolean' ? null : `dropZeroSpread must be true or false (got ${JSON.stringify(value)})`;
+  if (name === 'transcripts') return TRANSCRIPT_MODES.includes(value as never) ? null : `transcripts must be one of ${TRANSCRIPT_MODES.join(', ')} (got ${JSON.stringify(value)})`;
   const s = ALL_SPECS[name]!;
   const n = value as number;
   const ok = typeof value === 'number' && Number.isFinite(n) && (!s.integer || Number.isInteger(n)) && (s.minExclusive ? n > s.min : n >= s.min) && (s.max === undefined || n <= s.max);

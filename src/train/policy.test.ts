@@ -5,7 +5,7 @@ import { Transformer, type Batch } from '../model/transformer';
 import { importCheckpoint } from '../model/checkpoint';
 import { AdamW } from './adamw';
 import { DEFAULT_POLICY, ModelSession } from './session';
-import { DEFAULT_POLICY_LOSS, packRollouts, policyStep, type PolicyMicroBatch } from './policy';
+import { DEFAULT_POLICY_LOSS, packRollouts, policyStatistics, policyStep, type PolicyMicroBatch } from './policy';
 
 const CONFIG = { ...PRESETS.tiny, num_hidden_layers: 1 };
 
@@ -243,6 +243,37 @@ describe('policy training in a model session', () => {
     await afresh.trainPolicy(rollouts, 1e-3);
     expect(afresh.optimizerStep).toBe(1);
     for (const s of [session, resumed, afresh]) s.destroy();
+  });
+
+  it('breaks the step\'s statistics down by group: each group\'s token mean, and the groups\' token-weighted means give the whole', () => {
+    const r = rng(freshSeed());
+    const rollouts = Array.from({ length: 7 }, (_, i) => {
+      const n = 1 + Math.floor(r() * 5);
+      return { promptIds: [1, 2 + (i % 3)], completionIds: Array.from({ length: n }, () => 3 + Math.floor(r() * 50)), oldLogprobs: Array.from({ length: n }, () => -1 - r()), advantage: r() - 0.5, group: i % 2 ? 'solver' : 'critic' };
+    });
+    const micro = packRollouts(rollouts, { tokens: 32, maxLength: 64, lengthGranule: 8, padId: 0 });
+    // Kernel outputs made up per token: loss w·(A − 1), log-prob old − 0.1, entropy 2 + A.
+    const outputs = micro.map(({ perToken }) => {
+      const out = new Float32Array((perToken.length / 4) * 3);
+      for (let t = 0; t < perToken.length / 4; t++) {
+        const [w, A, old] = [perToken[t * 4]!, perToken[t * 4 + 1]!, perToken[t * 4 + 2]!];
+        if (w) out.set([w * (A - 1), old - 0.1, 2 + A], t * 3);
+      }
+      return out;
+    });
+    const stats = policyStatistics(micro, outputs, DEFAULT_POLICY_LOSS);
+    const tokens = (g: string) => rollouts.filter((x) => x.group === g).flatMap((x) => x.completionIds.map(() => x.advantage));
+    for (const g of ['solver', 'critic']) {
+      const As = tokens(g);
+      expect(stats.groups![g]!.tokens).toBe(As.length);
+      expect(stats.groups![g]!.loss).toBeCloseTo(As.reduce((a, A) => a + Math.fround(A) - 1, 0) / As.length, 5);
+      expect(stats.groups![g]!.approxKl).toBeCloseTo(0.1, 5);
+    }
+    const whole = ['solver', 'critic'].reduce((a, g) => a + stats.groups![g]!.entropy * stats.groups![g]!.tokens, 0) / stats.tokens;
+    expect(whole).toBeCloseTo(stats.entropy, 5);
+    // Without groups on the rollouts, none are reported.
+    const plain = packRollouts(rollouts.map(({ group: _, ...x }) => x), { tokens: 32, maxLength: 64, lengthGranule: 8, padId: 0 });
+    expect(policyStatistics(plain, outputs, DEFAULT_POLICY_LOSS).groups).toBeUndefined();
   });
 
   it('sampled at T = 0.7 with top-p 0.9, the rollouts\' recorded log-probs are the update\'s own under the same temperature: the ratio starts at 1', async () => {

@@ -14,6 +14,17 @@ export interface PolicyMicroBatch {
   batch: Batch;
   /** 4 per token: weight, advantage, old log-prob, reference log-prob (see forwardPolicyLoss). */
   perToken: Float32Array;
+  /** Per token, the group (Rollout.group) of the rollout it trains, '' where none: for per-group statistics. */
+  groups?: readonly string[];
+}
+
+/** Statistics of one group's response tokens: their mean loss (unweighted), entropy, (old − new) log-prob and clipped share. */
+export interface GroupStepStats {
+  loss: number;
+  entropy: number;
+  approxKl: number;
+  clipFraction: number;
+  tokens: number;
 }
 
 export const DEFAULT_POLICY_LOSS: PolicyLossCoefficients = { clipLow: 0.2, clipHigh: 0.28, klCoef: 0, entCoef: 0 };
@@ -36,9 +47,11 @@ export interface PolicyStepResult {
   finite: boolean;
   /** Matmul shape classes first met in this step and tuned after its update (0 once a run's shapes are tuned). */
   tuned: number;
+  /** Per Rollout.group (the loop's roles), where rollouts carry one. */
+  groups?: Record<string, GroupStepStats>;
 }
 
-/** Statistics of the step from the kernel's per-token (loss, logp, entropy) and the inputs. */
+/** Statistics of the step from the kernel's per-token (loss, logp, entropy) and the inputs, overall and per group. */
 export function policyStatistics(micro: readonly PolicyMicroBatch[], outputs: readonly Float32Array[], k: PolicyLossCoefficients) {
   let loss = 0;
   let tokens = 0;
@@ -46,7 +59,8 @@ export function policyStatistics(micro: readonly PolicyMicroBatch[], outputs: re
   let kl = 0;
   let refKl = 0;
   let entropy = 0;
-  micro.forEach(({ perToken }, m) => {
+  const byGroup = new Map<string, { loss: number; entropy: number; kl: number; clipped: number; tokens: number }>();
+  micro.forEach(({ perToken, groups }, m) => {
     const out = outputs[m]!;
     for (let t = 0; t < perToken.length / 4; t++) {
       loss += out[t * 3]!;
@@ -56,16 +70,33 @@ export function policyStatistics(micro: readonly PolicyMicroBatch[], outputs: re
       const logp = out[t * 3 + 1]!;
       const old = perToken[t * 4 + 2]!;
       const ratio = Math.exp(logp - old);
-      if (ratio * A > Math.min(Math.max(ratio, 1 - k.clipLow), 1 + k.clipHigh) * A) clipped++;
+      const isClipped = ratio * A > Math.min(Math.max(ratio, 1 - k.clipLow), 1 + k.clipHigh) * A;
+      if (isClipped) clipped++;
       kl += old - logp;
       const d = perToken[t * 4 + 3]! - logp;
       if (k.klCoef) refKl += Math.exp(d) - d - 1;
       entropy += out[t * 3 + 2]!;
       tokens++;
+      const group = groups?.[t];
+      if (group) {
+        const g = byGroup.get(group) ?? { loss: 0, entropy: 0, kl: 0, clipped: 0, tokens: 0 };
+        // The kernel's loss is weighted by the batch's 1/count: unweighted, a group's mean is its own.
+        g.loss += out[t * 3]! / w;
+        g.entropy += out[t * 3 + 2]!;
+        g.kl += old - logp;
+        g.clipped += isClipped ? 1 : 0;
+        g.tokens++;
+        byGroup.set(group, g);
+      }
     }
   });
   const mean = (x: number) => (tokens ? x / tokens : 0);
-  return { loss, tokens, clipFraction: mean(clipped), approxKl: mean(kl), referenceKl: mean(refKl), entropy: mean(entropy) };
+  const groups: Record<string, GroupStepStats> = {};
+  for (const [name, g] of byGroup) groups[name] = { loss: g.loss / g.tokens, entropy: g.entropy / g.tokens, approxKl: g.kl / g.tokens, clipFraction: g.clipped / g.tokens, tokens: g.tokens };
+  return {
+    loss, tokens, clipFraction: mean(clipped), approxKl: mean(kl), referenceKl: mean(refKl), entropy: mean(entropy),
+    ...(byGroup.size ? { groups } : {}),
+  };
 }
 
 export async function policyStep(
@@ -108,6 +139,8 @@ export interface Rollout {
   /** Reference-model log-probs of the completion tokens, when a KL term is used. */
   refLogprobs?: readonly number[];
   advantage: number;
+  /** What the step's statistics are broken down by (the loop's role), when given. */
+  group?: string;
 }
 
 export interface PackOptions {
@@ -209,6 +242,8 @@ export function packRollouts(rollouts: readonly Rollout[], o: PackOptions): Poli
     const positions = new Array<number>(B * T).fill(0);
     const targets = new Array<number>(B * T).fill(-1);
     const perToken = new Float32Array(B * T * 4);
+    const groups = new Array<string>(B * T).fill('');
+    const grouped = rollouts.some((r) => r.group);
     group.forEach((row, b) => {
       let col = 0;
       /** Writes `seq` from column `col` at positions from `pos`; token k predicts `predicts[k]` of rollout r. */
@@ -224,6 +259,7 @@ export function packRollouts(rollouts: readonly Rollout[], o: PackOptions): Poli
           const at = b * T + col + predicts + j;
           targets[at] = r.completionIds[j]!;
           perToken.set([w, r.advantage, r.oldLogprobs[j]!, r.refLogprobs?.[j] ?? 0], at * 4);
+          groups[at] = r.group ?? '';
         }
         col += seq.length;
       };
@@ -245,7 +281,7 @@ export function packRollouts(rollouts: readonly Rollout[], o: PackOptions): Poli
       // The row's remainder is a sequence of its own, without targets: a packed row holds no padding query (see shaders/attention.wgsl).
       if (col < T) place(new Array<number>(T - col).fill(o.padId), 0, col + 1);
     });
-    out.push({ batch: { B, T, tokens, mask, positions, targets }, perToken });
+    out.push({ batch: { B, T, tokens, mask, positions, targets }, perToken, ...(grouped ? { groups } : {}) });
   }
   return out;
 }
