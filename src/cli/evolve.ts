@@ -18,7 +18,7 @@ import { METHODS, type MethodName } from '../sage/config';
 import { DEFAULT_LOOP, TRANSCRIPT_MODES, type TranscriptMode } from '../sage/loop';
 import { Evolution, type RunEvent, type RunSettings } from '../sage/run';
 import { ownAccuracy, type Accuracy } from '../sage/validation';
-import { DEFAULT_RUN, parseSettings, RUN_SPECS, SETTING_NAMES } from '../sage/settings';
+import { DEFAULT_RUN, describeDefaults, modelDefaults, parseSettings, RUN_SPECS, SETTING_NAMES } from '../sage/settings';
 import { COMPACT_TEMPLATES, INSTRUCT_TEMPLATES } from '../sage/templates';
 import { createValidators } from '../sage/validators';
 import { CodeVerifier } from '../verify/python/codeVerifier';
@@ -40,11 +40,11 @@ export const evolveCli = {
     preset: { type: 'string', choices: Object.keys(PRESETS), default: 'tiny', help: 'model preset trained from scratch' },
     model: { type: 'string', arg: 'DIR', exists: 'dir', help: 'start from a Hugging Face checkpoint folder instead of a preset' },
     method: { type: 'string', choices: Object.keys(METHODS), default: 'sage', help: 'method preset' },
-    templates: { type: 'string', choices: ['compact', 'instruct'], help: 'role prompts: compact for models trained from scratch (the default with --preset), instruct for instruction-tuned ones (the default with --model)' },
+    templates: { type: 'string', choices: ['compact', 'instruct'], help: 'role prompts: compact for models trained from scratch (the default with --preset), instruct for instruction-tuned ones (the default with --model); they also choose the defaults: instruct gives a pretrained model lr 1e-6 (1e-5 with LoRA) and token limits Solver 512, Challenger 384, Planner 256, Critic 32' },
     steps: { type: 'int', min: 0, default: DEFAULT_RUN.steps, help: 'loop steps (0: only read and report the data files, or with --warmup-steps warm up and validate)' },
     'warmup-steps': { type: 'int', min: 0, help: `SFT warm-up steps on the seeds rendered into every role (default ${DEFAULT_RUN.warmupSteps} with --preset, 0 with --model: give it to warm a checkpoint up further)` },
     'warmup-solver-share': { type: 'number', min: 0, max: 1, default: DEFAULT_RUN.warmupSolverShare, help: RUN_SPECS.warmupSolverShare.help },
-    lr: { type: 'number', min: 0, minExclusive: true, help: `learning rate of the policy-gradient updates (default ${DEFAULT_LOOP.lr}, or the --config file's)` },
+    lr: { type: 'number', min: 0, minExclusive: true, help: `learning rate of the policy-gradient updates (default ${DEFAULT_LOOP.lr} for a model from scratch, 1e-6 for a pretrained one in full, 1e-5 with LoRA; or the --config file's)` },
     'eval-every': { type: 'int', min: 1, default: DEFAULT_RUN.evalEvery, help: 'validate every N steps' },
     patience: { type: 'int', min: 1, default: DEFAULT_RUN.patience, help: 'stop after N validations without a new best' },
     'validation-limit': { type: 'int', min: 1, default: DEFAULT_RUN.validationLimit, help: 'held-out problems per validation (the same ones each time)' },
@@ -140,8 +140,11 @@ async function main(o: Options): Promise<void> {
   const method = METHODS[o.method as MethodName];
   const recordedTemplates = (resumed?.config as { templates?: string } | undefined)?.templates;
   const templateSet = (o.templates ?? recordedTemplates ?? (o.model ? 'instruct' : 'compact')) as 'compact' | 'instruct';
+  const defaults = modelDefaults(templateSet, Boolean(lora || o.adapter || (resumed?.config as { lora?: unknown } | undefined)?.lora));
   const settings: RunSettings = {
     ...DEFAULT_LOOP,
+    lr: defaults.lr,
+    maxNewTokens: defaults.maxNewTokens,
     ...(o.config ? readConfig(o.config) : {}),
     ...(resumed ? (resumed.config as { settings: Partial<RunSettings> }).settings : {}),
     method,
@@ -182,6 +185,7 @@ async function main(o: Options): Promise<void> {
     checkpointSink: (tag) => folder.checkpointSink(tag),
   });
   console.log(`adapter ${rt.ctx.adapter.key} · ${(session.parameters / 1e6).toFixed(2)}M params · ${describeTraining(session, session.model.trainable.size)} · ${method.summary} · run folder ${out}`);
+  if (!resumed) console.log(`${describeDefaults(defaults)}${o.config || o.lr !== undefined ? ' (before --config and --lr)' : ''}`);
   console.log(`base weights in ${session.baseDtype} · ${describeMemory(modelMemory(session.config, session.lora, settings.proposals * settings.difficultySamples))}`);
   const started = Date.now();
   const firstStep = resumed?.state.step ?? 0;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_LOOP } from './loop';
-import { checkSetting, DEFAULT_RUN, parseSettings, RUN_SPECS, SETTING_SPECS } from './settings';
+import { checkSetting, DEFAULT_RUN, describeDefaults, modelDefaults, parseSettings, RUN_SPECS, SETTING_SPECS } from './settings';
 
 describe('loop settings', () => {
   it('accepts every default and refuses values out of range, naming the setting', () => {
@@ -30,5 +30,17 @@ describe('loop settings', () => {
     expect(() => parseSettings([1])).toThrow(/JSON object/);
     expect(() => parseSettings({ lr: -1 })).toThrow(/^lr must be a number > 0/);
     expect(parseSettings({ advantage: 'grpo', dropZeroSpread: true })).toEqual({ advantage: 'grpo', dropZeroSpread: true });
+  });
+});
+
+describe('defaults per kind of model', () => {
+  it('a model from scratch keeps the loop defaults; a pretrained one gets lr 1e-6 in full, 1e-5 with LoRA, and room to reason', () => {
+    expect(modelDefaults('compact', false)).toMatchObject({ kind: 'from scratch', lr: DEFAULT_LOOP.lr, maxNewTokens: DEFAULT_LOOP.maxNewTokens });
+    expect(modelDefaults('compact', true).lr).toBe(DEFAULT_LOOP.lr);
+    expect(modelDefaults('instruct', false)).toMatchObject({ kind: 'pretrained', lr: 1e-6, maxNewTokens: { solver: 512, challenger: 384, planner: 256, critic: 32 } });
+    expect(modelDefaults('instruct', true).lr).toBe(1e-5);
+    expect(describeDefaults(modelDefaults('instruct', true))).toBe(
+      'defaults for instruct prompts: a pretrained model, trained through a LoRA adapter: lr 0.00001, token limits Challenger 384, Planner 256, Solver 512, Critic 32',
+    );
   });
 });

@@ -54,6 +54,41 @@ export const DEFAULT_RUN: Pick<RunSettings, keyof typeof RUN_SPECS> = {
   seed: 0,
 };
 
+/**
+ * Defaults that depend on the model: a model trained here from scratch (compact templates)
+ * keeps the loop's defaults, made for a byte-level model of a few hundred positions; a
+ * pretrained instruction-tuned model (instruct templates) gets the learning rates verl, TRL,
+ * MAE and AZR use (1e-6 in full; 1e-5 for a LoRA adapter, which starts at zero and moves less)
+ * and token limits that let it reason before it answers.
+ */
+export interface ModelDefaults {
+  kind: 'from scratch' | 'pretrained';
+  /** One line: which set applies and why. */
+  why: string;
+  lr: number;
+  maxNewTokens: MaxNewTokens;
+}
+
+export const PRETRAINED_MAX_NEW_TOKENS: MaxNewTokens = { challenger: 384, planner: 256, solver: 512, critic: 32 };
+
+export function modelDefaults(templates: 'compact' | 'instruct', lora: boolean): ModelDefaults {
+  if (templates === 'compact') {
+    return { kind: 'from scratch', why: 'compact prompts: a model trained from scratch', lr: DEFAULT_LOOP.lr, maxNewTokens: DEFAULT_LOOP.maxNewTokens };
+  }
+  return {
+    kind: 'pretrained',
+    why: `instruct prompts: a pretrained model${lora ? ', trained through a LoRA adapter' : ', trained in full'}`,
+    lr: lora ? 1e-5 : 1e-6,
+    maxNewTokens: PRETRAINED_MAX_NEW_TOKENS,
+  };
+}
+
+/** The defaults as one line, for --help, the CLI's first lines and the lab. */
+export function describeDefaults(d: ModelDefaults): string {
+  const t = d.maxNewTokens;
+  return `defaults for ${d.why}: lr ${d.lr}, token limits Challenger ${t.challenger}, Planner ${t.planner}, Solver ${t.solver}, Critic ${t.critic}`;
+}
+
 /** Settings that are not numbers: the token limits per role, the advantage estimator, dropping zero-spread groups, which transcripts to keep. */
 const OTHER_SETTINGS = ['maxNewTokens', 'advantage', 'dropZeroSpread', 'transcripts'] as const;
 export type SettingName = keyof typeof SETTING_SPECS | keyof typeof RUN_SPECS | (typeof OTHER_SETTINGS)[number];

@@ -8,7 +8,7 @@ import type { StateCreator } from 'zustand';
 import { proxy } from 'comlink';
 import { METHODS, type MethodName } from '../sage/config';
 import { DEFAULT_LOOP } from '../sage/loop';
-import { checkSetting, DEFAULT_RUN, RUN_SPECS, SETTING_SPECS, type SettingName } from '../sage/settings';
+import { checkSetting, DEFAULT_RUN, modelDefaults, RUN_SPECS, SETTING_SPECS, type SettingName } from '../sage/settings';
 import type { AutosaveInfo, CheckpointFile, EvolveEvent, EvolveResult, EvolveSettings, ProblemSetReport } from '../worker/api';
 import { canSaveToFolder, downloadBytes, saveToFolder, toPicked } from './checkpointFiles';
 import { callEngine } from './engineClient';
@@ -36,7 +36,9 @@ export interface ProblemsSlice {
 export type NumericSetting = Exclude<SettingName, 'maxNewTokens' | 'advantage' | 'dropZeroSpread'>;
 export const NUMERIC_SETTINGS = [...Object.keys(SETTING_SPECS), ...Object.keys(RUN_SPECS)] as NumericSetting[];
 const DEFAULTS: Record<NumericSetting, number> = { ...DEFAULT_LOOP, ...DEFAULT_RUN } as unknown as Record<NumericSetting, number>;
-export const settingDefault = (name: NumericSetting): number => DEFAULTS[name];
+/** A setting's default for the prompts chosen and whether a LoRA adapter trains (see modelDefaults). */
+export const settingDefault = (name: NumericSetting, templates: 'compact' | 'instruct' = 'compact', lora = false): number =>
+  name === 'lr' ? modelDefaults(templates, lora).lr : DEFAULTS[name];
 
 export interface SettingsSlice {
   method: MethodName;

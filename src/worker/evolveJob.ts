@@ -14,7 +14,7 @@ import { METHODS, type MethodName } from '../sage/config';
 import { DEFAULT_LOOP } from '../sage/loop';
 import { Evolution, type RunSettings, type RunState, type RunStore } from '../sage/run';
 import { MemoryRunStore } from '../sage/runRecords';
-import { DEFAULT_RUN, parseSettings } from '../sage/settings';
+import { DEFAULT_RUN, modelDefaults, parseSettings } from '../sage/settings';
 import { COMPACT_TEMPLATES, INSTRUCT_TEMPLATES } from '../sage/templates';
 import { createValidators } from '../sage/validators';
 import { sessionRunModel, warmupSft } from '../train/runModel';
@@ -87,10 +87,13 @@ interface RunConfigRecord {
 }
 
 /** Defaults, then a resumed run's recorded settings, then the request's (each checked). */
-function runSettings(method: MethodName, templates: 'compact' | 'instruct', overrides: EvolveSettings, recorded: Partial<RunSettings> = {}): RunSettings {
+function runSettings(method: MethodName, templates: 'compact' | 'instruct', lora: boolean, overrides: EvolveSettings, recorded: Partial<RunSettings> = {}): RunSettings {
   if (!(method in METHODS)) throw new Error(`unknown method "${method}" (methods: ${Object.keys(METHODS).join(', ')})`);
+  const defaults = modelDefaults(templates, lora);
   return {
     ...DEFAULT_LOOP,
+    lr: defaults.lr,
+    maxNewTokens: defaults.maxNewTokens,
     ...DEFAULT_RUN,
     ...recorded,
     ...parseSettings(overrides, { run: true }),
@@ -172,7 +175,7 @@ export class EvolveJob {
     autosave: RunAutosave | null = null,
   ): EvolveJob {
     checkHeldOut(problems.seeds, problems.validation);
-    const settings = runSettings(request.method, request.templates, request.settings);
+    const settings = runSettings(request.method, request.templates, session.lora !== null, request.settings);
     const { method: _m, templates: _t, ...recorded } = settings;
     const config: RunConfigRecord = { method: request.method, templates: request.templates, model: session.origin, lora: session.lora, settings: recorded, policy: DEFAULT_POLICY };
     session.resetOptimizer();
@@ -191,7 +194,7 @@ export class EvolveJob {
   ): EvolveJob {
     const config = store.config as Partial<RunConfigRecord>;
     if (!config.method || !config.templates || !config.settings) throw new Error('not a run export: config.json has no method, templates or settings');
-    const settings = runSettings(config.method, config.templates, overrides, config.settings);
+    const settings = runSettings(config.method, config.templates, Boolean(config.lora), overrides, config.settings);
     const { method: _m, templates: _t, ...recorded } = settings;
     store.config = { ...config, settings: recorded };
     return new EvolveJob(session, store, settings, onEvents, openSandbox, autosave, { state });

@@ -1,5 +1,5 @@
 import { METHODS, type MethodName } from '../../sage/config';
-import { RUN_SPECS, SETTING_SPECS } from '../../sage/settings';
+import { describeDefaults, modelDefaults, RUN_SPECS, SETTING_SPECS } from '../../sage/settings';
 import { NUMERIC_SETTINGS, settingDefault, type NumericSetting } from '../runSlices';
 import { isActive } from '../runView';
 import { useLab } from '../store';
@@ -23,6 +23,9 @@ export function SettingsPanel() {
   const errors = useLab((s) => s.settingErrors);
   const { setMethod, setTemplates, setSetting, resetSettings } = useLab.getState();
   const locked = useLab((s) => isActive(s.run.status));
+  const lora = useLab((s) => Boolean(s.model?.lora));
+  const defaults = modelDefaults(templates, lora);
+  const fallback = (name: NumericSetting) => settingDefault(name, templates, lora);
   const missing = NUMERIC_SETTINGS.filter((n) => !GROUPS.some((g) => g.names.includes(n)));
   const groups = missing.length ? [...GROUPS, { title: 'Other', names: missing }] : GROUPS;
   return (
@@ -51,6 +54,9 @@ export function SettingsPanel() {
         </button>
       </div>
       <p className="muted small">{METHODS[method].summary}</p>
+      <p className="muted small" data-testid="model-defaults">
+        {describeDefaults(defaults)}
+      </p>
       {groups.map((g) => (
         <div key={g.title}>
           <h3>{g.title}</h3>
@@ -63,7 +69,7 @@ export function SettingsPanel() {
                     <input
                       type="text"
                       inputMode="decimal"
-                      value={typed[name] ?? String(settingDefault(name))}
+                      value={typed[name] ?? String(fallback(name))}
                       disabled={locked}
                       aria-invalid={Boolean(errors[name])}
                       onChange={(e) => setSetting(name, e.target.value)}
@@ -72,8 +78,8 @@ export function SettingsPanel() {
                   </td>
                   <td className="help">
                     {errors[name] ? <span className="error-text">{errors[name]}</span> : HELP[name]}
-                    {typed[name] !== undefined && !errors[name] && Number(typed[name]) !== settingDefault(name) && (
-                      <span className="muted"> (default {settingDefault(name)})</span>
+                    {typed[name] !== undefined && !errors[name] && Number(typed[name]) !== fallback(name) && (
+                      <span className="muted"> (default {fallback(name)})</span>
                     )}
                   </td>
                 </tr>
