@@ -42,9 +42,10 @@ export function runRecord(id: string, startedAt: number, config: RunConfig, view
     startedAt,
     config,
     steps: view.steps.length ? view.steps[view.steps.length - 1]!.step : 0,
-    validations: view.validations.map((v) => ({ step: v.step, accuracy: v.accuracy })),
+    // The method's own inference mode: what runs of different methods compare on.
+    validations: view.validations.map((v) => ({ step: v.step, accuracy: v.planned ?? v.accuracy })),
     bank: view.steps.map((p) => ({ step: p.step, size: p.seeds + p.admitted, admitted: p.admitted })),
-    best: view.best ? { step: view.best.step, accuracy: view.best.accuracy } : null,
+    best: view.best ? { step: view.best.step, accuracy: view.best.planned ?? view.best.accuracy } : null,
     endReason: view.endReason,
     finished: view.endReason !== null || view.status === 'done' || view.status === 'error',
   };

@@ -9,6 +9,7 @@ import type { MethodConfig, RoleName } from '../sage/config';
 import type { Phase, Transcript } from '../sage/loop';
 import type { MetricsRecord } from '../sage/run';
 import { parseJsonl, RUN_FILES } from '../sage/runRecords';
+import { ownAccuracy } from '../sage/validation';
 import type { AutosaveInfo, EvolveEvent } from '../worker/api';
 
 export type RunStatus = 'idle' | 'starting' | 'warmup' | 'running' | 'paused' | 'done' | 'error';
@@ -34,14 +35,24 @@ export interface StepPoint {
   tokensPerS: number;
   seconds: number;
   generationShare: number;
+  /** The share of the step's Solver rollouts on generated problems (absent in older records). */
+  generatedShare: number | null;
+  /** Per role, the share of advantage groups with no reward spread (no signal). */
+  zeroSpread: Partial<Record<RoleName, number>>;
 }
 
 export interface ValidationPoint {
   /** Steps completed when it ran (0: before the first). */
   step: number;
+  /** The Solver alone. */
   accuracy: number;
   perSource: Record<string, number>;
   perLevel: Record<string, number>;
+  /** In the method's own mode with plans (Planner, Critic gate, Solver), where it has one. */
+  planned: number | null;
+  /** The Critic's AUC, real vs corrupted problems and own vs wrong plans, where it has one. */
+  problemAuc: number | null;
+  planAuc: number | null;
 }
 
 /** An admitted problem as the bank table lists it. */
@@ -155,13 +166,19 @@ export function reduceRun(view: RunView, events: readonly EvolveEvent[]): RunVie
             tokensPerS: m.tokensPerS,
             seconds: m.seconds.total,
             generationShare: m.seconds.total > 0 ? m.seconds.generation / m.seconds.total : 0,
+            generatedShare: m.generatedShare ?? null,
+            zeroSpread: { ...(m.zeroSpreadShare ?? {}) },
           },
         ];
         v.transcripts = [...v.transcripts, { step: m.step + 1, items: e.transcripts }].slice(-KEPT_TRANSCRIPT_STEPS);
         break;
       }
       case 'validation': {
-        const point = { step: e.result.step, accuracy: e.result.accuracy, perSource: rates(e.result.perSource), perLevel: rates(e.result.perLevel) };
+        const r = e.result;
+        const point: ValidationPoint = {
+          step: r.step, accuracy: r.accuracy, perSource: rates(r.perSource), perLevel: rates(r.perLevel),
+          planned: r.planned?.accuracy ?? null, problemAuc: r.critic?.problemAuc ?? null, planAuc: r.critic?.planAuc ?? null,
+        };
         v.validations = [...v.validations.filter((p) => p.step !== point.step), point];
         if (e.best) v.best = point;
         break;
@@ -207,8 +224,8 @@ export function historyEvents(read: (name: string) => string | null): EvolveEven
   const events: EvolveEvent[] = [];
   let best = -1;
   const validation = (result: MetricsRecord['validation'] & object) => {
-    events.push({ type: 'validation', result, best: result.accuracy > best });
-    best = Math.max(best, result.accuracy);
+    events.push({ type: 'validation', result, best: ownAccuracy(result) > best });
+    best = Math.max(best, ownAccuracy(result));
   };
   const metrics = read(RUN_FILES.metrics);
   for (const r of metrics ? parseJsonl<MetricsRecord>(metrics, RUN_FILES.metrics) : []) {

@@ -41,23 +41,27 @@ const ValidationChart = memo(function ValidationChart({ validations, best, early
   const keys = [...new Set(validations.flatMap((v) => Object.keys(byLevel ? v.perLevel : v.perSource)))].sort();
   const parts = keys.length > 1 ? keys : [];
   const name = (k: string) => (byLevel ? `level ${k}` : k);
+  const planned = validations.some((v) => v.planned !== null);
   const rows = validations.map((v) => ({
     step: v.step,
     overall: 100 * v.accuracy,
+    ...(planned && v.planned !== null ? { 'with plans': 100 * v.planned } : {}),
     ...Object.fromEntries(parts.map((k) => [name(k), 100 * ((byLevel ? v.perLevel : v.perSource)[k] ?? 0)])),
   }));
   const series: PlotSeries[] = [
     { key: 'overall', color: SERIES_COLORS[0]!, width: 2.5, dots: true },
+    // The method's own inference mode: the Planner's plan shown when the Critic passes it.
+    ...(planned ? [{ key: 'with plans', color: '#facc15', width: 2.5, dots: true, dashed: true } satisfies PlotSeries] : []),
     ...parts.map((k, i): PlotSeries => ({ key: name(k), color: SERIES_COLORS[1 + (i % (SERIES_COLORS.length - 1))]!, width: 1.2 })),
     ...overlaySeries(overlays),
   ];
   const marks: PlotMark[] = [
-    ...(best ? [{ x: best.step, y: 100 * best.accuracy, label: 'best', color: '#facc15' }] : []),
+    ...(best ? [{ x: best.step, y: 100 * (best.planned ?? best.accuracy), label: 'best', color: '#facc15' }] : []),
     ...(earlyStopAt !== null ? [{ x: earlyStopAt, label: 'early stop', color: '#f87171' }] : []),
   ];
   return (
     <StepChart
-      title="Validation accuracy (greedy pass@1, held out)"
+      title="Validation accuracy (greedy pass@1, held out; overall and levels: the Solver alone)"
       testId="chart-validation"
       rows={withOverlays(rows, overlays)}
       left={{ label: 'accuracy (%)', min: 0, unit: '%' }}
@@ -66,6 +70,44 @@ const ValidationChart = memo(function ValidationChart({ validations, best, early
       marks={marks}
     />
   );
+});
+
+const AUC_SERIES: PlotSeries[] = [
+  { key: 'problems: real vs corrupted', color: '#a78bfa', width: 2, dots: true },
+  { key: 'plans: own vs wrong', color: '#f472b6', width: 2, dots: true },
+];
+
+/** The Critic's discrimination at each validation: 0.5 is a Critic that scores everything alike. */
+const CriticChart = memo(function CriticChart({ validations }: { validations: ValidationPoint[] }) {
+  const rows = validations
+    .filter((v) => v.problemAuc !== null || v.planAuc !== null)
+    .map((v) => ({ step: v.step, ...(v.problemAuc !== null ? { 'problems: real vs corrupted': v.problemAuc } : {}), ...(v.planAuc !== null ? { 'plans: own vs wrong': v.planAuc } : {}) }));
+  return (
+    <StepChart
+      title="Critic discrimination (AUC on held-out pairs; 0.5 = chance)"
+      testId="chart-critic"
+      rows={rows}
+      empty={validations.length ? 'this method has no Critic' : undefined}
+      left={{ label: 'AUC', min: 0, max: 1 }}
+      format={(v) => v.toFixed(2)}
+      series={AUC_SERIES}
+    />
+  );
+});
+
+/** Whether the update has anything to learn from: groups with no reward spread per role, and how much of the Solver's batch was generated. */
+const SignalChart = memo(function SignalChart({ steps }: { steps: StepPoint[] }) {
+  const roles = ROLES.filter((r) => steps.some((p) => p.zeroSpread[r] !== undefined));
+  const rows = steps.map((p) => ({
+    step: p.step,
+    ...Object.fromEntries(roles.filter((r) => p.zeroSpread[r] !== undefined).map((r) => [`${r}: no spread`, 100 * p.zeroSpread[r]!])),
+    ...(p.generatedShare !== null ? { 'Solver on generated problems': 100 * p.generatedShare } : {}),
+  }));
+  const series: PlotSeries[] = [
+    ...roles.map((r): PlotSeries => ({ key: `${r}: no spread`, color: ROLE_COLORS[r], width: 1.5 })),
+    { key: 'Solver on generated problems', color: '#34d399', width: 2.5, dashed: true },
+  ];
+  return <StepChart title="Learning signal (% of groups with equal rewards; % of Solver rollouts on generated problems)" testId="chart-signal" rows={rows} left={{ label: '%', min: 0, max: 100, unit: '%' }} format={(v) => `${v.toFixed(0)}%`} series={series} />;
 });
 
 const RewardChart = memo(function RewardChart({ steps }: { steps: StepPoint[] }) {
@@ -117,6 +159,8 @@ export function RunCharts() {
     <section className="panel wide charts" data-testid="run-charts">
       <ValidationChart validations={run.validations} best={run.best} earlyStopAt={earlyStopAt} overlays={accuracyOverlays} />
       <BankChart steps={run.steps} overlays={bankOverlays} />
+      <CriticChart validations={run.validations} />
+      <SignalChart steps={run.steps} />
       <RewardChart steps={run.steps} />
       <UpdateChart steps={run.steps} />
       <ThroughputChart steps={run.steps} />

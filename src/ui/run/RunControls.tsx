@@ -104,7 +104,7 @@ export function RunControls() {
         <div><dt>s / step</dt><dd>{last ? last.seconds.toFixed(1) : '—'}</dd></div>
         <div><dt>tokens / s</dt><dd>{last ? last.tokensPerS.toFixed(0) : '—'}</dd></div>
         <div><dt>bank</dt><dd>{last ? `${last.seeds + last.admitted} (+${last.admitted})` : '—'}</dd></div>
-        <div><dt>best validation</dt><dd>{run.best ? `${percent(run.best.accuracy)} @ ${run.best.step}` : '—'}</dd></div>
+        <div><dt>best validation</dt><dd>{run.best ? `${percent(run.best.planned ?? run.best.accuracy)} @ ${run.best.step}` : '—'}</dd></div>
       </dl>
       <div className="row-controls">
         <button className="secondary" disabled={!canExport} onClick={() => void exportRun('folder')} data-testid="export-run-folder" title="weights (Hugging Face format), AdamW state, bank, metrics, transcripts, config">
