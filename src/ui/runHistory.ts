@@ -5,6 +5,7 @@
  * autosave; a record is a few kilobytes even after a thousand steps.
  */
 import { createStore, del, entries, set } from 'idb-keyval';
+import { difference, meanSe, type MeanSe } from '../sage/compare';
 import type { MethodName } from '../sage/config';
 import type { EvolveSettings } from '../worker/api';
 import type { RunView } from './runView';
@@ -79,3 +80,37 @@ export async function listRuns(): Promise<RunRecord[]> {
 
 export const saveRun = (r: RunRecord): Promise<void> => set(r.id, r, runStore());
 export const deleteRun = (id: string): Promise<void> => del(id, runStore());
+
+/** One method's kept runs compared: the final held-out accuracy (own mode) and the problems admitted, mean ± standard error over runs. */
+export interface KeptComparison {
+  method: MethodName;
+  runs: number;
+  /** Steps of the shortest of them. */
+  steps: number;
+  final: MeanSe;
+  admitted: MeanSe;
+  /** Against the RLVR runs, where there are some: the difference of means and how many standard errors it is. */
+  vsRlvr: { diff: number; z: number | null } | null;
+}
+
+/**
+ * The kept runs with a validation after their first step, grouped by method, as `npm run
+ * compare` reports them: the last validation of each (not the best: the best of several
+ * held-out evaluations is the noise's maximum), mean ± standard error over the runs.
+ */
+export function compareKept(runs: readonly RunRecord[]): KeptComparison[] {
+  const usable = runs.filter((r) => r.validations.some((v) => v.step > 0));
+  const methods = [...new Set(usable.map((r) => r.config.method))];
+  const rows = methods.map((method) => {
+    const mine = usable.filter((r) => r.config.method === method);
+    return {
+      method,
+      runs: mine.length,
+      steps: Math.min(...mine.map((r) => r.steps)),
+      final: meanSe(mine.map((r) => r.validations[r.validations.length - 1]!.accuracy)),
+      admitted: meanSe(mine.map((r) => r.bank[r.bank.length - 1]?.admitted ?? 0)),
+    };
+  });
+  const rlvr = rows.find((r) => r.method === 'rlvr');
+  return rows.map((r) => ({ ...r, vsRlvr: rlvr && r !== rlvr ? difference(r.final, rlvr.final) : null }));
+}

@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
-import { runLabel, type RunRecord } from '../runHistory';
+import { compareKept, runLabel, type RunRecord } from '../runHistory';
+import type { MeanSe } from '../../sage/compare';
 import { isActive } from '../runView';
 import { pick, useLab } from '../store';
 import { overlayColor, percent } from './theme';
@@ -13,6 +14,40 @@ const settingsText = (r: RunRecord) => {
   const typed = Object.entries(r.config.settings).map(([k, v]) => `${k} ${v}`);
   return `${r.config.templates} prompts · model ${r.config.model} · validation ${r.config.validation}${typed.length ? ` · ${typed.join(', ')}` : ' · default settings'}`;
 };
+
+const meanText = (m: MeanSe, scale = 100, digits = 1) => `${(scale * m.mean).toFixed(digits)}${m.se === null ? '' : ` ± ${(scale * m.se).toFixed(digits)}`}`;
+
+/** Kept runs grouped by method: mean ± standard error over runs (several seeds of each method). */
+function Comparison({ runs }: { runs: RunRecord[] }) {
+  const rows = compareKept(runs);
+  if (!rows.some((r) => r.runs > 1)) return null;
+  return (
+    <div className="runs-table" data-testid="runs-comparison">
+      <h3>By method</h3>
+      <p className="muted small">
+        The last validation of each run in the method’s own mode, mean ± standard error over its runs; against RLVR, the difference
+        in points and in standard errors (within two, it is inside the noise). <code>npm run compare</code> runs such a comparison headless.
+      </p>
+      <table className="settings-table">
+        <thead>
+          <tr><th>method</th><th>runs</th><th>steps</th><th>final held-out (%)</th><th>vs RLVR</th><th>admitted</th></tr>
+        </thead>
+        <tbody>
+          {rows.map((r) => (
+            <tr key={r.method}>
+              <td>{r.method}</td>
+              <td>{r.runs}</td>
+              <td>{r.steps}</td>
+              <td>{meanText(r.final)}</td>
+              <td>{r.vsRlvr ? `${r.vsRlvr.diff >= 0 ? '+' : ''}${(100 * r.vsRlvr.diff).toFixed(1)}${r.vsRlvr.z === null ? '' : ` (${r.vsRlvr.z.toFixed(1)} SE)`}` : '—'}</td>
+              <td>{meanText(r.admitted, 1, 1)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
 
 /** The runs kept in this browser: overlay any on the accuracy and bank charts, see a run's settings, delete one. */
 export function RunsPanel() {
@@ -81,6 +116,7 @@ export function RunsPanel() {
           })}
         </div>
       )}
+      <Comparison runs={runs} />
     </section>
   );
 }
