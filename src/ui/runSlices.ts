@@ -7,7 +7,7 @@
 import type { StateCreator } from 'zustand';
 import { proxy } from 'comlink';
 import { METHODS, type MethodName } from '../sage/config';
-import { DEFAULT_LOOP } from '../sage/loop';
+import { DEFAULT_LOOP, type LoopSettings } from '../sage/loop';
 import { checkSetting, DEFAULT_RUN, modelDefaults, RUN_SPECS, SETTING_SPECS, type SettingName } from '../sage/settings';
 import type { AutosaveInfo, CheckpointFile, EvolveEvent, EvolveResult, EvolveSettings, ProblemSetReport } from '../worker/api';
 import { canSaveToFolder, downloadBytes, saveToFolder, toPicked } from './checkpointFiles';
@@ -33,7 +33,11 @@ export interface ProblemsSlice {
 }
 
 /** Numeric settings of a run as typed (strings until they parse), and each one's refusal. */
-export type NumericSetting = Exclude<SettingName, 'maxNewTokens' | 'advantage' | 'dropZeroSpread'>;
+export type NumericSetting = Exclude<SettingName, 'maxNewTokens' | ChoiceSetting>;
+/** Settings picked from a list: the advantage estimator, dropping zero-spread groups, which transcripts to keep. */
+export type ChoiceSetting = 'advantage' | 'dropZeroSpread' | 'transcripts';
+export type Choices = Pick<LoopSettings, ChoiceSetting>;
+export const DEFAULT_CHOICES: Choices = { advantage: DEFAULT_LOOP.advantage, dropZeroSpread: DEFAULT_LOOP.dropZeroSpread, transcripts: DEFAULT_LOOP.transcripts };
 export const NUMERIC_SETTINGS = [...Object.keys(SETTING_SPECS), ...Object.keys(RUN_SPECS)] as NumericSetting[];
 const DEFAULTS: Record<NumericSetting, number> = { ...DEFAULT_LOOP, ...DEFAULT_RUN } as unknown as Record<NumericSetting, number>;
 /** A setting's default for the prompts chosen and whether a LoRA adapter trains (see modelDefaults). */
@@ -46,6 +50,8 @@ export interface SettingsSlice {
   /** Values as typed; a missing one is its default. */
   typed: Partial<Record<NumericSetting, string>>;
   settingErrors: Partial<Record<NumericSetting, string>>;
+  choices: Choices;
+  setChoice<K extends ChoiceSetting>(name: K, value: Choices[K]): void;
   setMethod(m: MethodName): void;
   setTemplates(t: 'compact' | 'instruct'): void;
   setSetting(name: NumericSetting, text: string): void;
@@ -142,6 +148,8 @@ export const settingsSlice: StateCreator<LabState, [], [], SettingsSlice> = (set
   templates: 'compact',
   typed: {},
   settingErrors: {},
+  choices: DEFAULT_CHOICES,
+  setChoice: (name, value) => set({ choices: { ...get().choices, [name]: value } }),
   setMethod: (method) => set({ method }),
   setTemplates: (templates) => set({ templates }),
   setSetting(name, text) {
@@ -150,14 +158,16 @@ export const settingsSlice: StateCreator<LabState, [], [], SettingsSlice> = (set
     const error = text.trim() === '' ? `${name} needs a value` : checkSetting(name, value);
     set({ typed, settingErrors: { ...get().settingErrors, [name]: error ?? undefined } });
   },
-  resetSettings: () => set({ typed: {}, settingErrors: {} }),
+  resetSettings: () => set({ typed: {}, settingErrors: {}, choices: DEFAULT_CHOICES }),
 });
 
 /** The run request's settings: every typed value, or the first refusal. */
 function requestSettings(s: SettingsSlice): EvolveSettings {
   const bad = NUMERIC_SETTINGS.find((n) => s.settingErrors[n]);
   if (bad) throw new Error(s.settingErrors[bad]!);
-  return Object.fromEntries(Object.entries(s.typed).map(([k, v]) => [k, Number(v)])) as EvolveSettings;
+  // Only the choices changed from their defaults: a resumed run keeps its own otherwise.
+  const choices = Object.fromEntries(Object.entries(s.choices).filter(([k, v]) => DEFAULT_CHOICES[k as ChoiceSetting] !== v));
+  return { ...Object.fromEntries(Object.entries(s.typed).map(([k, v]) => [k, Number(v)])), ...choices } as EvolveSettings;
 }
 
 /** What a kept run records of its inputs (the model: a fresh tiny preset unless one is loaded). */

@@ -1,6 +1,8 @@
 import { METHODS, type MethodName } from '../../sage/config';
 import { describeDefaults, modelDefaults, RUN_SPECS, SETTING_SPECS } from '../../sage/settings';
-import { NUMERIC_SETTINGS, settingDefault, type NumericSetting } from '../runSlices';
+import { DEFAULT_CHOICES, NUMERIC_SETTINGS, settingDefault, type NumericSetting } from '../runSlices';
+import { ADVANTAGE_NAMES, type AdvantageName } from '../../sage/advantages';
+import { TRANSCRIPT_MODES, type TranscriptMode } from '../../sage/loop';
 import { isActive } from '../runView';
 import { useLab } from '../store';
 
@@ -21,7 +23,8 @@ export function SettingsPanel() {
   const templates = useLab((s) => s.templates);
   const typed = useLab((s) => s.typed);
   const errors = useLab((s) => s.settingErrors);
-  const { setMethod, setTemplates, setSetting, resetSettings } = useLab.getState();
+  const choices = useLab((s) => s.choices);
+  const { setMethod, setTemplates, setSetting, setChoice, resetSettings } = useLab.getState();
   const locked = useLab((s) => isActive(s.run.status));
   const lora = useLab((s) => Boolean(s.model?.lora));
   const defaults = modelDefaults(templates, lora);
@@ -49,7 +52,30 @@ export function SettingsPanel() {
             <option value="instruct">instruct (instruction-tuned model)</option>
           </select>
         </label>
-        <button className="secondary" disabled={locked || Object.keys(typed).length === 0} onClick={resetSettings}>
+        <label title="how rewards become advantages: task-whiten is SAGE's (Task-Relative REINFORCE++); the others baseline each problem's samples">
+          advantage{' '}
+          <select value={choices.advantage} disabled={locked} onChange={(e) => setChoice('advantage', e.target.value as AdvantageName)} data-testid="setting-advantage">
+            {ADVANTAGE_NAMES.map((a) => (
+              <option key={a} value={a}>
+                {a}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label title="leave groups whose rewards are all equal out of the update (DAPO's dynamic sampling)">
+          <input type="checkbox" checked={choices.dropZeroSpread} disabled={locked} onChange={(e) => setChoice('dropZeroSpread', e.target.checked)} data-testid="setting-dropZeroSpread" /> drop zero-spread groups
+        </label>
+        <label title="transcripts kept per step: one of each role and template, or every rollout with its reward and advantage">
+          transcripts{' '}
+          <select value={choices.transcripts} disabled={locked} onChange={(e) => setChoice('transcripts', e.target.value as TranscriptMode)} data-testid="setting-transcripts">
+            {TRANSCRIPT_MODES.map((t) => (
+              <option key={t} value={t}>
+                {t}
+              </option>
+            ))}
+          </select>
+        </label>
+        <button className="secondary" disabled={locked || (Object.keys(typed).length === 0 && JSON.stringify(choices) === JSON.stringify(DEFAULT_CHOICES))} onClick={resetSettings}>
           defaults
         </button>
       </div>
