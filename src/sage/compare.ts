@@ -173,7 +173,7 @@ export function compareChart(summaries: readonly MethodSummary[]): string {
   };
   const colour = (i: number) => COLOURS[i % COLOURS.length]!;
   const legend = summaries
-    .map((s, i) => `<rect x="${M.left + i * 190}" y="${H + 6}" width="14" height="4" fill="${colour(i)}"/><text x="${M.left + i * 190 + 20}" y="${H + 12}">${s.method} (${s.seeds.length} seeds)</text>`)
+    .map((s, i) => `<rect x="${M.left + i * 190}" y="${H + 6}" width="14" height="4" fill="${colour(i)}"/><text x="${M.left + i * 190 + 20}" y="${H + 12}">${s.method}${s.seeds.length > 1 ? ` (${s.seeds.length} seeds)` : ''}</text>`)
     .join('\n');
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H + 24}" font-family="sans-serif" font-size="12">
 <rect width="100%" height="100%" fill="white"/>
