@@ -95,6 +95,10 @@ describe('an evolution run', () => {
     expect(model.checkpoints).toEqual(['warmup', 'best', 'last']);
     expect(store.transcriptCount).toBeGreaterThan(0);
     expect(store.events.some((e) => e.type === 'admit')).toBe(true);
+    // Every validation measured SAGE in its own mode and its Critic, on no more problems than its budget.
+    const validations = store.records.flatMap((r) => (r.validation ? [r.validation] : []));
+    expect(validations.every((v) => v.planned !== undefined && v.critic !== undefined)).toBe(true);
+    expect(validations[0]!.critic!.pairs.problems).toBeLessThanOrEqual(SETTINGS.validationLimit);
   });
 
   it('resumes from its saved state and bank events where it left off', async () => {

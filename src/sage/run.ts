@@ -92,7 +92,7 @@ export function stratified(problems: readonly Problem[], limit: number): Problem
   return out;
 }
 
-/** Held-out problems the Critic's AUC is measured on (each real and corrupted, its plan matching and wrong), and their seed: fixed, so runs compare. */
+/** Held-out problems the Critic's AUC is measured on (each real and corrupted, its plan matching and wrong; at most validationLimit), and their seed: fixed, so runs compare. */
 const CRITIC_PROBE_PROBLEMS = 100;
 const CRITIC_PROBE_SEED = 0x5a6e;
 
@@ -134,7 +134,8 @@ export class Evolution {
     this.bank.subscribe((e) => store.bank(e));
     this.loop = new SageLoop(model, validators, this.bank, settings, (phase) => this.boundary(phase));
     this.heldOut = stratified(validation, settings.validationLimit);
-    this.criticProbe = criticProbe(stratified(validation, CRITIC_PROBE_PROBLEMS), rng(CRITIC_PROBE_SEED));
+    // Within the validation's budget: a run that validates on a few problems probes the Critic on as few.
+    this.criticProbe = criticProbe(stratified(validation, Math.min(CRITIC_PROBE_PROBLEMS, settings.validationLimit)), rng(CRITIC_PROBE_SEED));
     this.state = resume?.state ?? { step: 0, best: null, evaluationsWithoutGain: 0, warmedUp: false };
     this.early = new EarlyStopping(settings.patience, { best: this.state.best, since: this.state.evaluationsWithoutGain });
     this.loop.step = this.state.step;
