@@ -142,6 +142,8 @@ async function main(o: Options): Promise<void> {
           args = ['--model', o.model, '--templates', o.templates, '--method', method, '--seed', String(seed), '--steps', String(o.steps), '--out', dir, ...common];
         }
         const code = await evolve(args, label, `${dir}.log`);
+        // Ctrl-C reaches the run too: whatever it exited with then, the comparison stops as asked (saved runs resume).
+        if (stopping) break outer;
         if (code !== 0) throw new Error(`${label} stopped with exit code ${code}: see ${dir}.log`);
         report(o, methods);
       }
