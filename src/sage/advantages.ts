@@ -14,6 +14,8 @@
  * dynamic sampling); either way their share is reported per role.
  */
 
+import { mean, sampleStd } from '../util/stats';
+
 export interface AdvantageInput {
   /** The task group: role and task kind ("solver/math"). */
   task: string;
@@ -34,17 +36,15 @@ export const WHITEN_EPS = 1e-8;
 /** Advantages of the members of one group, in their order. */
 type GroupAdvantage = (rewards: readonly number[]) => number[];
 
-const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-const unbiasedStd = (xs: readonly number[]) => (xs.length > 1 ? Math.sqrt(xs.reduce((s, x) => s + (x - mean(xs)) ** 2, 0) / (xs.length - 1)) : 0);
 
 /** Identical rewards carry no signal; rounding must not turn them into ±1/eps. */
 export function zeroSpread(rewards: readonly number[]): boolean {
-  return rewards.length < 2 || unbiasedStd(rewards) <= 1e-12 * Math.max(1, Math.abs(mean(rewards)));
+  return rewards.length < 2 || sampleStd(rewards) <= 1e-12 * Math.max(1, Math.abs(mean(rewards)));
 }
 
 const whiten: GroupAdvantage = (rs) => {
   const m = mean(rs);
-  const std = unbiasedStd(rs);
+  const std = sampleStd(rs);
   return rs.map((r) => (r - m) / (std + WHITEN_EPS));
 };
 
@@ -85,7 +85,7 @@ export function computeAdvantages(rollouts: readonly AdvantageInput[], name: Adv
   for (const [key, members] of byGroup) {
     const rewards = members.map((i) => rollouts[i]!.reward);
     const task = rollouts[members[0]!]!.task;
-    groups.push({ group: estimator.by === 'task' ? key : `${task}:${rollouts[members[0]!]!.prompt}`, count: members.length, mean: mean(rewards), std: unbiasedStd(rewards) });
+    groups.push({ group: estimator.by === 'task' ? key : `${task}:${rollouts[members[0]!]!.prompt}`, count: members.length, mean: mean(rewards), std: sampleStd(rewards) });
     const s = spread.get(task) ?? { groups: 0, zero: 0 };
     s.groups++;
     spread.set(task, s);

@@ -6,6 +6,7 @@
  * The final validation, not the best: picking the best of several on the held-out split
  * would report the noise's maximum. Pure data: the CLI and the lab draw it.
  */
+import { mean, sampleStd } from '../util/stats';
 import type { MetricsRecord } from './run';
 import { ownAccuracy, type ValidationResult } from './validation';
 
@@ -25,10 +26,7 @@ export interface MeanSe {
 export function meanSe(xs: readonly number[]): MeanSe {
   const n = xs.length;
   if (!n) return { mean: NaN, se: null, n: 0 };
-  const mean = xs.reduce((a, b) => a + b, 0) / n;
-  if (n < 2) return { mean, se: null, n };
-  const variance = xs.reduce((a, x) => a + (x - mean) ** 2, 0) / (n - 1);
-  return { mean, se: Math.sqrt(variance / n), n };
+  return { mean: mean(xs), se: n < 2 ? null : sampleStd(xs) / Math.sqrt(n), n };
 }
 
 /** A validation and the number of loop steps made before it. */

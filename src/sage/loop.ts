@@ -9,6 +9,7 @@
 import type { Problem } from '../data/problem';
 import type { PolicyStepResult, Rollout } from '../train/policy';
 import { rng } from '../util/random';
+import { mean } from '../util/stats';
 import { computeAdvantages, type AdvantageName, type GroupStats } from './advantages';
 import type { BankEntry, ProblemBank, RejectReason, SamplingMode } from './bank';
 import type { MethodConfig, RoleName } from './config';
@@ -214,7 +215,6 @@ export function runShapeHints(s: LoopSettings, seeds: readonly Problem[], heldOu
   return { generations, trains: m.trained.length > 0 };
 }
 
-const mean = (xs: readonly number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
 
 export class SageLoop {
   step = 0;
@@ -361,7 +361,6 @@ export class SageLoop {
           this.bank.reject(p.format > 0 && !m.validatorFree ? 'validator' : 'unparsable', this.step);
           verdict = p.format > 0 ? `rejected: ${check.unusable}` : 'rejected: unparsable';
         } else {
-          const duplicate = this.bank.duplicateOf(check.problem);
           const reason = this.bank.consider({
             problem: check.problem,
             parents: refs[i]!.map((e) => e.problem.id),
@@ -372,7 +371,8 @@ export class SageLoop {
           });
           verdict = reason ? `rejected: ${reason}` : 'admitted';
           if (!reason) outcome = { kind: 'admitted', solverPassRate: passRate.get(i)! };
-          else if (reason === 'quality' && !duplicate) outcome = { kind: 'below-alpha' };
+          // The bank stops at the first reason: below alpha, it has not looked for a duplicate yet.
+          else if (reason === 'quality' && !this.bank.duplicateOf(check.problem)) outcome = { kind: 'below-alpha' };
         }
         const reward = challengerReward({ quality: q, format: p.format, outcome }, r);
         scored.push({ role: 'challenger', template: template(i), kind: kinds[i]!, prompt: prompts[i]!, completion: c, parsed: p, score: q, verdict, reward });
@@ -442,10 +442,9 @@ export class SageLoop {
       s.advantage,
       { dropZeroSpread: s.dropZeroSpread },
     );
-    const rollouts: Rollout[] = trained
-      .map((x, i) => ({ promptIds: x.completion.promptIds, completionIds: x.completion.completionIds, oldLogprobs: x.completion.modelLogprobs, advantage: advantages[i]!, group: x.role, kept: kept[i] }))
-      .filter((x) => x.kept)
-      .map(({ kept: _, ...x }) => x);
+    const rollouts: Rollout[] = trained.flatMap((x, i) =>
+      kept[i] ? [{ promptIds: x.completion.promptIds, completionIds: x.completion.completionIds, oldLogprobs: x.completion.modelLogprobs, advantage: advantages[i]!, group: x.role }] : [],
+    );
     // A role's share over the groups of all its task kinds.
     const zeroSpreadShare: StepMetrics['zeroSpreadShare'] = {};
     for (const role of m.trained) {

@@ -1,8 +1,8 @@
 import { METHODS, type MethodName } from '../../sage/config';
 import { describeDefaults, modelDefaults, RUN_SPECS, SETTING_SPECS } from '../../sage/settings';
 import { DEFAULT_CHOICES, NUMERIC_SETTINGS, settingDefault, type NumericSetting } from '../runSlices';
-import { ADVANTAGE_NAMES, type AdvantageName } from '../../sage/advantages';
-import { TRANSCRIPT_MODES, type TranscriptMode } from '../../sage/loop';
+import { ADVANTAGE_NAMES } from '../../sage/advantages';
+import { TRANSCRIPT_MODES } from '../../sage/loop';
 import { isActive } from '../runView';
 import { useLab } from '../store';
 
@@ -16,6 +16,22 @@ const GROUPS: { title: string; names: NumericSetting[] }[] = [
   { title: 'Roles and batches', names: ['proposals', 'references', 'difficultySamples', 'trainProblems', 'solverSamples', 'nearDuplicate'] },
   { title: 'Sampling and update', names: ['temperature', 'topK', 'topP', 'lr'] },
 ];
+
+/** A labelled drop-down over a list of names. */
+function ListSelect<T extends string>(p: { label: string; title?: string; value: T; options: readonly T[]; disabled: boolean; onChange: (v: T) => void; testId: string }) {
+  return (
+    <label title={p.title}>
+      {p.label}{' '}
+      <select value={p.value} disabled={p.disabled} onChange={(e) => p.onChange(e.target.value as T)} data-testid={p.testId}>
+        {p.options.map((o) => (
+          <option key={o} value={o}>
+            {o}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
 
 /** Every loop setting with its default and one line of explanation; refused values are named inline. */
 export function SettingsPanel() {
@@ -35,16 +51,7 @@ export function SettingsPanel() {
     <section className="panel settings" data-testid="settings-panel">
       <h2>Method and settings {locked && <span className="chip off">read-only while the run lasts</span>}</h2>
       <div className="row-controls">
-        <label>
-          method{' '}
-          <select value={method} disabled={locked} onChange={(e) => setMethod(e.target.value as MethodName)} data-testid="method">
-            {(Object.keys(METHODS) as MethodName[]).map((m) => (
-              <option key={m} value={m}>
-                {m}
-              </option>
-            ))}
-          </select>
-        </label>
+        <ListSelect label="method" value={method} options={Object.keys(METHODS) as MethodName[]} disabled={locked} onChange={setMethod} testId="method" />
         <label>
           prompts{' '}
           <select value={templates} disabled={locked} onChange={(e) => setTemplates(e.target.value as 'compact' | 'instruct')}>
@@ -52,29 +59,27 @@ export function SettingsPanel() {
             <option value="instruct">instruct (instruction-tuned model)</option>
           </select>
         </label>
-        <label title="how rewards become advantages: task-whiten is SAGE's (Task-Relative REINFORCE++); the others baseline each problem's samples">
-          advantage{' '}
-          <select value={choices.advantage} disabled={locked} onChange={(e) => setChoice('advantage', e.target.value as AdvantageName)} data-testid="setting-advantage">
-            {ADVANTAGE_NAMES.map((a) => (
-              <option key={a} value={a}>
-                {a}
-              </option>
-            ))}
-          </select>
-        </label>
+        <ListSelect
+          label="advantage"
+          title="how rewards become advantages: task-whiten is SAGE's (Task-Relative REINFORCE++); the others baseline each problem's samples"
+          value={choices.advantage}
+          options={ADVANTAGE_NAMES}
+          disabled={locked}
+          onChange={(v) => setChoice('advantage', v)}
+          testId="setting-advantage"
+        />
         <label title="leave groups whose rewards are all equal out of the update (DAPO's dynamic sampling)">
           <input type="checkbox" checked={choices.dropZeroSpread} disabled={locked} onChange={(e) => setChoice('dropZeroSpread', e.target.checked)} data-testid="setting-dropZeroSpread" /> drop zero-spread groups
         </label>
-        <label title="transcripts kept per step: one of each role and template, or every rollout with its reward and advantage">
-          transcripts{' '}
-          <select value={choices.transcripts} disabled={locked} onChange={(e) => setChoice('transcripts', e.target.value as TranscriptMode)} data-testid="setting-transcripts">
-            {TRANSCRIPT_MODES.map((t) => (
-              <option key={t} value={t}>
-                {t}
-              </option>
-            ))}
-          </select>
-        </label>
+        <ListSelect
+          label="transcripts"
+          title="transcripts kept per step: one of each role and template, or every rollout with its reward and advantage"
+          value={choices.transcripts}
+          options={TRANSCRIPT_MODES}
+          disabled={locked}
+          onChange={(v) => setChoice('transcripts', v)}
+          testId="setting-transcripts"
+        />
         <button className="secondary" disabled={locked || (Object.keys(typed).length === 0 && JSON.stringify(choices) === JSON.stringify(DEFAULT_CHOICES))} onClick={resetSettings}>
           defaults
         </button>
