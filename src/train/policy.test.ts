@@ -288,8 +288,27 @@ describe('policy training in a model session', () => {
     expect(Math.abs(same.approxKl), `seed ${seed}`).toBeLessThan(2e-4);
     expect(same.clipFraction).toBe(0);
     // Trained untempered, the same rollouts are off-policy from the first step: the mismatch the temperature removes.
+    // Per token, |log p_T=1 − recorded| is large (0.08–0.17 on average); the step's mean of (old − new) alone can
+    // cancel to either sign on 36 tokens, so the mismatch is read from the update's forward token by token.
     const untempered = await session.trainPolicy(rollouts, 1e-12, at(1));
-    expect(untempered.approxKl, `seed ${seed}`).toBeGreaterThan(0.02);
+    // The entropy of softmax(z / T) rises with T for every non-uniform z: the setting reached the kernel.
+    expect(untempered.entropy, `seed ${seed}`).toBeGreaterThan(same.entropy);
+    const micro = packRollouts(rollouts, { tokens: 4096, maxLength: 256, lengthGranule: 8, padId: 0 });
+    const mismatch = async (temperature: number) => {
+      let sum = 0;
+      let n = 0;
+      for (const { batch, perToken } of micro) {
+        const out = await rt.read(session.model.forwardPolicyLoss(batch, perToken, { ...DEFAULT_POLICY_LOSS, temperature }));
+        for (let t = 0; t < perToken.length / 4; t++) {
+          if (!perToken[t * 4]) continue;
+          sum += Math.abs(out[t * 3 + 1]! - perToken[t * 4 + 2]!);
+          n++;
+        }
+      }
+      return sum / n;
+    };
+    expect(await mismatch(0.7), `seed ${seed}`).toBeLessThan(1e-4);
+    expect(await mismatch(1), `seed ${seed}`).toBeGreaterThan(0.03);
     session.destroy();
   });
 
