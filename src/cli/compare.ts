@@ -136,7 +136,7 @@ async function main(o: Options): Promise<void> {
           console.log(`${label} resuming after step ${state.step}`);
           args = ['--resume', dir, '--steps', String(o.steps - state.step), ...common];
         } else {
-          // A run that stopped before its first step has nothing to resume: it starts again, the old folder kept aside.
+          // A run that stopped before its first checkpoint has nothing to resume: it starts again, the old folder kept aside.
           if (existsSync(dir)) renameSync(dir, `${dir}.unfinished-${Date.now()}`);
           mkdirSync(join(o.out, method), { recursive: true });
           args = ['--model', o.model, '--templates', o.templates, '--method', method, '--seed', String(seed), '--steps', String(o.steps), '--out', dir, ...common];

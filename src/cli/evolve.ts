@@ -28,7 +28,7 @@ import { DEFAULT_POLICY, ModelSession, type ModelSource } from '../train/session
 import { isMain, runCli, UsageError, type OptionValues } from './options';
 import { describeMemory, modelMemory } from '../train/memorySummary';
 import { applyLora, describeTraining, loraFromOptions, LORA_OPTIONS } from './loraOptions';
-import { logShards, readCheckpointFolder, RUN_FILES, RunFolder } from './runFiles';
+import { DEFAULT_CHECKPOINT_EVERY, logShards, readCheckpointFolder, RUN_FILES, RunFolder } from './runFiles';
 
 export const evolveCli = {
   name: 'evolve',
@@ -53,10 +53,11 @@ export const evolveCli = {
     transcripts: { type: 'string', choices: TRANSCRIPT_MODES, help: 'transcripts kept per step: sample (the first rollout of each role and template, the default) or all (every rollout, with its reward and advantage)' },
     out: { type: 'string', arg: 'DIR', help: 'run folder (default runs/<method>-<date>)' },
     resume: { type: 'string', arg: 'DIR', exists: 'dir', help: 'continue a run from its folder (its last checkpoint, bank and state)' },
+    'checkpoint-every': { type: 'int', min: 1, default: DEFAULT_CHECKPOINT_EVERY, help: 'save last/ (weights, optimizer, the state --resume continues from) every N steps and at the end' },
     ...LORA_OPTIONS,
   },
   notes: [
-    'Ctrl-C ends the run when the phase in flight finishes (that step is abandoned, its update not made), saving the last checkpoint and records.',
+    'Ctrl-C ends the run when the phase in flight finishes (that step is abandoned, its update not made), saving the last checkpoint and records; a run killed otherwise resumes from its last saved checkpoint.',
     'env SAGE_GPU=hardware  use a real GPU instead of SwiftShader',
   ],
 } as const;
@@ -165,7 +166,7 @@ async function main(o: Options): Promise<void> {
   // A new run's records would be appended to the old run's and mixed with them.
   const held = o.resume ? null : RunFolder.heldRecord(out);
   if (held) throw new UsageError(`--out ${out} already holds a run (${held}): give another folder, or --resume ${out} to continue it`);
-  const folder = new RunFolder(out);
+  const folder = new RunFolder(out, o['checkpoint-every']);
   const { method: _m, templates: _t, ...recorded } = settings;
   if (!o.resume) folder.writeProblems(seeds, validation);
   folder.writeConfig({ method: method.name, templates: templateSet, seeds: o.seeds, validation: o.validation, preset: o.preset, model: o.model ?? null, lora: lora ?? (o.adapter ? { adapter: o.adapter } : null), baseDtype: o['base-dtype'], settings: recorded, policy: DEFAULT_POLICY });
@@ -187,14 +188,17 @@ async function main(o: Options): Promise<void> {
   console.log(`adapter ${rt.ctx.adapter.key} · ${(session.parameters / 1e6).toFixed(2)}M params · ${describeTraining(session, session.model.trainable.size)} · ${method.summary} · run folder ${out}`);
   if (!resumed) console.log(`${describeDefaults(defaults)}${o.config || o.lr !== undefined ? ' (before --config and --lr)' : ''}`);
   console.log(`base weights in ${session.baseDtype} · ${describeMemory(modelMemory(session.config, session.lora, settings.proposals * settings.difficultySamples))}`);
+  // A process killed between two checkpoints: the steps after last/ run again, their records dropped.
+  const rewound = o.resume ? folder.rewind() : null;
+  if (rewound?.dropped) console.log(`resuming from last/ after step ${rewound.state.step}: the ${rewound.dropped} step(s) recorded after it (not checkpointed) run again`);
   const started = Date.now();
-  const firstStep = resumed?.state.step ?? 0;
+  const firstStep = rewound?.state.step ?? 0;
   // Code problems are judged in Python sandboxes (separate processes, no network).
   const sandbox = [...seeds, ...validation].some((p) => p.kind === 'code') ? new NodeSandboxPool() : null;
   const run = new Evolution(settings, seeds, validation, model, createValidators(sandbox ? new CodeVerifier(sandbox) : undefined), folder, (e) => {
     const line = progressLine(e, settings.steps, started, firstStep);
     if (line) console.log(line);
-  }, resumed ? { state: resumed.state, bankEvents: resumed.bankEvents } : undefined);
+  }, rewound ? { state: rewound.state, bankEvents: rewound.bankEvents } : undefined);
   let interrupted = false;
   process.on('SIGINT', () => {
     if (interrupted) process.exit(130);

@@ -11,7 +11,7 @@ import type { LoadProgress } from '../train/session';
 import type { BankEvent } from '../sage/bank';
 import type { Transcript } from '../sage/loop';
 import type { MetricsRecord, RunState, RunStore } from '../sage/run';
-import { parseResume, RUN_FILES, type ResumeRecords } from '../sage/runRecords';
+import { parseJsonl, parseResume, recordsUpTo, RUN_FILES, type ResumeRecords } from '../sage/runRecords';
 
 export { RUN_FILES };
 
@@ -79,8 +79,18 @@ export function logShards(p: LoadProgress): void {
   if (p.bytes === p.total) console.error(`loaded ${p.file} (${p.shard} of ${p.shards}, ${(p.total / 2 ** 20).toFixed(0)} MiB)`);
 }
 
+/** Steps between two saves of `last/`: what a killed run may have to do again. */
+export const DEFAULT_CHECKPOINT_EVERY = 10;
+
 export class RunFolder implements RunStore {
-  constructor(readonly dir: string) {
+  /** `last/` is saved every this many steps, and state.json with it: the state of `last/`, what --resume continues from. */
+  readonly checkpointing: NonNullable<RunStore['checkpointing']>;
+
+  constructor(
+    readonly dir: string,
+    checkpointEvery = DEFAULT_CHECKPOINT_EVERY,
+  ) {
+    this.checkpointing = { every: checkpointEvery, saved: async (s) => writeAtomic(join(this.dir, RUN_FILES.state), JSON.stringify(s, null, 2) + '\n') };
     mkdirSync(dir, { recursive: true });
     // The event log exists from the start, so a run with no event yet still resumes.
     appendFileSync(join(dir, RUN_FILES.bank), '');
@@ -112,9 +122,8 @@ export class RunFolder implements RunStore {
     appendFileSync(join(this.dir, RUN_FILES.bank), JSON.stringify(e) + '\n');
   }
 
-  async state(s: RunState): Promise<void> {
-    writeAtomic(join(this.dir, RUN_FILES.state), JSON.stringify(s, null, 2) + '\n');
-  }
+  /** A step's state goes to disk with the checkpoint it belongs to (checkpointing.saved), not before. */
+  async state(_: RunState): Promise<void> {}
 
   /** Writes the checkpoint under `tag` file by file as it comes (see folderSink). */
   checkpointSink(tag: string): FileSink & { written: string[] } {
@@ -129,8 +138,34 @@ export class RunFolder implements RunStore {
   readResume(): ResumeRecords {
     return parseResume((name) => {
       const path = join(this.dir, name);
-      if (!existsSync(path)) throw new Error(`${this.dir} is not a run folder: no ${name}`);
+      if (!existsSync(path)) {
+        // The config is written first and the state with the first checkpoint: a run killed before that has nothing to resume.
+        if (name === RUN_FILES.state && existsSync(join(this.dir, RUN_FILES.config))) throw new Error(`${this.dir} has no checkpoint to resume from (no ${name}: the run stopped before its first): start it again`);
+        throw new Error(`${this.dir} is not a run folder: no ${name}`);
+      }
       return readFileSync(path, 'utf8');
     });
+  }
+
+  /**
+   * The run as of its `last/` checkpoint, to continue from there: the records of steps after
+   * it (a process killed between two checkpoints) are dropped from the files, since those
+   * steps run again. `dropped`: how many steps that was.
+   */
+  rewind(): ResumeRecords & { dropped: number } {
+    const resume = this.readResume();
+    const upTo = recordsUpTo(resume.state.step);
+    /** The file's records that `keep` holds, the file rewritten without the others. */
+    const filter = <T>(name: string, keep: (x: T) => boolean): { kept: T[]; dropped: number } => {
+      const path = join(this.dir, name);
+      const all = existsSync(path) ? parseJsonl<T>(readFileSync(path, 'utf8'), path) : [];
+      const kept = all.filter(keep);
+      if (kept.length < all.length) writeAtomic(path, kept.map((x) => JSON.stringify(x) + '\n').join(''));
+      return { kept, dropped: all.length - kept.length };
+    };
+    const metrics = filter<MetricsRecord>(RUN_FILES.metrics, upTo.metrics);
+    filter<Transcript>(RUN_FILES.transcripts, upTo.transcript);
+    const bank = filter<BankEvent>(RUN_FILES.bank, upTo.bankEvent);
+    return { ...resume, bankEvents: bank.kept, dropped: metrics.dropped };
   }
 }

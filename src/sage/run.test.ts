@@ -188,6 +188,29 @@ describe('an evolution run', () => {
   });
 });
 
+describe('a run that resumes from its last checkpoint alone', () => {
+  it('saves last/ every N steps and at the end, each with the state that goes with it', async () => {
+    const model = new ScriptedModel();
+    const saved: { state: RunState; checkpoints: string[] }[] = [];
+    const store = new MemoryStore();
+    const folderLike: RunStore = Object.assign(store, {
+      checkpointing: { every: 2, saved: async (s: RunState) => void saved.push({ state: structuredClone(s), checkpoints: [...model.checkpoints] }) },
+    });
+    await new Evolution({ ...SETTINGS, warmupSteps: 0, steps: 5, patience: 10 }, SEEDS, VALIDATION, model, validators, folderLike, () => {}).run();
+    expect(saved.map((x) => x.state.step)).toEqual([2, 4, 5]);
+    // Each state reaches the store after its weights, and the step's records before both.
+    for (const x of saved) expect(x.checkpoints.at(-1)).toBe('last');
+    expect(model.checkpoints.filter((t) => t === 'last')).toHaveLength(3);
+    expect(saved[1]!.state).toEqual(store.states[3]);
+  });
+
+  it('without checkpointing (the lab, whose export takes the weights as they are) saves last/ only at the end', async () => {
+    const model = new ScriptedModel();
+    await new Evolution({ ...SETTINGS, warmupSteps: 0, steps: 5, patience: 10 }, SEEDS, VALIDATION, model, validators, new MemoryStore(), () => {}).run();
+    expect(model.checkpoints.filter((t) => t === 'last')).toHaveLength(1);
+  });
+});
+
 describe('the held-out subset', () => {
   it('takes problems in turn from every source and level, the same every time', () => {
     const split = [1, 1, 1, 2, 2, 3].map((level, i) => ({ ...math(`v${i}`, `${i}+1=?`, String(i + 1)), level }));

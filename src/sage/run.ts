@@ -49,8 +49,14 @@ export interface RunStore {
   metrics(m: MetricsRecord): Promise<void>;
   transcripts(t: Transcript[]): Promise<void>;
   bank(e: BankEvent): void;
-  /** The run's state after each step: what --resume needs besides the checkpoint. */
+  /** The run's state after each step (with the weights as they are now, what an export of the run needs). */
   state(s: RunState): Promise<void>;
+  /**
+   * Where a run resumes from its `last/` checkpoint (a folder on disk, which a killed process
+   * leaves as it was): `last/` is saved every `every` steps and at the end, and `saved` gets
+   * the state that goes with it, the one a resumed run continues from.
+   */
+  checkpointing?: { every: number; saved(s: RunState): Promise<void> };
 }
 
 export interface RunState {
@@ -208,6 +214,11 @@ export class Evolution {
     return result;
   }
 
+  private async saveLast(): Promise<void> {
+    await this.model.saveCheckpoint('last');
+    await this.store.checkpointing?.saved({ ...this.state });
+  }
+
   async run(): Promise<RunState> {
     const s = this.settings;
     if (!this.state.warmedUp && s.warmupSteps > 0) {
@@ -252,8 +263,10 @@ export class Evolution {
         reason = 'early-stop';
         break;
       }
+      const every = this.store.checkpointing?.every;
+      if (every && this.loop.step % every === 0 && this.loop.step < end) await this.saveLast();
     }
-    await this.model.saveCheckpoint('last');
+    await this.saveLast();
     await this.store.state({ ...this.state });
     this.endReason = reason;
     this.emit({ type: 'done', reason, state: { ...this.state } });

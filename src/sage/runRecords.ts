@@ -29,6 +29,17 @@ export interface ResumeRecords {
 }
 
 /**
+ * Which records belong to a run's first `k` steps (numbered 0 … k − 1; the validation before
+ * the first step is step 0's): what a run resumed from the checkpoint after step k keeps of
+ * records written past it by a process killed before its next checkpoint.
+ */
+export const recordsUpTo = (k: number) => ({
+  metrics: (m: MetricsRecord) => (m.kind === 'step' ? m.step < k : m.step <= k),
+  transcript: (t: Transcript) => t.step < k,
+  bankEvent: (e: BankEvent) => (e.type === 'admit' ? e.entry.provenance.step : e.step) < k,
+});
+
+/**
  * Parses a run's records. A last line cut by a crash is dropped (the append-only log loses at
  * most the event in flight); a bad line before it is an error naming its number.
  */
@@ -133,8 +144,11 @@ export class MemoryRunStore implements RunStore {
       return xs as Problem[];
     };
     const store = new MemoryRunStore(resume.config, { seeds: problems(RUN_FILES.seeds), validation: problems(RUN_FILES.validation) });
-    store.metricsRecords.push(...parseJsonl<MetricsRecord>(read(RUN_FILES.metrics), RUN_FILES.metrics));
-    store.transcriptRecords.push(...parseJsonl<Transcript>(read(RUN_FILES.transcripts), RUN_FILES.transcripts));
+    // A folder of a CLI run killed between two checkpoints holds records past its last/: those steps run again.
+    const upTo = recordsUpTo(resume.state.step);
+    store.metricsRecords.push(...parseJsonl<MetricsRecord>(read(RUN_FILES.metrics), RUN_FILES.metrics).filter(upTo.metrics));
+    store.transcriptRecords.push(...parseJsonl<Transcript>(read(RUN_FILES.transcripts), RUN_FILES.transcripts).filter(upTo.transcript));
+    resume.bankEvents = resume.bankEvents.filter(upTo.bankEvent);
     store.bankEvents.push(...resume.bankEvents);
     store.runState = resume.state;
     const byTag = new Map<string, Map<string, Uint8Array>>();
