@@ -8,7 +8,7 @@
 // table[offRows + i], at slot p.slot. Finished sequences have no row: the batch is
 // compacted, while their cache stays where it is.
 //
-// kv_store:         copies each row's k and v into the cache.
+// The cache is written by rope_store.wgsl, which rotates q and k as it stores k and v.
 // decode_attention: one new query per row against its sequence's cache slots
 //                   start..p.slot (start = table[offStarts + i], the first real token of a
 //                   left-padded prompt), online softmax; one invocation per (row, head),
@@ -31,28 +31,6 @@ struct Params {
 @group(0) @binding(4) var<storage, read_write> O: array<f32>;
 #include grid
 
-
-@compute @workgroup_size(256)
-fn kv_store(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-            @builtin(local_invocation_id) lid: vec3<u32>) {
-  let idx = gridIndex(wid, nwg, lid, 256u);
-  let width = 2u * p.kvd;
-  if (idx >= p.rows * width) { return; }
-  let r = idx / width;
-  let c = idx - r * width;
-  var b: u32;
-  var slot: u32;
-  if (p.seqLen > 0u) {
-    b = r / p.seqLen;
-    slot = r - b * p.seqLen;
-  } else {
-    b = table[p.offRows + r];
-    slot = p.slot;
-  }
-  let isV = c / p.kvd;
-  let col = c - isV * p.kvd;
-  cache[p.offCache + isV * p.B * p.T * p.kvd + (b * p.T + slot) * p.kvd + col] = QKV[p.offQKV + r * p.stride + p.colK + c];
-}
 
 fn ld(i: u32, lanes: u32) -> vec4<f32> {
   return vec4<f32>(

@@ -16,7 +16,7 @@ import { view, type DType, type Tensor } from '../gpu/tensor';
 import { headDim, type LlamaConfig } from './config';
 import { attentionForward } from './kernels/attention';
 import { embeddingForward } from './kernels/embedding';
-import { decodeAttention, kvLayerSize, kvStore, type KvLayout } from './kernels/kvcache';
+import { decodeAttention, kvLayerSize, ropeKvStore, type KvLayout } from './kernels/kvcache';
 import { actsRows, attentionShape, layerActs, loraStage, type LayerActs, type Transformer } from './transformer';
 
 /** The first n rows of a [rows, ...] tensor. */
@@ -154,11 +154,15 @@ export class Decoder {
     const where = { rows: rowsT!, starts: starts!, slot };
     this.model.embed(tok!, s.x);
     for (let l = 0; l < c.num_hidden_layers; l++) {
-      this.model.layerForward(l, s.x, s.x, s.acts, pos!, (qkv, out) => {
-        const f = this.fused(qkv.q, n);
-        kvStore(rt, this.layout, this.cache[l]!, f, where);
-        decodeAttention(rt, this.layout, this.cache[l]!, f, where, heads, out.o);
-      });
+      this.model.layerForward(
+        l, s.x, s.x, s.acts, pos!,
+        (qkv, out) => {
+          const f = this.fused(qkv.q, n);
+          ropeKvStore(rt, this.layout, this.cache[l]!, f, where, heads, pos!, this.model.rope);
+          decodeAttention(rt, this.layout, this.cache[l]!, f, where, heads, out.o);
+        },
+        true,
+      );
     }
     return this.head(s.x, n);
   }
@@ -216,10 +220,14 @@ export class Decoder {
     const staged = shared ? rt.empty([kvLayerSize(layout)], 'f32', 'kv.shared') : null;
     this.model.embed(tokens!, s.x);
     for (let l = 0; l < c.num_hidden_layers; l++) {
-      this.model.layerForward(l, s.x, s.x, s.acts, positions!, (qkv, out) => {
-        if (store) kvStore(rt, layout, staged ?? this.cache[l]!, this.fused(qkv.q, N), { seqLen: P });
-        attentionForward(rt, shape, { ...qkv, mask: mask!, ...out });
-      });
+      this.model.layerForward(
+        l, s.x, s.x, s.acts, positions!,
+        (qkv, out) => {
+          if (store) ropeKvStore(rt, layout, staged ?? this.cache[l]!, this.fused(qkv.q, N), { seqLen: P }, c.num_attention_heads, positions!, this.model.rope);
+          attentionForward(rt, shape, { ...qkv, mask: mask!, ...out });
+        },
+        store,
+      );
       if (staged) {
         const slab = this.layout.T * this.layout.kvHeads * this.layout.hd;
         embeddingForward(rt, view(input, [2 * n], 3 * N + n), view(staged, [2 * U, slab]), view(this.cache[l]!, [2 * n, slab]));

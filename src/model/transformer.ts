@@ -216,7 +216,8 @@ export type Attend = (qkv: QkvViews, out: { o: Tensor; lse: Tensor }) => void;
  */
 export class Transformer {
   private adapter: Adapter | null = null;
-  private readonly rope: RopeTables;
+  /** cos/sin tables of the rotary embedding, for kernels that rotate as they go (the decoder's cache store). */
+  readonly rope: RopeTables;
   private ws: Workspace | null = null;
   private baseSet: ParamSet;
   private readonly specIndex: Map<string, ParamSpec>;
@@ -522,8 +523,10 @@ export class Transformer {
    * fused q|k|v rows): causal self-attention when training, the KV cache when decoding.
    * With `next` = x (inference, where nothing is kept for a backward pass) both residual
    * additions accumulate into x in place: no copies, and `a.mid` is not used.
+   * `attendRotates`: `attend` gets q and k unrotated and applies the rotary embedding itself
+   * (the decoder rotates while it stores the cache, one dispatch for two).
    */
-  layerForward(l: number, x: Tensor, next: Tensor, a: LayerActs, positions: Tensor<'u32'>, attend: Attend): void {
+  layerForward(l: number, x: Tensor, next: Tensor, a: LayerActs, positions: Tensor<'u32'>, attend: Attend, attendRotates = false): void {
     const c = this.config;
     const rt = this.rt;
     const hd = headDim(c);
@@ -544,7 +547,7 @@ export class Transformer {
     });
     this.loraForward(l, ['q_proj', 'k_proj', 'v_proj'], a.ln1, a.qkv, a);
     // q and k heads are adjacent at the start of each fused row: one rotation covers both.
-    rope(rt, a.qkv, { heads: c.num_attention_heads + c.num_key_value_heads, hd, stride: S, col: 0 }, positions, this.rope);
+    if (!attendRotates) rope(rt, a.qkv, { heads: c.num_attention_heads + c.num_key_value_heads, hd, stride: S, col: 0 }, positions, this.rope);
     attend(qkvViews(a.qkv, qd, kvd), { o: a.att, lse: a.lse });
     const mid = next === x ? x : a.mid;
     if (mid !== x) rt.copy(x, mid);

@@ -1,7 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { assertClose, freshSeed, poisoned, rng, testRuntime, uniform } from '../../gpu/testing';
-import { view } from '../../gpu/tensor';
-import { decodeAttention, kvLayerSize, kvStore, type KvLayout } from './kvcache';
+import { view, type Tensor } from '../../gpu/tensor';
+import type { Runtime } from '../../gpu/runtime';
+import { decodeAttention, kvLayerSize, ropeKvStore, type KvLayout } from './kvcache';
+import { rope, ropeTables, type RopeTables } from './rope';
+
+/** Rotary tables of one position, 0, where the rotation is exactly the identity. */
+function identityRope(rt: Runtime, hd: number): RopeTables {
+  const { cos, sin } = ropeTables(new Float64Array(hd / 2).fill(1), 1);
+  return { cos: rt.upload(cos, [cos.length]), sin: rt.upload(sin, [sin.length]), maxPos: 1 };
+}
 
 describe('kv cache', () => {
   it.each([
@@ -23,7 +31,10 @@ describe('kv cache', () => {
     const cache = poisoned(rt, [kvLayerSize(layout)]);
     const pre = uniform(B * P * S, r);
     const tPre = rt.upload(pre, [B * P, S]);
-    kvStore(rt, layout, cache, { qkv: tPre, stride: S, colK: qd, n: B * P }, { seqLen: P });
+    // Stored at position 0, where the rotation is exactly the identity (cos 1, sin 0): the cache holds k and v as given.
+    const tables = identityRope(rt, hd);
+    const zeros = rt.upload(new Uint32Array(B * P), [B * P], 'u32');
+    ropeKvStore(rt, layout, cache, { qkv: tPre, stride: S, colK: qd, n: B * P }, { seqLen: P }, heads, zeros, tables);
     // A decode step of two of the three sequences, in a compacted order, at slot P.
     const rows = [2, 0];
     const starts = [3, 1];
@@ -33,7 +44,7 @@ describe('kv cache', () => {
     const table = rt.upload(Uint32Array.from([...rows, ...starts]), [2 * n], 'u32');
     const where = { rows: view(table, [n], 0), starts: view(table, [n], n), slot: P };
     const f = { qkv: tDec, stride: S, colK: qd, n };
-    kvStore(rt, layout, cache, f, where);
+    ropeKvStore(rt, layout, cache, f, where, heads, view(zeros, [n]), tables);
     const o = poisoned(rt, [n, qd]);
     decodeAttention(rt, layout, cache, f, where, heads, o);
 
@@ -72,7 +83,76 @@ describe('kv cache', () => {
       }
     });
     assertClose(`decode attention, seed ${seed}`, await rt.read(o), ref, hd, 1e-5);
-    rt.release(cache, tPre, tDec, table, o);
+    rt.release(cache, tPre, tDec, table, o, zeros, tables.cos, tables.sin);
+  });
+
+  it.each([
+    ['head_dim 8, GQA', 8, 4, 2],
+    ['head_dim 6, MHA', 6, 3, 3],
+    ['head_dim 32, GQA 4:1', 32, 4, 1],
+  ])('rotates q and k in place and stores the rotated k and the v in one pass: float64 rotations, and bit for bit rope()\'s (%s)', async (_, hd, heads, kvHeads) => {
+    const rt = await testRuntime();
+    const seed = freshSeed();
+    const r = rng(seed);
+    const [B, T, P, maxPos, theta] = [3, 11, 6, 40, 10000];
+    const layout: KvLayout = { B, T, kvHeads, hd };
+    const [qd, kvd] = [heads * hd, kvHeads * hd];
+    // A row stride past q|k|v: columns after v must stay as they were.
+    const S = qd + 2 * kvd + 3;
+    const half = hd / 2;
+    const invFreq = Float64Array.from({ length: half }, (_, i) => theta ** (-(2 * i) / hd));
+    const host = ropeTables(invFreq, maxPos);
+    const tables = { cos: rt.upload(host.cos, [host.cos.length]), sin: rt.upload(host.sin, [host.sin.length]), maxPos };
+    // The prefill (B sequences of P tokens), then a decode step of two sequences in compacted order at slot P.
+    const rows = [2, 0];
+    const cases = [
+      { n: B * P, where: (_: unknown) => ({ seqLen: P }) as const, pos: Uint32Array.from({ length: B * P }, () => Math.floor(r() * maxPos)) },
+      { n: rows.length, where: (table: Tensor<'u32'>) => ({ rows: view(table, [2], 0), starts: view(table, [2], 2), slot: P }), pos: Uint32Array.from(rows, () => Math.floor(r() * maxPos)) },
+    ];
+    const fused = poisoned(rt, [kvLayerSize(layout)]);
+    // The cache as rope()'s rotated rows give it, and in float64; NaN where nothing is stored.
+    const apart = new Float32Array(kvLayerSize(layout)).fill(NaN);
+    const expected = new Float64Array(kvLayerSize(layout)).fill(NaN);
+    const table = rt.upload(Uint32Array.from([...rows, 1, 0]), [4], 'u32');
+    for (const { n, where, pos } of cases) {
+      const x = uniform(n * S, r);
+      const [a, b] = [rt.upload(x, [n, S]), rt.upload(x, [n, S])];
+      const positions = rt.upload(pos, [n], 'u32');
+      const w = where(table);
+      ropeKvStore(rt, layout, fused, { qkv: a, stride: S, colK: qd, n }, w, heads, positions, tables);
+      rope(rt, b, { heads: heads + kvHeads, hd, stride: S }, positions, tables);
+      const [gotA, gotB] = [await rt.read(a), await rt.read(b)];
+      // float64: each q and k head rotated; v and the columns after it as they were.
+      const ref = Float64Array.from(x);
+      for (let i = 0; i < n; i++) {
+        for (let h = 0; h < heads + kvHeads; h++) {
+          for (let d = 0; d < half; d++) {
+            const angle = pos[i]! * invFreq[d]!;
+            const at = i * S + h * hd + d;
+            ref[at] = x[at]! * Math.cos(angle) - x[at + half]! * Math.sin(angle);
+            ref[at + half] = x[at + half]! * Math.cos(angle) + x[at]! * Math.sin(angle);
+          }
+        }
+        const seq = 'seqLen' in w ? Math.floor(i / P) : rows[i]!;
+        const slot = 'seqLen' in w ? i % P : P;
+        for (let c = 0; c < kvd; c++) {
+          for (const which of [0, 1]) {
+            const at = which * B * T * kvd + (seq * T + slot) * kvd + c;
+            expected[at] = ref[i * S + qd + which * kvd + c]!;
+            apart[at] = gotB[i * S + qd + which * kvd + c]!;
+          }
+        }
+      }
+      assertClose(`rope kv store rows (${n}), seed ${seed}`, gotA, ref, S);
+      expect(Array.from(gotA), `seed ${seed}`).toEqual(Array.from(gotB));
+      rt.release(a, b, positions);
+    }
+    const gotFused = await rt.read(fused);
+    // Never-written slots stay NaN in both; the written ones match float64 and each other exactly.
+    expect(Array.from(gotFused).map((v, i) => Number.isNaN(v) === Number.isNaN(expected[i]!)).every(Boolean), `seed ${seed}`).toBe(true);
+    assertClose(`rope kv store cache, seed ${seed}`, gotFused.map((v, i) => (Number.isNaN(expected[i]!) ? 0 : v)), expected.map((v) => (Number.isNaN(v) ? 0 : v)), kvd);
+    expect(Array.from(gotFused), `seed ${seed}`).toEqual(Array.from(apart));
+    rt.release(fused, table, tables.cos, tables.sin);
   });
 
   it('refuses a slot past the cache and a table shorter than the rows', async () => {
@@ -82,9 +162,12 @@ describe('kv cache', () => {
     const qkv = rt.empty([2, 12]);
     const table = rt.empty([4], 'u32');
     const f = { qkv, stride: 12, colK: 4, n: 2 };
-    expect(() => kvStore(rt, layout, cache, f, { rows: view(table, [2]), starts: view(table, [2], 2), slot: 4 })).toThrow(/slot 4 beyond its 4 slots/);
-    expect(() => kvStore(rt, layout, cache, f, { rows: view(table, [1]), starts: view(table, [1], 2), slot: 1 })).toThrow(/shorter than the 2 rows/);
-    expect(() => kvStore(rt, layout, cache, f, { seqLen: 3 })).toThrow(/2 prefill rows of 3 tokens/);
-    rt.release(cache, qkv, table);
+    const tables = identityRope(rt, 4);
+    const store = (where: Parameters<typeof ropeKvStore>[4], colK = 4) => () => ropeKvStore(rt, layout, cache, { ...f, colK }, where, 1, view(table, [2]), tables);
+    expect(store({ rows: view(table, [2]), starts: view(table, [2], 2), slot: 4 })).toThrow(/slot 4 beyond its 4 slots/);
+    expect(store({ rows: view(table, [1]), starts: view(table, [1], 2), slot: 1 })).toThrow(/shorter than the 2 rows/);
+    expect(store({ seqLen: 3 })).toThrow(/2 prefill rows of 3 tokens/);
+    expect(store({ seqLen: 1 }, 8)).toThrow(/k at column 8, not right after 1 q heads of 4/);
+    rt.release(cache, qkv, table, tables.cos, tables.sin);
   });
 });

@@ -2,6 +2,7 @@ import { grid } from '../../gpu/ops/common';
 import { Params } from '../../gpu/params';
 import type { Runtime } from '../../gpu/runtime';
 import type { Tensor } from '../../gpu/tensor';
+import type { RopeTables } from './rope';
 
 /** One layer's cache: K then V, each [B, T, kvHeads·hd] (see shaders/kvcache.wgsl). */
 export interface KvLayout {
@@ -64,16 +65,29 @@ function checkSlots(l: KvLayout, f: Fused, where: KvRows): void {
   }
 }
 
-/** Copies the k and v of every row of a fused q|k|v tensor into the layer's cache. */
-export function kvStore(rt: Runtime, l: KvLayout, cache: Tensor, f: Fused, where: KvRows): void {
+/**
+ * Rotates the q and k heads of every row of a fused q|k|v tensor in place (rope() at
+ * `positions`) and copies the rotated k and the v into the layer's cache: the rotary
+ * embedding and the cache store in one dispatch (shaders/rope_store.wgsl). q is at column 0,
+ * k at `f.colK`.
+ */
+export function ropeKvStore(rt: Runtime, l: KvLayout, cache: Tensor, f: Fused, where: KvRows, heads: number, positions: Tensor<'u32'>, tables: RopeTables): void {
   checkCache(l, cache);
   checkSlots(l, f, where);
+  if (f.colK !== heads * l.hd) throw new Error(`rope kv store: k at column ${f.colK}, not right after ${heads} q heads of ${l.hd}`);
+  if (positions.size < f.n) throw new Error(`rope kv store: ${positions.size} positions for ${f.n} rows`);
+  if (l.hd % 2) throw new Error(`rope kv store: head_dim ${l.hd} is odd`);
+  const decode = 'slot' in where;
   rt.dispatch({
-    kernel: { shader: 'kvcache', entry: 'kv_store', defines: defines(l) },
-    params: params(l, cache, f, where),
-    buffers: [f.qkv.buffer, cache.buffer, 'slot' in where ? where.rows.buffer : rt.placeholder],
-    workgroups: grid(rt, f.n * 2 * l.kvHeads * l.hd),
-    label: 'kv_store',
+    kernel: { shader: 'rope_store', entry: 'rope_store' },
+    params: new Params()
+      .u32(f.n, heads, l.kvHeads, l.hd)
+      .u32(f.qkv.offset, f.stride, positions.offset, tables.maxPos)
+      .u32(l.T, l.B, decode ? 0 : where.seqLen, decode ? where.slot : 0)
+      .u32(decode ? where.rows.offset : 0, cache.offset, 0, 0),
+    buffers: [f.qkv.buffer, positions.buffer, tables.cos.buffer, tables.sin.buffer, cache.buffer, decode ? where.rows.buffer : rt.placeholder],
+    workgroups: grid(rt, f.n * ((heads + l.kvHeads) * (l.hd / 2) + l.kvHeads * l.hd)),
+    label: 'rope_kv_store',
   });
 }
 
