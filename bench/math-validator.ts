@@ -13,8 +13,8 @@ const ROUNDS = 5;
 const problems: MathProblem[] = [];
 for (const f of FILES) problems.push(...((await readProblemFile(f)).problems as MathProblem[]));
 let correct = 0;
-for (const p of problems) if (judgeMath(p.solution!, p.answer).correct) correct++; // warm-up, and the check that all agree
+for (const p of problems) if (judgeMath(p.solution!, p.answer!).correct) correct++; // warm-up, and the check that all agree
 const t0 = performance.now();
-for (let r = 0; r < ROUNDS; r++) for (const p of problems) judgeMath(p.solution!, p.answer);
+for (let r = 0; r < ROUNDS; r++) for (const p of problems) judgeMath(p.solution!, p.answer!);
 const s = (performance.now() - t0) / 1000;
 console.log(`${problems.length} reference solutions (${correct} judged correct); ${ROUNDS * problems.length} checks in ${s.toFixed(2)} s: ${Math.round((ROUNDS * problems.length) / s)} checks/s`);

@@ -18,10 +18,9 @@ describe('evolve command line', () => {
     writeFileSync(seeds, ['{"question": "1+1=?", "answer": "2"}', 'not json', '{"question": "1+1=?", "answer": 2}', '{"problem": "x"}', '{"question": "2+5=?", "answer": 7}'].join('\n'));
     const r = runCliProcess('src/cli/evolve.ts', ['--seeds', seeds, '--steps', '0']);
     expect(r.status, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(/seeds: .*seeds\.jsonl: 2 problems \(2 qa\), 2 bad lines, 1 duplicates loaded once/);
+    expect(r.stdout).toMatch(/seeds: .*seeds\.jsonl: 3 problems \(2 qa, 1 question\), 1 bad lines, 1 duplicates loaded once/);
     expect(r.stdout).toMatch(/validation: data\/validation\/curriculum-1000\.jsonl: 1000 problems \(1000 curriculum\)/);
     expect(r.stderr).toMatch(/seeds\.jsonl:2: skipped: not valid JSON/);
-    expect(r.stderr).toMatch(/seeds\.jsonl:4: skipped: no answer field/);
     expect(r.stderr).toMatch(/seeds\.jsonl:3: duplicate of line 1/);
   });
 
@@ -35,6 +34,14 @@ describe('evolve command line', () => {
     const bad = runCliProcess('src/cli/evolve.ts', ['--config', config, '--steps', '1']);
     expect(bad.status).toBe(2);
     expect(bad.stderr.split('\n').at(-1)).toBe(`evolve: --config ${config}: proposals must be an integer ≥ 1 (got 0)`);
+    // Questions without answers: only a validator-free method trains on them.
+    const questions = join(dir, 'questions.jsonl');
+    writeFileSync(questions, ['{"question": "1+1=?", "answer": "2"}', '{"question": "What is 3+4?"}'].join('\n'));
+    const unchecked = runCliProcess('src/cli/evolve.ts', ['--seeds', questions, '--steps', '1', '--method', 'rlvr']);
+    expect(unchecked.status).toBe(1);
+    expect(unchecked.stderr.trim().split('\n').at(-1)).toBe(
+      'evolve: seeds: 1 problems have no answer (first: questions.jsonl:2); rlvr checks the Solver\'s answers against them: give each an answer, or run a validator-free method (mae)',
+    );
     // A folder that holds a run is not written over: its records would mix with the new run's.
     const run = mkdtempSync(join(tmpdir(), 'sage-evolve-'));
     writeFileSync(join(run, 'metrics.jsonl'), '{"kind":"validation","step":0}\n');
@@ -91,6 +98,11 @@ describe('evolve on Dawn, end to end', () => {
     expect(again.status, again.stderr).toBe(0);
     const state = JSON.parse(readFileSync(join(out, 'state.json'), 'utf8')) as { step: number };
     expect(state.step).toBe(3);
+    expect(readFileSync(join(out, 'metrics.jsonl'), 'utf8').trim().split('\n')).toHaveLength(4);
+    // A resumed run goes on with its own method and problems: another one is refused, nothing written.
+    const other = runCliProcess('src/cli/evolve.ts', ['--steps', '1', '--resume', out, '--method', 'rlvr']);
+    expect(other.status).toBe(2);
+    expect(other.stderr.trim().split('\n').at(-1)).toBe('evolve: --resume continues the run as it began (--method sage): --method rlvr does not apply');
     expect(readFileSync(join(out, 'metrics.jsonl'), 'utf8').trim().split('\n')).toHaveLength(4);
 
     // A run on a LoRA adapter over the base in f16: it steps, records the mode, and its last

@@ -16,7 +16,7 @@ import { PRESETS, type PresetName } from '../model/config';
 import { nodePlatform } from '../platform/node';
 import { METHODS, type MethodName } from '../sage/config';
 import { DEFAULT_LOOP, TRANSCRIPT_MODES, type TranscriptMode } from '../sage/loop';
-import { Evolution, type RunEvent, type RunSettings } from '../sage/run';
+import { checkReferences, Evolution, type RunEvent, type RunSettings } from '../sage/run';
 import { ownAccuracy, type Accuracy } from '../sage/validation';
 import { DEFAULT_RUN, describeDefaults, modelDefaults, parseSettings, RUN_SPECS, SETTING_NAMES } from '../sage/settings';
 import { COMPACT_TEMPLATES, INSTRUCT_TEMPLATES } from '../sage/templates';
@@ -34,12 +34,12 @@ export const evolveCli = {
   name: 'evolve',
   summary: 'The SAGE self-evolution loop on one model, headless on the GPU through Dawn.',
   options: {
-    seeds: { type: 'string', arg: 'FILE', exists: 'file', default: SHIPPED_SPLITS.seeds.file, help: 'seed problems (JSONL: curriculum, GSM8K, MATH, HumanEval, MBPP, Q/A)' },
-    validation: { type: 'string', arg: 'FILE', exists: 'file', default: SHIPPED_SPLITS.validation.file, help: 'held-out problems for validation (never trained on)' },
+    seeds: { type: 'string', arg: 'FILE', exists: 'file', help: `seed problems (JSONL: curriculum, GSM8K, MATH, HumanEval, MBPP, Q/A, or questions alone for MAE; default ${SHIPPED_SPLITS.seeds.file})` },
+    validation: { type: 'string', arg: 'FILE', exists: 'file', help: `held-out problems for validation, never trained on (default ${SHIPPED_SPLITS.validation.file})` },
     fields: { type: 'string', arg: 'ROLE=FIELD,…', help: 'field mapping for the seed file instead of detection, e.g. question=q,answer=a' },
     preset: { type: 'string', choices: Object.keys(PRESETS), default: 'tiny', help: 'model preset trained from scratch' },
     model: { type: 'string', arg: 'DIR', exists: 'dir', help: 'start from a Hugging Face checkpoint folder instead of a preset' },
-    method: { type: 'string', choices: Object.keys(METHODS), default: 'sage', help: 'method preset' },
+    method: { type: 'string', choices: Object.keys(METHODS), help: 'method preset (default sage; a resumed run keeps its own)' },
     templates: { type: 'string', choices: ['compact', 'instruct'], help: 'role prompts: compact for models trained from scratch (the default with --preset), instruct for instruction-tuned ones (the default with --model); they also choose the defaults: instruct gives a pretrained model lr 1e-6 (1e-5 with LoRA) and token limits Solver 512, Challenger 384, Planner 256, Critic 32' },
     steps: { type: 'int', min: 0, default: DEFAULT_RUN.steps, help: 'loop steps (0: only read and report the data files, or with --warmup-steps warm up and validate)' },
     'warmup-steps': { type: 'int', min: 0, help: `SFT warm-up steps on the seeds rendered into every role (default ${DEFAULT_RUN.warmupSteps} with --preset, 0 with --model: give it to warm a checkpoint up further)` },
@@ -119,7 +119,7 @@ function progressLine(e: RunEvent, total: number, started: number, firstStep: nu
     const done = m.step + 1 - firstStep;
     const eta = done > 0 ? ((total - done) * elapsed) / done : 0;
     return (
-      `step ${m.step + 1}/${firstStep + total} · bank ${m.bank.size} (+${m.bank.admittedThisStep}) · solver ${(100 * m.solverAccuracy).toFixed(0)}% · ` +
+      `step ${m.step + 1}/${firstStep + total} · bank ${m.bank.size} (+${m.bank.admittedThisStep}) · solver ${m.solverAccuracy === null ? '-' : `${(100 * m.solverAccuracy).toFixed(0)}%`} · ` +
       `loss ${m.loss ? m.loss.loss.toFixed(4) : '-'} · ${m.tokensPerS.toFixed(0)} tok/s · ${m.seconds.total.toFixed(0)} s/step${m.tunedKernels ? ` (${m.tunedKernels} new kernel shapes tuned)` : ''} · ETA ${(eta / 60).toFixed(0)} min`
     );
   }
@@ -132,13 +132,20 @@ async function main(o: Options): Promise<void> {
   const lora = loraFromOptions(o);
   if (o.resume && (lora || o.adapter)) throw new UsageError('--resume continues a run as it trained (a LoRA run with its adapter); --lora-rank and --adapter do not apply');
   const resumed = o.resume ? new RunFolder(o.resume).readResume() : null;
-  const seeds = await readSplit(o.seeds, 'seeds', o.fields);
-  const validation = await readSplit(o.validation, 'validation');
+  // A resumed run goes on as it began: its method, and the problems it was given (kept in its folder).
+  const began = (resumed?.config ?? {}) as { method?: string; seeds?: string; validation?: string };
+  for (const [option, given, recorded] of [['method', o.method, began.method], ['seeds', o.seeds, began.seeds], ['validation', o.validation, began.validation]] as const) {
+    if (given !== undefined && recorded !== undefined && given !== recorded) throw new UsageError(`--resume continues the run as it began (--${option} ${recorded}): --${option} ${given} does not apply`);
+  }
+  const seedFile = o.seeds ?? began.seeds ?? SHIPPED_SPLITS.seeds.file;
+  const validationFile = o.validation ?? began.validation ?? SHIPPED_SPLITS.validation.file;
+  const { seeds, validation } = o.resume ? new RunFolder(o.resume).readProblems() : { seeds: await readSplit(seedFile, 'seeds', o.fields), validation: await readSplit(validationFile, 'validation') };
   checkHeldOut(seeds, validation);
   // --steps 0 reads and reports the files; with an explicit --warm-up it warms the model up (and validates) without a loop step.
   if (o.steps === 0 && o['warmup-steps'] === undefined) return;
 
-  const method = METHODS[o.method as MethodName];
+  const method = METHODS[(o.method ?? began.method ?? 'sage') as MethodName];
+  checkReferences(seeds, validation, method);
   const recordedTemplates = (resumed?.config as { templates?: string } | undefined)?.templates;
   const templateSet = (o.templates ?? recordedTemplates ?? (o.model ? 'instruct' : 'compact')) as 'compact' | 'instruct';
   const defaults = modelDefaults(templateSet, Boolean(lora || o.adapter || (resumed?.config as { lora?: unknown } | undefined)?.lora));
@@ -169,7 +176,7 @@ async function main(o: Options): Promise<void> {
   const folder = new RunFolder(out, o['checkpoint-every']);
   const { method: _m, templates: _t, ...recorded } = settings;
   if (!o.resume) folder.writeProblems(seeds, validation);
-  folder.writeConfig({ method: method.name, templates: templateSet, seeds: o.seeds, validation: o.validation, preset: o.preset, model: o.model ?? null, lora: lora ?? (o.adapter ? { adapter: o.adapter } : null), baseDtype: o['base-dtype'], settings: recorded, policy: DEFAULT_POLICY });
+  folder.writeConfig({ method: method.name, templates: templateSet, seeds: seedFile, validation: validationFile, preset: o.preset, model: o.model ?? null, lora: lora ?? (o.adapter ? { adapter: o.adapter } : null), baseDtype: o['base-dtype'], settings: recorded, policy: DEFAULT_POLICY });
 
   const rt = await Runtime.create(nodePlatform());
   let source: ModelSource;

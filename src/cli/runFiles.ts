@@ -134,6 +134,16 @@ export class RunFolder implements RunStore {
     return readCheckpointFolder(join(this.dir, tag));
   }
 
+  /** The problems the run was given (its seeds and held-out split), as it began. */
+  readProblems(): { seeds: Problem[]; validation: Problem[] } {
+    const read = (name: string) => {
+      const xs = JSON.parse(readFileSync(join(this.dir, name), 'utf8')) as unknown;
+      if (!Array.isArray(xs)) throw new Error(`${join(this.dir, name)}: expected a list of problems`);
+      return xs as Problem[];
+    };
+    return { seeds: read(RUN_FILES.seeds), validation: read(RUN_FILES.validation) };
+  }
+
   /** What a resumed run needs: its config, state and bank events. */
   readResume(): ResumeRecords {
     return parseResume((name) => {

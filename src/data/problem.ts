@@ -7,7 +7,7 @@
 import { extractAnswer } from '../verify/math';
 import { shuffle } from '../util/random';
 
-export type Format = 'curriculum' | 'gsm8k' | 'math' | 'humaneval' | 'mbpp' | 'mbppplus' | 'qa' | 'mapped';
+export type Format = 'curriculum' | 'gsm8k' | 'math' | 'humaneval' | 'mbpp' | 'mbppplus' | 'qa' | 'question' | 'mapped';
 
 /** How a code problem is checked. */
 export type CodeTests =
@@ -35,8 +35,11 @@ interface ProblemBase {
 
 export interface MathProblem extends ProblemBase {
   kind: 'math';
-  /** The reference final answer. */
-  answer: string;
+  /**
+   * The reference final answer; absent for a question alone (format 'question'), which only a
+   * validator-free method (MAE, whose Judge scores the answers) can train on.
+   */
+  answer?: string;
   /** The curriculum's checkable form: an integer expression whose value is the answer. */
   expression?: string;
 }
@@ -168,8 +171,13 @@ function codeProblem(base: Omit<ProblemBase, 'format' | 'statement'>, format: Fo
   return { problem: { ...base, kind: 'code', format, statement, tests } };
 }
 
-function mathProblem(base: Omit<ProblemBase, 'format' | 'statement'>, format: Format, statement: string, answer: string, extra: Partial<MathProblem> = {}): Detected {
-  return { problem: { ...base, ...extra, kind: 'math', format, statement, answer } };
+function mathProblem(base: Omit<ProblemBase, 'format' | 'statement'>, format: Format, statement: string, answer: string | undefined, extra: Partial<MathProblem> = {}): Detected {
+  return { problem: { ...base, ...extra, kind: 'math', format, statement, ...(answer === undefined ? {} : { answer }) } };
+}
+
+/** Problems that can be checked: code (its tests) and math with a reference answer. */
+export function hasReference(p: Problem): boolean {
+  return p.kind === 'code' || p.answer !== undefined;
 }
 
 function detectCode(f: Fields, base: Omit<ProblemBase, 'format' | 'statement'>): Detected | null {
@@ -247,9 +255,10 @@ function detectMath(f: Fields, base: Omit<ProblemBase, 'format' | 'statement'>):
   const qField = f.first(QUESTION_FIELDS);
   const aField = f.first(ANSWER_FIELDS);
   if (!qField) return null;
-  if (!aField) return fail(`no answer field (looked for ${ANSWER_FIELDS.join(', ')})`);
   const q = f.text(qField.name);
   if (typeof q !== 'string') return q;
+  // A question with no answer field: a problem only a validator-free run can use (the run says so).
+  if (!aField) return mathProblem(base, 'question', withContext(f, q), undefined);
   return qaProblem(f, base, 'qa', withContext(f, q), aField.name);
 }
 

@@ -52,7 +52,7 @@ export async function readSftPairs(chunks: AsyncIterable<Uint8Array>): Promise<S
   return out;
 }
 
-/** A problem read with a field mapping, as a pair: its statement → its worked solution, or its answer. */
+/** A problem read with a field mapping (which always gives an answer or a solution), as a pair: its statement → its worked solution, or its answer. */
 export function problemToPair(p: Problem): SftPair {
-  return { prompt: p.statement, response: p.solution ?? (p.kind === 'math' ? p.answer : '') };
+  return { prompt: p.statement, response: p.solution ?? (p.kind === 'math' ? (p.answer ?? '') : '') };
 }

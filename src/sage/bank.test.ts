@@ -7,6 +7,9 @@ import { bankToJsonl, bankToVerlParquet } from './bankExport';
 
 const OPTIONS = { alpha: 0.7, nearDuplicate: 0.85 };
 
+/** The bytes of a Parquet file as the reader takes them. */
+const arrayBufferOf = (b: Uint8Array) => b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer;
+
 function math(id: string, statement: string, answer: string): MathProblem {
   return { id, source: 'test', format: 'qa', kind: 'math', statement, answer, raw: { question: statement, answer } };
 }
@@ -97,7 +100,7 @@ describe('problem bank', () => {
     const { bank } = ProblemBank.fromSeeds(SEEDS, OPTIONS);
     bank.consider(candidate(math('g1', 'What is 7 + 8?', '15')));
     const bytes = bankToVerlParquet(bank);
-    const file = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+    const file = arrayBufferOf(bytes);
     const meta = parquetMetadata(file);
     const schema = Object.fromEntries(meta.schema.map((s) => [s.name, s]));
     expect(schema.prompt).toMatchObject({ converted_type: 'LIST', num_children: 1 });
@@ -117,5 +120,9 @@ describe('problem bank', () => {
     expect(rows[0]!.prompt).toEqual([{ role: 'user', content: expect.stringContaining('Tom has 5 apples') }]);
     expect(rows[3]).toMatchObject({ ability: 'code', reward_model: { ground_truth: JSON.stringify(SEEDS[3]!.kind === 'code' && SEEDS[3]!.tests) } });
     expect(rows[4]).toMatchObject({ extra_info: { origin: 'generated', step: 3n, quality: 0.8 } });
+    // A question alone has no ground truth for a rule: verl scores it with a reward model.
+    const { bank: questions } = ProblemBank.fromSeeds([{ id: 'q1', source: 'test', format: 'question', kind: 'math', statement: 'Why is the sky blue?', raw: {} }], OPTIONS);
+    const q = arrayBufferOf(bankToVerlParquet(questions));
+    expect(((await parquetReadObjects({ file: q })) as Record<string, unknown>[])[0]).toMatchObject({ reward_model: { style: 'model', ground_truth: '' } });
   });
 });

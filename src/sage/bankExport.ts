@@ -19,9 +19,13 @@ export function bankToJsonl(bank: ProblemBank): string {
     .concat(bank.size ? '\n' : '');
 }
 
-/** What verl's rule-based reward compares against: the answer, or the tests as JSON. */
-function groundTruth(p: Problem): string {
-  return p.kind === 'math' ? p.answer : JSON.stringify(p.tests);
+/**
+ * What verl's reward compares against: the answer or the tests as JSON (style 'rule'); a
+ * question alone has none and needs a reward model (style 'model').
+ */
+function rewardModel(p: Problem): { style: string; ground_truth: string } {
+  if (p.kind === 'code') return { style: 'rule', ground_truth: JSON.stringify(p.tests) };
+  return p.answer === undefined ? { style: 'model', ground_truth: '' } : { style: 'rule', ground_truth: p.answer };
 }
 
 export interface VerlRow {
@@ -37,7 +41,7 @@ export function verlRows(entries: readonly BankEntry[], split: string, templates
     data_source: `sage-lab/${e.problem.source}`,
     prompt: [{ role: 'user', content: render(templates.solver, { problem: e.problem.statement }) }],
     ability: e.problem.kind,
-    reward_model: { style: 'rule', ground_truth: groundTruth(e.problem) },
+    reward_model: rewardModel(e.problem),
     extra_info: {
       split,
       index: BigInt(i),

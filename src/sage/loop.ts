@@ -6,7 +6,7 @@
  * s_p ≥ beta) → validators → rewards → advantages → one policy-gradient update.
  * It orchestrates over LoopModel and Validators and knows nothing of the GPU.
  */
-import type { Problem } from '../data/problem';
+import { hasReference, type Problem } from '../data/problem';
 import type { PolicyStepResult, Rollout } from '../train/policy';
 import { rng } from '../util/random';
 import { mean } from '../util/stats';
@@ -151,7 +151,8 @@ export interface StepMetrics {
   groups: GroupStats[];
   /** Per role, the share of its advantage groups whose rewards had no spread (no signal). */
   zeroSpreadShare: Partial<Record<RoleName, number>>;
-  solverAccuracy: number;
+  /** The share of the Solver's rollouts judged correct, among those on problems with a reference (null: none had one). */
+  solverAccuracy: number | null;
   /** The share of the step's Solver rollouts on problems the Challenger wrote. */
   generatedShare: number;
   /** Per role: the mean completion length in tokens, and the share cut off at the token limit. */
@@ -410,7 +411,13 @@ export class SageLoop {
     const solverTemplate = (i: number): TemplateName => (has('planner') && plans[i]?.fields.plan?.trim() && passesPlanGate(planScores[i]!, r) ? 'solverWithPlan' : 'solver');
     const solvePrompts = solveItems.map((i) => render(s.templates[solverTemplate(i)], { problem: batch[i]!.problem.statement, plan: plans[i]?.fields.plan ?? '' }));
     const solveOuts = await this.generate('solver', 'solver', solvePrompts, 6);
-    const correct = await this.timedValidator(() => Promise.all(solveOuts.map((c, k) => this.validators.judge(batch[solveItems[k]!]!.problem, c.text))));
+    // A question with no reference answer (validator-free runs) is left unchecked: the Judge's score is all it gets.
+    const correct = await this.timedValidator(() =>
+      Promise.all(solveOuts.map((c, k) => {
+        const p = batch[solveItems[k]!]!.problem;
+        return hasReference(p) ? this.validators.judge(p, c.text) : null;
+      })),
+    );
     // MAE: the Critic (judge) also scores answers, and that score is the Solver's reward.
     let judged: (number | null)[] = [];
     if (m.solverReward === 'judge') {
@@ -425,10 +432,12 @@ export class SageLoop {
         m.solverReward === 'judge'
           ? judgedSolverReward({ judgeScore: judged[k]!, format: parsed.format }, r)
           : solverReward({ planScore: has('planner') ? planScores[i]! : undefined, correct: correct[k]!, format: parsed.format }, r);
-      scored.push({ role: 'solver', template, kind: batch[i]!.problem.kind, prompt: solvePrompts[k]!, completion: c, parsed, score: correct[k]!, verdict: correct[k]! >= 1 ? 'correct' : 'wrong', reward });
+      const verdict = correct[k] === null ? 'unchecked' : correct[k]! >= 1 ? 'correct' : 'wrong';
+      scored.push({ role: 'solver', template, kind: batch[i]!.problem.kind, prompt: solvePrompts[k]!, completion: c, parsed, score: correct[k]!, verdict, reward });
     });
     // The bank's pass rates: the validators' verdicts, or (validator-free) the Judge's scores.
-    const passed = m.validatorFree ? judged.map((x) => scoreOrDefault(x, r)) : correct;
+    // (Without a validator every problem has a reference: the run refuses seeds without one.)
+    const passed = m.validatorFree ? judged.map((x) => scoreOrDefault(x, r)) : correct.map((c) => c!);
     batch.forEach((e, i) => {
       const rates = passed.filter((_, k) => solveItems[k] === i);
       if (rates.length) this.bank.recordPassRate(e.problem.id, this.step, mean(rates));
@@ -475,6 +484,7 @@ export class SageLoop {
     const ended = performance.now();
     this.endPhase(ended);
     const totalMs = ended - started - this.heldMs;
+    const checked = correct.filter((c): c is number => c !== null);
     const metrics: StepMetrics = {
       step: this.step,
       seconds: {
@@ -492,7 +502,7 @@ export class SageLoop {
       advantageStd,
       groups,
       zeroSpreadShare,
-      solverAccuracy: mean(correct.map((c) => (c >= 1 ? 1 : 0))),
+      solverAccuracy: checked.length ? mean(checked.map((c) => (c >= 1 ? 1 : 0))) : null,
       generatedShare: mean(solveItems.map((i) => (batch[i]!.provenance.origin === 'generated' ? 1 : 0))),
       responses,
       loss,

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { Problem } from '../data/problem';
+import { hasReference, type MathProblem, type Problem } from '../data/problem';
 import type { BankEvent } from './bank';
 import { METHODS } from './config';
-import { DEFAULT_LOOP, type RunShapeHints } from './loop';
+import { DEFAULT_LOOP, type RunShapeHints, type Validators } from './loop';
 import { Evolution, stratified, type MetricsRecord, type RunModel, type RunEvent, type RunSettings, type RunState, type RunStore } from './run';
 import { DEFAULT_TEMPLATES } from './templates';
 import { math, ScriptedModel, validators } from './testing';
@@ -185,6 +185,39 @@ describe('an evolution run', () => {
     const state = await run.run();
     expect(state.step).toBe(2);
     expect(model.checkpoints.at(-1)).toBe('last');
+  });
+});
+
+describe('seeds that are questions alone', () => {
+  const questions: Problem[] = (SEEDS as MathProblem[]).map(({ answer: _, ...p }) => ({ ...p, format: 'question' }));
+
+  it('a method with validators and every validation refuse them, naming the first; MAE trains on them, its Judge scoring the answers', async () => {
+    const model = new ScriptedModel();
+    expect(() => new Evolution({ ...SETTINGS, method: METHODS.sage }, questions, VALIDATION, model, validators, new MemoryStore(), () => {})).toThrow(
+      "seeds: 4 problems have no answer (first: s1); sage checks the Solver's answers against them: give each an answer, or run a validator-free method (mae)",
+    );
+    expect(() => new Evolution({ ...SETTINGS, method: METHODS.mae }, SEEDS, questions, model, validators, new MemoryStore(), () => {})).toThrow(/^validation: 4 problems have no answer \(first: s1\)/);
+    // The validators are never asked about a problem they cannot check.
+    const asked: string[] = [];
+    const strict: Validators = {
+      ...validators,
+      judge: async (p, response) => {
+        if (!hasReference(p)) throw new Error(`judged ${p.id}, which has no answer`);
+        asked.push(p.id);
+        return validators.judge(p, response);
+      },
+    };
+    const store = new MemoryStore();
+    const state = await new Evolution({ ...SETTINGS, method: METHODS.mae, steps: 2, patience: 10 }, questions, VALIDATION, model, strict, store, () => {}).run();
+    expect(state.step).toBe(2);
+    // The warm-up teaches no Solver or Challenger answer it does not have.
+    expect(model.warmups[0]!.length).toBeGreaterThan(0);
+    expect(model.warmups[0]!.some((p) => p.response.includes('undefined') || p.response.includes('<answer></answer>'))).toBe(false);
+    const steps = store.records.filter((r): r is Extract<MetricsRecord, { kind: 'step' }> => r.kind === 'step');
+    // Accuracy on the training problems counts the checkable ones alone (the Challenger's, with its answer): none, null.
+    for (const m of steps) expect(m.generatedShare > 0 || m.solverAccuracy === null).toBe(true);
+    expect(asked.every((id) => !id.startsWith('s'))).toBe(true);
+    expect(model.trained.length).toBeGreaterThan(0);
   });
 });
 

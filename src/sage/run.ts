@@ -5,7 +5,7 @@
  * (metrics, transcripts, bank events) handed to a RunStore as it happens so that a run can
  * be resumed from what was saved. Knows nothing of the GPU: the model comes as RunModel.
  */
-import type { Problem } from '../data/problem';
+import { hasReference, type Problem } from '../data/problem';
 import type { SftPair } from '../train/sft';
 import { rng } from '../util/random';
 import { ProblemBank, type BankEvent } from './bank';
@@ -105,6 +105,22 @@ const CRITIC_PROBE_SEED = 0x5a6e;
 /** Thrown at a phase boundary when a stop was asked for: the step in flight is abandoned. */
 class StepAbandoned extends Error {}
 
+/**
+ * Refuses problems without a reference answer where the run needs one: validation measures
+ * accuracy against it, and a method with validators checks the Solver's answers on the
+ * seeds with it. A validator-free method (MAE: the Judge scores the answers) trains on
+ * questions alone.
+ */
+export function checkReferences(seeds: readonly Problem[], validation: readonly Problem[], method: MethodConfig): void {
+  const missing = (ps: readonly Problem[]) => ps.filter((p) => !hasReference(p));
+  const held = missing(validation);
+  if (held.length) throw new Error(`validation: ${held.length} problems have no answer (first: ${held[0]!.id}); validation measures accuracy against a reference answer`);
+  const seedsWithout = missing(seeds);
+  if (seedsWithout.length && !method.validatorFree) {
+    throw new Error(`seeds: ${seedsWithout.length} problems have no answer (first: ${seedsWithout[0]!.id}); ${method.name} checks the Solver's answers against them: give each an answer, or run a validator-free method (mae)`);
+  }
+}
+
 export class Evolution {
   readonly bank: ProblemBank;
   readonly loop: SageLoop;
@@ -135,6 +151,7 @@ export class Evolution {
     resume?: { state: RunState; bankEvents: readonly BankEvent[] },
   ) {
     const m: MethodConfig = settings.method;
+    checkReferences(seeds, validation, m);
     const options = { alpha: m.rewards.alpha, nearDuplicate: settings.nearDuplicate };
     this.bank = resume ? ProblemBank.replay(seeds, resume.bankEvents, options) : ProblemBank.fromSeeds(seeds, options).bank;
     this.bank.subscribe((e) => store.bank(e));

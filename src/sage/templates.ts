@@ -87,7 +87,7 @@ export function referenceList(problems: readonly Problem[], templates: Templates
   return problems
     .map((p) =>
       p.kind === 'math'
-        ? render(templates.reference, { problem: p.statement, answer: p.answer })
+        ? render(templates.reference, { problem: p.statement, answer: p.answer ?? '' })
         : render(templates.referenceCode, { problem: p.statement, solution: p.solution ?? '', tests: (assertLines(p) ?? []).join('\n') }),
     )
     .join('\n');

@@ -78,7 +78,10 @@ export function unverifiedProblem(fields: Readonly<Record<string, string>>, kind
 export function createValidators(code?: CodeChecks): Validators {
   return {
     async judge(problem, response) {
-      if (problem.kind === 'math') return judgeMath(response, problem.answer, { lastNumber: false }).correct ? 1 : 0;
+      if (problem.kind === 'math') {
+        if (problem.answer === undefined) throw new Error(`problem ${problem.id} has no answer to check against (only a validator-free method trains on such problems)`);
+        return judgeMath(response, problem.answer, { lastNumber: false }).correct ? 1 : 0;
+      }
       if (!code) throw new Error(`problem ${problem.id} is code, and this run has no code sandbox`);
       return (await code.verify(problem, programOf(response))).fraction;
     },

@@ -7,7 +7,7 @@
  * same plan with a wrong number or another problem's plan low. A Critic taught only high
  * scores for plans scores every plan alike, and the gate it drives filters nothing.
  */
-import type { Problem } from '../data/problem';
+import { hasReference, type Problem } from '../data/problem';
 import type { SftPair } from '../train/sft';
 import { shuffle } from '../util/random';
 import { corruptProblem, PLAN_TARGETS, planOf, PROBLEM_TARGETS, steps, wrongPlan } from './criticData';
@@ -53,7 +53,8 @@ export function warmupPairs(seeds: readonly Problem[], o: WarmupOptions, random:
   const code = seeds.filter((p) => assertLines(p) && p.solution);
   for (const p of seeds) {
     const plan = planOf(p);
-    solver.push({ prompt: render(t.solver, { problem: p.statement }), response: solverTarget(p, o.maxSolution) });
+    // A question alone has no answer to teach the Solver or the Challenger: it teaches the Critic.
+    if (hasReference(p)) solver.push({ prompt: render(t.solver, { problem: p.statement }), response: solverTarget(p, o.maxSolution) });
     if (plan) {
       solver.push({ prompt: render(t.solverWithPlan, { problem: p.statement, plan }), response: solverTarget(p, o.maxSolution) });
       pairs.push({ prompt: render(t.planner, { problem: p.statement }), response: `<plan>${plan}</plan>` });
@@ -64,7 +65,7 @@ export function warmupPairs(seeds: readonly Problem[], o: WarmupOptions, random:
     pairs.push({ prompt: render(t.criticProblem, { problem: p.statement }), response: score(PROBLEM_TARGETS.real) });
     const bad = corruptProblem(p.statement, random);
     pairs.push({ prompt: render(t.criticProblem, { problem: bad.text }), response: score(PROBLEM_TARGETS[bad.variant]) });
-    if (p.kind === 'math' && math.length > o.references) {
+    if (p.kind === 'math' && p.answer !== undefined && math.length > o.references) {
       const refs = shuffle(math.filter((q) => q.id !== p.id), random).slice(0, o.references);
       pairs.push({ prompt: render(t.challenger, { references: referenceList(refs, t), kind: 'math' }), response: `<question>${p.statement}</question><answer>${p.answer}</answer>` });
     }

@@ -27,7 +27,7 @@ export async function accuracyByLevel(generator: Pick<Generator, 'generate'>, pr
     const level = p.level ?? 0;
     const acc = byLevel.get(level) ?? { level, correct: 0, total: 0 };
     acc.total++;
-    if (answers[i]!.trim() === p.answer.trim()) acc.correct++;
+    if (p.answer !== undefined && answers[i]!.trim() === p.answer.trim()) acc.correct++;
     byLevel.set(level, acc);
   });
   return [...byLevel.values()].sort((a, b) => a.level - b.level);

@@ -26,7 +26,8 @@ export interface StepPoint {
   /** Rejections so far, by reason. */
   rejected: Record<RejectReason, number>;
   rewards: Partial<Record<RoleName, number>>;
-  solverAccuracy: number;
+  /** null where no training problem of the step had a reference answer (a validator-free run on questions alone). */
+  solverAccuracy: number | null;
   loss: number | null;
   clipFraction: number | null;
   approxKl: number | null;
@@ -114,7 +115,7 @@ function admittedRow(e: BankEntry): AdmittedRow {
     id: p.id,
     statement: p.statement,
     kind: p.kind,
-    answer: p.kind === 'math' ? p.answer : '',
+    answer: p.kind === 'math' ? (p.answer ?? '') : '',
     step: e.provenance.step,
     quality: e.provenance.quality,
     parents: e.provenance.parents,

@@ -17,7 +17,7 @@ describe('every shipped reference answer', () => {
     const { problems } = await readProblemFile(file);
     expect(problems.length).toBeGreaterThan(100);
     const failures: string[] = [];
-    for (const p of problems as MathProblem[]) {
+    for (const p of problems as (MathProblem & { answer: string })[]) {
       const fromSolution = extractAnswer(p.solution!, { lastNumber: false });
       if (fromSolution === null || !mathEqual(fromSolution, p.answer)) failures.push(`${p.id}: solution gives ${fromSolution}, reference ${p.answer}`);
       if (!mathEqual(p.answer, p.answer)) failures.push(`${p.id}: ${p.answer} unequal to itself`);
