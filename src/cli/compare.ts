@@ -20,6 +20,7 @@ import { compareChart, compareTable, summarize, type ComparedRun } from '../sage
 import type { MetricsRecord, RunState } from '../sage/run';
 import { parseJsonl, RUN_FILES } from '../sage/runRecords';
 import { isMain, runCli, UsageError, type OptionValues } from './options';
+import { onInterrupt } from './interrupt';
 
 const SHIPPED_MODEL = 'data/models/tiny-curriculum';
 const DEFAULT_METHODS = ['sage', 'rlvr', 'sage-no-quality-filter', 'mae'];
@@ -92,7 +93,8 @@ function report(o: Options, methods: readonly string[]): string | null {
 /** Runs one evolve to its end (or resumes it), its output prefixed on the console and kept in a log. */
 function evolve(args: string[], prefix: string, log: string): Promise<number> {
   return new Promise((resolve, reject) => {
-    const child = spawn('npx', ['tsx', 'src/cli/evolve.ts', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: process.env });
+    // Node itself, not through npx: a Ctrl-C reaches the run once, and it stops cleanly (npm's wrapper would end it at once).
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/evolve.ts', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: process.env });
     const forward = (chunk: Buffer) => {
       appendFileSync(log, chunk);
       for (const line of chunk.toString().split('\n')) if (line.trim() && !/^npm warn|XDG_RUNTIME_DIR/.test(line)) console.log(`${prefix} ${line}`);
@@ -109,9 +111,9 @@ async function main(o: Options): Promise<void> {
   if (new Set(methods).size !== methods.length) throw new UsageError('--methods: a method given twice');
   mkdirSync(o.out, { recursive: true });
   let stopping = false;
-  process.on('SIGINT', () => {
+  onInterrupt(() => {
     stopping = true;
-    console.log('\nstopping after the run in flight saves (the same command resumes) ...');
+    console.log('\nstopping after the run in flight saves (the same command resumes; Ctrl-C again to quit now) ...');
   });
   if (!o['report-only']) {
     const common = [

@@ -28,6 +28,7 @@ import { DEFAULT_POLICY, ModelSession, type ModelSource } from '../train/session
 import { isMain, runCli, UsageError, type OptionValues } from './options';
 import { describeMemory, modelMemory } from '../train/memorySummary';
 import { applyLora, describeTraining, loraFromOptions, LORA_OPTIONS } from './loraOptions';
+import { onInterrupt } from './interrupt';
 import { DEFAULT_CHECKPOINT_EVERY, logShards, readCheckpointFolder, RUN_FILES, RunFolder } from './runFiles';
 
 export const evolveCli = {
@@ -206,10 +207,7 @@ async function main(o: Options): Promise<void> {
     const line = progressLine(e, settings.steps, started, firstStep);
     if (line) console.log(line);
   }, rewound ? { state: rewound.state, bankEvents: rewound.bankEvents } : undefined);
-  let interrupted = false;
-  process.on('SIGINT', () => {
-    if (interrupted) process.exit(130);
-    interrupted = true;
+  onInterrupt(() => {
     console.log('\nstopping when the phase in flight finishes (Ctrl-C again to quit now) ...');
     run.stop();
   });
