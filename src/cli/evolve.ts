@@ -45,6 +45,7 @@ export const evolveCli = {
     steps: { type: 'int', min: 0, default: DEFAULT_RUN.steps, help: 'loop steps (0: only read and report the data files, or with --warmup-steps warm up and validate)' },
     'warmup-steps': { type: 'int', min: 0, help: `SFT warm-up steps on the seeds rendered into every role (default ${DEFAULT_RUN.warmupSteps} with --preset, 0 with --model: give it to warm a checkpoint up further)` },
     'warmup-solver-share': { type: 'number', min: 0, max: 1, default: DEFAULT_RUN.warmupSolverShare, help: RUN_SPECS.warmupSolverShare.help },
+    'warmup-plan-variants': { type: 'int', min: 0, default: DEFAULT_RUN.warmupPlanVariants, help: RUN_SPECS.warmupPlanVariants.help },
     lr: { type: 'number', min: 0, minExclusive: true, help: `learning rate of the policy-gradient updates (default ${DEFAULT_LOOP.lr} for a model from scratch, 1e-6 for a pretrained one in full, 1e-5 with LoRA; or the --config file's)` },
     'eval-every': { type: 'int', min: 1, default: DEFAULT_RUN.evalEvery, help: 'validate every N steps' },
     patience: { type: 'int', min: 1, default: DEFAULT_RUN.patience, help: 'stop after N validations without a new best' },
@@ -141,6 +142,7 @@ async function main(o: Options): Promise<void> {
   const seedFile = o.seeds ?? began.seeds ?? SHIPPED_SPLITS.seeds.file;
   const validationFile = o.validation ?? began.validation ?? SHIPPED_SPLITS.validation.file;
   const { seeds, validation } = o.resume ? new RunFolder(o.resume).readProblems() : { seeds: await readSplit(seedFile, 'seeds', o.fields), validation: await readSplit(validationFile, 'validation') };
+  if (o.resume) console.log(`problems as the run began (${join(o.resume, RUN_FILES.seeds)}, ${RUN_FILES.validation}): ${seeds.length} seeds, ${validation.length} held out`);
   checkHeldOut(seeds, validation);
   // --steps 0 reads and reports the files; with an explicit --warm-up it warms the model up (and validates) without a loop step.
   if (o.steps === 0 && o['warmup-steps'] === undefined) return;
@@ -165,6 +167,7 @@ async function main(o: Options): Promise<void> {
     steps: o.steps,
     warmupSteps: o['warmup-steps'] ?? (o.model ? 0 : DEFAULT_RUN.warmupSteps),
     warmupSolverShare: o['warmup-solver-share'],
+    warmupPlanVariants: o['warmup-plan-variants'],
     evalEvery: o['eval-every'],
     patience: o.patience,
     validationLimit: o['validation-limit'],

@@ -103,6 +103,18 @@ describe.each(CONFIGS)('generation (%s)', (_, config) => {
     m.destroy();
   });
 
+  it('records 9 dispatches per layer for a decode step (the rotary embedding fused into the cache store), 2 for the head and 1 for the embedding', async () => {
+    const rt = await testRuntime();
+    const m = model(rt, config, freshSeed());
+    const d = new Decoder(m, 3, 16);
+    d.prefill(prompts([3, 5, 4], 1));
+    const before = rt.counters.dispatches;
+    d.step([0, 1, 2], [7, 8, 9]);
+    // RMSNorm, q|k|v, rotate + store, attention, o (+ residual), RMSNorm, gate|up, SwiGLU, down (+ residual).
+    expect(rt.counters.dispatches - before).toBe(1 + 9 * config.num_hidden_layers + 2);
+    d.destroy();
+  });
+
   it("every decode step's logits equal the full forward's at that position", async () => {
     const rt = await testRuntime(POISON);
     const seed = freshSeed();

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Problem } from '../data/problem';
 import { rng } from '../util/random';
-import { alterNumber, auc, corruptProblem, criticProbe, planOf, wrongPlan } from './criticData';
+import { alterNumber, auc, consistentVariant, corruptProblem, criticProbe, planOf, wrongPlan } from './criticData';
 
 const math = (id: string, statement: string, expression: string, answer: string): Problem => ({ id, source: 't', format: 'curriculum', kind: 'math', statement, answer, expression, level: 1, raw: {} });
 
@@ -19,6 +19,31 @@ describe('the Critic’s pairs', () => {
     expect(alterNumber('Compute 9-2.', random, true)).toBeNull();
     expect(alterNumber('no numbers', random)).toBeNull();
     expect(alterNumber('Compute 9-2.', random)).not.toBe('Compute 9-2.');
+  });
+
+  it('changes a number the problem and its plan share alike, everywhere: the plan still matches the new problem', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 60 }), fc.integer({ min: 0, max: 60 }), fc.constantFrom('+', '-', '*'), fc.integer(), (a, b, op, seed) => {
+        const expression = `${a}${op}${b}`;
+        const statement = `Ann has ${a} and ${op === '+' ? 'gets' : 'uses'} ${b}: ${expression}=?`;
+        const plan = `Compute ${expression}.`;
+        const v = consistentVariant(statement, plan, rng(seed))!;
+        expect(v.plan).not.toBe(plan);
+        expect(v.statement).not.toBe(statement);
+        // The new plan's expression is the new statement's, and the words agree with it.
+        const changed = v.plan.slice('Compute '.length, -1);
+        expect(v.statement.endsWith(`: ${changed}=?`)).toBe(true);
+        const [x, y] = changed.split(/[+*-]/).map(Number);
+        expect(v.statement.startsWith(`Ann has ${x} and`)).toBe(true);
+        expect(v.statement.includes(` ${y}: `)).toBe(true);
+        // One number changed, everywhere: the other operand kept unless it was the same number.
+        if (a === b) expect(x).toBe(y);
+        else expect((x === a) !== (y === b)).toBe(true);
+      }),
+    );
+    expect(consistentVariant('What is two plus two?', 'Compute 2+2.', rng(1))).toBeNull();
+    // 12 is not 1 or 2: whole numbers only.
+    expect(consistentVariant('Take 1 from 12: 12-1=?', 'Compute 12-1.', () => 0)).toEqual({ statement: 'Take 1 from 0: 0-1=?', plan: 'Compute 0-1.' });
   });
 
   it('corrupts every statement into something else, of every kind over many draws', () => {

@@ -56,6 +56,24 @@ export function alterNumber(text: string, random: () => number, requireRepeat = 
   return text.slice(0, m.index) + replacement + text.slice(m.index! + m[0].length);
 }
 
+/**
+ * The problem and its plan with one number they share changed alike, everywhere it occurs in
+ * either: another problem whose plan still matches. Taught beside the same plan with a number
+ * changed in the plan alone, it leaves the Critic one way to tell them apart, comparing the
+ * plan with the problem; on the seeds' own pairs alone it can learn which plan strings it has
+ * seen scored high instead, which tells nothing on a new problem. Null when they share no number.
+ */
+export function consistentVariant(statement: string, plan: string, random: () => number): { statement: string; plan: string } | null {
+  const inStatement = new Set([...statement.matchAll(NUMBER)].map((m) => m[0]));
+  const shared = [...new Set([...plan.matchAll(NUMBER)].map((m) => m[0]))].filter((n) => inStatement.has(n));
+  if (!shared.length) return null;
+  const n = shared[Math.floor(random() * shared.length)]!;
+  let m = n;
+  while (m === n || inStatement.has(m)) m = String(Math.floor(random() * Math.max(10, 2 * Number(n) + 2)));
+  const whole = new RegExp(`(?<!\\d)${n}(?!\\d)`, 'g');
+  return { statement: statement.replace(whole, m), plan: plan.replace(whole, m) };
+}
+
 /** A corrupted statement and its kind: a number contradicting the rest, words shuffled, cut short, or noise. */
 export function corruptProblem(statement: string, random: () => number): { text: string; variant: Exclude<ProblemVariant, 'real'> } {
   const words = statement.split(/\s+/).filter(Boolean);

@@ -21,6 +21,7 @@ const SETTINGS: RunSettings = {
   steps: 5,
   warmupSteps: 3,
   warmupSolverShare: 0.7,
+  warmupPlanVariants: 2,
   evalEvery: 2,
   patience: 2,
   validationLimit: 10,

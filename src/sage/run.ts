@@ -22,6 +22,8 @@ export interface RunSettings extends LoopSettings {
   warmupSteps: number;
   /** The Solver's share of the warm-up's pairs (its pairs repeated to reach it). */
   warmupSolverShare: number;
+  /** Per seed, plan variants taught to the Critic in the warm-up (WarmupOptions.planVariants). */
+  warmupPlanVariants: number;
   /** Validate every this many steps (and before the first). */
   evalEvery: number;
   /** Stop after this many evaluations without a new best. */
@@ -239,7 +241,7 @@ export class Evolution {
   async run(): Promise<RunState> {
     const s = this.settings;
     if (!this.state.warmedUp && s.warmupSteps > 0) {
-      const pairs = warmupPairs(this.seeds, { templates: s.templates, references: s.references, maxSolution: 160, solverShare: s.warmupSolverShare }, rng(s.seed));
+      const pairs = warmupPairs(this.seeds, { templates: s.templates, references: s.references, maxSolution: 160, solverShare: s.warmupSolverShare, planVariants: s.warmupPlanVariants }, rng(s.seed));
       await this.model.warmup(pairs, s.warmupSteps, (step, loss) => this.emit({ type: 'warmup', step, of: s.warmupSteps, loss }));
       // Runs that compare methods start from this one warm-up (--model DIR --templates compact).
       await this.model.saveCheckpoint('warmup');

@@ -3,7 +3,7 @@ import type { Problem } from '../data/problem';
 import { rng } from '../util/random';
 import { criticScore, parseOutput } from './parse';
 import { DEFAULT_TEMPLATES, OUTPUTS } from './templates';
-import { planOf, PLAN_TARGETS, PROBLEM_TARGETS } from './criticData';
+import { consistentVariant, planOf, PLAN_TARGETS, PROBLEM_TARGETS } from './criticData';
 import { warmupPairs } from './warmup';
 
 const SEEDS: Problem[] = [
@@ -20,7 +20,7 @@ const SEEDS: Problem[] = [
 
 describe('warm-up pairs', () => {
   it('teach every role its format: each target parses cleanly with that role’s parser', () => {
-    const pairs = warmupPairs(SEEDS, { templates: DEFAULT_TEMPLATES, references: 2, maxSolution: 200, solverShare: 0 }, rng(1));
+    const pairs = warmupPairs(SEEDS, { templates: DEFAULT_TEMPLATES, references: 2, maxSolution: 200, solverShare: 0, planVariants: 0 }, rng(1));
     const kinds = { solver: 0, planner: 0, challenger: 0, challengerCode: 0, critic: 0 };
     for (const { prompt, response } of pairs) {
       const role = prompt.includes('<plan>') ? 'planner' : prompt.includes('<solution>') ? 'challengerCode' : prompt.includes('<question>') ? 'challenger' : prompt.includes('<score>') ? 'critic' : 'solver';
@@ -41,12 +41,12 @@ describe('warm-up pairs', () => {
   });
 
   it('repeats the Solver’s pairs to the share asked for, and keeps every other pair', () => {
-    const o = { templates: DEFAULT_TEMPLATES, references: 2, maxSolution: 200, solverShare: 0 };
+    const o = { templates: DEFAULT_TEMPLATES, references: 2, maxSolution: 200, solverShare: 0, planVariants: 0 };
     const isSolver = (p: { response: string }) => p.response.includes('<answer>') && !p.response.startsWith('<question>');
     const natural = warmupPairs(SEEDS, o, rng(3));
     const others = natural.filter((p) => !isSolver(p));
     for (const share of [0.5, 0.75, 0.9]) {
-      const weighted = warmupPairs(SEEDS, { ...o, solverShare: share }, rng(3));
+      const weighted = warmupPairs(SEEDS, { ...o, solverShare: share, planVariants: 0 }, rng(3));
       const solver = weighted.filter(isSolver);
       expect(weighted.filter((p) => !isSolver(p))).toHaveLength(others.length);
       expect(solver.length).toBe(Math.round((share / (1 - share)) * others.length));
@@ -57,7 +57,7 @@ describe('warm-up pairs', () => {
       expect(Math.max(...counts.values()) - Math.min(...counts.values())).toBeLessThanOrEqual(1);
     }
     // Below the natural share nothing is dropped.
-    expect(warmupPairs(SEEDS, { ...o, solverShare: 0.1 }, rng(3))).toHaveLength(natural.length);
+    expect(warmupPairs(SEEDS, { ...o, solverShare: 0.1, planVariants: 0 }, rng(3))).toHaveLength(natural.length);
   });
 
   it('plans are the expression or the solution’s steps without calculator notes', () => {
@@ -67,7 +67,7 @@ describe('warm-up pairs', () => {
   });
 
   it('grades the Critic: real problems and matching plans high, each corruption at its own lower target', () => {
-    const o = { templates: DEFAULT_TEMPLATES, references: 2, maxSolution: 200, solverShare: 0 };
+    const o = { templates: DEFAULT_TEMPLATES, references: 2, maxSolution: 200, solverShare: 0, planVariants: 0 };
     const a = warmupPairs(SEEDS, o, rng(7));
     expect(warmupPairs(SEEDS, o, rng(7))).toEqual(a);
     const scoreOf = (p: { response: string }) => Number(/<score>(\d+)<\/score>/.exec(p.response)![1]);
@@ -86,5 +86,17 @@ describe('warm-up pairs', () => {
       expect(wrong.prompt).not.toContain(`Plan: ${planOf(s)}\n`);
       expect(scoreOf(wrong)).toBeLessThan(4);
     }
+    // With plan variants: per seed with a shared number, that many new problems, each with its matching plan (9) and the plan altered (3).
+    const b = warmupPairs(SEEDS, { ...o, planVariants: 2 }, rng(7));
+    const seedPrompts = new Set(plans.map((p) => p.prompt.split('\n')[0]));
+    const variants = b.filter((p) => p.prompt.includes('Rate the plan') && !seedPrompts.has(p.prompt.split('\n')[0]));
+    const withShared = SEEDS.filter((q) => planOf(q) && consistentVariant(q.statement, planOf(q)!, rng(1)));
+    expect(withShared.length).toBeGreaterThan(0);
+    expect(variants.length).toBeGreaterThan(0);
+    expect(variants.length).toBeLessThanOrEqual(2 * 2 * withShared.length);
+    expect(variants.filter((p) => scoreOf(p) === PLAN_TARGETS.matching)).toHaveLength(variants.length / 2);
+    expect(variants.filter((p) => scoreOf(p) === PLAN_TARGETS.altered)).toHaveLength(variants.length / 2);
+    // Every other pair is kept as it was.
+    expect(b.length - variants.length).toBe(a.length);
   });
 });

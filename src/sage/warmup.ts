@@ -10,7 +10,7 @@
 import { hasReference, type Problem } from '../data/problem';
 import type { SftPair } from '../train/sft';
 import { shuffle } from '../util/random';
-import { corruptProblem, PLAN_TARGETS, planOf, PROBLEM_TARGETS, steps, wrongPlan } from './criticData';
+import { alterNumber, consistentVariant, corruptProblem, PLAN_TARGETS, planOf, PROBLEM_TARGETS, steps, wrongPlan } from './criticData';
 import { assertLines, referenceList, render, type Templates } from './templates';
 
 export interface WarmupOptions {
@@ -25,6 +25,12 @@ export interface WarmupOptions {
    * At or below the natural share (one Solver pair or two of about eight per seed) nothing repeats.
    */
   solverShare: number;
+  /**
+   * Per seed with a plan, this many variants with a number changed alike in problem and plan
+   * (consistentVariant), each taught as a matching plan and, with a number changed in the plan
+   * alone, as an altered one: the Critic learns to compare a plan with its problem.
+   */
+  planVariants: number;
 }
 
 /** Solver pairs repeated (whole copies, then a random part of one more) to make up `share` of all pairs. */
@@ -61,6 +67,13 @@ export function warmupPairs(seeds: readonly Problem[], o: WarmupOptions, random:
       pairs.push({ prompt: render(t.criticPlan, { problem: p.statement, plan }), response: score(PLAN_TARGETS.matching) });
       const wrong = wrongPlan(p, seeds, random);
       if (wrong) pairs.push({ prompt: render(t.criticPlan, { problem: p.statement, plan: wrong.plan }), response: score(PLAN_TARGETS[wrong.variant]) });
+      for (let v = 0; v < o.planVariants; v++) {
+        const variant = consistentVariant(p.statement, plan, random);
+        const altered = variant && alterNumber(variant.plan, random);
+        if (!variant || !altered) break;
+        pairs.push({ prompt: render(t.criticPlan, { problem: variant.statement, plan: variant.plan }), response: score(PLAN_TARGETS.matching) });
+        pairs.push({ prompt: render(t.criticPlan, { problem: variant.statement, plan: altered }), response: score(PLAN_TARGETS.altered) });
+      }
     }
     pairs.push({ prompt: render(t.criticProblem, { problem: p.statement }), response: score(PROBLEM_TARGETS.real) });
     const bad = corruptProblem(p.statement, random);
