@@ -49,8 +49,17 @@ export interface MethodConfig {
    * Solver's attempts, and the Solver is rewarded by the Judge (solverReward 'judge').
    */
   validatorFree: boolean;
+  /**
+   * A new math problem's reference answer: 'claimed', the Challenger's, checked against what
+   * the environment computes where it can read the statement (a wrong claim rejects the
+   * problem; the paper's SAGE); 'computed', the environment's value wherever it can read the
+   * statement, the claim unchecked (AZR's executor computing a program's output).
+   */
+  answers: AnswerSource;
   rewards: RewardConfig;
 }
+
+export type AnswerSource = 'claimed' | 'computed';
 
 export const DEFAULT_REWARDS: RewardConfig = {
   alpha: 0.7,
@@ -72,6 +81,7 @@ const SAGE: MethodConfig = {
   solverReward: 'sage',
   evolveBank: true,
   validatorFree: false,
+  answers: 'claimed',
   rewards: DEFAULT_REWARDS,
 };
 
@@ -91,6 +101,7 @@ export const METHODS = {
     solverReward: 'judge',
     evolveBank: true,
     validatorFree: true,
+    answers: 'claimed',
     rewards: DEFAULT_REWARDS,
   },
   rlvr: {
@@ -101,6 +112,7 @@ export const METHODS = {
     solverReward: 'sage',
     evolveBank: false,
     validatorFree: false,
+    answers: 'claimed',
     // No plan: correctness and format keep SAGE's 3 : 1 ratio.
     rewards: { ...DEFAULT_REWARDS, solver: { plan: 0, correct: 0.75, format: 0.25 } },
   },
@@ -115,6 +127,12 @@ export const METHODS = {
     name: 'sage-no-plan-gate',
     summary: 'SAGE without the plan gate (beta = 0: every plan reaches the Solver)',
     rewards: { ...DEFAULT_REWARDS, beta: 0 },
+  },
+  'sage-computed-answers': {
+    ...SAGE,
+    name: 'sage-computed-answers',
+    summary: 'SAGE with new problems answered by the environment where it reads the statement (AZR-style), not by the Challenger\'s claim',
+    answers: 'computed',
   },
   'sage-freeze-challenger': frozen('challenger'),
   'sage-freeze-planner': frozen('planner'),

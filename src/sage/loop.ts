@@ -12,7 +12,7 @@ import { rng } from '../util/random';
 import { mean } from '../util/stats';
 import { computeAdvantages, type AdvantageName, type GroupStats } from './advantages';
 import type { BankEntry, ProblemBank, RejectReason, SamplingMode } from './bank';
-import type { MethodConfig, RoleName } from './config';
+import type { AnswerSource, MethodConfig, RoleName } from './config';
 import { criticScore, parseOutput, type Parsed } from './parse';
 import { challengerReward, criticReward, judgedSolverReward, passesPlanGate, plannerReward, scoreOrDefault, solverReward, type ProposalOutcome } from './rewards';
 import { unverifiedProblem } from './validators';
@@ -68,7 +68,7 @@ export interface Validators {
   /** The Solver's answer judged: 1/0, or the pass fraction of the problem's tests. */
   judge(problem: Problem, response: string): Promise<number>;
   /** A Challenger's output as a checkable Problem, or why its validator is not usable. */
-  propose(fields: Readonly<Record<string, string>>, kind: Problem['kind'], id: string): Promise<{ problem: Problem } | { unusable: string }>;
+  propose(fields: Readonly<Record<string, string>>, kind: Problem['kind'], id: string, answers?: AnswerSource): Promise<{ problem: Problem } | { unusable: string }>;
 }
 
 export interface LoopSettings {
@@ -337,7 +337,7 @@ export class SageLoop {
       const checked: ({ problem: Problem } | { unusable: string })[] = m.validatorFree
         ? proposals.map((p, i) => (p.format > 0 ? unverifiedProblem(p.fields, kinds[i]!, id(i)) : { unusable: 'no problem in the output' }))
         : await this.timedValidator(() =>
-            Promise.all(proposals.map((p, i) => (p.format > 0 ? this.validators.propose(p.fields, kinds[i]!, id(i)) : Promise.resolve({ unusable: 'no problem in the output' })))),
+            Promise.all(proposals.map((p, i) => (p.format > 0 ? this.validators.propose(p.fields, kinds[i]!, id(i), m.answers) : Promise.resolve({ unusable: 'no problem in the output' })))),
           );
       // Difficulty: the Solver's pass rate over n attempts, for problems that can earn it.
       await this.phase('difficulty');

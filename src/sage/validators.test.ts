@@ -26,6 +26,19 @@ describe('loop validators', () => {
     expect(await v.propose({ question: 'Odd: 2+=?', answer: '2' }, 'math', 'g11')).toMatchObject({ unusable: expect.stringContaining('2+') });
   });
 
+  it('with computed answers, a statement the environment reads is answered by it whatever the claim; others as with claimed ones', async () => {
+    const computed = (question: string, answer?: string) => v.propose({ question, ...(answer === undefined ? {} : { answer }) }, 'math', 'g', 'computed');
+    // The same statement with a right, a wrong, a junk and no claim: one problem, the environment's answer.
+    for (const claim of ['15', '16', 'many', undefined]) {
+      expect(await computed('7+8=?', claim)).toMatchObject({ problem: { format: 'curriculum', answer: '15', expression: '7+8', level: 2 } });
+    }
+    expect(await computed('Add 5 and 2: 0+3=?', '0')).toMatchObject({ problem: { format: 'qa', answer: '3', expression: '0+3' } });
+    // What the environment cannot evaluate, or does not read, is as with claimed answers.
+    expect(await computed('3-9=?', '-6')).toEqual(await v.propose({ question: '3-9=?', answer: '-6' }, 'math', 'g'));
+    expect(await computed('How many legs do 3 cats have?', '12')).toMatchObject({ problem: { format: 'qa', answer: '12' } });
+    expect(await computed('How many legs do 3 cats have?')).toEqual({ unusable: 'empty answer' });
+  });
+
   it('outside the curriculum an answer must parse; empty or junk output is unusable', async () => {
     expect(await v.propose({ question: 'How many legs do 3 cats have?', answer: '12' }, 'math', 'g4')).toMatchObject({ problem: { format: 'qa', answer: '12' } });
     expect(await v.propose({ question: 'x', answer: '' }, 'math', 'g5')).toEqual({ unusable: 'empty answer' });

@@ -75,6 +75,22 @@ export function unverifiedProblem(fields: Readonly<Record<string, string>>, kind
   return { problem: { id, source: 'challenger', format: 'mbpp', kind: 'code', statement, solution, tests: { style: 'asserts', entryPoint: entry, asserts }, raw: { text: statement, code: solution, test_list: asserts } } satisfies CodeProblem };
 }
 
+/**
+ * The answer the environment computes for a statement it can read: a curriculum statement
+ * (with its level), or one ending in an expression ("…: 4+3=?"). Null when it reads neither;
+ * an error when it reads one that does not evaluate.
+ */
+function computedAnswer(statement: string): { answer: string; expression: string; level?: number } | { error: string } | null {
+  const curriculum = answerStatement(statement);
+  if (!('error' in curriculum)) return { answer: curriculum.answer, expression: curriculum.expression, level: curriculum.level };
+  if (curriculum.error !== 'not in a curriculum style') return { error: curriculum.error };
+  const tail = TRAILING_EXPRESSION.exec(statement);
+  if (!tail) return null;
+  const expression = tail[1]!.trim();
+  const value = evaluateExpression(expression);
+  return 'error' in value ? { error: `${expression}: ${value.error}` } : { answer: String(value.value), expression };
+}
+
 export function createValidators(code?: CodeChecks): Validators {
   return {
     async judge(problem, response) {
@@ -85,35 +101,26 @@ export function createValidators(code?: CodeChecks): Validators {
       if (!code) throw new Error(`problem ${problem.id} is code, and this run has no code sandbox`);
       return (await code.verify(problem, programOf(response))).fraction;
     },
-    async propose(fields, kind, id) {
+    async propose(fields, kind, id, answers = 'claimed') {
       if (kind === 'code') return proposeCode(fields, id, code);
       const statement = fields.question?.trim();
       const claimed = fields.answer?.trim();
       if (!statement) return { unusable: 'empty question' };
+      const computed = computedAnswer(statement);
+      if (computed && 'error' in computed) return { unusable: computed.error };
+      const problem = (answer: string): MathProblem => {
+        const raw: Record<string, unknown> = { question: statement, answer, ...(computed ? { expression: computed.expression } : {}), ...(computed?.level ? { level: computed.level } : {}) };
+        return { id, source: 'challenger', statement, raw, format: computed?.level ? 'curriculum' : 'qa', kind: 'math', answer, ...(computed ? { expression: computed.expression } : {}), ...(computed?.level ? { level: computed.level } : {}) };
+      };
+      // The environment's answer, not the Challenger's claim (AZR's executor computing a program's output).
+      if (computed && answers === 'computed') return { problem: problem(computed.answer) };
       if (!claimed) return { unusable: 'empty answer' };
       const answer = extractAnswer(`<answer>${claimed}</answer>`, { lastNumber: false });
       if (answer === null || !normaliseAnswer(answer)) return { unusable: `the answer "${claimed.slice(0, 40)}" does not parse` };
-      const base = { id, source: 'challenger', statement, raw: { question: statement, answer } as Record<string, unknown> };
-      const curriculum = answerStatement(statement);
-      if ('error' in curriculum) {
-        if (curriculum.error !== 'not in a curriculum style') return { unusable: curriculum.error };
-        // A statement ending in an expression ("…: 4+3=?") is answered by that expression.
-        const tail = TRAILING_EXPRESSION.exec(statement);
-        if (tail) {
-          const expression = tail[1]!.trim();
-          const value = evaluateExpression(expression);
-          if ('error' in value) return { unusable: `${expression}: ${value.error}` };
-          if (!judgeMath(`<answer>${answer}</answer>`, String(value.value), { lastNumber: false }).correct) return { unusable: `claims ${answer}, but ${expression} = ${value.value}` };
-          return { problem: { ...base, format: 'qa', kind: 'math', answer: String(value.value), expression } satisfies MathProblem };
-        }
-        // Otherwise nothing recomputes the answer: it must at least parse.
-        return { problem: { ...base, format: 'qa', kind: 'math', answer } satisfies MathProblem };
-      }
-      if (!judgeMath(`<answer>${answer}</answer>`, curriculum.answer, { lastNumber: false }).correct) {
-        return { unusable: `claims ${answer}, but ${curriculum.expression} = ${curriculum.answer}` };
-      }
-      const raw = { ...base.raw, expression: curriculum.expression, level: curriculum.level };
-      return { problem: { ...base, raw, format: 'curriculum', kind: 'math', answer: curriculum.answer, expression: curriculum.expression, level: curriculum.level } satisfies MathProblem };
+      // Otherwise nothing recomputes the answer: it must at least parse.
+      if (!computed) return { problem: problem(answer) };
+      if (!judgeMath(`<answer>${answer}</answer>`, computed.answer, { lastNumber: false }).correct) return { unusable: `claims ${answer}, but ${computed.expression} = ${computed.answer}` };
+      return { problem: problem(computed.answer) };
     },
   };
 }
