@@ -48,7 +48,7 @@ export const DEFAULT_RUN: Pick<RunSettings, keyof typeof RUN_SPECS> = {
   steps: 20,
   warmupSteps: 400,
   warmupSolverShare: 0.7,
-  warmupPlanVariants: 2,
+  warmupPlanVariants: 0,
   evalEvery: 5,
   patience: 5,
   validationLimit: 200,

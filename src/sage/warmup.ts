@@ -28,7 +28,9 @@ export interface WarmupOptions {
   /**
    * Per seed with a plan, this many variants with a number changed alike in problem and plan
    * (consistentVariant), each taught as a matching plan and, with a number changed in the plan
-   * alone, as an altered one: the Critic learns to compare a plan with its problem.
+   * alone, as an altered one, so that matching plans are not strings it can memorise. Measured
+   * (data/models/README.md): 300 warm-up steps from the shipped checkpoint with 2 variants left
+   * the plan AUC at chance (0.46, against 0.50 without), so the default is none.
    */
   planVariants: number;
 }
