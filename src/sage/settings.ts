@@ -36,7 +36,7 @@ export const RUN_SPECS = {
   steps: { integer: true, min: 1, help: 'loop steps in this run (a resumed run may add more)' },
   warmupSteps: { integer: true, min: 0, help: 'SFT steps on the seeds rendered into every role before the loop (0 for pretrained models)' },
   warmupSolverShare: { integer: false, min: 0, max: 1, help: 'the Solver\'s share of the warm-up\'s pairs, its pairs repeated to reach it (the loop\'s rewards need a Solver that answers some problems)' },
-  warmupPlanVariants: { integer: true, min: 0, help: 'per seed, variants with a number changed alike in problem and plan, taught to the Critic as matching beside the plan with a number changed alone: it learns to compare a plan with its problem' },
+  warmupPlanVariants: { integer: true, min: 0, help: 'per seed, variants with a number changed alike in problem and plan, taught to the Critic as matching beside the plan with a number changed alone, so that matching plans are not strings to memorise (2 per seed did not lift the demo\'s plan AUC)' },
   evalEvery: { integer: true, min: 1, help: 'validate every this many steps (and before the first)' },
   patience: { integer: true, min: 1, help: 'stop after this many validations without a new best' },
   validationLimit: { integer: true, min: 1, help: 'held-out problems per validation, the same ones each time' },
