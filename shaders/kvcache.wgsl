@@ -1,14 +1,10 @@
-// The KV cache of batched decoding and the attention that reads it.
+// The attention of batched decoding over the KV cache.
 // One buffer per layer holds K, then V, each [B, T, kvd] (kvd = kvHeads·hd): slot t of
-// sequence b at (b·T + t)·kvd, V a further B·T·kvd on. Rows of the fused q|k|v input sit
-// `stride` apart, with k at column colK and v right after it (colK + kvd).
+// sequence b at (b·T + t)·kvd, V a further B·T·kvd on; rope_store.wgsl writes it, rotating
+// q and k as it stores k and v. Rows of the fused q|k|v input sit `stride` apart, q first.
+// Row i of a decode step is the one new token of sequence table[offRows + i], at slot p.slot.
+// Finished sequences have no row: the batch is compacted, while their cache stays in place.
 //
-// Row → (sequence, slot): with seqLen > 0 (prefill) row r is token r % seqLen of sequence
-// r / seqLen; with seqLen = 0 (a decode step) row i is the one new token of sequence
-// table[offRows + i], at slot p.slot. Finished sequences have no row: the batch is
-// compacted, while their cache stays where it is.
-//
-// The cache is written by rope_store.wgsl, which rotates q and k as it stores k and v.
 // decode_attention: one new query per row against its sequence's cache slots
 //                   start..p.slot (start = table[offStarts + i], the first real token of a
 //                   left-padded prompt), online softmax; one invocation per (row, head),
@@ -18,10 +14,9 @@
 
 struct Params {
   rows: u32, kvd: u32, T: u32, B: u32,
-  offQKV: u32, stride: u32, colK: u32, seqLen: u32,
-  slot: u32, offRows: u32, offStarts: u32, heads: u32,
-  kvHeads: u32, hd: u32, offO: u32, scale: f32,
-  offCache: u32, _pad0: u32, _pad1: u32, _pad2: u32,
+  offQKV: u32, stride: u32, slot: u32, offRows: u32,
+  offStarts: u32, heads: u32, kvHeads: u32, hd: u32,
+  offO: u32, scale: f32, offCache: u32, _pad0: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;

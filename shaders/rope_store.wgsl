@@ -1,10 +1,10 @@
 // Rotary position embedding and the KV-cache store of one layer in one pass (generation):
 // the q and k heads of each fused q|k|v row rotate in place (as rope.wgsl does: the pair
 // (i, i + hd/2) of each head by pos · inv_freq[i]), and the rotated k and the v go into the
-// cache (as kvcache.wgsl's kv_store, same layout: K then V, each [B, T, kvd]). One dispatch
-// where there were two, and k read once.
+// cache in the layout kvcache.wgsl's decode attention reads (K then V, each [B, T, kvd]). One
+// dispatch where there were two, and k read once.
 //
-// Row → (sequence, slot) as in kvcache.wgsl: seqLen > 0 (prefill) row r is token r % seqLen
+// Row → (sequence, slot): seqLen > 0 (prefill) row r is token r % seqLen
 // of sequence r / seqLen; seqLen = 0 (a decode step) row r is the new token of sequence
 // table[offRows + r] at `slot`.
 // One invocation per rotated pair of a q or k head, then one per v value.

@@ -133,7 +133,9 @@ async function main(o: Options): Promise<void> {
   if (o.model && o.resume) throw new UsageError('--model and --resume are exclusive (a resumed run continues from its own checkpoint)');
   const lora = loraFromOptions(o);
   if (o.resume && (lora || o.adapter)) throw new UsageError('--resume continues a run as it trained (a LoRA run with its adapter); --lora-rank and --adapter do not apply');
-  const resumed = o.resume ? new RunFolder(o.resume).readResume() : null;
+  // A resumed run's folder, read once: its config, state and bank now, its problems next, its records rewound later.
+  const resumeFolder = o.resume ? new RunFolder(o.resume, o['checkpoint-every']) : null;
+  const resumed = resumeFolder?.readResume() ?? null;
   // A resumed run goes on as it began: its method, and the problems it was given (kept in its folder).
   const began = (resumed?.config ?? {}) as { method?: string; seeds?: string; validation?: string };
   for (const [option, given, recorded] of [['method', o.method, began.method], ['seeds', o.seeds, began.seeds], ['validation', o.validation, began.validation]] as const) {
@@ -141,7 +143,7 @@ async function main(o: Options): Promise<void> {
   }
   const seedFile = o.seeds ?? began.seeds ?? SHIPPED_SPLITS.seeds.file;
   const validationFile = o.validation ?? began.validation ?? SHIPPED_SPLITS.validation.file;
-  const { seeds, validation } = o.resume ? new RunFolder(o.resume).readProblems() : { seeds: await readSplit(seedFile, 'seeds', o.fields), validation: await readSplit(validationFile, 'validation') };
+  const { seeds, validation } = resumeFolder ? resumeFolder.readProblems() : { seeds: await readSplit(seedFile, 'seeds', o.fields), validation: await readSplit(validationFile, 'validation') };
   if (o.resume) console.log(`problems as the run began (${join(o.resume, RUN_FILES.seeds)}, ${RUN_FILES.validation}): ${seeds.length} seeds, ${validation.length} held out`);
   checkHeldOut(seeds, validation);
   // --steps 0 reads and reports the files; with an explicit --warm-up it warms the model up (and validates) without a loop step.
@@ -177,7 +179,7 @@ async function main(o: Options): Promise<void> {
   // A new run's records would be appended to the old run's and mixed with them.
   const held = o.resume ? null : RunFolder.heldRecord(out);
   if (held) throw new UsageError(`--out ${out} already holds a run (${held}): give another folder, or --resume ${out} to continue it`);
-  const folder = new RunFolder(out, o['checkpoint-every']);
+  const folder = resumeFolder ?? new RunFolder(out, o['checkpoint-every']);
   const { method: _m, templates: _t, ...recorded } = settings;
   if (!o.resume) folder.writeProblems(seeds, validation);
   folder.writeConfig({ method: method.name, templates: templateSet, seeds: seedFile, validation: validationFile, preset: o.preset, model: o.model ?? null, lora: lora ?? (o.adapter ? { adapter: o.adapter } : null), baseDtype: o['base-dtype'], settings: recorded, policy: DEFAULT_POLICY });
@@ -200,7 +202,7 @@ async function main(o: Options): Promise<void> {
   if (!resumed) console.log(`${describeDefaults(defaults)}${o.config || o.lr !== undefined ? ' (before --config and --lr)' : ''}`);
   console.log(`base weights in ${session.baseDtype} · ${describeMemory(modelMemory(session.config, session.lora, settings.proposals * settings.difficultySamples))}`);
   // A process killed between two checkpoints: the steps after last/ run again, their records dropped.
-  const rewound = o.resume ? folder.rewind() : null;
+  const rewound = resumed ? folder.rewind(resumed) : null;
   if (rewound?.dropped) console.log(`resuming from last/ after step ${rewound.state.step}: the ${rewound.dropped} step(s) recorded after it (not checkpointed) run again`);
   const started = Date.now();
   const firstStep = rewound?.state.step ?? 0;

@@ -11,7 +11,7 @@ import type { LoadProgress } from '../train/session';
 import type { BankEvent } from '../sage/bank';
 import type { Transcript } from '../sage/loop';
 import type { MetricsRecord, RunState, RunStore } from '../sage/run';
-import { parseJsonl, parseResume, recordsUpTo, RUN_FILES, type ResumeRecords } from '../sage/runRecords';
+import { parseJsonl, parseProblems, parseResume, recordsUpTo, RUN_FILES, type ResumeRecords } from '../sage/runRecords';
 
 export { RUN_FILES };
 
@@ -136,11 +136,7 @@ export class RunFolder implements RunStore {
 
   /** The problems the run was given (its seeds and held-out split), as it began. */
   readProblems(): { seeds: Problem[]; validation: Problem[] } {
-    const read = (name: string) => {
-      const xs = JSON.parse(readFileSync(join(this.dir, name), 'utf8')) as unknown;
-      if (!Array.isArray(xs)) throw new Error(`${join(this.dir, name)}: expected a list of problems`);
-      return xs as Problem[];
-    };
+    const read = (name: string) => parseProblems(readFileSync(join(this.dir, name), 'utf8'), join(this.dir, name));
     return { seeds: read(RUN_FILES.seeds), validation: read(RUN_FILES.validation) };
   }
 
@@ -160,22 +156,23 @@ export class RunFolder implements RunStore {
   /**
    * The run as of its `last/` checkpoint, to continue from there: the records of steps after
    * it (a process killed between two checkpoints) are dropped from the files, since those
-   * steps run again. `dropped`: how many steps that was.
+   * steps run again. `dropped`: how many steps that was. `resume`: the records as readResume() gave them.
    */
-  rewind(): ResumeRecords & { dropped: number } {
-    const resume = this.readResume();
+  rewind(resume = this.readResume()): ResumeRecords & { dropped: number } {
     const upTo = recordsUpTo(resume.state.step);
-    /** The file's records that `keep` holds, the file rewritten without the others. */
-    const filter = <T>(name: string, keep: (x: T) => boolean): { kept: T[]; dropped: number } => {
-      const path = join(this.dir, name);
-      const all = existsSync(path) ? parseJsonl<T>(readFileSync(path, 'utf8'), path) : [];
+    /** `all` without the records `keep` refuses, the file rewritten when any were. */
+    const filter = <T>(name: string, all: T[], keep: (x: T) => boolean): { kept: T[]; dropped: number } => {
       const kept = all.filter(keep);
-      if (kept.length < all.length) writeAtomic(path, kept.map((x) => JSON.stringify(x) + '\n').join(''));
+      if (kept.length < all.length) writeAtomic(join(this.dir, name), kept.map((x) => JSON.stringify(x) + '\n').join(''));
       return { kept, dropped: all.length - kept.length };
     };
-    const metrics = filter<MetricsRecord>(RUN_FILES.metrics, upTo.metrics);
-    filter<Transcript>(RUN_FILES.transcripts, upTo.transcript);
-    const bank = filter<BankEvent>(RUN_FILES.bank, upTo.bankEvent);
+    const read = <T>(name: string): T[] => {
+      const path = join(this.dir, name);
+      return existsSync(path) ? parseJsonl<T>(readFileSync(path, 'utf8'), path) : [];
+    };
+    const metrics = filter(RUN_FILES.metrics, read<MetricsRecord>(RUN_FILES.metrics), upTo.metrics);
+    filter(RUN_FILES.transcripts, read<Transcript>(RUN_FILES.transcripts), upTo.transcript);
+    const bank = filter(RUN_FILES.bank, resume.bankEvents, upTo.bankEvent);
     return { ...resume, bankEvents: bank.kept, dropped: metrics.dropped };
   }
 }

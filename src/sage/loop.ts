@@ -433,7 +433,7 @@ export class SageLoop {
           ? judgedSolverReward({ judgeScore: judged[k]!, format: parsed.format }, r)
           : solverReward({ planScore: has('planner') ? planScores[i]! : undefined, correct: correct[k]!, format: parsed.format }, r);
       const verdict = correct[k] === null ? 'unchecked' : correct[k]! >= 1 ? 'correct' : 'wrong';
-      scored.push({ role: 'solver', template, kind: batch[i]!.problem.kind, prompt: solvePrompts[k]!, completion: c, parsed, score: correct[k]!, verdict, reward });
+      scored.push({ role: 'solver', template, kind: batch[i]!.problem.kind, prompt: solvePrompts[k]!, completion: c, parsed, score: correct[k], verdict, reward });
     });
     // The bank's pass rates: the validators' verdicts, or (validator-free) the Judge's scores.
     // (Without a validator every problem has a reference: the run refuses seeds without one.)

@@ -39,6 +39,13 @@ export const recordsUpTo = (k: number) => ({
   bankEvent: (e: BankEvent) => (e.type === 'admit' ? e.entry.provenance.step : e.step) < k,
 });
 
+/** A run's problems file (seeds.json, validation.json): a JSON list of problems. */
+export function parseProblems(text: string, file: string): Problem[] {
+  const xs = JSON.parse(text) as unknown;
+  if (!Array.isArray(xs)) throw new Error(`${file}: expected a list of problems`);
+  return xs as Problem[];
+}
+
 /**
  * Parses a run's records. A last line cut by a crash is dropped (the append-only log loses at
  * most the event in flight); a bad line before it is an error naming its number.
@@ -138,11 +145,7 @@ export class MemoryRunStore implements RunStore {
       return decoder.decode(bytes);
     };
     const resume = parseResume(read);
-    const problems = (name: string) => {
-      const xs = JSON.parse(read(name)) as unknown;
-      if (!Array.isArray(xs)) throw new Error(`${name}: expected a list of problems`);
-      return xs as Problem[];
-    };
+    const problems = (name: string) => parseProblems(read(name), name);
     const store = new MemoryRunStore(resume.config, { seeds: problems(RUN_FILES.seeds), validation: problems(RUN_FILES.validation) });
     // A folder of a CLI run killed between two checkpoints holds records past its last/: those steps run again.
     const upTo = recordsUpTo(resume.state.step);

@@ -108,10 +108,11 @@ export function createValidators(code?: CodeChecks): Validators {
       if (!statement) return { unusable: 'empty question' };
       const computed = computedAnswer(statement);
       if (computed && 'error' in computed) return { unusable: computed.error };
-      const problem = (answer: string): MathProblem => {
-        const raw: Record<string, unknown> = { question: statement, answer, ...(computed ? { expression: computed.expression } : {}), ...(computed?.level ? { level: computed.level } : {}) };
-        return { id, source: 'challenger', statement, raw, format: computed?.level ? 'curriculum' : 'qa', kind: 'math', answer, ...(computed ? { expression: computed.expression } : {}), ...(computed?.level ? { level: computed.level } : {}) };
-      };
+      // What the environment read from the statement: its expression, and its level in a curriculum style.
+      const read = computed ? { expression: computed.expression, ...(computed.level ? { level: computed.level } : {}) } : {};
+      const problem = (answer: string): MathProblem => ({
+        id, source: 'challenger', statement, format: 'level' in read ? 'curriculum' : 'qa', kind: 'math', answer, ...read, raw: { question: statement, answer, ...read },
+      });
       // The environment's answer, not the Challenger's claim (AZR's executor computing a program's output).
       if (computed && answers === 'computed') return { problem: problem(computed.answer) };
       if (!claimed) return { unusable: 'empty answer' };

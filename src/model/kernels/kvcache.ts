@@ -35,22 +35,6 @@ interface Fused {
   n: number;
 }
 
-function params(l: KvLayout, cache: Tensor, f: Fused, where: KvRows, extra: { heads?: number; o?: Tensor } = {}): Params {
-  const decode = 'slot' in where;
-  return new Params()
-    .u32(f.n, l.kvHeads * l.hd, l.T, l.B)
-    .u32(f.qkv.offset, f.stride, f.colK, decode ? 0 : where.seqLen)
-    .u32(decode ? where.slot : 0, decode ? where.rows.offset : 0, decode ? where.starts.offset : 0, extra.heads ?? 0)
-    .u32(l.kvHeads, l.hd, extra.o?.offset ?? 0)
-    .f32(1 / Math.sqrt(l.hd))
-    .u32(cache.offset, 0, 0, 0);
-}
-
-/** One shader module for both entry points: head vectors of ceil(hd / 4) vec4s. */
-function defines(l: KvLayout): { HD4: number } {
-  return { HD4: Math.ceil(l.hd / 4) };
-}
-
 function checkCache(l: KvLayout, cache: Tensor): void {
   if (cache.size !== kvLayerSize(l)) throw new Error(`kv cache: ${cache.size} values for a layer of ${kvLayerSize(l)}`);
 }
@@ -109,8 +93,15 @@ export function decodeAttention(
   if (heads % l.kvHeads !== 0) throw new Error('decode attention: heads must be a multiple of kv heads');
   if (o.size < f.n * heads * l.hd) throw new Error(`decode attention: output holds ${o.size}, need ${f.n}×${heads * l.hd}`);
   rt.dispatch({
-    kernel: { shader: 'kvcache', entry: 'decode_attention', defines: defines(l) },
-    params: params(l, cache, f, where, { heads, o }),
+    // Head vectors of ceil(hd / 4) vec4s, unrolled.
+    kernel: { shader: 'kvcache', entry: 'decode_attention', defines: { HD4: Math.ceil(l.hd / 4) } },
+    params: new Params()
+      .u32(f.n, l.kvHeads * l.hd, l.T, l.B)
+      .u32(f.qkv.offset, f.stride, where.slot, where.rows.offset)
+      .u32(where.starts.offset, heads, l.kvHeads, l.hd)
+      .u32(o.offset)
+      .f32(1 / Math.sqrt(l.hd))
+      .u32(cache.offset, 0),
     buffers: [f.qkv.buffer, cache.buffer, where.rows.buffer, o.buffer],
     workgroups: grid(rt, f.n * heads, 64),
     label: 'decode_attention',
