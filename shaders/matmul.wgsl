@@ -24,7 +24,12 @@ struct Params {
   M: u32, N: u32, K: u32, batch: u32,
   offA: u32, offB: u32, offC: u32, offBias: u32,
   strideA: u32, strideB: u32, strideC: u32, hasBias: u32,
-  alpha: f32, beta: f32, _pad0: u32, _pad1: u32,
+  alpha: f32, beta: f32,
+  // Distance between consecutive stored rows of A (K, or M with TRANS_A; twice that with
+  // A_SWIGLU), and with A_SWIGLU the distance from a gate to its up in a stored row.
+  ldA: u32, upA: u32,
+  // A_NORM: the RMSNorm's epsilon and the offset of its weight.
+  eps: f32, offNorm: u32, _pad0: u32, _pad1: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -69,15 +74,51 @@ fn loadBias(i: u32) -> f32 { return halfAt(bias[i >> 1u], i); }
 fn loadBias(i: u32) -> f32 { return bias[i]; }
 #endif
 
+// A_SWIGLU: A holds fused gate|up rows and op(A) is silu(gate)·up (the down projection's
+// input), computed as it is loaded: no dispatch and no buffer for the activation between.
+#if A_SWIGLU
+#if VEC4
+fn loadA4(i: u32) -> vec4<f32> {
+  let g = A[i];
+  return g / (vec4<f32>(1.0) + exp(-g)) * A[i + (p.upA >> 2u)];
+}
+#else
+fn loadA(i: u32) -> f32 {
+  let g = A[i];
+  return g / (1.0 + exp(-g)) * A[i + p.upA];
+}
+#endif
+#else
+#if VEC4
+fn loadA4(i: u32) -> vec4<f32> { return A[i]; }
+#else
+fn loadA(i: u32) -> f32 { return A[i]; }
+#endif
+#endif
+
+// A_NORM: op(A) is RMSNorm(A)·w, row by row (the input of the projection after a norm):
+// C = rstd(row) · Σ_k A[row, k]·w[k]·B[k, ·], the row's Σ A² gathered in the same K loop,
+// so the normalised rows need neither a dispatch nor a buffer. A is not transposed then.
+#if A_NORM
+#if NORM_F16
+@group(0) @binding(5) var<storage, read> normW: array<u32>;
+fn loadNorm(k: u32) -> f32 { return halfAt(normW[(p.offNorm + k) >> 1u], p.offNorm + k); }
+#else
+@group(0) @binding(5) var<storage, read> normW: array<f32>;
+fn loadNorm(k: u32) -> f32 { return normW[p.offNorm + k]; }
+#endif
+fn rowScale(ss: f32) -> f32 { return inverseSqrt(ss / f32(p.K) + p.eps); }
+#endif
+
 fn baseA(b: u32) -> u32 { return p.offA + b * p.strideA; }
 fn baseB(b: u32) -> u32 { return p.offB + b * p.strideB; }
 
 // Element (m, k) of op(A) and (k, n) of op(B) as flat indices.
 fn idxA(base: u32, m: u32, k: u32) -> u32 {
 #if TRANS_A
-  return base + k * p.M + m;
+  return base + k * p.ldA + m;
 #else
-  return base + m * p.K + k;
+  return base + m * p.ldA + k;
 #endif
 }
 fn idxB(base: u32, k: u32, n: u32) -> u32 {
@@ -112,7 +153,7 @@ fn matmul_reg(@builtin(global_invocation_id) gid: vec3<u32>) {
   // last valid one so the loop runs without divergence; only the store is guarded. An
   // early return would put every load under an execution mask on SIMD CPU backends. Element (r, k) of op(A) is at rowOff_r + k·ksA.
 #if TRANS_A
-  let ksA = p.M;
+  let ksA = p.ldA;
 #else
   let ksA = 1u;
 #endif
@@ -131,6 +172,11 @@ fn matmul_reg(@builtin(global_invocation_id) gid: vec3<u32>) {
   let rowHi = idxA(baseA(b), min(row0 + 4u + sid, p.M - 1u), 0u);
 #endif
   var acc: array<array<f32, 8>, 8>;
+#if A_NORM
+#for i in 0..8
+  var ss{{i}} = 0.0;
+#endfor
+#endif
   let K4 = p.K & ~3u;
 #if VEC4
   // Flat indices of the first element of each 4-wide group along M (TRANS_A) or N (!TRANS_B),
@@ -145,35 +191,35 @@ fn matmul_reg(@builtin(global_invocation_id) gid: vec3<u32>) {
 #if TRANS_A
 #if SUBGROUP
     // Lane sid loads the rows' values at k + sid.
-    let mineL = A[(aG0 + (k + sid) * p.M) >> 2u];
-    let mineH = A[(aG1 + (k + sid) * p.M) >> 2u];
+    let mineL = loadA4((aG0 + (k + sid) * p.ldA) >> 2u);
+    let mineH = loadA4((aG1 + (k + sid) * p.ldA) >> 2u);
 #endif
 #for t in 0..4
 #if SUBGROUP
     let vAl{{t}} = subgroupBroadcast(mineL, {{t}}u);
     let vAh{{t}} = subgroupBroadcast(mineH, {{t}}u);
 #else
-    let vAl{{t}} = A[(aG0 + (k + {{t}}u) * p.M) >> 2u];
-    let vAh{{t}} = A[(aG1 + (k + {{t}}u) * p.M) >> 2u];
+    let vAl{{t}} = loadA4((aG0 + (k + {{t}}u) * p.ldA) >> 2u);
+    let vAh{{t}} = loadA4((aG1 + (k + {{t}}u) * p.ldA) >> 2u);
 #endif
-    let a0_{{t}} = vAl{{t}}.x; let a1_{{t}} = vAl{{t}}.y; let a2_{{t}} = vAl{{t}}.z; let a3_{{t}} = vAl{{t}}.w;
-    let a4_{{t}} = vAh{{t}}.x; let a5_{{t}} = vAh{{t}}.y; let a6_{{t}} = vAh{{t}}.z; let a7_{{t}} = vAh{{t}}.w;
+    let ra0_{{t}} = vAl{{t}}.x; let ra1_{{t}} = vAl{{t}}.y; let ra2_{{t}} = vAl{{t}}.z; let ra3_{{t}} = vAl{{t}}.w;
+    let ra4_{{t}} = vAh{{t}}.x; let ra5_{{t}} = vAh{{t}}.y; let ra6_{{t}} = vAh{{t}}.z; let ra7_{{t}} = vAh{{t}}.w;
 #endfor
 #else
 #if SUBGROUP
-    let mineLo = A[(rowLo + k) >> 2u];
-    let mineHi = A[(rowHi + k) >> 2u];
+    let mineLo = loadA4((rowLo + k) >> 2u);
+    let mineHi = loadA4((rowHi + k) >> 2u);
     let vA0 = subgroupBroadcast(mineLo, 0u); let vA1 = subgroupBroadcast(mineLo, 1u);
     let vA2 = subgroupBroadcast(mineLo, 2u); let vA3 = subgroupBroadcast(mineLo, 3u);
     let vA4 = subgroupBroadcast(mineHi, 0u); let vA5 = subgroupBroadcast(mineHi, 1u);
     let vA6 = subgroupBroadcast(mineHi, 2u); let vA7 = subgroupBroadcast(mineHi, 3u);
 #else
 #for i in 0..8
-    let vA{{i}} = A[(rowOff{{i}} + k) >> 2u];
+    let vA{{i}} = loadA4((rowOff{{i}} + k) >> 2u);
 #endfor
 #endif
 #for i in 0..8
-    let a{{i}}_0 = vA{{i}}.x; let a{{i}}_1 = vA{{i}}.y; let a{{i}}_2 = vA{{i}}.z; let a{{i}}_3 = vA{{i}}.w;
+    let ra{{i}}_0 = vA{{i}}.x; let ra{{i}}_1 = vA{{i}}.y; let ra{{i}}_2 = vA{{i}}.z; let ra{{i}}_3 = vA{{i}}.w;
 #endfor
 #endif
 #if TRANS_B
@@ -204,17 +250,17 @@ fn matmul_reg(@builtin(global_invocation_id) gid: vec3<u32>) {
 #endfor
 #if SUBGROUP
 #for t in 0..4
-    let lo{{t}} = A[rowLo + kA{{t}}];
-    let hi{{t}} = A[rowHi + kA{{t}}];
-    let a0_{{t}} = subgroupBroadcast(lo{{t}}, 0u); let a1_{{t}} = subgroupBroadcast(lo{{t}}, 1u);
-    let a2_{{t}} = subgroupBroadcast(lo{{t}}, 2u); let a3_{{t}} = subgroupBroadcast(lo{{t}}, 3u);
-    let a4_{{t}} = subgroupBroadcast(hi{{t}}, 0u); let a5_{{t}} = subgroupBroadcast(hi{{t}}, 1u);
-    let a6_{{t}} = subgroupBroadcast(hi{{t}}, 2u); let a7_{{t}} = subgroupBroadcast(hi{{t}}, 3u);
+    let lo{{t}} = loadA(rowLo + kA{{t}});
+    let hi{{t}} = loadA(rowHi + kA{{t}});
+    let ra0_{{t}} = subgroupBroadcast(lo{{t}}, 0u); let ra1_{{t}} = subgroupBroadcast(lo{{t}}, 1u);
+    let ra2_{{t}} = subgroupBroadcast(lo{{t}}, 2u); let ra3_{{t}} = subgroupBroadcast(lo{{t}}, 3u);
+    let ra4_{{t}} = subgroupBroadcast(hi{{t}}, 0u); let ra5_{{t}} = subgroupBroadcast(hi{{t}}, 1u);
+    let ra6_{{t}} = subgroupBroadcast(hi{{t}}, 2u); let ra7_{{t}} = subgroupBroadcast(hi{{t}}, 3u);
 #endfor
 #else
 #for i in 0..8
 #for t in 0..4
-    let a{{i}}_{{t}} = A[rowOff{{i}} + kA{{t}}];
+    let ra{{i}}_{{t}} = loadA(rowOff{{i}} + kA{{t}});
 #endfor
 #endfor
 #endif
@@ -224,6 +270,23 @@ fn matmul_reg(@builtin(global_invocation_id) gid: vec3<u32>) {
 #endfor
 #endfor
 #endif
+#if A_NORM
+#for t in 0..4
+    let g{{t}} = loadNorm(k + {{t}}u);
+#endfor
+#endif
+#for i in 0..8
+#if A_NORM
+    ss{{i}} += ra{{i}}_0 * ra{{i}}_0 + ra{{i}}_1 * ra{{i}}_1 + ra{{i}}_2 * ra{{i}}_2 + ra{{i}}_3 * ra{{i}}_3;
+#for t in 0..4
+    let a{{i}}_{{t}} = ra{{i}}_{{t}} * g{{t}};
+#endfor
+#else
+#for t in 0..4
+    let a{{i}}_{{t}} = ra{{i}}_{{t}};
+#endfor
+#endif
+#endfor
 #for i in 0..8
 #for j in 0..8
     acc[{{i}}][{{j}}] += a{{i}}_0 * b0_{{j}} + a{{i}}_1 * b1_{{j}} + a{{i}}_2 * b2_{{j}} + a{{i}}_3 * b3_{{j}};
@@ -232,8 +295,17 @@ fn matmul_reg(@builtin(global_invocation_id) gid: vec3<u32>) {
   }
 #if !VEC4
   for (var k = K4; k < p.K; k++) {
+#if A_NORM
+    let g = loadNorm(k);
+#endif
 #for i in 0..8
-    let a{{i}} = A[rowOff{{i}} + k * ksA];
+#if A_NORM
+    let ra{{i}} = loadA(rowOff{{i}} + k * ksA);
+    ss{{i}} += ra{{i}} * ra{{i}};
+    let a{{i}} = ra{{i}} * g;
+#else
+    let a{{i}} = loadA(rowOff{{i}} + k * ksA);
+#endif
 #endfor
 #for j in 0..8
     let b{{j}} = loadB(colOff{{j}} + k * ksB);
@@ -247,8 +319,13 @@ fn matmul_reg(@builtin(global_invocation_id) gid: vec3<u32>) {
 #endif
   // Unrolled too: indexing acc with a loop variable would move the whole tile to memory.
 #for i in 0..8
+#if A_NORM
+  let rs{{i}} = rowScale(ss{{i}});
+#else
+  let rs{{i}} = 1.0;
+#endif
 #for j in 0..8
-  if (row0 + {{i}}u < p.M && col0 + {{j}}u < p.N) { storeOne(b, row0 + {{i}}u, col0 + {{j}}u, acc[{{i}}][{{j}}]); }
+  if (row0 + {{i}}u < p.M && col0 + {{j}}u < p.N) { storeOne(b, row0 + {{i}}u, col0 + {{j}}u, acc[{{i}}][{{j}}] * rs{{i}}); }
 #endfor
 #endfor
 }
@@ -262,13 +339,20 @@ var<workgroup> tileA: array<vec4<f32>, 256>; // [k][m/4]: 16 × 16 vec4
 var<workgroup> tileB: array<vec4<f32>, 256>; // [k][n/4]: 16 × 16 vec4
 
 fn safeA(base: u32, m: u32, k: u32) -> f32 {
-  if (m < p.M && k < p.K) { return A[idxA(base, m, k)]; }
+  if (m < p.M && k < p.K) { return loadA(idxA(base, m, k)); }
   return 0.0;
 }
 fn safeB(base: u32, k: u32, n: u32) -> f32 {
   if (k < p.K && n < p.N) { return loadB(idxB(base, k, n)); }
   return 0.0;
 }
+// The norm's weight at k, 0 past the end (where the tile's A and B are 0 too).
+#if A_NORM
+fn safeNorm(k: u32) -> f32 {
+  if (k < p.K) { return loadNorm(k); }
+  return 0.0;
+}
+#endif
 
 @compute @workgroup_size(16, 16, 1)
 fn matmul_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
@@ -279,6 +363,10 @@ fn matmul_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation
   let bB = baseB(b);
   let t = lid.y * 16u + lid.x; // 0..255
   var acc: array<vec4<f32>, 4>;
+#if A_NORM
+  // Σ A² of this invocation's four rows, from the raw tile of A; w scales B's tile.
+  var ss = vec4<f32>(0.0);
+#endif
   for (var k0 = 0u; k0 < p.K; k0 += TILE_K) {
     // Each invocation loads one vec4 of each tile: k = t / 16, 4 rows/cols at (t % 16) * 4.
     let kk = t >> 4u;
@@ -287,10 +375,16 @@ fn matmul_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation
                          safeA(bA, tileRow + q + 2u, k0 + kk), safeA(bA, tileRow + q + 3u, k0 + kk));
     tileB[t] = vec4<f32>(safeB(bB, k0 + kk, tileCol + q), safeB(bB, k0 + kk, tileCol + q + 1u),
                          safeB(bB, k0 + kk, tileCol + q + 2u), safeB(bB, k0 + kk, tileCol + q + 3u));
+#if A_NORM
+    tileB[t] *= safeNorm(k0 + kk);
+#endif
     workgroupBarrier();
 #for k in 0..16
     let a{{k}} = tileA[{{k}}u * 16u + lid.y];
     let b{{k}} = tileB[{{k}}u * 16u + lid.x];
+#if A_NORM
+    ss += a{{k}} * a{{k}};
+#endif
     acc[0] += b{{k}} * a{{k}}.x;
     acc[1] += b{{k}} * a{{k}}.y;
     acc[2] += b{{k}} * a{{k}}.z;
@@ -300,11 +394,16 @@ fn matmul_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation
   }
   let row0 = tileRow + lid.y * 4u;
   let col0 = tileCol + lid.x * 4u;
+#if A_NORM
+  let rs = vec4<f32>(rowScale(ss.x), rowScale(ss.y), rowScale(ss.z), rowScale(ss.w));
+#else
+  let rs = vec4<f32>(1.0);
+#endif
   for (var i = 0u; i < 4u; i++) {
     if (row0 + i >= p.M) { break; }
     for (var j = 0u; j < 4u; j++) {
       if (col0 + j >= p.N) { break; }
-      storeOne(b, row0 + i, col0 + j, acc[i][j]);
+      storeOne(b, row0 + i, col0 + j, acc[i][j] * rs[i]);
     }
   }
 }
@@ -319,13 +418,26 @@ fn matmul_gemv(@builtin(global_invocation_id) gid: vec3<u32>) {
   let bA = baseA(b);
   let bB = baseB(b);
   var acc = vec4<f32>(0.0);
+#if A_NORM
+  var ss = vec4<f32>(0.0);
+#endif
   for (var k = 0u; k < p.K; k++) {
-    let a = vec4<f32>(A[idxA(bA, r.x, k)], A[idxA(bA, r.y, k)], A[idxA(bA, r.z, k)], A[idxA(bA, r.w, k)]);
+    let a = vec4<f32>(loadA(idxA(bA, r.x, k)), loadA(idxA(bA, r.y, k)), loadA(idxA(bA, r.z, k)), loadA(idxA(bA, r.w, k)));
+#if A_NORM
+    ss += a * a;
+    acc += a * (loadB(idxB(bB, k, n)) * loadNorm(k));
+#else
     acc += a * loadB(idxB(bB, k, n));
+#endif
   }
+#if A_NORM
+  let rs = vec4<f32>(rowScale(ss.x), rowScale(ss.y), rowScale(ss.z), rowScale(ss.w));
+#else
+  let rs = vec4<f32>(1.0);
+#endif
   for (var i = 0u; i < 4u; i++) {
     if (row0 + i >= p.M) { break; }
-    storeOne(b, row0 + i, n, acc[i]);
+    storeOne(b, row0 + i, n, acc[i] * rs[i]);
   }
 }
 #endif
@@ -340,27 +452,47 @@ fn matmul_gemv(@builtin(global_invocation_id) gid: vec3<u32>) {
   let m0 = gid.y * 4u;
   if (n0 >= p.N || m0 >= p.M) { return; }
   let K4 = p.K / 4u;
+  let ldA4 = p.ldA / 4u;
   let bA = baseA(b) >> 2u;
   let bB = baseB(b) >> 2u;
   // Rows and columns past the edge are clamped onto the last one: computed, never stored.
 #for i in 0..4
-  let a{{i}} = bA + min(m0 + {{i}}u, p.M - 1u) * K4;
+  let a{{i}} = bA + min(m0 + {{i}}u, p.M - 1u) * ldA4;
   let w{{i}} = bB + min(n0 + {{i}}u, p.N - 1u) * K4;
   var c{{i}} = vec4<f32>(0.0);
+#if A_NORM
+  var ss{{i}} = 0.0;
+#endif
 #endfor
   for (var k = 0u; k < K4; k++) {
+#if A_NORM
+    let g = vec4<f32>(loadNorm(4u * k), loadNorm(4u * k + 1u), loadNorm(4u * k + 2u), loadNorm(4u * k + 3u));
+#endif
 #for j in 0..4
     let vw{{j}} = loadB4(w{{j}} + k);
 #endfor
 #for i in 0..4
-    let vx{{i}} = A[a{{i}} + k];
+#if A_NORM
+    let rx{{i}} = loadA4(a{{i}} + k);
+    ss{{i}} += dot(rx{{i}}, rx{{i}});
+    let vx{{i}} = rx{{i}} * g;
+#else
+    let vx{{i}} = loadA4(a{{i}} + k);
+#endif
     c{{i}} += vec4<f32>(dot(vx{{i}}, vw0), dot(vx{{i}}, vw1), dot(vx{{i}}, vw2), dot(vx{{i}}, vw3));
 #endfor
   }
+#for i in 0..4
+#if A_NORM
+  let rs{{i}} = rowScale(ss{{i}});
+#else
+  let rs{{i}} = 1.0;
+#endif
+#endfor
   for (var j = 0u; j < 4u; j++) {
     if (n0 + j >= p.N) { break; }
 #for i in 0..4
-    if (m0 + {{i}}u < p.M) { storeOne(b, m0 + {{i}}u, n0 + j, c{{i}}[j]); }
+    if (m0 + {{i}}u < p.M) { storeOne(b, m0 + {{i}}u, n0 + j, c{{i}}[j] * rs{{i}}); }
 #endfor
   }
 }

@@ -34,6 +34,8 @@ export interface RuntimeOptions {
   serialRows?: boolean;
   /** Lets register-tiled matmuls share row loads across a subgroup where they can (default true). */
   subgroupMatmul?: boolean;
+  /** Overrides the adapter-based choice of fused matmul prologues in inference (see fusedPrologues). */
+  fusedPrologues?: boolean;
   /** Keep WebGPU's default limits (e.g. 8 storage buffers per stage) to check portability. */
   defaultLimits?: boolean;
   /** Fill every tensor `empty` hands out with NaN (tests: reading what no kernel wrote shows). */
@@ -91,6 +93,14 @@ export class Runtime {
    * their rows): SwiftShader's, where it is tested; WebGPU does not promise the layout elsewhere.
    */
   readonly subgroupMatmul: boolean;
+  /**
+   * Inference computes each RMSNorm and the SwiGLU in the matmul that reads them (a decode
+   * step of a 4-layer model: 26 dispatches instead of 39) at the price of repeating that
+   * arithmetic in every output tile. On a GPU a dispatch costs more than the arithmetic it
+   * saves; on SwiftShader, where both are the CPU's, the fused decode measured up to 10%
+   * slower at 8 rows (README, "Loop speed"), so it is off there.
+   */
+  readonly fusedPrologues: boolean;
   private readonly poison: boolean;
 
   private constructor(readonly ctx: GpuContext, options: RuntimeOptions, cache: Record<string, string>) {
@@ -99,6 +109,7 @@ export class Runtime {
     this.serialRows = options.serialRows ?? ctx.adapter.architecture === 'swiftshader';
     this.subgroupMatmul =
       (options.subgroupMatmul ?? true) && ctx.subgroupSize === SUBGROUP_MATMUL_LANES && ctx.adapter.architecture === 'swiftshader';
+    this.fusedPrologues = options.fusedPrologues ?? ctx.adapter.architecture !== 'swiftshader';
     this.poison = options.poison ?? false;
     this.pool = new BufferPool(this.device, ctx.limits.maxBufferSize);
     this.pipelines = new PipelineCache(this.device, (name) => ctx.platform.shaderSource(name));

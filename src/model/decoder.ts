@@ -244,7 +244,7 @@ export class Decoder {
 
   private head(x: Tensor, n: number): Tensor {
     const logits = firstRows(this.logits, n);
-    this.model.headForward(x, firstRows(this.lnf, n), view(this.rstdf, [n]), logits);
+    this.model.headForward(x, firstRows(this.lnf, n), view(this.rstdf, [n]), logits, true);
     return logits;
   }
 

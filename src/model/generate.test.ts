@@ -85,7 +85,7 @@ describe.each(CONFIGS)('generation (%s)', (_, config) => {
   });
 
   it('rows sharing a prompt share one prefill: the same samples and log-probs as computing every row', async () => {
-    const rt = await testRuntime(POISON);
+    const rt = await testRuntime({ ...POISON, fusedPrologues: true });
     const seed = freshSeed();
     const m = model(rt, config, seed);
     const g = new Generator(m, new ByteTokenizer());
@@ -103,20 +103,28 @@ describe.each(CONFIGS)('generation (%s)', (_, config) => {
     m.destroy();
   });
 
-  it('records 9 dispatches per layer for a decode step (the rotary embedding fused into the cache store), 2 for the head and 1 for the embedding', async () => {
-    const rt = await testRuntime();
-    const m = model(rt, config, freshSeed());
-    const d = new Decoder(m, 3, 16);
-    d.prefill(prompts([3, 5, 4], 1));
-    const before = rt.counters.dispatches;
-    d.step([0, 1, 2], [7, 8, 9]);
-    // RMSNorm, q|k|v, rotate + store, attention, o (+ residual), RMSNorm, gate|up, SwiGLU, down (+ residual).
-    expect(rt.counters.dispatches - before).toBe(1 + 9 * config.num_hidden_layers + 2);
-    d.destroy();
+  it('records 9 dispatches per layer for a decode step (the rotary embedding fused into the cache store), 6 with fused prologues', async () => {
+    for (const fusedPrologues of [false, true]) {
+      const rt = await testRuntime({ fusedPrologues });
+      const m = model(rt, config, freshSeed());
+      const d = new Decoder(m, 3, 16);
+      d.prefill(prompts([3, 5, 4], 1));
+      const before = rt.counters.dispatches;
+      d.step([0, 1, 2], [7, 8, 9]);
+      // Embedding; per layer RMSNorm, q|k|v, rotate + store, attention, o (+ residual), RMSNorm,
+      // gate|up, SwiGLU, down (+ residual); RMSNorm, LM head. Fused: each RMSNorm in the
+      // projection after it, SwiGLU in the down projection.
+      const [perLayer, head] = fusedPrologues ? [6, 1] : [9, 2];
+      expect(rt.counters.dispatches - before, `fused prologues: ${fusedPrologues}`).toBe(1 + perLayer * config.num_hidden_layers + head);
+      d.destroy();
+      m.destroy();
+    }
   });
 
-  it("every decode step's logits equal the full forward's at that position", async () => {
-    const rt = await testRuntime(POISON);
+  // The full forward keeps its norms and SwiGLU apart for the backward pass: against it the
+  // decoder's fused prologues (each norm and the SwiGLU computed by the matmul reading them) show.
+  it.each([false, true])("every decode step's logits equal the full forward's at that position (fused prologues: %s)", async (fusedPrologues) => {
+    const rt = await testRuntime({ ...POISON, fusedPrologues });
     const seed = freshSeed();
     const m = model(rt, config, seed);
     const input = prompts(LENGTHS, seed + 1);

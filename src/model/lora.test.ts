@@ -128,14 +128,15 @@ describe('LoRA vs the float64 reference', () => {
     });
   }
 
-  it('generation with an adapter equals generation with the adapter merged in (prefill and cached decode)', async () => {
+  // With fused prologues the adapters' x·Aᵀ read the norm and the SwiGLU through the matmul too.
+  it.each([false, true])('generation with an adapter equals generation with the adapter merged in (prefill and cached decode; fused prologues: %s)', async (fusedPrologues) => {
     const seed = freshSeed();
     const r = rng(seed);
     const config = { ...BASE, attention_bias: true };
     const lora: LoraConfig = { rank: 4, alpha: 4, targets: ['k_proj', 'o_proj', 'gate_proj', 'down_proj'] };
     const base = roundToF32(randomParams(config, r, 0.3));
     const flat = randomAdapter(config, lora, r);
-    const rt = await testRuntime();
+    const rt = await testRuntime({ fusedPrologues });
     const adapted = Transformer.fromFlat(rt, config, toFlat(config, base));
     adapted.enableLora(lora, flat);
     const plain = Transformer.fromFlat(rt, config, toFlat(config, merged(config, base, lora, flat)));

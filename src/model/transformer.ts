@@ -1,6 +1,6 @@
 import { HalfWriter } from '../gpu/halfWriter';
 import { copyColumns, fill, narrowToHalf, widenHalf } from '../gpu/ops/elementwise';
-import { matmul } from '../gpu/ops/matmul';
+import { matmul, type MatmulArgs } from '../gpu/ops/matmul';
 import { swigluBackward, swigluForward } from '../gpu/ops/mlp';
 import { colReduce } from '../gpu/ops/reduce';
 import type { Runtime } from '../gpu/runtime';
@@ -47,6 +47,9 @@ export interface LoraActs {
 }
 
 type Alloc = (shape: number[], label: string) => Tensor;
+
+/** What a matmul computes from its A as it reads it (see MatmulArgs). */
+type Prologue = Pick<MatmulArgs, 'swiglu' | 'norm'>;
 
 /** The staging area LoRA's fused targets share, for N rows (one per workspace, not per layer). */
 export function loraStage(c: LlamaConfig, lora: LoraConfig, N: number, f: Alloc): Tensor {
@@ -522,7 +525,8 @@ export class Transformer {
    * in `a`. `attend` writes the attention output from the rotated q, k, v (views of the
    * fused q|k|v rows): causal self-attention when training, the KV cache when decoding.
    * With `next` = x (inference, where nothing is kept for a backward pass) both residual
-   * additions accumulate into x in place: no copies, and `a.mid` is not used.
+   * additions accumulate into x in place: no copies, and `a.mid` is not used; with the
+   * runtime's fused prologues, nor are `a.ln1`, `a.ln2` and `a.act`.
    * `attendRotates`: `attend` gets q and k unrotated and applies the rotary embedding itself
    * (the decoder rotates while it stores the cache, one dispatch for two).
    */
@@ -537,25 +541,35 @@ export class Transformer {
     const H = c.hidden_size;
     const name = (n: string) => `model.layers.${l}.${n}`;
     const p = (n: string) => this.param(name(n));
-    rmsnormForward(rt, x, p('input_layernorm.weight'), c.rms_norm_eps, a.ln1, a.rstd1);
+    // Inference keeps no activation for a backward pass: where the runtime fuses prologues,
+    // each norm is computed by the projections that read it and SwiGLU by the down projection.
+    const infer = next === x;
+    const fuse = infer && rt.fusedPrologues;
+    const [ln1, in1] = this.normed(x, p('input_layernorm.weight'), a.ln1, a.rstd1, fuse);
     matmul(rt, {
-      a: a.ln1,
+      a: ln1,
       b: this.block(name('self_attn.q_proj.weight'), [S, H]),
       transB: true,
       bias: c.attention_bias ? this.block(name('self_attn.q_proj.bias'), [S]) : undefined,
       out: a.qkv,
+      ...in1,
     });
-    this.loraForward(l, ['q_proj', 'k_proj', 'v_proj'], a.ln1, a.qkv, a);
+    this.loraForward(l, ['q_proj', 'k_proj', 'v_proj'], ln1, a.qkv, a, in1);
     // q and k heads are adjacent at the start of each fused row: one rotation covers both.
     if (!attendRotates) rope(rt, a.qkv, { heads: c.num_attention_heads + c.num_key_value_heads, hd, stride: S, col: 0 }, positions, this.rope);
     attend(qkvViews(a.qkv, qd, kvd), { o: a.att, lse: a.lse });
-    const mid = next === x ? x : a.mid;
+    const mid = infer ? x : a.mid;
     if (mid !== x) rt.copy(x, mid);
     matmul(rt, { a: a.att, b: p('self_attn.o_proj.weight'), transB: true, out: mid, beta: 1 });
     this.loraForward(l, ['o_proj'], a.att, mid, a);
-    rmsnormForward(rt, mid, p('post_attention_layernorm.weight'), c.rms_norm_eps, a.ln2, a.rstd2);
-    matmul(rt, { a: a.ln2, b: this.block(name('mlp.gate_proj.weight'), [2 * I, H]), transB: true, out: a.gu });
-    this.loraForward(l, ['gate_proj', 'up_proj'], a.ln2, a.gu, a);
+    const [ln2, in2] = this.normed(mid, p('post_attention_layernorm.weight'), a.ln2, a.rstd2, fuse);
+    matmul(rt, { a: ln2, b: this.block(name('mlp.gate_proj.weight'), [2 * I, H]), transB: true, out: a.gu, ...in2 });
+    this.loraForward(l, ['gate_proj', 'up_proj'], ln2, a.gu, a, in2);
+    if (fuse) {
+      matmul(rt, { a: a.gu, b: p('mlp.down_proj.weight'), transB: true, out: next, beta: 1, swiglu: true });
+      this.loraForward(l, ['down_proj'], a.gu, next, a, { swiglu: true });
+      return;
+    }
     swigluForward(rt, a.gu, I, a.act);
     if (next !== mid) rt.copy(mid, next);
     matmul(rt, { a: a.act, b: p('mlp.down_proj.weight'), transB: true, out: next, beta: 1 });
@@ -565,8 +579,9 @@ export class Transformer {
   /**
    * Adds scale · (x·Aᵀ)·Bᵀ of each adapted target among `targets` into its columns of `y` (the
    * block the base projection wrote), keeping x·Aᵀ in `a.lora.u` for the backward pass.
+   * `prologue`: what the matmuls reading x compute from it first (inference's norm or SwiGLU).
    */
-  private loraForward(l: number, targets: LoraTarget[], x: Tensor, y: Tensor, a: LayerActs): void {
+  private loraForward(l: number, targets: LoraTarget[], x: Tensor, y: Tensor, a: LayerActs, prologue: Prologue = {}): void {
     const ad = this.adapter;
     if (!ad) return;
     if (!a.lora) throw new Error('these activations were laid out before the LoRA adapter was added');
@@ -575,7 +590,7 @@ export class Transformer {
       const u = a.lora.u.get(t);
       if (!u) continue;
       const g = targetGeometry(c, t);
-      matmul(rt, { a: x, b: ad.set.param(loraName(c, l, t, 'A')), transB: true, out: u });
+      matmul(rt, { a: x, b: ad.set.param(loraName(c, l, t, 'A')), transB: true, out: u, ...prologue });
       const B = ad.set.param(loraName(c, l, t, 'B'));
       if (g.block === 'o' || g.block === 'down') {
         matmul(rt, { a: u, b: B, transB: true, alpha: ad.scale, beta: 1, out: y });
@@ -612,10 +627,25 @@ export class Transformer {
     }
   }
 
-  /** Records the final norm and the LM head: logits[n, vocab] from the last residual x[n, H]. */
-  headForward(x: Tensor, lnf: Tensor, rstdf: Tensor, logits: Tensor): void {
-    rmsnormForward(this.rt, x, this.param('model.norm.weight'), this.config.rms_norm_eps, lnf, rstdf);
-    matmul(this.rt, { a: lnf, b: this.lmHead(), transB: true, out: logits });
+  /**
+   * Records the final norm and the LM head: logits[n, vocab] from the last residual x[n, H],
+   * the norm written to `lnf` and `rstdf` (kept for training's backward pass), or in
+   * inference with fused prologues (`fuse`) computed by the LM head's matmul.
+   */
+  headForward(x: Tensor, lnf: Tensor, rstdf: Tensor, logits: Tensor, fuse = false): void {
+    const [a, prologue] = this.normed(x, this.param('model.norm.weight'), lnf, rstdf, fuse && this.rt.fusedPrologues);
+    matmul(this.rt, { a, b: this.lmHead(), transB: true, out: logits, ...prologue });
+  }
+
+  /**
+   * RMSNorm of x before a projection: written to y (and rstd), or with `fuse` left to the
+   * projection's matmul: returns the matmul's A and its prologue.
+   */
+  private normed(x: Tensor, weight: Tensor, y: Tensor, rstd: Tensor, fuse: boolean): [Tensor, Prologue] {
+    const eps = this.config.rms_norm_eps;
+    if (fuse) return [x, { norm: { weight, eps } }];
+    rmsnormForward(this.rt, x, weight, eps, y, rstd);
+    return [y, {}];
   }
 
   private lmHead(): Tensor {

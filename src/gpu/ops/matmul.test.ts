@@ -17,6 +17,37 @@ interface Case {
   alpha?: number;
   /** B and the bias stored as f16 (at an offset that is odd where the variant allows it). */
   half?: boolean;
+  /** A stored as fused gate|up rows, op(A) = silu(gate)·up. */
+  swiglu?: boolean;
+  /** op(A) = RMSNorm(A)·w (w f16 too with `half`). */
+  norm?: boolean;
+}
+
+const EPS = 1e-5;
+
+/** x · rstd · w per row of [rows, cols] (rstd = 1/sqrt(mean x² + eps)), in float64. */
+function rmsnormRows(x: ArrayLike<number>, w: ArrayLike<number>, cols: number): Float64Array {
+  const out = new Float64Array(x.length);
+  for (let r = 0; r < x.length / cols; r++) {
+    let ss = 0;
+    for (let j = 0; j < cols; j++) ss += x[r * cols + j]! ** 2;
+    const rstd = 1 / Math.sqrt(ss / cols + EPS);
+    for (let j = 0; j < cols; j++) out[r * cols + j] = x[r * cols + j]! * rstd * w[j]!;
+  }
+  return out;
+}
+
+/** silu(gate)·up of each fused row [gate | up] (width 2·cols), in float64. */
+function swigluRows(gu: Float32Array, cols: number): Float64Array {
+  const rows = gu.length / (2 * cols);
+  const out = new Float64Array(rows * cols);
+  for (let r = 0; r < rows; r++) {
+    for (let j = 0; j < cols; j++) {
+      const g = gu[r * 2 * cols + j]!;
+      out[r * cols + j] = (g / (1 + Math.exp(-g))) * gu[r * 2 * cols + cols + j]!;
+    }
+  }
+  return out;
 }
 
 /** reg-vec4 runs only on dimensions that are multiples of 4: its cases round up to them. */
@@ -27,15 +58,19 @@ async function check(variant: MatmulVariant, shape: Case, subgroupMatmul = true)
   const rt = await testRuntime({ subgroupMatmul });
   const seed = freshSeed();
   const r = rng(seed);
-  const a = uniform(c.batch * c.M * c.K, r);
+  const w = c.swiglu ? 2 : 1;
+  const stored = uniform(c.batch * c.M * c.K * w, r);
+  let a: ArrayLike<number> = c.swiglu ? swigluRows(stored, c.transA ? c.M : c.K) : stored;
+  // A norm weight around 1 with a spread, as trained ones are.
+  let normW = c.norm ? uniform(c.K, r).map((v) => 1 + v) : undefined;
   const bBatch = c.broadcastB ? 1 : c.batch;
   let b = uniform(bBatch * c.K * c.N, r);
   let bias = c.bias ? uniform(c.N, r) : undefined;
   const prior = c.beta ? uniform(c.batch * c.M * c.N, r) : undefined;
-  const aT = rt.upload(a, [c.batch, ...(c.transA ? [c.K, c.M] : [c.M, c.K])]);
+  const aT = rt.upload(stored, [c.batch, ...(c.transA ? [c.K, c.M * w] : [c.M, c.K * w])]);
   const bDims = c.transB ? [c.N, c.K] : [c.K, c.N];
   const bShape = c.broadcastB ? bDims : [c.batch, ...bDims];
-  let bT, biasT;
+  let bT, biasT, normT;
   if (c.half) {
     // vec4 loads need B on a 4-element boundary; the scalar paths get an odd one.
     const half = uploadHalf(rt, b, bShape, variant === 'reg-vec4' || variant === 'gemv' ? 4 : 3);
@@ -44,19 +79,25 @@ async function check(variant: MatmulVariant, shape: Case, subgroupMatmul = true)
       const h = uploadHalf(rt, bias, [c.N], 1);
       [biasT, bias] = [h.tensor, h.values];
     }
+    if (normW) {
+      const h = uploadHalf(rt, normW, [c.K], 3);
+      [normT, normW] = [h.tensor, h.values];
+    }
   } else {
+    normT = normW ? rt.upload(normW, [c.K]) : undefined;
     bT = rt.upload(b, bShape);
     biasT = bias ? rt.upload(bias, [c.N]) : undefined;
   }
+  if (normW) a = rmsnormRows(a, normW, c.K);
   const out = prior ? rt.upload(prior, [c.batch, c.M, c.N]) : poisoned(rt, [c.batch, c.M, c.N]);
-  matmul(rt, { a: aT, b: bT, out, bias: biasT, transA: c.transA, transB: c.transB, alpha: c.alpha, beta: c.beta, variant });
+  matmul(rt, { a: aT, b: bT, out, bias: biasT, transA: c.transA, transB: c.transB, alpha: c.alpha, beta: c.beta, swiglu: c.swiglu, norm: normT && { weight: normT, eps: EPS }, variant });
   const got = await rt.read(out);
   const ref = matmulRef({ a, b, ...c, bias, c: prior });
   const abs = (x: Float32Array | undefined) => x?.map(Math.abs);
-  const scale = matmulRef({ a: abs(a)!, b: abs(b)!, ...c, alpha: Math.abs(c.alpha ?? 1), beta: Math.abs(c.beta ?? 0), bias: abs(bias), c: abs(prior) });
+  const scale = matmulRef({ a: Float64Array.from(a, Math.abs), b: abs(b)!, ...c, alpha: Math.abs(c.alpha ?? 1), beta: Math.abs(c.beta ?? 0), bias: abs(bias), c: abs(prior) });
   const path = rt.subgroupMatmul ? ' (subgroup rows)' : '';
   assertClose(`${variant}${path} ${JSON.stringify(c)} seed ${seed}`, got, ref, c.N, 1e-5, scale);
-  rt.release(aT, bT, out, ...(biasT ? [biasT] : []));
+  rt.release(aT, bT, out, ...(biasT ? [biasT] : []), ...(normT ? [normT] : []));
 }
 
 const sizes = [1, 3, 17, 65, 127, 300];
@@ -100,6 +141,23 @@ describe('matmul', () => {
             await check(variant, { batch: 1, M: 17, N: 65, K: 33, transA, transB, bias: true, half: true }, sg);
           }
           await check(variant, { batch: 2, M: 5, N: 67, K: 36, transA: false, transB: true, broadcastB: true, beta: 1, half: true }, sg);
+        });
+        it('computes SwiGLU from fused gate|up rows as it reads A', async () => {
+          for (const [transA, transB] of [[false, false], [false, true], [true, false], [true, true]] as const) {
+            await check(variant, { batch: 2, M: 17, N: 65, K: 33, transA, transB, swiglu: true }, sg);
+          }
+          // The down projection of a decode step (gemv's vec4 path) and of a prefill, accumulating into the residual.
+          await check(variant, { batch: 1, M: 5, N: 36, K: 64, transA: false, transB: true, beta: 1, swiglu: true }, sg);
+          await check(variant, { batch: 1, M: 70, N: 36, K: 128, transA: false, transB: true, beta: 1, half: true, swiglu: true }, sg);
+        });
+        it('normalises rows of A (RMSNorm) as it reads them', async () => {
+          for (const transB of [false, true]) {
+            await check(variant, { batch: 2, M: 17, N: 65, K: 33, transA: false, transB, norm: true }, sg);
+            await check(variant, { batch: 1, M: 3, N: 20, K: 127, transA: false, transB, norm: true, bias: true }, sg);
+          }
+          // A decode step's q|k|v (gemv's vec4 path) and a prefill's, with an f16 base.
+          await check(variant, { batch: 1, M: 5, N: 68, K: 64, transA: false, transB: true, norm: true }, sg);
+          await check(variant, { batch: 1, M: 70, N: 36, K: 128, transA: false, transB: true, half: true, norm: true }, sg);
         });
       });
     }

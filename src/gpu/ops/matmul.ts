@@ -23,6 +23,17 @@ export interface MatmulArgs {
   beta?: number;
   /** Forces a variant instead of the autotuned choice. */
   variant?: MatmulVariant;
+  /**
+   * a holds fused gate|up rows, each stored row twice as wide as op(A)'s ([..., M, 2K], or
+   * [..., K, 2M] with transA), and op(A) = silu(gate)·up: the SwiGLU activation is computed
+   * as A is read, so it needs neither a dispatch nor a buffer of its own.
+   */
+  swiglu?: boolean;
+  /**
+   * op(A) is RMSNorm(A)·weight row by row (weight [K], f32 or f16), A not transposed: the
+   * norm before a projection, computed in the matmul (each row's Σ A² gathered in its K loop).
+   */
+  norm?: { weight: Tensor; eps: number };
 }
 
 export interface MatmulShape {
@@ -37,6 +48,9 @@ export interface MatmulShape {
 interface Geometry extends MatmulShape {
   strideA: number;
   strideB: number;
+  /** Distance between stored rows of A, and (with swiglu) from a gate to its up. */
+  ldA: number;
+  upA: number;
 }
 
 function resolveShape(args: MatmulArgs): Geometry {
@@ -46,7 +60,9 @@ function resolveShape(args: MatmulArgs): Geometry {
   if (a.shape.length < 2 || b.shape.length < 2) {
     throw new Error(`matmul needs matrices, got ${shapeString(a)} and ${shapeString(b)}`);
   }
-  const [ar, ac] = a.shape.slice(-2) as [number, number];
+  const [ar, stored] = a.shape.slice(-2) as [number, number];
+  if (args.swiglu && stored % 2 !== 0) throw new Error(`matmul: swiglu rows of ${shapeString(a)} are not gate|up pairs (odd width)`);
+  const ac = args.swiglu ? stored / 2 : stored;
   const [br, bc] = b.shape.slice(-2) as [number, number];
   const M = transA ? ac : ar;
   const K = transA ? ar : ac;
@@ -57,7 +73,7 @@ function resolveShape(args: MatmulArgs): Geometry {
       `matmul inner dimensions differ: ${shapeString(a)}${transA ? 'ᵀ' : ''} · ${shapeString(b)}${transB ? 'ᵀ' : ''} (${K} vs ${Kb})`,
     );
   }
-  const batchA = a.size / (M * K) || 1;
+  const batchA = a.size / (ar * stored) || 1;
   const batchB = b.size / (K * N) || 1;
   if (b.shape.length > 2 && batchB !== batchA) {
     throw new Error(`matmul batch sizes differ: ${shapeString(a)} and ${shapeString(b)}`);
@@ -72,8 +88,10 @@ function resolveShape(args: MatmulArgs): Geometry {
     K,
     transA,
     transB,
-    strideA: M * K,
+    strideA: ar * stored,
     strideB: b.shape.length > 2 ? K * N : 0,
+    ldA: stored,
+    upA: ac,
   };
 }
 
@@ -83,7 +101,15 @@ const ceil = (x: number, d: number) => Math.ceil(x / d);
 const REG_TILE = 8;
 
 function plan(variant: MatmulVariant, g: Geometry, subgroups: boolean, args: MatmulArgs) {
-  const defines = { TRANS_A: g.transA, TRANS_B: g.transB, B_F16: args.b.dtype === 'f16', BIAS_F16: args.bias?.dtype === 'f16' };
+  const defines = {
+    TRANS_A: g.transA,
+    TRANS_B: g.transB,
+    B_F16: args.b.dtype === 'f16',
+    BIAS_F16: args.bias?.dtype === 'f16',
+    A_SWIGLU: args.swiglu ?? false,
+    A_NORM: args.norm !== undefined,
+    NORM_F16: args.norm?.weight.dtype === 'f16',
+  };
   switch (variant) {
     case 'reg':
     case 'reg-wide':
@@ -133,6 +159,12 @@ export function matmul(rt: Runtime, args: MatmulArgs): Tensor {
     if (t && t.buffer === out.buffer) throw new Error(`matmul output shares a buffer with ${name} (WebGPU forbids it)`);
   }
   if (args.bias && args.bias.size !== g.N) throw new Error(`matmul bias ${shapeString(args.bias)} is not [${g.N}]`);
+  const norm = args.norm;
+  if (norm) {
+    if (g.transA || args.swiglu) throw new Error('matmul: the RMSNorm prologue normalises rows of an untransposed, plain A');
+    if (norm.weight.size !== g.K) throw new Error(`matmul norm weight ${shapeString(norm.weight)} is not [${g.K}]`);
+    if (norm.weight.buffer === out.buffer) throw new Error('matmul output shares a buffer with the norm weight (WebGPU forbids it)');
+  }
   if (out.dtype !== 'f32' || (args.bias && args.bias.dtype !== 'f32' && args.bias.dtype !== 'f16')) {
     throw new Error(`matmul writes f32 (out ${shapeString(out)}${args.bias ? `, bias ${shapeString(args.bias)}` : ''})`);
   }
@@ -152,12 +184,14 @@ export function matmul(rt: Runtime, args: MatmulArgs): Tensor {
     .u32(args.a.offset, args.b.offset, out.offset, args.bias?.offset ?? 0)
     .u32(g.strideA, g.strideB, g.M * g.N, args.bias ? 1 : 0)
     .f32(args.alpha ?? 1, args.beta ?? 0)
-    .u32(0, 0);
+    .u32(g.ldA, g.upA)
+    .f32(norm?.eps ?? 0)
+    .u32(norm?.weight.offset ?? 0, 0, 0);
   if (!rt.isTracing) rt.counters.matmulFlops += 2 * g.batch * g.M * g.N * g.K;
   rt.dispatch({
     kernel,
     params,
-    buffers: [args.a.buffer, args.b.buffer, out.buffer, args.bias?.buffer ?? rt.placeholder],
+    buffers: [args.a.buffer, args.b.buffer, out.buffer, args.bias?.buffer ?? rt.placeholder, ...(norm ? [norm.weight.buffer] : [])],
     workgroups,
     label: `matmul_${variant}`,
   });
