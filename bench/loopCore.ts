@@ -71,9 +71,21 @@ export interface LoopBenchRow {
   error?: string;
 }
 
+/** One decode setting of the shipped model: the matmul prologues fused (Runtime.fusedPrologues) or apart. */
+export interface PrologueFigures {
+  fused: boolean;
+  /** Dispatches of one decode step, sampling included. */
+  dispatchesPerStep: number;
+  /** Decode tokens/s at PROLOGUE_ROWS rows and the prefill of their 64-token prompts. */
+  decodeTokensPerS: number;
+  prefillMs: number;
+}
+
 export interface LoopBench {
   /** GFLOP/s of the best matmul variant at 512³ on this adapter, measured in this run. */
   peakGflops: number;
+  /** The adapter's default (Runtime.fusedPrologues) and the other choice, measured in this run. */
+  prologues: PrologueFigures[];
   rows: LoopBenchRow[];
 }
 
@@ -98,13 +110,54 @@ async function matmulPeak(rt: Runtime): Promise<number> {
   return (2 * n ** 3) / (ms / 1e3) / 1e9;
 }
 
+/** B prompts of 64 tokens, the same in every measurement. */
+const decodePrompts = (B: number) => Array.from({ length: B }, (_, b) => Array.from({ length: 64 }, (_, t) => 3 + ((b * 64 + t) * 7919) % 250));
+const DECODE_OPTS = { maxNewTokens: 128, temperature: 1, seed: 1, eosTokenIds: [], timing: true };
+
 /** Decode tokens/s of the session's model at B rows (64-token prompts, 128 new tokens, no EOS), as the generate suite measures it. */
-async function decodeRate(session: ModelSession, B: number): Promise<number> {
-  const prompts = Array.from({ length: B }, (_, b) => Array.from({ length: 64 }, (_, t) => 3 + ((b * 64 + t) * 7919) % 250));
-  const opts = { maxNewTokens: 128, temperature: 1, seed: 1, eosTokenIds: [], timing: true };
-  await session.generate(prompts, opts);
-  const { stats } = await session.generate(prompts, opts);
-  return (B * stats.steps) / ((stats.ms - stats.timing!.prefillMs) / 1e3);
+async function decodeRate(session: ModelSession, B: number): Promise<{ tokensPerS: number; prefillMs: number }> {
+  const prompts = decodePrompts(B);
+  await session.generate(prompts, DECODE_OPTS);
+  const { stats } = await session.generate(prompts, DECODE_OPTS);
+  return { tokensPerS: (B * stats.steps) / ((stats.ms - stats.timing!.prefillMs) / 1e3), prefillMs: stats.timing!.prefillMs };
+}
+
+/** Rows of the prologue comparison: the Challenger's batch, where a decode step's dispatches weigh most. */
+const PROLOGUE_ROWS = 8;
+
+/**
+ * The shipped model's decode with the matmul prologues fused and apart: dispatches per decode
+ * step (two generations that differ by 8 decode steps) and the best of 3 decode rates each,
+ * alternating so that drift in the machine's load hits both.
+ */
+async function prologueFigures(rt: Runtime, checkpoint: Map<string, Uint8Array>): Promise<PrologueFigures[]> {
+  const session = ModelSession.create(rt, { kind: 'checkpoint', checkpoint: importCheckpoint(checkpoint), name: LOOP_CHECKPOINT });
+  const adapterDefault = rt.fusedPrologues;
+  try {
+    const prompts = decodePrompts(PROLOGUE_ROWS);
+    const figures = [adapterDefault, !adapterDefault].map((fused) => ({ fused, dispatchesPerStep: 0, decodeTokensPerS: 0, prefillMs: Infinity }));
+    for (const f of figures) {
+      rt.fusedPrologues = f.fused;
+      const count = async (steps: number) => {
+        const before = rt.counters.dispatches;
+        await session.generate(prompts, { ...DECODE_OPTS, maxNewTokens: steps + 1 });
+        return rt.counters.dispatches - before;
+      };
+      f.dispatchesPerStep = ((await count(9)) - (await count(1))) / 8;
+    }
+    for (let round = 0; round < 3; round++) {
+      for (const f of figures) {
+        rt.fusedPrologues = f.fused;
+        const { tokensPerS, prefillMs } = await decodeRate(session, PROLOGUE_ROWS);
+        f.decodeTokensPerS = Math.max(f.decodeTokensPerS, tokensPerS);
+        f.prefillMs = Math.min(f.prefillMs, prefillMs);
+      }
+    }
+    return figures;
+  } finally {
+    rt.fusedPrologues = adapterDefault;
+    session.destroy();
+  }
 }
 
 const diff = (a: RuntimeCounters, b: RuntimeCounters) => ({ dispatches: b.dispatches - a.dispatches, readbacks: b.readbacks - a.readbacks, flops: b.matmulFlops - a.matmulFlops });
@@ -176,7 +229,7 @@ async function benchMethod(rt: Runtime, checkpoint: Map<string, Uint8Array>, see
     const med = (f: (m: StepMetrics) => number) => median(metrics.map(f));
     // The decode rate at each batch size a phase generated with.
     const rates = new Map<number, number>();
-    for (const runs of Object.values(genRuns)) for (const g of runs) if (g.rows && !rates.has(g.rows)) rates.set(g.rows, await decodeRate(session, g.rows));
+    for (const runs of Object.values(genRuns)) for (const g of runs) if (g.rows && !rates.has(g.rows)) rates.set(g.rows, (await decodeRate(session, g.rows)).tokensPerS);
     const phases: Partial<Record<Phase, PhaseFigures>> = {};
     let ideal = 0;
     let actual = 0;
@@ -228,7 +281,10 @@ export async function benchLoop(
   o.log(`loop: matmul peak at 512³ ${peakGflops.toFixed(2)} GFLOP/s`);
   const rows: LoopBenchRow[] = [];
   for (const name of o.methods ?? LOOP_METHODS) rows.push(await benchMethod(rt, checkpoint, seeds, name, o.steps ?? (o.quick ? 2 : 5), o.log));
-  return { peakGflops, rows };
+  // After the methods: their tuning covers the decode shapes measured here.
+  const prologues = await prologueFigures(rt, checkpoint);
+  o.log(`loop: decode step ${prologues.map((f) => `${f.fused ? 'fused' : 'apart'} ${f.dispatchesPerStep} dispatches, ${f.decodeTokensPerS.toFixed(0)} tok/s`).join('; ')}`);
+  return { peakGflops, prologues, rows };
 }
 
 const fmt = (x: number | undefined, digits = 1) => (x === undefined || !Number.isFinite(x) ? '-' : x.toFixed(digits));
@@ -274,6 +330,18 @@ export function loopTables(platform: string, bench: LoopBench): Table[] {
         'medians over the timed steps; GPU s: the sum of the phase\'s dispatches\' timestamp-query times; GFLOP: the matmuls\' 2·M·N·K',
         '(attention, norms and the rest are a few % of the arithmetic here); share of peak: the phase\'s matmul GFLOP/s over the peak;',
         'decode tok/s at rows: the same model decoding that many rows (64-token prompts, 128 new tokens, no EOS), measured in this run',
+      ],
+    },
+    {
+      title: `Decode step of the shipped model with the matmul prologues fused and apart, ${platform} (${PROLOGUE_ROWS} rows)`,
+      columns: ['RMSNorm and SwiGLU', 'dispatches per decode step', 'decode tok/s', 'prefill ms'],
+      rows: bench.prologues.map((f) => [
+        `${f.fused ? 'in the matmuls after them' : 'kernels of their own'}${f.fused === bench.prologues[0]!.fused ? ' (this adapter\'s default)' : ''}`,
+        fmt(f.dispatchesPerStep, 0), fmt(f.decodeTokensPerS, 0), fmt(f.prefillMs, 0),
+      ]),
+      notes: [
+        'dispatches per decode step: two generations 8 steps apart, sampling included; tok/s and prefill: best of 3, alternating,',
+        '64-token prompts, 128 new tokens, no EOS',
       ],
     },
     {

@@ -98,9 +98,10 @@ export class Runtime {
    * step of a 4-layer model: 26 dispatches instead of 39) at the price of repeating that
    * arithmetic in every output tile. On a GPU a dispatch costs more than the arithmetic it
    * saves; on SwiftShader, where both are the CPU's, the fused decode measured up to 10%
-   * slower at 8 rows (README, "Loop speed"), so it is off there.
+   * slower at 8 rows (README, "Loop speed"), so it is off there. Read when work is recorded:
+   * the loop benchmark switches it to measure both.
    */
-  readonly fusedPrologues: boolean;
+  fusedPrologues: boolean;
   private readonly poison: boolean;
 
   private constructor(readonly ctx: GpuContext, options: RuntimeOptions, cache: Record<string, string>) {
