@@ -152,7 +152,8 @@ test('a loop run in the lab: seeds dropped, live charts and transcripts, pause, 
   await expect(kept).toHaveCount(2);
   await expect(kept.first()).toContainText('(resumed)');
   await expect(kept.last()).toContainText('all steps');
-  await kept.last().getByTestId('run-overlay').check();
+  await kept.last().getByTestId('run-overlay').click();
+  await expect(kept.last().getByTestId('run-overlay')).toBeChecked();
   await expect(page.getByTestId('chart-validation')).toContainText('sage · curriculum-500.jsonl');
   await expect(page.getByTestId('chart-bank')).toContainText('bank: sage · curriculum-500.jsonl');
   await page.getByTestId('run-charts').screenshot({ path: 'test-results/run-overlay.png' });

@@ -77,7 +77,9 @@ test('fine-tunes on dropped seeds in the engine worker, exports a checkpoint and
   await page.getByTestId('lora-apply').click();
   await expect(page.getByTestId('lora-summary')).toContainText(/a LoRA adapter: r 4, alpha 8, on q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj — 0\.\d+ M parameters/);
   // The frozen base in f16 (half its memory): training and the export go on from there.
-  await page.getByTestId('lora-f16').check();
+  // The box follows the engine's answer, which a busy machine gives later: click, then wait for the state the page shows.
+  await page.getByTestId('lora-f16').click();
+  await expect(page.getByTestId('lora-f16')).toBeChecked();
   await expect(page.getByTestId('lora-summary')).toContainText('the base frozen in f16');
   await expect(page.getByTestId('model-base-dtype')).toContainText('f16 on the GPU');
   await page.getByTestId('model-choice').screenshot({ path: 'test-results/panel-model-lora.png' });

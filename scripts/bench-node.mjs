@@ -23,7 +23,7 @@ export function nodeSuites(root, requested) {
 /**
  * Runs bench/node/<name>.ts under tsx with the Dawn environment; resolves to its JSON
  * output, or to `{ error }` when it fails or outlives `timeoutMs`. Its progress lines go to
- * `progress`, less Dawn's harmless XDG_RUNTIME_DIR warning.
+ * `progress`.
  */
 export function runNodeSuite(root, name, { quick, progress, timeoutMs }) {
   const tmp = mkdtempSync(join(os.tmpdir(), `bench-node-${name}-`));
@@ -39,7 +39,7 @@ export function runNodeSuite(root, name, { quick, progress, timeoutMs }) {
       const lines = pending.split('\n');
       pending = lines.pop() ?? '';
       for (const line of lines) {
-        if (!line || line.includes('XDG_RUNTIME_DIR')) continue;
+        if (!line) continue;
         progress(`  ${line}`);
         tail = `${tail}\n${line}`.slice(-4000);
       }

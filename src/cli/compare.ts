@@ -21,8 +21,8 @@ import type { MetricsRecord, RunState } from '../sage/run';
 import { parseJsonl, RUN_FILES } from '../sage/runRecords';
 import { isMain, runCli, UsageError, type OptionValues } from './options';
 import { onInterrupt } from './interrupt';
+import { SHIPPED_MODEL } from './runFiles';
 
-const SHIPPED_MODEL = 'data/models/tiny-curriculum';
 const DEFAULT_METHODS = ['sage', 'rlvr', 'sage-no-quality-filter', 'mae'];
 
 export const compareCli = {
@@ -97,7 +97,7 @@ function evolve(args: string[], prefix: string, log: string): Promise<number> {
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/evolve.ts', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: process.env });
     const forward = (chunk: Buffer) => {
       appendFileSync(log, chunk);
-      for (const line of chunk.toString().split('\n')) if (line.trim() && !/^npm warn|XDG_RUNTIME_DIR/.test(line)) console.log(`${prefix} ${line}`);
+      for (const line of chunk.toString().split('\n')) if (line.trim() && !/^npm warn/.test(line)) console.log(`${prefix} ${line}`);
     };
     child.stdout.on('data', forward);
     child.stderr.on('data', forward);

@@ -1,3 +1,4 @@
+import { parquetReadObjects } from 'hyparquet';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,6 +7,9 @@ import { importCheckpoint } from '../model/checkpoint';
 import { evolveCli } from './evolve';
 import { readCheckpointFolder } from './runFiles';
 import { expectEveryOptionChecked, runCliProcess } from './testing';
+
+/** The bytes of a Parquet file as the reader takes them. */
+const arrayBufferOf = (b: Uint8Array) => b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer;
 
 describe('evolve command line', () => {
   it('refuses a bad value of every option before any GPU work', () => {
@@ -56,7 +60,7 @@ describe('evolve command line', () => {
 const WARMUP_STEPS = 10;
 
 describe('evolve on Dawn, end to end', () => {
-  it('runs 2 steps after a warm-up: records well formed, the bank grows or says why not, updates run or say why not, the run resumes; a LoRA run over an f16 base', () => {
+  it('runs 2 steps after a warm-up: records well formed, the bank grows or says why not, updates run or say why not, the bank as verl datasets, the run resumes; a LoRA run over an f16 base', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sage-evolve-'));
     const seeds = join(dir, 'seeds.jsonl');
     writeFileSync(seeds, readFileSync('data/seeds/curriculum-500.jsonl', 'utf8').split('\n').slice(0, 4).join('\n'));
@@ -64,7 +68,8 @@ describe('evolve on Dawn, end to end', () => {
     writeFileSync(config, JSON.stringify({ proposals: 4, trainProblems: 4, solverSamples: 2, difficultySamples: 2, maxNewTokens: { challenger: 32, planner: 24, solver: 16, critic: 8 } }));
     const out = join(dir, 'run');
     const common = ['--seeds', seeds, '--config', config, '--validation-limit', '4', '--eval-every', '2'];
-    const r = runCliProcess('src/cli/evolve.ts', [...common, '--steps', '2', '--warmup-steps', String(WARMUP_STEPS), '--out', out]);
+    const r = runCliProcess('src/cli/evolve.ts', [...common, '--preset', 'tiny', '--steps', '2', '--warmup-steps', String(WARMUP_STEPS), '--out', out]);
+    expect(r.stdout).toMatch(/model: the tiny preset from scratch \(seed 0\), warmed up for \d+ steps/);
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/done \(steps\) after 2 steps/);
     const records = readFileSync(join(out, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, any>);
@@ -94,6 +99,15 @@ describe('evolve on Dawn, end to end', () => {
     // The export re-imports and the run resumes where it stopped.
     const last = importCheckpoint(readCheckpointFolder(join(out, 'last')));
     expect(last.config.hidden_size).toBe(128);
+    // Beside last/, the bank as verl's training set (every entry, seeds and admitted problems) and the held-out split as its validation set.
+    const verlRows = async (file: string) => (await parquetReadObjects({ file: arrayBufferOf(readFileSync(join(out, file))) })) as { extra_info: { split: string; origin: string } }[];
+    const banked = readFileSync(join(out, 'bank-events.jsonl'), 'utf8').split('\n').filter((l) => l.includes('"type":"admit"')).length;
+    const train = await verlRows('verl/train.parquet');
+    expect(train).toHaveLength(4 + banked);
+    expect(train.filter((x) => x.extra_info.origin === 'generated')).toHaveLength(banked);
+    const test = await verlRows('verl/test.parquet');
+    expect(test).toHaveLength(JSON.parse(readFileSync(join(out, 'validation.json'), 'utf8')).length);
+    expect(test.every((x) => x.extra_info.split === 'test' && x.extra_info.origin === 'held-out')).toBe(true);
     const again = runCliProcess('src/cli/evolve.ts', [...common, '--steps', '1', '--resume', out]);
     expect(again.status, again.stderr).toBe(0);
     const state = JSON.parse(readFileSync(join(out, 'state.json'), 'utf8')) as { step: number };
@@ -114,5 +128,21 @@ describe('evolve on Dawn, end to end', () => {
     expect(lora.stdout).toMatch(/base weights in f16 · GPU memory training at 8×256: \d+ MiB in full, \d+ MiB with LoRA, \d+ MiB with LoRA on an f16 base; KV cache \d+ MiB \(8 rows × 256 positions\)/);
     expect(JSON.parse(readFileSync(join(loraOut, 'config.json'), 'utf8'))).toMatchObject({ lora: { rank: 4 }, baseDtype: 'f16' });
     expect(importCheckpoint(readCheckpointFolder(join(loraOut, 'last'))).lora?.config.rank).toBe(4);
+  });
+
+  it('with no model option a run starts from the shipped checkpoint: its first step with no warm-up, and says so', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sage-evolve-'));
+    const config = join(dir, 'config.json');
+    writeFileSync(config, JSON.stringify({ proposals: 2, trainProblems: 2, solverSamples: 2, difficultySamples: 2 }));
+    const r = runCliProcess('src/cli/evolve.ts', ['--config', config, '--steps', '1', '--validation-limit', '4', '--eval-every', '5', '--out', join(dir, 'run')]);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^model: data\/models\/tiny-curriculum, the tiny preset with its warm-up done .*--preset tiny warms one up from scratch instead$/m);
+    expect(r.stdout).not.toMatch(/^warm-up \d+/m);
+    expect(r.stdout).toMatch(/step 1\/1 /);
+    const recorded = JSON.parse(readFileSync(join(dir, 'run', 'config.json'), 'utf8')) as { model: string; preset: null; templates: string; settings: { warmupSteps: number } };
+    expect(recorded).toMatchObject({ model: 'data/models/tiny-curriculum', preset: null, templates: 'compact', settings: { warmupSteps: 0 } });
+    const both = runCliProcess('src/cli/evolve.ts', ['--model', 'data/models/tiny-curriculum', '--preset', 'tiny']);
+    expect(both.status).toBe(2);
+    expect(both.stderr).toBe('evolve: --model and --preset are exclusive (a checkpoint, or a preset trained from scratch)');
   });
 });

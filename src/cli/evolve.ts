@@ -1,6 +1,7 @@
 /**
  * `npm run evolve`: the self-evolution loop headless on Dawn. With no arguments it runs the
- * default: the built-in curriculum, the tiny preset, the warm-up, then SAGE. `--steps 0`
+ * default: the built-in curriculum, the shipped tiny model (its warm-up done), then SAGE;
+ * `--preset tiny` warms one up from scratch first. `--steps 0`
  * only reads and reports the seed and validation files. `--help` lists every option.
  */
 import { existsSync, readFileSync } from 'node:fs';
@@ -29,7 +30,7 @@ import { isMain, runCli, UsageError, type OptionValues } from './options';
 import { describeMemory, modelMemory } from '../train/memorySummary';
 import { applyLora, describeTraining, loraFromOptions, LORA_OPTIONS } from './loraOptions';
 import { onInterrupt } from './interrupt';
-import { DEFAULT_CHECKPOINT_EVERY, logShards, readCheckpointFolder, RUN_FILES, RunFolder } from './runFiles';
+import { DEFAULT_CHECKPOINT_EVERY, SHIPPED_MODEL, VERL_FILES, logShards, readCheckpointFolder, RUN_FILES, RunFolder } from './runFiles';
 
 export const evolveCli = {
   name: 'evolve',
@@ -38,8 +39,8 @@ export const evolveCli = {
     seeds: { type: 'string', arg: 'FILE', exists: 'file', help: `seed problems (JSONL: curriculum, GSM8K, MATH, HumanEval, MBPP, Q/A, or questions alone for MAE; default ${SHIPPED_SPLITS.seeds.file})` },
     validation: { type: 'string', arg: 'FILE', exists: 'file', help: `held-out problems for validation, never trained on (default ${SHIPPED_SPLITS.validation.file})` },
     fields: { type: 'string', arg: 'ROLE=FIELD,…', help: 'field mapping for the seed file instead of detection, e.g. question=q,answer=a' },
-    preset: { type: 'string', choices: Object.keys(PRESETS), default: 'tiny', help: 'model preset trained from scratch' },
-    model: { type: 'string', arg: 'DIR', exists: 'dir', help: 'start from a Hugging Face checkpoint folder instead of a preset' },
+    preset: { type: 'string', choices: Object.keys(PRESETS), help: `a model preset trained from scratch, warmed up first (${DEFAULT_RUN.warmupSteps} steps), instead of the shipped model` },
+    model: { type: 'string', arg: 'DIR', exists: 'dir', help: `start from this Hugging Face checkpoint folder (default ${SHIPPED_MODEL}: the tiny preset with its warm-up done, compact prompts)` },
     method: { type: 'string', choices: Object.keys(METHODS), help: 'method preset (default sage; a resumed run keeps its own)' },
     templates: { type: 'string', choices: ['compact', 'instruct'], help: 'role prompts: compact for models trained from scratch (the default with --preset), instruct for instruction-tuned ones (the default with --model); they also choose the defaults: instruct gives a pretrained model lr 1e-6 (1e-5 with LoRA) and token limits Solver 512, Challenger 384, Planner 256, Critic 32' },
     steps: { type: 'int', min: 0, default: DEFAULT_RUN.steps, help: 'loop steps (0: only read and report the data files, or with --warmup-steps warm up and validate)' },
@@ -130,7 +131,11 @@ function progressLine(e: RunEvent, total: number, started: number, firstStep: nu
 }
 
 async function main(o: Options): Promise<void> {
-  if (o.model && o.resume) throw new UsageError('--model and --resume are exclusive (a resumed run continues from its own checkpoint)');
+  if ((o.model || o.preset) && o.resume) throw new UsageError(`--${o.model ? 'model' : 'preset'} and --resume are exclusive (a resumed run continues from its own checkpoint)`);
+  if (o.model && o.preset) throw new UsageError('--model and --preset are exclusive (a checkpoint, or a preset trained from scratch)');
+  // A first run starts from the shipped checkpoint (the tiny preset's warm-up, done): a loop step within minutes.
+  const modelDir = o.model ?? (o.resume || o.preset ? undefined : SHIPPED_MODEL);
+  const preset = (o.preset ?? 'tiny') as PresetName;
   const lora = loraFromOptions(o);
   if (o.resume && (lora || o.adapter)) throw new UsageError('--resume continues a run as it trained (a LoRA run with its adapter); --lora-rank and --adapter do not apply');
   // A resumed run's folder, read once: its config, state and bank now, its problems next, its records rewound later.
@@ -152,6 +157,7 @@ async function main(o: Options): Promise<void> {
   const method = METHODS[(o.method ?? began.method ?? 'sage') as MethodName];
   checkReferences(seeds, validation, method);
   const recordedTemplates = (resumed?.config as { templates?: string } | undefined)?.templates;
+  // The shipped model learned the compact prompts in its warm-up; another checkpoint is taken for an instruction-tuned one.
   const templateSet = (o.templates ?? recordedTemplates ?? (o.model ? 'instruct' : 'compact')) as 'compact' | 'instruct';
   const defaults = modelDefaults(templateSet, Boolean(lora || o.adapter || (resumed?.config as { lora?: unknown } | undefined)?.lora));
   const settings: RunSettings = {
@@ -167,7 +173,7 @@ async function main(o: Options): Promise<void> {
     ...(o.lr !== undefined ? { lr: o.lr } : {}),
     ...(o.transcripts !== undefined ? { transcripts: o.transcripts as TranscriptMode } : {}),
     steps: o.steps,
-    warmupSteps: o['warmup-steps'] ?? (o.model ? 0 : DEFAULT_RUN.warmupSteps),
+    warmupSteps: o['warmup-steps'] ?? (modelDir || o.resume ? 0 : DEFAULT_RUN.warmupSteps),
     warmupSolverShare: o['warmup-solver-share'],
     warmupPlanVariants: o['warmup-plan-variants'],
     evalEvery: o['eval-every'],
@@ -182,14 +188,16 @@ async function main(o: Options): Promise<void> {
   const folder = resumeFolder ?? new RunFolder(out, o['checkpoint-every']);
   const { method: _m, templates: _t, ...recorded } = settings;
   if (!o.resume) folder.writeProblems(seeds, validation);
-  folder.writeConfig({ method: method.name, templates: templateSet, seeds: seedFile, validation: validationFile, preset: o.preset, model: o.model ?? null, lora: lora ?? (o.adapter ? { adapter: o.adapter } : null), baseDtype: o['base-dtype'], settings: recorded, policy: DEFAULT_POLICY });
+  folder.writeConfig({ method: method.name, templates: templateSet, seeds: seedFile, validation: validationFile, preset: modelDir ? null : preset, model: modelDir ?? null, lora: lora ?? (o.adapter ? { adapter: o.adapter } : null), baseDtype: o['base-dtype'], settings: recorded, policy: DEFAULT_POLICY });
 
   const rt = await Runtime.create(nodePlatform());
   let source: ModelSource;
-  if (o.resume || o.model) {
-    const files = o.resume ? folder.readCheckpoint('last') : readCheckpointFolder(o.model!);
-    source = { kind: 'checkpoint', checkpoint: importCheckpoint(files), name: o.resume ? join(o.resume, 'last') : o.model!, onProgress: logShards };
-  } else source = { kind: 'preset', preset: o.preset as PresetName, seed: o.seed };
+  if (o.resume || modelDir) {
+    const files = o.resume ? folder.readCheckpoint('last') : readCheckpointFolder(modelDir!);
+    source = { kind: 'checkpoint', checkpoint: importCheckpoint(files), name: o.resume ? join(o.resume, 'last') : modelDir!, onProgress: logShards };
+  } else source = { kind: 'preset', preset, seed: o.seed };
+  if (modelDir === SHIPPED_MODEL) console.log(`model: ${SHIPPED_MODEL}, the tiny preset with its warm-up done (data/models/README.md); --preset tiny warms one up from scratch instead`);
+  else if (!o.resume && !modelDir) console.log(`model: the ${preset} preset from scratch (seed ${o.seed}), warmed up for ${settings.warmupSteps} steps before the first loop step`);
   const session = ModelSession.create(rt, { ...source, baseDtype: o['base-dtype'] as BaseDtype });
   if (!o.resume) session.resetOptimizer();
   applyLora(session, o, o.seed);
@@ -212,6 +220,7 @@ async function main(o: Options): Promise<void> {
     const line = progressLine(e, settings.steps, started, firstStep);
     if (line) console.log(line);
   }, rewound ? { state: rewound.state, bankEvents: rewound.bankEvents } : undefined);
+  folder.exportVerl(run.bank, validation, settings.templates);
   onInterrupt(() => {
     console.log('\nstopping when the phase in flight finishes (Ctrl-C again to quit now) ...');
     run.stop();
@@ -221,7 +230,7 @@ async function main(o: Options): Promise<void> {
   } finally {
     sandbox?.close();
   }
-  console.log(`records in ${out}: ${Object.values(RUN_FILES).join(', ')}, checkpoints best/ and last/${existsSync(join(out, 'best')) ? '' : ' (no best yet)'}`);
+  console.log(`records in ${out}: ${Object.values(RUN_FILES).join(', ')}, checkpoints best/ and last/${existsSync(join(out, 'best')) ? '' : ' (no best yet)'}, the bank and held-out split as verl datasets ${Object.values(VERL_FILES).join(', ')}`);
   session.destroy();
   rt.destroy();
 }

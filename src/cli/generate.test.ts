@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -68,5 +69,16 @@ describe('generate command line', () => {
     const help = runCliProcess('src/cli/generate.ts', ['--help']);
     expect(help.status).toBe(0);
     expect(help.stdout).toMatch(/--max-new N +new tokens per prompt at most \(default 64\)/);
+  });
+
+  it('a GPU command in a session without XDG_RUNTIME_DIR prints nothing the user did not cause', () => {
+    // As `npm run evolve` and the other GPU commands start: through the Dawn environment, here from a headless session.
+    const env = { ...process.env };
+    delete env.XDG_RUNTIME_DIR;
+    const r = spawnSync(process.execPath, ['scripts/node-gpu.mjs', 'src/cli/generate.ts', '--prompt', 'Q: 2+3=', '--max-new', '2'], { encoding: 'utf8', env, timeout: 10 * 60_000 });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/completion: /);
+    const printed = (r.stderr + r.stdout).split('\n').filter((l) => !/^npm warn/.test(l));
+    expect(printed.filter((l) => /XDG_RUNTIME_DIR|error/i.test(l))).toEqual([]);
   });
 });

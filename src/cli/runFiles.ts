@@ -8,7 +8,9 @@ import { dirname, join } from 'node:path';
 import type { Problem } from '../data/problem';
 import type { FileSink } from '../model/checkpoint';
 import type { LoadProgress } from '../train/session';
-import type { BankEvent } from '../sage/bank';
+import type { BankEvent, ProblemBank } from '../sage/bank';
+import { bankToVerlParquet, heldOutToVerlParquet } from '../sage/bankExport';
+import type { Templates } from '../sage/templates';
 import type { Transcript } from '../sage/loop';
 import type { MetricsRecord, RunState, RunStore } from '../sage/run';
 import { parseJsonl, parseProblems, parseResume, recordsUpTo, RUN_FILES, type ResumeRecords } from '../sage/runRecords';
@@ -79,18 +81,32 @@ export function logShards(p: LoadProgress): void {
   if (p.bytes === p.total) console.error(`loaded ${p.file} (${p.shard} of ${p.shards}, ${(p.total / 2 ** 20).toFixed(0)} MiB)`);
 }
 
+/** The tiny preset after its warm-up (data/models/README.md): where a run starts unless told otherwise. */
+export const SHIPPED_MODEL = 'data/models/tiny-curriculum';
+
+/** The run folder's verl datasets: the bank to train on, the held-out split to validate on. */
+export const VERL_FILES = { train: 'verl/train.parquet', test: 'verl/test.parquet' } as const;
+
 /** Steps between two saves of `last/`: what a killed run may have to do again. */
 export const DEFAULT_CHECKPOINT_EVERY = 10;
 
 export class RunFolder implements RunStore {
   /** `last/` is saved every this many steps, and state.json with it: the state of `last/`, what --resume continues from. */
   readonly checkpointing: NonNullable<RunStore['checkpointing']>;
+  private verl: { bank: ProblemBank; templates: Templates } | null = null;
 
   constructor(
     readonly dir: string,
     checkpointEvery = DEFAULT_CHECKPOINT_EVERY,
   ) {
-    this.checkpointing = { every: checkpointEvery, saved: async (s) => writeAtomic(join(this.dir, RUN_FILES.state), JSON.stringify(s, null, 2) + '\n') };
+    this.checkpointing = {
+      every: checkpointEvery,
+      saved: async (s) => {
+        // The bank as it stands at the checkpoint, beside its weights: verl continues from both.
+        if (this.verl) writeAtomic(join(this.dir, VERL_FILES.train), bankToVerlParquet(this.verl.bank, 'train', this.verl.templates));
+        writeAtomic(join(this.dir, RUN_FILES.state), JSON.stringify(s, null, 2) + '\n');
+      },
+    };
     mkdirSync(dir, { recursive: true });
     // The event log exists from the start, so a run with no event yet still resumes.
     appendFileSync(join(dir, RUN_FILES.bank), '');
@@ -103,6 +119,16 @@ export class RunFolder implements RunStore {
 
   writeConfig(config: unknown): void {
     writeAtomic(join(this.dir, RUN_FILES.config), JSON.stringify(config, null, 2) + '\n');
+  }
+
+  /**
+   * Keeps the run's problems as verl's RL datasets (VERL_FILES): the held-out split now, the
+   * bank with every checkpoint of `last/`, prompts in the run's Solver template.
+   */
+  exportVerl(bank: ProblemBank, heldOut: readonly Problem[], templates: Templates): void {
+    this.verl = { bank, templates };
+    mkdirSync(join(this.dir, 'verl'), { recursive: true });
+    writeAtomic(join(this.dir, VERL_FILES.test), heldOutToVerlParquet(heldOut, templates));
   }
 
   writeProblems(seeds: readonly Problem[], validation: readonly Problem[]): void {

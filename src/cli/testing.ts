@@ -44,12 +44,12 @@ export function expectEveryOptionChecked<S extends OptionSpecs>(cli: CliDescript
   expect(parseOptions(cli, ['--help'])).toBeNull();
 }
 
-/** Runs a CLI entry point under tsx; stderr without the notices npm and Dawn (native code) print on their own. */
+/** Runs a CLI entry point under tsx; stderr without the notices npm and Dawn's native code print on their own (not errors). */
 export function runCliProcess(entry: string, args: string[], env: NodeJS.ProcessEnv = process.env) {
   const r = spawnSync('npx', ['tsx', entry, ...args], { encoding: 'utf8', env, timeout: 10 * 60_000 });
   const stderr = r.stderr
     .split('\n')
-    .filter((l) => l.trim() && !/^npm warn|XDG_RUNTIME_DIR|^Warning: |^\s+at .*third_party\/dawn/.test(l))
+    .filter((l) => l.trim() && !/^npm warn|^Warning: |^\s+at .*third_party\/dawn/.test(l))
     .join('\n');
   return { status: r.status, stdout: r.stdout, stderr };
 }

@@ -1,33 +1,62 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { expectEveryOptionChecked, runCliProcess } from './testing';
-import { verifyCli } from './verify';
+import { passAtK, reportedKs, verifyCli } from './verify';
+
+/** C(n, k) exactly enough for small n. */
+function choose(n: number, k: number): number {
+  let r = 1;
+  for (let i = 0; i < k; i++) r = (r * (n - i)) / (i + 1);
+  return r;
+}
 
 describe('verify command line', () => {
   it('refuses every bad option value with one line', () => expectEveryOptionChecked(verifyCli));
 
-  it('checks samples in evaluate_functional_correctness format: a line per sample, then pass@1 and counts', () => {
+  it('pass@k is the unbiased estimator: the chance that k of the n samples drawn without replacement hold a passing one', () => {
+    for (let trial = 0; trial < 200; trial++) {
+      const n = 1 + Math.floor(Math.random() * 30);
+      const c = Math.floor(Math.random() * (n + 1));
+      const k = 1 + Math.floor(Math.random() * n);
+      expect(passAtK(n, c, k), `n ${n}, c ${c}, k ${k}`).toBeCloseTo(1 - choose(n - c, k) / choose(n, k), 10);
+    }
+    expect(passAtK(200, 0, 100)).toBe(0);
+    expect(passAtK(200, 1, 1)).toBeCloseTo(0.005, 12);
+    expect(reportedKs(1)).toEqual([1]);
+    expect(reportedKs(4)).toEqual([1, 2, 4]);
+    expect(reportedKs(200)).toEqual([1, 2, 5, 10, 20, 50, 100, 200]);
+  });
+
+  it('writes each sample back in the samples’ order with result and passed, then pass@k and counts (evaluate_functional_correctness)', () => {
     const dir = mkdtempSync(join(tmpdir(), 'sage-verify-'));
     const samples = join(dir, 'samples.jsonl');
-    writeFileSync(
-      samples,
-      [
-        JSON.stringify({ task_id: 'HumanEval/0', completion: '    return any(abs(a - b) < threshold for i, a in enumerate(numbers) for b in numbers[i + 1:])\n' }),
-        JSON.stringify({ task_id: 'HumanEval/0', completion: '    return False\n' }),
-        JSON.stringify({ task_id: 'HumanEval/3', completion: '    while True:\n        pass\n' }),
-        'not json',
-        JSON.stringify({ task_id: 'Nope/1', completion: 'x' }),
-      ].join('\n'),
-    );
-    const r = runCliProcess('src/cli/verify.ts', ['--problems', 'data/seeds/humaneval-87.jsonl', '--samples', samples, '--timeout', '1000']);
+    const out = join(dir, 'samples.jsonl_results.jsonl');
+    const right = '    return any(abs(a - b) < threshold for i, a in enumerate(numbers) for b in numbers[i + 1:])\n';
+    // The slowest verdict (a timeout) first: the two after it finish before it and still print after it.
+    const given = [
+      { task_id: 'HumanEval/3', completion: '    while True:\n        pass\n', sampler: 'a' },
+      { task_id: 'HumanEval/0', completion: right, sampler: 'b' },
+      { task_id: 'HumanEval/0', completion: '    return False\n', sampler: 'c' },
+    ];
+    writeFileSync(samples, [...given.map((g) => JSON.stringify(g)), 'not json', JSON.stringify({ task_id: 'Nope/1', completion: 'x' })].join('\n'));
+    const r = runCliProcess('src/cli/verify.ts', ['--problems', 'data/seeds/humaneval-87.jsonl', '--samples', samples, '--timeout', '1000', '--out', out]);
     expect(r.status, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/samples\.jsonl:4: skipped: not valid JSON/);
     expect(r.stderr).toMatch(/samples\.jsonl:5: skipped: task_id Nope\/1 is not among the problems/);
-    const lines = r.stdout.trim().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
-    expect(lines.slice(0, 3).map((l) => l.status).sort()).toEqual(['fail', 'pass', 'timeout']);
+    const printed = r.stdout.trim().split('\n').filter((l) => l.startsWith('{'));
+    const lines = printed.map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines.slice(0, 3)).toMatchObject([
+      { ...given[0], line: 1, result: 'timed out', passed: false, status: 'timeout' },
+      { ...given[1], line: 2, result: 'passed', passed: true, status: 'pass' },
+      { ...given[2], line: 3, passed: false, status: 'fail' },
+    ]);
+    expect(lines[2]!.result).toMatch(/^failed: /);
+    expect(readFileSync(out, 'utf8')).toBe(printed.slice(0, 3).join('\n') + '\n');
+    // One task of one sample: pass@1 alone.
     expect(lines[3]).toMatchObject({ 'pass@1': 0.25, samples: 3, pass: 1, fail: 1, timeout: 1 });
+    expect(lines[3]).not.toHaveProperty('pass@2');
   });
 
   it('runs the canonical solutions with --canonical, and needs samples or that flag', () => {

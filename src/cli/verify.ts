@@ -3,9 +3,13 @@
  * evaluate_functional_correctness:
  *   npm run verify -- --problems P.jsonl --samples S.jsonl
  * Problems are HumanEval / MBPP / MBPP+ records; each sample is {"task_id", "completion"}.
- * Prints one JSON line per sample with its verdict, then pass@1, the counts per verdict and
- * the throughput. `--canonical` checks every problem's own canonical solution instead.
+ * Prints each sample back, in the samples' order, with its fields and `result` and `passed`
+ * added (as evaluate_functional_correctness writes `<samples>_results.jsonl`; `--out` writes
+ * them to a file too), then pass@k for every k the samples per task allow (the unbiased
+ * estimator), the counts per verdict and the throughput. `--canonical` checks every problem's
+ * own canonical solution instead.
  */
+import { writeFileSync } from 'node:fs';
 import { readProblemFile, fileChunks } from '../data/nodeFile';
 import { readJsonl } from '../data/jsonl';
 import type { CodeProblem } from '../data/problem';
@@ -16,7 +20,7 @@ import { isMain, runCli, UsageError, type OptionValues } from './options';
 
 export const verifyCli = {
   name: 'verify',
-  summary: 'Runs code samples against their problems’ tests in the Python sandbox (pass@1, verdicts per sample).',
+  summary: 'Runs code samples against their problems’ tests in the Python sandbox (each sample’s result in the samples’ order, pass@k).',
   options: {
     problems: { type: 'string', arg: 'FILE', exists: 'file', required: true, help: 'HumanEval / MBPP / MBPP+ problems (JSONL)' },
     samples: { type: 'string', arg: 'FILE', exists: 'file', help: 'samples: one {"task_id", "completion"} per line' },
@@ -24,6 +28,7 @@ export const verifyCli = {
     timeout: { type: 'int', min: 100, max: 600_000, default: DEFAULT_LIMITS.timeoutMs, arg: 'MS', help: 'time per program and its tests' },
     memory: { type: 'int', min: 64, max: 4096, default: DEFAULT_LIMITS.memoryBytes / 2 ** 20, arg: 'MIB', help: 'wasm memory per sandbox' },
     pool: { type: 'int', min: 1, max: 64, default: 2, help: 'warm sandbox processes' },
+    out: { type: 'string', arg: 'FILE', help: 'also write the samples with their results there (JSONL, in the samples’ order)' },
     quiet: { type: 'flag', help: 'print only the summary' },
   },
   notes: [
@@ -35,6 +40,10 @@ export const verifyCli = {
 interface Sample {
   task_id: string;
   completion: string;
+  /** The sample's line in the samples file (none for a canonical solution). */
+  line?: number;
+  /** Every field of the sample as given, written back beside its result. */
+  fields: Record<string, unknown>;
 }
 
 async function readSamples(file: string, known: Map<string, CodeProblem>): Promise<Sample[]> {
@@ -49,7 +58,7 @@ async function readSamples(file: string, known: Map<string, CodeProblem>): Promi
     if (typeof task_id !== 'string' && typeof task_id !== 'number') console.warn(`${file}:${ev.line}: skipped: no "task_id"`);
     else if (typeof completion !== 'string') console.warn(`${file}:${ev.line}: skipped: no "completion" text`);
     else if (!known.has(String(task_id))) console.warn(`${file}:${ev.line}: skipped: task_id ${task_id} is not among the problems`);
-    else samples.push({ task_id: String(task_id), completion });
+    else samples.push({ task_id: String(task_id), completion, line: ev.line, fields: ev.value });
   }
   return samples;
 }
@@ -63,7 +72,7 @@ async function main(o: OptionValues<typeof verifyCli.options>): Promise<void> {
   if (!problems.size) throw new Error(`no code problems in ${o.problems}`);
   const samples = o.samples
     ? await readSamples(o.samples, problems)
-    : [...problems.values()].filter((p) => p.solution).map((p) => ({ task_id: p.id, completion: p.solution! }));
+    : [...problems.values()].filter((p) => p.solution).map((p) => ({ task_id: p.id, completion: p.solution!, fields: { task_id: p.id, completion: p.solution! } }));
   if (!samples.length) throw new Error('no samples to check');
 
   const pool = new NodeSandboxPool({ size: o.pool, timeoutMs: o.timeout, memoryBytes: o.memory * 2 ** 20 });
@@ -71,14 +80,19 @@ async function main(o: OptionValues<typeof verifyCli.options>): Promise<void> {
     await pool.warm();
     const verifier = new CodeVerifier(pool);
     const t0 = performance.now();
+    // Verdicts arrive as sandboxes finish; each is printed once every sample before it has been.
+    const lines: (string | undefined)[] = new Array(samples.length);
+    let printed = 0;
     const verdicts = await Promise.all(
-      samples.map(async (s) => {
+      samples.map(async (s, i) => {
         const v = await verifier.verify(problems.get(s.task_id)!, s.completion);
-        if (!o.quiet) console.log(JSON.stringify({ task_id: s.task_id, status: v.status, passed: v.status === 'pass', fraction: round(v.fraction), detail: v.detail }));
+        lines[i] = JSON.stringify(resultRecord(s, v));
+        for (; printed < samples.length && lines[printed] !== undefined; printed++) if (!o.quiet) console.log(lines[printed]);
         return { sample: s, verdict: v };
       }),
     );
     const seconds = (performance.now() - t0) / 1000;
+    if (o.out) writeFileSync(o.out, lines.join('\n') + '\n');
     console.log(summary(verdicts, seconds, pool));
   } finally {
     pool.close();
@@ -87,7 +101,29 @@ async function main(o: OptionValues<typeof verifyCli.options>): Promise<void> {
 
 const round = (x: number) => Math.round(x * 1000) / 1000;
 
-/** pass@1 (the mean over tasks of each task's passing share), counts per verdict, throughput. */
+/** A sample with its verdict: its own fields, then HumanEval's `result` and `passed`, then ours. */
+function resultRecord(s: Sample, v: CodeVerdict): Record<string, unknown> {
+  const result = v.status === 'pass' ? 'passed' : v.status === 'timeout' ? 'timed out' : `failed: ${v.detail ?? v.status}`;
+  return { ...s.fields, ...(s.line !== undefined ? { line: s.line } : {}), result, passed: v.status === 'pass', status: v.status, fraction: round(v.fraction) };
+}
+
+/**
+ * The unbiased pass@k of a task with n samples of which c pass (Chen et al. 2021):
+ * 1 − C(n−c, k)/C(n, k), as a product so that large n stays exact in floating point.
+ */
+export function passAtK(n: number, c: number, k: number): number {
+  if (n - c < k) return 1;
+  let miss = 1;
+  for (let i = n - c + 1; i <= n; i++) miss *= 1 - k / i;
+  return 1 - miss;
+}
+
+/** The ks reported: HumanEval's 1, 10, 100 and the steps between, up to the fewest samples any task has (that count too). */
+export function reportedKs(fewest: number): number[] {
+  return [...new Set([1, 2, 5, 10, 20, 50, 100, fewest])].filter((k) => k <= fewest).sort((a, b) => a - b);
+}
+
+/** pass@k (the mean over tasks), counts per verdict, throughput. */
 function summary(verdicts: { sample: Sample; verdict: CodeVerdict }[], seconds: number, pool: NodeSandboxPool): string {
   const byTask = new Map<string, { n: number; c: number }>();
   const counts: Record<VerdictStatus, number> = { pass: 0, fail: 0, error: 0, timeout: 0, killed: 0 };
@@ -98,9 +134,12 @@ function summary(verdicts: { sample: Sample; verdict: CodeVerdict }[], seconds: 
     byTask.set(sample.task_id, t);
     counts[verdict.status]++;
   }
-  const pass1 = [...byTask.values()].reduce((s, t) => s + t.c / t.n, 0) / byTask.size;
+  const tasks = [...byTask.values()];
+  const passAt = Object.fromEntries(
+    reportedKs(Math.min(...tasks.map((t) => t.n))).map((k) => [`pass@${k}`, round(tasks.reduce((s, t) => s + passAtK(t.n, t.c, k), 0) / tasks.length)]),
+  );
   return JSON.stringify({
-    'pass@1': round(pass1),
+    ...passAt,
     samples: verdicts.length,
     ...counts,
     seconds: round(seconds),

@@ -36,7 +36,13 @@ export interface VerlRow {
   extra_info: { split: string; index: bigint; id: string; origin: string; step: bigint; quality: number | null };
 }
 
-export function verlRows(entries: readonly BankEntry[], split: string, templates: Templates = DEFAULT_TEMPLATES): VerlRow[] {
+/** Where a row's problem came from: a bank entry's provenance, or the held-out split. */
+interface RowSource {
+  problem: Problem;
+  provenance: { origin: BankEntry['provenance']['origin'] | 'held-out'; step: number; quality: number | null };
+}
+
+export function verlRows(entries: readonly RowSource[], split: string, templates: Templates = DEFAULT_TEMPLATES): VerlRow[] {
   return entries.map((e, i) => ({
     data_source: `sage-lab/${e.problem.source}`,
     prompt: [{ role: 'user', content: render(templates.solver, { problem: e.problem.statement }) }],
@@ -80,7 +86,15 @@ const VERL_SCHEMA = [
 
 /** The bank as a verl RL dataset (Parquet bytes). */
 export function bankToVerlParquet(bank: ProblemBank, split = 'train', templates?: Templates): Uint8Array {
-  const rows = verlRows(bank.all(), split, templates);
+  return verlParquet(verlRows(bank.all(), split, templates));
+}
+
+/** Held-out problems as verl's validation dataset (`data.val_files`), in the bank's columns. */
+export function heldOutToVerlParquet(problems: readonly Problem[], templates?: Templates): Uint8Array {
+  return verlParquet(verlRows(problems.map((problem) => ({ problem, provenance: { origin: 'held-out', step: 0, quality: null } })), 'test', templates));
+}
+
+function verlParquet(rows: VerlRow[]): Uint8Array {
   const column = <K extends keyof VerlRow>(name: K) => ({ name, data: rows.map((r) => r[name]) });
   const buffer = parquetWriteBuffer({
     columnData: [column('data_source'), column('prompt'), column('ability'), column('reward_model'), column('extra_info')],
