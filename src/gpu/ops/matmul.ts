@@ -168,6 +168,8 @@ export function matmul(rt: Runtime, args: MatmulArgs): Tensor {
   if (out.dtype !== 'f32' || (args.bias && args.bias.dtype !== 'f32' && args.bias.dtype !== 'f16')) {
     throw new Error(`matmul writes f32 (out ${shapeString(out)}${args.bias ? `, bias ${shapeString(args.bias)}` : ''})`);
   }
+  // A prologue (norm, swiglu) runs the variant its plain shape was tuned to: it adds work per
+  // element of A, alike in every variant, so it is not tuned apart.
   let variant = args.variant ?? matmulTuner(rt).choose(g);
   if (variant === 'reg-vec4' && !vec4Aligned(g, args)) {
     if (args.variant) {
