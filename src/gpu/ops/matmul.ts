@@ -168,8 +168,9 @@ export function matmul(rt: Runtime, args: MatmulArgs): Tensor {
   if (out.dtype !== 'f32' || (args.bias && args.bias.dtype !== 'f32' && args.bias.dtype !== 'f16')) {
     throw new Error(`matmul writes f32 (out ${shapeString(out)}${args.bias ? `, bias ${shapeString(args.bias)}` : ''})`);
   }
-  // A prologue (norm, swiglu) runs the variant its plain shape was tuned to: it adds work per
-  // element of A, alike in every variant, so it is not tuned apart.
+  // A prologue (norm, swiglu) runs the variant its plain shape was tuned to, not a tuning of
+  // its own (that would double the classes): each variant repeats the prologue once per output
+  // tile, so the plain shape's winner may not be the fused one's.
   let variant = args.variant ?? matmulTuner(rt).choose(g);
   if (variant === 'reg-vec4' && !vec4Aligned(g, args)) {
     if (args.variant) {
