@@ -108,7 +108,11 @@ fn loadNorm(k: u32) -> f32 { return halfAt(normW[(p.offNorm + k) >> 1u], p.offNo
 fn loadNorm(k: u32) -> f32 { return normW[p.offNorm + k]; }
 #endif
 fn rowScale(ss: f32) -> f32 { return inverseSqrt(ss / f32(p.K) + p.eps); }
+#else
+// Without the norm a row's sums are stored as accumulated (its Σ A², never gathered, unread).
+fn rowScale(ss: f32) -> f32 { return 1.0; }
 #endif
+fn rowScale4(ss: vec4<f32>) -> vec4<f32> { return vec4<f32>(rowScale(ss.x), rowScale(ss.y), rowScale(ss.z), rowScale(ss.w)); }
 
 fn baseA(b: u32) -> u32 { return p.offA + b * p.strideA; }
 fn baseB(b: u32) -> u32 { return p.offB + b * p.strideB; }
@@ -172,11 +176,9 @@ fn matmul_reg(@builtin(global_invocation_id) gid: vec3<u32>) {
   let rowHi = idxA(baseA(b), min(row0 + 4u + sid, p.M - 1u), 0u);
 #endif
   var acc: array<array<f32, 8>, 8>;
-#if A_NORM
 #for i in 0..8
   var ss{{i}} = 0.0;
 #endfor
-#endif
   let K4 = p.K & ~3u;
 #if VEC4
   // Flat indices of the first element of each 4-wide group along M (TRANS_A) or N (!TRANS_B),
@@ -319,11 +321,7 @@ fn matmul_reg(@builtin(global_invocation_id) gid: vec3<u32>) {
 #endif
   // Unrolled too: indexing acc with a loop variable would move the whole tile to memory.
 #for i in 0..8
-#if A_NORM
   let rs{{i}} = rowScale(ss{{i}});
-#else
-  let rs{{i}} = 1.0;
-#endif
 #for j in 0..8
   if (row0 + {{i}}u < p.M && col0 + {{j}}u < p.N) { storeOne(b, row0 + {{i}}u, col0 + {{j}}u, acc[{{i}}][{{j}}] * rs{{i}}); }
 #endfor
@@ -363,10 +361,8 @@ fn matmul_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation
   let bB = baseB(b);
   let t = lid.y * 16u + lid.x; // 0..255
   var acc: array<vec4<f32>, 4>;
-#if A_NORM
-  // Σ A² of this invocation's four rows, from the raw tile of A; w scales B's tile.
+  // A_NORM: Σ A² of this invocation's four rows, from the raw tile of A; w scales B's tile.
   var ss = vec4<f32>(0.0);
-#endif
   for (var k0 = 0u; k0 < p.K; k0 += TILE_K) {
     // Each invocation loads one vec4 of each tile: k = t / 16, 4 rows/cols at (t % 16) * 4.
     let kk = t >> 4u;
@@ -394,11 +390,7 @@ fn matmul_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation
   }
   let row0 = tileRow + lid.y * 4u;
   let col0 = tileCol + lid.x * 4u;
-#if A_NORM
-  let rs = vec4<f32>(rowScale(ss.x), rowScale(ss.y), rowScale(ss.z), rowScale(ss.w));
-#else
-  let rs = vec4<f32>(1.0);
-#endif
+  let rs = rowScale4(ss);
   for (var i = 0u; i < 4u; i++) {
     if (row0 + i >= p.M) { break; }
     for (var j = 0u; j < 4u; j++) {
@@ -418,9 +410,7 @@ fn matmul_gemv(@builtin(global_invocation_id) gid: vec3<u32>) {
   let bA = baseA(b);
   let bB = baseB(b);
   var acc = vec4<f32>(0.0);
-#if A_NORM
   var ss = vec4<f32>(0.0);
-#endif
   for (var k = 0u; k < p.K; k++) {
     let a = vec4<f32>(loadA(idxA(bA, r.x, k)), loadA(idxA(bA, r.y, k)), loadA(idxA(bA, r.z, k)), loadA(idxA(bA, r.w, k)));
 #if A_NORM
@@ -430,11 +420,7 @@ fn matmul_gemv(@builtin(global_invocation_id) gid: vec3<u32>) {
     acc += a * loadB(idxB(bB, k, n));
 #endif
   }
-#if A_NORM
-  let rs = vec4<f32>(rowScale(ss.x), rowScale(ss.y), rowScale(ss.z), rowScale(ss.w));
-#else
-  let rs = vec4<f32>(1.0);
-#endif
+  let rs = rowScale4(ss);
   for (var i = 0u; i < 4u; i++) {
     if (row0 + i >= p.M) { break; }
     storeOne(b, row0 + i, n, acc[i] * rs[i]);
@@ -460,9 +446,7 @@ fn matmul_gemv(@builtin(global_invocation_id) gid: vec3<u32>) {
   let a{{i}} = bA + min(m0 + {{i}}u, p.M - 1u) * ldA4;
   let w{{i}} = bB + min(n0 + {{i}}u, p.N - 1u) * K4;
   var c{{i}} = vec4<f32>(0.0);
-#if A_NORM
   var ss{{i}} = 0.0;
-#endif
 #endfor
   for (var k = 0u; k < K4; k++) {
 #if A_NORM
@@ -483,11 +467,7 @@ fn matmul_gemv(@builtin(global_invocation_id) gid: vec3<u32>) {
 #endfor
   }
 #for i in 0..4
-#if A_NORM
   let rs{{i}} = rowScale(ss{{i}});
-#else
-  let rs{{i}} = 1.0;
-#endif
 #endfor
   for (var j = 0u; j < 4u; j++) {
     if (n0 + j >= p.N) { break; }
