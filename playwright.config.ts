@@ -8,7 +8,7 @@ export default defineConfig({
   testDir: 'e2e',
   // Timeouts only catch hangs: on a busy 2-core machine without a GPU (SwiftShader) a
   // training step can take many times its idle duration, and no test may fail for that.
-  timeout: 20 * 60_000,
+  timeout: 40 * 60_000,
   expect: { timeout: 10 * 60_000 },
   fullyParallel: false,
   workers: 1,

@@ -10,7 +10,6 @@ const PAIRS = [
 ];
 
 test('the Generate box streams completions of the held model; after fine-tuning it writes the answers', async ({ page }) => {
-  test.setTimeout(600_000);
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(e.message));
   await openEngine(page);
@@ -23,7 +22,7 @@ test('the Generate box streams completions of the held model; after fine-tuning 
   await page.getByTestId('gen-samples').fill('3');
   await page.getByTestId('gen-maxNewTokens').fill('24');
   await page.getByTestId('gen-start').click();
-  await expect(page.getByTestId('gen-status')).toHaveText('done', { timeout: 120_000 });
+  await expect(page.getByTestId('gen-status')).toHaveText('done');
   for (const i of [0, 1, 2]) await expect(page.getByTestId(`gen-finish-${i}`)).toContainText(/(length · 24|eos · \d+) tokens · mean log p -\d/);
   await expect(page.getByTestId('gen-stats')).toContainText(/\d+ tokens in [\d.]+ s/);
 
@@ -35,7 +34,7 @@ test('the Generate box streams completions of the held model; after fine-tuning 
     await page.getByTestId(`sft-${key}`).fill(value!);
   }
   await page.getByTestId('sft-start').click();
-  await expect(page.getByTestId('sft-status')).toHaveText('done', { timeout: 400_000 });
+  await expect(page.getByTestId('sft-status')).toHaveText('done');
   await expect(page.getByTestId('model-summary')).toContainText('trained 60 steps');
 
   for (const [question, answer] of PAIRS.slice(0, 2)) {
@@ -43,7 +42,7 @@ test('the Generate box streams completions of the held model; after fine-tuning 
     await page.getByTestId('gen-samples').fill('2');
     await page.getByTestId('gen-temperature').fill('0');
     await page.getByTestId('gen-start').click();
-    await expect(page.getByTestId('gen-status')).toHaveText('done', { timeout: 120_000 });
+    await expect(page.getByTestId('gen-status')).toHaveText('done');
     for (const i of [0, 1]) {
       await expect(page.getByTestId(`gen-output-${i}`)).toHaveText(answer!);
       await expect(page.getByTestId(`gen-finish-${i}`)).toContainText(`eos · ${answer!.length + 1} tokens`);

@@ -28,7 +28,9 @@ test('the Python sandbox Worker survives hostile programs in Chromium', async ({
   for (const r of results) {
     expect(r.status, r.name).not.toBe('pass');
     if (r.expect) expect(r.status, `${r.name}: ${r.detail}`).toBe(r.expect);
-    expect(r.ms, r.name).toBeLessThan(1500 + 1000);
+    // Stopped, not left running: the pool ends a job at its 1,500 ms limit plus a 700 ms grace;
+    // the margin beyond is for a busy machine's late timers (a program never stopped runs forever).
+    expect(r.ms, r.name).toBeLessThan(1500 + 700 + 10_000);
     expect(r.after, `a healthy program after ${r.name}`).toBe('pass');
   }
   expect(connections).toBe(0);

@@ -6,7 +6,7 @@ test('the lab loads the demo curriculum by default, counts problems per format a
   page.on('pageerror', (e) => errors.push(e.message));
   await openEngine(page);
   const summary = page.getByTestId('seed-summary');
-  await expect(summary).toContainText('500 examples from curriculum-500.jsonl', { timeout: 120_000 });
+  await expect(summary).toContainText('500 examples from curriculum-500.jsonl');
   await expect(page.getByTestId('seed-formats')).toContainText('as problems: 500 curriculum');
 
   const odd = ['{"q_text": "Twice 4?", "gold": 8}', '{"q_text": "Half of 8?", "gold": [4]}', '{"q_text": "Twice 4?", "gold": 8}', '{"q_text": "Nothing"}'].join('\n');

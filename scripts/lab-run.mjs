@@ -20,22 +20,23 @@ export async function servePage(port) {
 
 /**
  * Opens the lab and readies a SAGE run of `steps` steps with small settings: the demo curriculum,
- * the shipped warmed-up checkpoint, validation every 2 steps. The run starts with a click on `start-run`.
+ * the shipped warmed-up checkpoint, validation every 2 steps on 10 held-out problems (`validation`
+ * overrides those two). The run starts with a click on `start-run`.
  */
-export async function readySmallRun(page, url, steps) {
+export async function readySmallRun(page, url, steps, validation = { evalEvery: 2, validationLimit: 10 }) {
   await page.goto(url);
   await page.getByTestId('seed-report').filter({ hasText: 'curriculum-500.jsonl: 500 problems' }).waitFor({ timeout: 600_000 });
   await page.getByTestId('model-shipped-tiny-curriculum').click();
   await page.getByTestId('run-model-summary').filter({ hasText: 'tiny-curriculum' }).waitFor({ timeout: 600_000 });
-  const small = { steps, warmupSteps: 0, evalEvery: 2, validationLimit: 10, proposals: 2, references: 2, difficultySamples: 2, trainProblems: 2, solverSamples: 2 };
+  const small = { steps, warmupSteps: 0, ...validation, proposals: 2, references: 2, difficultySamples: 2, trainProblems: 2, solverSamples: 2 };
   for (const [k, v] of Object.entries(small)) await page.getByTestId(`setting-${k}`).fill(String(v));
 }
 
-/** A positive whole number of steps from the command line, or one line naming the bad option and exit. */
-export function stepsOption(script, text) {
+/** A positive whole number from the command line (`--steps` unless named), or one line naming the bad option and exit. */
+export function stepsOption(script, text, option = '--steps') {
   const steps = Number(text);
   if (!Number.isInteger(steps) || steps < 1) {
-    console.error(`${script}: --steps must be a positive integer (got ${text})`);
+    console.error(`${script}: ${option} must be a positive integer (got ${text})`);
     process.exit(2);
   }
   return steps;

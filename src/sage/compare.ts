@@ -128,7 +128,10 @@ export function compareTable(summaries: readonly MethodSummary[], baseline?: str
 const COLOURS = ['#2563eb', '#dc2626', '#16a34a', '#9333ea', '#ea580c', '#0891b2'];
 
 /** Two panels as one SVG: the own-mode accuracy and the bank size over steps, each method's mean with a ±1 SE band. */
-export function compareChart(summaries: readonly MethodSummary[]): string {
+/** What the chart draws of a method: its held-out accuracy (own mode) and bank size over steps, mean ± SE over its seeds. */
+export type ChartSeries = Pick<MethodSummary, 'method' | 'seeds' | 'bank'> & { curve: { after: number; own: MeanSe }[] };
+
+export function compareChart(summaries: readonly ChartSeries[]): string {
   const W = 960;
   const H = 320;
   const M = { left: 60, right: 16, top: 34, bottom: 44 };

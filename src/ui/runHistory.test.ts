@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { compareKept, type RunRecord } from './runHistory';
+import { compareChart } from '../sage/compare';
+import { compareKept, comparisonKey, comparisonPlan, comparisons, keptSeries, type RunRecord } from './runHistory';
 
 const run = (id: string, method: RunRecord['config']['method'], final: number, admitted: number, steps = 20): RunRecord => ({
   id, startedAt: 0, steps, endReason: 'steps', finished: true, best: null,
@@ -21,5 +22,60 @@ describe('kept runs compared by method', () => {
     expect(sage!.vsRlvr!.diff).toBeCloseTo(0.1, 12);
     expect(sage!.vsRlvr!.z).toBeCloseTo(0.1 / Math.sqrt(0.02), 9);
     expect(rlvr!.vsRlvr).toBeNull();
+  });
+});
+
+describe('a comparison of kept runs', () => {
+  const settings = { steps: 2, evalEvery: 1, patience: 3 };
+  const key = comparisonKey('tiny-curriculum', 'compact', 's.jsonl', 'v.jsonl', settings);
+  const member = (id: string, method: RunRecord['config']['method'], seed: number, finals: number[], endReason: RunRecord['endReason'] = 'steps'): RunRecord => ({
+    ...run(id, method, finals[finals.length - 1]!, seed),
+    endReason,
+    config: { method, templates: 'compact', settings: { ...settings, seed }, seeds: 's.jsonl', validation: 'v.jsonl', model: 'tiny-curriculum', comparison: key },
+    validations: finals.map((accuracy, i) => ({ step: i, accuracy })),
+    bank: [{ step: 1, size: 500 + seed, admitted: seed }, { step: 2, size: 500 + 2 * seed, admitted: 2 * seed }],
+  });
+
+  it('has one key for every seed of the same start, problems and settings, and another when any of them differs', () => {
+    expect(comparisonKey('tiny-curriculum', 'compact', 's.jsonl', 'v.jsonl', { ...settings, seed: 4 })).toBe(key);
+    expect(comparisonKey('tiny-curriculum', 'compact', 's.jsonl', 'v.jsonl', { patience: 3, evalEvery: 1, steps: 2 })).toBe(key);
+    for (const other of [
+      comparisonKey('tiny', 'compact', 's.jsonl', 'v.jsonl', settings),
+      comparisonKey('tiny-curriculum', 'instruct', 's.jsonl', 'v.jsonl', settings),
+      comparisonKey('tiny-curriculum', 'compact', 'other.jsonl', 'v.jsonl', settings),
+      comparisonKey('tiny-curriculum', 'compact', 's.jsonl', 'v2.jsonl', settings),
+      comparisonKey('tiny-curriculum', 'compact', 's.jsonl', 'v.jsonl', { ...settings, lr: 1e-5 }),
+    ]) expect(other).not.toBe(key);
+  });
+
+  it('plans the runs still to make seed by seed, skipping only the finished runs of the same comparison', () => {
+    const kept = [
+      member('a', 'sage', 0, [0.1, 0.2, 0.3]),
+      member('b', 'rlvr', 0, [0.1, 0.2, 0.3], 'stopped'), // cut short: made again
+      { ...member('c', 'rlvr', 1, [0.1, 0.2, 0.3]), config: { ...member('c', 'rlvr', 1, [0.1]).config, comparison: 'another' } },
+    ];
+    expect(comparisonPlan(key, ['sage', 'rlvr'], 2, kept)).toEqual([
+      { method: 'rlvr', seed: 0 },
+      { method: 'sage', seed: 1 },
+      { method: 'rlvr', seed: 1 },
+    ]);
+    expect(comparisonPlan(key, ['sage'], 1, kept)).toEqual([]);
+  });
+
+  it('groups finished runs by comparison, newest first, and draws each method as mean ± SE over its seeds', () => {
+    const older = { ...member('x', 'sage', 0, [0.5, 0.5, 0.5]), startedAt: -10, config: { ...member('x', 'sage', 0, [0.5]).config, comparison: 'older' } };
+    const runs = [member('a', 'sage', 0, [0.1, 0.2, 0.3]), member('b', 'sage', 1, [0.1, 0.4, 0.5]), member('c', 'rlvr', 0, [0.1, 0.2, 0.2]), member('d', 'rlvr', 1, [0.1], 'stopped'), older];
+    const groups = comparisons(runs);
+    expect(groups.map((g) => [g.key, g.runs.map((r) => r.id)])).toEqual([[key, ['a', 'b', 'c']], ['older', ['x']]]);
+    const series = keptSeries(groups[0]!.runs);
+    expect(series.map((s) => [s.method, s.seeds])).toEqual([['sage', [0, 1]], ['rlvr', [0]]]);
+    const sage = series[0]!;
+    expect(sage.curve.map((c) => c.after)).toEqual([0, 1, 2]);
+    expect(sage.curve[2]!.own.mean).toBeCloseTo(0.4, 12);
+    expect(sage.curve[2]!.own.se).toBeCloseTo(0.1, 12);
+    expect(sage.bank.map((b) => [b.after, b.size.mean])).toEqual([[1, 500.5], [2, 501]]);
+    const svg = compareChart(series);
+    expect(svg).toContain('sage (2 seeds)');
+    expect(svg.match(/<polygon/g)).toHaveLength(4); // a band per method and panel
   });
 });

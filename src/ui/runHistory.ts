@@ -5,7 +5,7 @@
  * autosave; a record is a few kilobytes even after a thousand steps.
  */
 import { createStore, del, entries, set } from 'idb-keyval';
-import { difference, meanSe, type MeanSe } from '../sage/compare';
+import { difference, meanSe, type ChartSeries, type MeanSe } from '../sage/compare';
 import type { MethodName } from '../sage/config';
 import type { EvolveSettings } from '../worker/api';
 import type { RunView } from './runView';
@@ -20,6 +20,8 @@ export interface RunConfig {
   model: string;
   /** Continued from an export or an autosave (its curves include the earlier steps). */
   resumed?: boolean;
+  /** The comparison it belongs to (see comparisonKey): runs of one start, settings and problems. */
+  comparison?: string;
 }
 
 export interface RunRecord {
@@ -113,4 +115,48 @@ export function compareKept(runs: readonly RunRecord[]): KeptComparison[] {
   });
   const rlvr = rows.find((r) => r.method === 'rlvr');
   return rows.map((r) => ({ ...r, vsRlvr: rlvr && r !== rlvr ? difference(r.final, rlvr.final) : null }));
+}
+
+/**
+ * What the runs of one comparison share: the starting model, the problems and every setting
+ * but the seed. Starting the same comparison again finds its finished runs by it and goes on
+ * with the rest, as `npm run compare` does with its folder.
+ */
+export function comparisonKey(model: string, templates: RunConfig['templates'], seeds: string, validation: string, settings: EvolveSettings): string {
+  const { seed: _seed, ...shared } = settings;
+  const sorted = Object.fromEntries(Object.entries(shared).sort(([a], [b]) => a.localeCompare(b)));
+  return JSON.stringify({ model, templates, seeds, validation, settings: sorted });
+}
+
+/** The runs of a comparison still to make, seed by seed (every method at a seed before the next seed), so one cut short is still balanced. */
+export function comparisonPlan(key: string, methods: readonly MethodName[], seeds: number, kept: readonly RunRecord[]): { method: MethodName; seed: number }[] {
+  const done = (method: MethodName, seed: number) =>
+    kept.some((r) => r.config.comparison === key && r.config.method === method && (r.config.settings.seed ?? 0) === seed && r.finished && r.endReason === 'steps');
+  const plan: { method: MethodName; seed: number }[] = [];
+  for (let seed = 0; seed < seeds; seed++) for (const method of methods) if (!done(method, seed)) plan.push({ method, seed });
+  return plan;
+}
+
+/** The finished runs of each comparison kept, the newest comparison first. */
+export function comparisons(runs: readonly RunRecord[]): { key: string; runs: RunRecord[] }[] {
+  const groups = new Map<string, RunRecord[]>();
+  for (const r of runs) if (r.config.comparison && r.finished && r.endReason === 'steps') groups.set(r.config.comparison, [...(groups.get(r.config.comparison) ?? []), r]);
+  const newest = (rs: RunRecord[]) => Math.max(...rs.map((r) => r.startedAt));
+  return [...groups].map(([key, rs]) => ({ key, runs: rs })).sort((a, b) => newest(b.runs) - newest(a.runs));
+}
+
+/** Each method's curves over its runs, mean ± SE at every validation and step all of them made, for the comparison chart. */
+export function keptSeries(runs: readonly RunRecord[]): ChartSeries[] {
+  const methods = [...new Set(runs.map((r) => r.config.method))];
+  return methods.map((method) => {
+    const mine = runs.filter((r) => r.config.method === method);
+    const common = <T extends { step: number }>(of: (r: RunRecord) => T[]) => of(mine[0]!).map((p) => p.step).filter((step) => mine.every((r) => of(r).some((p) => p.step === step)));
+    const at = <T extends { step: number }>(of: (r: RunRecord) => T[], step: number, value: (p: T) => number) => meanSe(mine.map((r) => value(of(r).find((p) => p.step === step)!)));
+    return {
+      method,
+      seeds: mine.map((r) => r.config.settings.seed ?? 0),
+      curve: common((r) => r.validations).map((step) => ({ after: step, own: at((r) => r.validations, step, (p) => p.accuracy) })),
+      bank: common((r) => r.bank).map((step) => ({ after: step, size: at((r) => r.bank, step, (p) => p.size) })),
+    };
+  });
 }

@@ -9,12 +9,13 @@ import { proxy } from 'comlink';
 import { METHODS, type MethodName } from '../sage/config';
 import { DEFAULT_LOOP, type LoopSettings } from '../sage/loop';
 import { checkSetting, DEFAULT_RUN, modelDefaults, RUN_SPECS, SETTING_SPECS, type SettingName } from '../sage/settings';
-import type { AutosaveInfo, CheckpointFile, EvolveEvent, EvolveResult, EvolveSettings, ProblemSetReport } from '../worker/api';
+import { PRESETS } from '../model/config';
+import type { AutosaveInfo, CheckpointFile, EvolveEvent, EvolveResult, EvolveSettings, ModelSummary, ProblemSetReport } from '../worker/api';
 import { canSaveToFolder, downloadBytes, saveToFolder, toPicked } from './checkpointFiles';
 import { callEngine } from './engineClient';
 import type { RunConfig } from './runHistory';
 import { EMPTY_RUN, historyEvents, isActive, reduceRun, type RunView } from './runView';
-import { SHIPPED_SEEDS, SHIPPED_VALIDATION } from './shippedData';
+import { DEFAULT_SHIPPED_MODEL, SHIPPED_SEEDS, SHIPPED_VALIDATION } from './shippedData';
 import type { LabState } from './store';
 
 const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
@@ -40,9 +41,11 @@ export type Choices = Pick<LoopSettings, ChoiceSetting>;
 export const DEFAULT_CHOICES: Choices = { advantage: DEFAULT_LOOP.advantage, dropZeroSpread: DEFAULT_LOOP.dropZeroSpread, transcripts: DEFAULT_LOOP.transcripts };
 export const NUMERIC_SETTINGS = [...Object.keys(SETTING_SPECS), ...Object.keys(RUN_SPECS)] as NumericSetting[];
 const DEFAULTS: Record<NumericSetting, number> = { ...DEFAULT_LOOP, ...DEFAULT_RUN } as unknown as Record<NumericSetting, number>;
-/** A setting's default for the prompts chosen and whether a LoRA adapter trains (see modelDefaults). */
-export const settingDefault = (name: NumericSetting, templates: 'compact' | 'instruct' = 'compact', lora = false): number =>
-  name === 'lr' ? modelDefaults(templates, lora).lr : DEFAULTS[name];
+/** A preset made here from scratch warms up before the loop; a checkpoint (none held: the shipped one) does not. */
+export const fromScratch = (model: ModelSummary | null): boolean => model !== null && model.origin in PRESETS;
+/** A setting's default for the prompts chosen, whether a LoRA adapter trains (see modelDefaults) and whether the model starts from scratch. */
+export const settingDefault = (name: NumericSetting, templates: 'compact' | 'instruct' = 'compact', lora = false, scratch = false): number =>
+  name === 'lr' ? modelDefaults(templates, lora).lr : name === 'warmupSteps' && !scratch ? 0 : DEFAULTS[name];
 
 export interface SettingsSlice {
   method: MethodName;
@@ -58,6 +61,13 @@ export interface SettingsSlice {
   resetSettings(): void;
 }
 
+/** A run a comparison starts: its method, its whole settings (the seed its own) and the comparison's key. */
+export interface QueuedRun {
+  method: MethodName;
+  settings: EvolveSettings;
+  comparison: string;
+}
+
 export interface RunSlice {
   run: RunView;
   runError: string | null;
@@ -66,7 +76,8 @@ export interface RunSlice {
   /** The settings the running (or last) run was started with. */
   runSettings: { method: MethodName; steps: number } | null;
   runExported: string | null;
-  startRun(): Promise<void>;
+  /** Starts a run with the settings typed, or as one run of a comparison (its method, settings and key). */
+  startRun(queued?: QueuedRun): Promise<void>;
   pauseRun(): void;
   resumeRun(): void;
   stepRun(): void;
@@ -162,7 +173,7 @@ export const settingsSlice: StateCreator<LabState, [], [], SettingsSlice> = (set
 });
 
 /** The run request's settings: every typed value, or the first refusal. */
-function requestSettings(s: SettingsSlice): EvolveSettings {
+export function requestSettings(s: SettingsSlice): EvolveSettings {
   const bad = NUMERIC_SETTINGS.find((n) => s.settingErrors[n]);
   if (bad) throw new Error(s.settingErrors[bad]!);
   // Only the choices changed from their defaults: a resumed run keeps its own otherwise.
@@ -170,14 +181,14 @@ function requestSettings(s: SettingsSlice): EvolveSettings {
   return { ...Object.fromEntries(Object.entries(s.typed).map(([k, v]) => [k, Number(v)])), ...choices } as EvolveSettings;
 }
 
-/** What a kept run records of its inputs (the model: a fresh tiny preset unless one is loaded). */
+/** What a kept run records of its inputs (the model: the shipped checkpoint unless another is held). */
 const recordConfig = (s: LabState, method: MethodName, templates: RunConfig['templates']): RunConfig => ({
   method,
   templates,
   settings: {},
   seeds: s.seedReport?.name ?? '—',
   validation: s.validationReport?.name ?? '—',
-  model: s.model?.origin ?? 'tiny',
+  model: s.model?.origin ?? DEFAULT_SHIPPED_MODEL,
 });
 
 export const runSlice: StateCreator<LabState, [], [], RunSlice> = (set, get) => {
@@ -247,11 +258,12 @@ export const runSlice: StateCreator<LabState, [], [], RunSlice> = (set, get) => 
     runClock: null,
     runSettings: null,
     runExported: null,
-    async startRun() {
+    async startRun(queued) {
       const s = get();
+      const method = queued?.method ?? s.method;
       let settings: EvolveSettings;
       try {
-        settings = requestSettings(s);
+        settings = queued?.settings ?? requestSettings(s);
         if (!s.seedReport) throw new Error('load seed problems first');
         if (!s.validationReport) throw new Error('load held-out validation problems first');
       } catch (e) {
@@ -263,12 +275,18 @@ export const runSlice: StateCreator<LabState, [], [], RunSlice> = (set, get) => 
         runError: null,
         runExported: null,
         runClock: { started: Date.now(), heldMs: 0, pausedAt: null },
-        runSettings: { method: s.method, steps: settings.steps ?? DEFAULT_RUN.steps },
+        runSettings: { method, steps: settings.steps ?? DEFAULT_RUN.steps },
       });
-      get().beginRecord({ ...recordConfig(s, s.method, s.templates), settings });
+      // No model held: the shipped checkpoint (compact prompts, no warm-up), so that a first run reaches its first step in a minute or two.
+      const templates = s.model ? s.templates : 'compact';
+      settings = { ...settings, warmupSteps: settings.warmupSteps ?? settingDefault('warmupSteps', templates, Boolean(s.model?.lora), fromScratch(s.model)) };
+      get().beginRecord({ ...recordConfig(s, method, templates), settings, ...(queued ? { comparison: queued.comparison } : {}) });
       await drive(async () => {
-        if (!get().model) set({ model: await callEngine((e) => e.loadPreset('tiny', settings.seed ?? 0)) });
-        await callEngine((e) => e.evolve({ method: s.method, templates: s.templates, settings }, onEvents));
+        if (!get().model) {
+          await get().loadShippedModel(DEFAULT_SHIPPED_MODEL);
+          if (!get().model) throw new Error(get().modelError ?? `could not load ${DEFAULT_SHIPPED_MODEL}`);
+        }
+        await callEngine((e) => e.evolve({ method, templates, settings }, onEvents));
       });
     },
     pauseRun: () => void callEngine((e) => e.pauseEvolve()),

@@ -37,3 +37,19 @@ export const SHIPPED_MODELS: Readonly<Record<string, Record<string, string>>> = 
   (acc[model] ??= {})[file] = url;
   return acc;
 }, {});
+
+/** The checkpoint a run starts from when no model is held: the tiny preset with the warm-up done. */
+export const DEFAULT_SHIPPED_MODEL = 'tiny-curriculum';
+
+/** A shipped checkpoint as the files a user would pick. */
+export async function shippedModelFiles(name: string): Promise<File[]> {
+  const files = SHIPPED_MODELS[name];
+  if (!files) throw new Error(`${name} is not a shipped checkpoint`);
+  return Promise.all(
+    Object.entries(files).map(async ([file, url]) => {
+      const r = await fetch(url);
+      if (!r.ok) throw new Error(`${name}/${file}: HTTP ${r.status}`);
+      return new File([await r.blob()], file);
+    }),
+  );
+}

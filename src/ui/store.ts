@@ -24,7 +24,8 @@ import { zipFiles } from '../util/zip';
 import { callEngine } from './engineClient';
 import { problemsSlice, runSlice, settingsSlice, type RunSlices } from './runSlices';
 import { runsSlice, type RunsSlice } from './runsSlice';
-import { SHIPPED_SEEDS } from './shippedData';
+import { compareSlice, type CompareSlice } from './compareSlice';
+import { SHIPPED_SEEDS, shippedModelFiles } from './shippedData';
 import { DEFAULT_RUN } from '../sage/settings';
 
 type Status = 'idle' | 'running' | 'done' | 'error';
@@ -81,6 +82,8 @@ export interface SftSlice {
   /** Imports a checkpoint from picked files (a folder's or one .zip), named `name` when given. */
   /** Imports a checkpoint folder; `baseDtype` f16 stores its base in half precision. */
   importModel(files: File[], name?: string, baseDtype?: BaseDtype): Promise<void>;
+  /** Imports a checkpoint the lab ships (data/models/, by name); its prompts are the compact ones. */
+  loadShippedModel(name: string): Promise<void>;
   runSft(settings: SftSettings): Promise<void>;
   stopSft(): void;
   exportModel(to: 'zip' | 'folder'): Promise<void>;
@@ -104,7 +107,7 @@ export interface GenerateSlice {
   runGenerate(prompt: string, samples: number, options: Partial<GenerateOptions>): Promise<void>;
 }
 
-export type LabState = DeviceSlice & SelfCheckSlice & TrainCheckSlice & SftSlice & GenerateSlice & RunSlices & RunsSlice;
+export type LabState = DeviceSlice & SelfCheckSlice & TrainCheckSlice & SftSlice & GenerateSlice & RunSlices & RunsSlice & CompareSlice;
 
 /** The named fields of the lab's state, for a selector that re-renders only when one of them changes (with useShallow). */
 export function pick<K extends keyof LabState>(s: LabState, keys: readonly K[]): Pick<LabState, K> {
@@ -235,6 +238,17 @@ const sftSlice: StateCreator<LabState, [], [], SftSlice> = (set, get) => {
           set({ modelLoad: null });
         }
       }),
+    async loadShippedModel(name) {
+      let files: File[];
+      try {
+        files = await shippedModelFiles(name);
+      } catch (e) {
+        set({ modelError: `could not load the shipped model ${name}: ${message(e)}` });
+        return;
+      }
+      await get().importModel(files, name);
+      if (get().model?.origin === name) get().setTemplates('compact');
+    },
     async runSft(settings) {
       if (!get().seeds?.pairs) {
         set({ sftStatus: 'error', sftError: 'load seed examples first' });
@@ -313,4 +327,5 @@ export const useLab = create<LabState>()((...a) => ({
   ...settingsSlice(...a),
   ...runSlice(...a),
   ...runsSlice(...a),
+  ...compareSlice(...a),
 }));

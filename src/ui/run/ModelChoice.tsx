@@ -1,36 +1,23 @@
 import { useState } from 'react';
 import { PRESETS, type PresetName } from '../../model/config';
-import { SHIPPED_MODELS } from '../shippedData';
+import { DEFAULT_SHIPPED_MODEL, SHIPPED_MODELS } from '../shippedData';
 import { isActive } from '../runView';
 import { LoraControls } from './LoraControls';
 import { useLab } from '../store';
 
 const size = (n: number) => (n >= 2 ** 30 ? `${(n / 2 ** 30).toFixed(2)} GiB` : `${(n / 2 ** 20).toFixed(0)} MiB`);
 
-/** A shipped checkpoint as the files a user would pick. */
-async function shippedFiles(name: string): Promise<File[]> {
-  return Promise.all(
-    Object.entries(SHIPPED_MODELS[name] ?? {}).map(async ([file, url]) => {
-      const r = await fetch(url);
-      if (!r.ok) throw new Error(`${name}/${file}: HTTP ${r.status}`);
-      return new File([await r.blob()], file);
-    }),
-  );
-}
-
-/** The model the run trains: a preset from scratch (with the warm-up) or a checkpoint folder. */
+/** The model the run trains: the shipped checkpoint unless another is held, a preset from scratch (with the warm-up) or a checkpoint folder. */
 export function ModelChoice() {
   const model = useLab((s) => s.model);
   const busy = useLab((s) => s.modelBusy);
   const error = useLab((s) => s.modelError);
   const device = useLab((s) => s.device);
   const locked = useLab((s) => isActive(s.run.status));
-  const { newModel, importModel, setSetting, setTemplates } = useLab.getState();
+  const { newModel, importModel, loadShippedModel, setTemplates } = useLab.getState();
   const [halfBase, setHalfBase] = useState(false);
   const disabled = !device || locked || busy !== null;
-  // A checkpoint needs no warm-up of its own.
-  const importPicked = (list: FileList | null) =>
-    list?.length && void importModel([...list], undefined, halfBase ? 'f16' : 'f32').then(() => setSetting('warmupSteps', '0'));
+  const importPicked = (list: FileList | null) => list?.length && void importModel([...list], undefined, halfBase ? 'f16' : 'f32');
   return (
     <section className="panel" data-testid="model-choice">
       <h2>Model</h2>
@@ -52,7 +39,10 @@ export function ModelChoice() {
           </div>
         </dl>
       ) : (
-        <p className="muted">None held yet: a run starts on the tiny preset from scratch, with the warm-up.</p>
+        <p className="muted" data-testid="run-model-default">
+          None held yet: Start loads {DEFAULT_SHIPPED_MODEL}, the tiny preset with its warm-up done (shipped with the lab), and runs
+          the loop on it at once; “tiny from scratch” warms a fresh one up first instead.
+        </p>
       )}
       <div className="row-controls">
         {(Object.keys(PRESETS) as PresetName[]).map((p) => (
@@ -66,7 +56,7 @@ export function ModelChoice() {
             className="secondary"
             disabled={disabled}
             title="shipped with the lab: the tiny preset after the warm-up on the demo curriculum (data/models/README.md)"
-            onClick={() => void shippedFiles(name).then((files) => importModel(files, name)).then(() => { setTemplates('compact'); setSetting('warmupSteps', '0'); })}
+            onClick={() => void loadShippedModel(name)}
             data-testid={`model-shipped-${name}`}
           >
             {name} (warmed up)
@@ -89,7 +79,7 @@ export function ModelChoice() {
       {busy && <p className="status running">{busy} …</p>}
       <LoadBar />
       {error && <p className="error-text">{error}</p>}
-      <p className="muted small">A checkpoint (Hugging Face folder) needs no warm-up: importing one sets warm-up steps to 0.</p>
+      <p className="muted small">A checkpoint (Hugging Face folder) needs no warm-up: with one held, warm-up steps default to 0; a preset from scratch warms up first.</p>
     </section>
   );
 }

@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'react';
 import { METHODS } from '../../sage/config';
 import { canSaveToFolder } from '../checkpointFiles';
+import { DEFAULT_SHIPPED_MODEL } from '../shippedData';
 import { isActive, stepPhases } from '../runView';
 import { useLab } from '../store';
 import { duration, percent } from './theme';
@@ -26,6 +27,7 @@ export function RunControls() {
   const method = useLab((s) => s.method);
   const ready = useLab((s) => Boolean(s.device && s.seedReport && s.validationReport));
   const invalid = useLab((s) => Object.values(s.settingErrors).some(Boolean));
+  const comparing = useLab((s) => s.comparing !== null);
   const model = useLab((s) => s.model);
   const savedRun = useLab((s) => s.savedRun);
   const storage = useLab((s) => s.storage);
@@ -73,7 +75,7 @@ export function RunControls() {
       )}
       <div className="row-controls">
         {!active ? (
-          <button onClick={() => void startRun()} disabled={!ready || invalid} data-testid="start-run" title={ready ? '' : 'load seeds and validation problems first'}>
+          <button onClick={() => void startRun()} disabled={!ready || invalid || comparing} data-testid="start-run" title={comparing ? 'a comparison is running (Runs panel)' : ready ? '' : 'load seeds and validation problems first'}>
             Start {method} run
           </button>
         ) : (
@@ -92,7 +94,7 @@ export function RunControls() {
         <span className={`status ${run.status}`} data-testid="run-status">{run.status}</span>
         <span className="muted" data-testid="run-phase">{phaseText}</span>
         <span className="spacer" />
-        <span className="muted">model: {model ? `${model.origin} (${(model.parameters / 1e6).toFixed(2)} M)` : 'tiny preset (on start)'}</span>
+        <span className="muted">model: {model ? `${model.origin} (${(model.parameters / 1e6).toFixed(2)} M)` : `${DEFAULT_SHIPPED_MODEL} (shipped; loaded on start)`}</span>
       </div>
       <div className="progress" title="progress within the step (or the warm-up)">
         <div className="bar" style={{ width: `${Math.round(100 * within)}%` }} />

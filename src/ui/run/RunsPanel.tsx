@@ -1,7 +1,8 @@
-import { useEffect, useState } from 'react';
+import { useEffect, useMemo, useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
-import { compareKept, runLabel, type RunRecord } from '../runHistory';
-import type { MeanSe } from '../../sage/compare';
+import { compareKept, comparisons, keptSeries, runLabel, type RunRecord } from '../runHistory';
+import { compareChart, type MeanSe } from '../../sage/compare';
+import { METHODS, type MethodName } from '../../sage/config';
 import { isActive } from '../runView';
 import { pick, useLab } from '../store';
 import { overlayColor, percent } from './theme';
@@ -17,24 +18,28 @@ const settingsText = (r: RunRecord) => {
 
 const meanText = (m: MeanSe, scale = 100, digits = 1) => `${(scale * m.mean).toFixed(digits)}${m.se === null ? '' : ` ± ${(scale * m.se).toFixed(digits)}`}`;
 
-/** Kept runs grouped by method: mean ± standard error over runs (several seeds of each method). */
+/** The latest comparison's finished runs by method: mean ± standard error over seeds, the chart with ±1 SE bands. */
 function Comparison({ runs }: { runs: RunRecord[] }) {
-  const rows = compareKept(runs);
-  if (!rows.some((r) => r.runs > 1)) return null;
+  const latest = comparisons(runs)[0];
+  const chart = useMemo(() => (latest ? compareChart(keptSeries(latest.runs)) : ''), [latest]);
+  if (!latest) return null;
+  const rows = compareKept(latest.runs);
+  const first = latest.runs[0]!.config;
   return (
     <div className="runs-table" data-testid="runs-comparison">
-      <h3>By method</h3>
+      <h3>Comparison</h3>
       <p className="muted small">
-        The last validation of each run in the method’s own mode, mean ± standard error over its runs; against RLVR, the difference
-        in points and in standard errors (within two, it is inside the noise). <code>npm run compare</code> runs such a comparison headless.
+        From {first.model} on {first.seeds}, validated on {first.validation}: the last validation of each run in the method’s own
+        mode, mean ± standard error over its seeds; against RLVR, the difference in points and in standard errors (within two, it
+        is inside the noise). <code>npm run compare</code> runs the same headless.
       </p>
       <table className="settings-table">
         <thead>
-          <tr><th>method</th><th>runs</th><th>steps</th><th>final held-out (%)</th><th>vs RLVR</th><th>admitted</th></tr>
+          <tr><th>method</th><th>seeds</th><th>steps</th><th>final held-out (%)</th><th>vs RLVR</th><th>admitted</th></tr>
         </thead>
         <tbody>
           {rows.map((r) => (
-            <tr key={r.method}>
+            <tr key={r.method} data-testid={`comparison-${r.method}`}>
               <td>{r.method}</td>
               <td>{r.runs}</td>
               <td>{r.steps}</td>
@@ -45,6 +50,58 @@ function Comparison({ runs }: { runs: RunRecord[] }) {
           ))}
         </tbody>
       </table>
+      {/* The chart is the one `npm run compare` writes, drawn from the kept curves (method names only: no user text in it). */}
+      <div className="comparison-chart" data-testid="comparison-chart" dangerouslySetInnerHTML={{ __html: chart }} />
+    </div>
+  );
+}
+
+const COMPARED: MethodName[] = ['sage', 'rlvr', 'sage-no-quality-filter', 'mae'];
+
+/** Starts (or goes on with) a comparison: methods × seeds with the settings above, each run from the same start. */
+function CompareControls() {
+  const { comparing, compareError, startComparison, stopComparison } = useLab(useShallow((s) => pick(s, ['comparing', 'compareError', 'startComparison', 'stopComparison'])));
+  const active = useLab((s) => isActive(s.run.status));
+  const ready = useLab((s) => s.seedReport !== null && s.validationReport !== null && s.device !== null);
+  const [methods, setMethods] = useState<MethodName[]>(COMPARED);
+  const [seeds, setSeeds] = useState('3');
+  const n = Number(seeds);
+  const valid = Number.isInteger(n) && n >= 1 && n <= 20;
+  const toggle = (m: MethodName) => setMethods(methods.includes(m) ? methods.filter((x) => x !== m) : [...methods, m]);
+  const current = comparing?.plan[comparing.at];
+  return (
+    <div className="compare-controls" data-testid="compare-controls">
+      <h3>Compare methods</h3>
+      <p className="muted small">
+        Each method at seeds 0 to {valid ? n - 1 : '…'} with the settings above, early stopping off, every run from the model held now
+        (none held: the shipped one), one after another, seed by seed. Starting the same comparison again goes on with the runs it
+        has not finished.
+      </p>
+      <div className="row-controls">
+        {(Object.keys(METHODS) as MethodName[]).map((m) => (
+          <label key={m} className="check">
+            <input type="checkbox" checked={methods.includes(m)} disabled={comparing !== null} onChange={() => toggle(m)} data-testid={`compare-method-${m}`} /> {m}
+          </label>
+        ))}
+        <label>
+          seeds <input type="text" inputMode="numeric" value={seeds} size={3} disabled={comparing !== null} onChange={(e) => setSeeds(e.target.value)} data-testid="compare-seeds" />
+        </label>
+        {comparing ? (
+          <button className="danger" onClick={stopComparison} disabled={comparing.stopping} data-testid="compare-stop">Stop comparison</button>
+        ) : (
+          <button onClick={() => void startComparison(methods, n)} disabled={!ready || active || !valid || !methods.length} data-testid="compare-start">
+            Run comparison
+          </button>
+        )}
+        {comparing && current && (
+          <span className="muted" data-testid="compare-progress">
+            run {comparing.at + 1} of {comparing.plan.length}: {current.method}, seed {current.seed}
+            {comparing.stopping ? ' (stopping)' : ''}
+          </span>
+        )}
+      </div>
+      {!valid && <p className="error-text">seeds must be a whole number from 1 to 20</p>}
+      {compareError && <p className="error-text" data-testid="compare-error">{compareError}</p>}
     </div>
   );
 }
@@ -116,6 +173,7 @@ export function RunsPanel() {
           })}
         </div>
       )}
+      <CompareControls />
       <Comparison runs={runs} />
     </section>
   );

@@ -1,6 +1,6 @@
 import { METHODS, type MethodName } from '../../sage/config';
 import { describeDefaults, modelDefaults, RUN_SPECS, SETTING_SPECS } from '../../sage/settings';
-import { DEFAULT_CHOICES, NUMERIC_SETTINGS, settingDefault, type NumericSetting } from '../runSlices';
+import { DEFAULT_CHOICES, fromScratch, NUMERIC_SETTINGS, settingDefault, type NumericSetting } from '../runSlices';
 import { ADVANTAGE_NAMES } from '../../sage/advantages';
 import { TRANSCRIPT_MODES } from '../../sage/loop';
 import { isActive } from '../runView';
@@ -44,7 +44,8 @@ export function SettingsPanel() {
   const locked = useLab((s) => isActive(s.run.status));
   const lora = useLab((s) => Boolean(s.model?.lora));
   const defaults = modelDefaults(templates, lora);
-  const fallback = (name: NumericSetting) => settingDefault(name, templates, lora);
+  const scratch = useLab((s) => fromScratch(s.model));
+  const fallback = (name: NumericSetting) => settingDefault(name, templates, lora, scratch);
   const missing = NUMERIC_SETTINGS.filter((n) => !GROUPS.some((g) => g.names.includes(n)));
   const groups = missing.length ? [...GROUPS, { title: 'Other', names: missing }] : GROUPS;
   return (
