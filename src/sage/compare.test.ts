@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compareChart, compareTable, difference, meanSe, summarize, type ComparedRun } from './compare';
+import { compareChart, compareTable, difference, meanSe, PLANS_WINDOW, summarize, type ComparedRun } from './compare';
 import type { MetricsRecord } from './run';
 import type { StepMetrics } from './loop';
 import type { ValidationResult } from './validation';
@@ -60,5 +60,19 @@ describe('a comparison over seeds', () => {
     expect(svg.match(/<polygon /g)).toHaveLength(4);
     expect(svg).toContain('sage (2 seeds)');
     expect(svg).not.toContain('NaN');
+  });
+
+  it('averages the share of right plans over each run\'s last steps, then over seeds; records without it report none', () => {
+    const steps = PLANS_WINDOW + 5;
+    const withPlans = (seed: number, share: (s: number) => number | null): ComparedRun => {
+      const r = run('sage', seed, steps, () => 0.2, true);
+      return { ...r, records: r.records.map((x) => (x.kind === 'step' ? ({ ...x, plansRight: share(x.step) } as MetricsRecord) : x)) };
+    };
+    // Seed 0: 0 before the window, 0.5 inside; seed 1: 1 inside, one step without readable plans.
+    const [sage] = summarize([withPlans(0, (s) => (s < steps - PLANS_WINDOW ? 0 : 0.5)), withPlans(1, (s) => (s === steps - 1 ? null : 1))]);
+    expect(sage!.plansRight).toEqual({ mean: expect.closeTo(0.75, 12), se: expect.closeTo(0.25, 12), n: 2 });
+    expect(compareTable([sage!])).toContain('75.0 ± 25.0');
+    const [old] = summarize([run('sage', 0, steps, () => 0.2, true)]);
+    expect(old!.plansRight).toBeNull();
   });
 });

@@ -56,12 +56,17 @@ export interface MethodSummary {
   };
   /** Problems admitted to the bank by the end. */
   admitted: MeanSe;
+  /** Of the plans the environment could read over each run's last PLANS_WINDOW steps, the share computing the answer (null: no such plans, or records before the metric). */
+  plansRight: MeanSe | null;
   /** At each validation every run made: the own-mode accuracy, and the bank size. */
   curve: { after: number; own: MeanSe; solver: MeanSe }[];
   bank: { after: number; size: MeanSe }[];
 }
 
 const defined = <T>(xs: readonly (T | null | undefined)[]): T[] => xs.filter((x): x is T => x !== null && x !== undefined);
+
+/** Steps at the end of a run over which the share of right plans is averaged: one step's few plans are noise. */
+export const PLANS_WINDOW = 10;
 
 export function summarize(runs: readonly ComparedRun[]): MethodSummary[] {
   const methods = [...new Set(runs.map((r) => r.method))];
@@ -95,6 +100,10 @@ export function summarize(runs: readonly ComparedRun[]): MethodSummary[] {
         planShown: optional(finals.map((v) => v.planned?.planShown)),
       },
       admitted: meanSe(stepsRecords.map((rs) => rs.filter((x) => x.step < steps).at(-1)?.bank.admitted ?? 0)),
+      plansRight: optional(stepsRecords.map((rs) => {
+        const window = defined(rs.filter((x) => x.step < steps && x.step >= steps - PLANS_WINDOW).map((x) => x.plansRight));
+        return window.length ? mean(window) : null;
+      })),
       curve: common.map((after) => ({ after, own: meanSe(at(after).map(ownAccuracy)), solver: meanSe(at(after).map((v) => v.accuracy)) })),
       bank: bankSteps.map((after) => ({ after, size: meanSe(defined(stepsRecords.map((rs) => rs.find((x) => x.step + 1 === after)?.bank.size))) })),
     };
@@ -116,11 +125,11 @@ const num = (m: MeanSe | null | undefined, digits = 2) => (!m || !m.n ? '-' : `$
 export function compareTable(summaries: readonly MethodSummary[], baseline?: string): string {
   const levels = [...new Set(summaries.flatMap((s) => Object.keys(s.final.perLevel)))].sort();
   const base = summaries.find((s) => s.method === baseline);
-  const head = ['method', 'seeds', 'steps', 'start', 'final (own mode)', 'Solver alone', ...levels.map((l) => `L${l}`), ...(base ? [`vs ${base.method}`] : []), 'plans shown', 'Critic AUC problems', 'Critic AUC plans', 'admitted'];
+  const head = ['method', 'seeds', 'steps', 'start', 'final (own mode)', 'Solver alone', ...levels.map((l) => `L${l}`), ...(base ? [`vs ${base.method}`] : []), 'plans shown', `plans right (last ${PLANS_WINDOW} steps)`, 'Critic AUC problems', 'Critic AUC plans', 'admitted'];
   const rows = summaries.map((s) => {
     const d = base && base !== s ? difference(s.final.own, base.final.own) : null;
     const vs = base ? [d ? `${d.diff >= 0 ? '+' : ''}${(100 * d.diff).toFixed(1)}${d.z === null ? '' : ` (${d.z.toFixed(1)} SE)`}` : '-'] : [];
-    return [s.method, String(s.seeds.length), String(s.steps), pct(s.start.own), pct(s.final.own), pct(s.final.solver), ...levels.map((l) => pct(s.final.perLevel[l])), ...vs, pct(s.final.planShown), num(s.final.problemAuc), num(s.final.planAuc), num(s.admitted, 1)];
+    return [s.method, String(s.seeds.length), String(s.steps), pct(s.start.own), pct(s.final.own), pct(s.final.solver), ...levels.map((l) => pct(s.final.perLevel[l])), ...vs, pct(s.final.planShown), pct(s.plansRight), num(s.final.problemAuc), num(s.final.planAuc), num(s.admitted, 1)];
   });
   return [`| ${head.join(' | ')} |`, `|${head.map((_, i) => (i === 0 ? '---' : '--:')).join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
 }

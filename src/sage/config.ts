@@ -29,6 +29,8 @@ export interface RewardConfig {
   planner: { plan: number; format: number };
   /** What an unparsable Critic score counts as for its consumer. */
   unparsableScore: number;
+  /** The Critic's plan reward under the grounded lever: agreement·(1 − |s_p − o|) + format·r_f (groundedCriticReward). */
+  criticGrounded: { agreement: number; format: number };
 }
 
 export interface MethodConfig {
@@ -56,6 +58,13 @@ export interface MethodConfig {
    * statement, the claim unchecked (AZR's executor computing a program's output).
    */
   answers: AnswerSource;
+  /**
+   * The Critic's reward: 'format', for its format alone (the paper's: it never judges
+   * correctness); 'grounded-plans', its plan scores also for agreeing with what the environment
+   * computes of the plan (whether it yields the problem's answer), so that the plan gate and the
+   * Planner's reward carry information the loop can learn.
+   */
+  criticReward: 'format' | 'grounded-plans';
   rewards: RewardConfig;
 }
 
@@ -71,6 +80,7 @@ export const DEFAULT_REWARDS: RewardConfig = {
   invalidPenalty: 0,
   planner: { plan: 0.8, format: 0.2 },
   unparsableScore: 0.5,
+  criticGrounded: { agreement: 0.8, format: 0.2 },
 };
 
 const SAGE: MethodConfig = {
@@ -82,6 +92,7 @@ const SAGE: MethodConfig = {
   evolveBank: true,
   validatorFree: false,
   answers: 'claimed',
+  criticReward: 'format',
   rewards: DEFAULT_REWARDS,
 };
 
@@ -102,6 +113,7 @@ export const METHODS = {
     evolveBank: true,
     validatorFree: true,
     answers: 'claimed',
+    criticReward: 'format',
     rewards: DEFAULT_REWARDS,
   },
   rlvr: {
@@ -113,6 +125,7 @@ export const METHODS = {
     evolveBank: false,
     validatorFree: false,
     answers: 'claimed',
+    criticReward: 'format',
     // No plan: correctness and format keep SAGE's 3 : 1 ratio.
     rewards: { ...DEFAULT_REWARDS, solver: { plan: 0, correct: 0.75, format: 0.25 } },
   },
@@ -133,6 +146,12 @@ export const METHODS = {
     name: 'sage-computed-answers',
     summary: 'SAGE with new problems answered by the environment where it reads the statement (AZR-style), not by the Challenger\'s claim',
     answers: 'computed',
+  },
+  'sage-grounded-plans': {
+    ...SAGE,
+    name: 'sage-grounded-plans',
+    summary: 'SAGE with the Critic\'s plan scores rewarded for agreeing with the environment (does the plan compute the problem\'s answer?)',
+    criticReward: 'grounded-plans',
   },
   'sage-freeze-challenger': frozen('challenger'),
   'sage-freeze-planner': frozen('planner'),

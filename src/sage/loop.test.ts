@@ -81,6 +81,43 @@ describe('the SAGE loop (orchestration)', () => {
     expect(metrics.rewards.planner).toBeCloseTo((0.2 * empty + 3 * (0.8 * (8 / 9) + 0.2 * scored)) / 4, 9);
   });
 
+  it('grounded plans: the Critic is paid for agreeing with what the environment computes of each plan; the step records the share of right plans', async () => {
+    // Plans that compute the problem's expression for two problems and a wrong one for the others; the Critic scores every plan 9.
+    class Planning extends ScriptedModel {
+      override async generate(r: GenerationRequest): Promise<Completion[]> {
+        const outs = await super.generate(r);
+        return outs.map((o, i) => {
+          const prompt = r.prompts[i]!;
+          if (!prompt.includes('<plan>') || prompt.includes('Rate')) return o;
+          const expression = /(\d+[-+]\d+)=\?/.exec(prompt)![1]!;
+          const text = `<plan>Compute ${i % 2 === 0 ? expression : '1+1'}.</plan>`;
+          return { ...o, text, completionIds: [...Buffer.from(text)], modelLogprobs: [...Buffer.from(text)].map(() => -1) };
+        });
+      }
+    }
+    const rewardsOf = async (method: MethodConfig) => {
+      const model = new Planning();
+      const { bank } = ProblemBank.fromSeeds(SEEDS, { alpha: method.rewards.alpha, nearDuplicate: 0.85 });
+      const settings = { ...DEFAULT_LOOP, method, templates: DEFAULT_TEMPLATES, proposals: 4, trainProblems: 4, solverSamples: 2, difficultySamples: 3, transcripts: 'all' as const };
+      const { metrics, transcripts } = await new SageLoop(model, validators, bank, settings).runStep();
+      return { metrics, plans: transcripts.filter((t) => t.template === 'criticPlan') };
+    };
+    const grounded = await rewardsOf(METHODS['sage-grounded-plans']);
+    const g = METHODS['sage-grounded-plans'].rewards.criticGrounded;
+    const right = grounded.plans.filter((t) => t.verdict === 'plan computes the answer');
+    const wrong = grounded.plans.filter((t) => t.verdict === 'plan computes another value');
+    expect(right.length + wrong.length).toBe(4);
+    expect(right.length).toBeGreaterThanOrEqual(1);
+    for (const t of right) expect(t.reward).toBeCloseTo(g.agreement * (8 / 9) + g.format, 9);
+    for (const t of wrong) expect(t.reward).toBeCloseTo(g.agreement / 9 + g.format, 9);
+    expect(grounded.metrics.plansRight).toBeCloseTo(right.length / 4, 12);
+    expect(grounded.metrics.zeroSpreadShare.critic).toBeLessThan(1);
+    // The paper's SAGE pays the same plans the Critic's format alone; the share is recorded all the same.
+    const sage = await rewardsOf(METHODS.sage);
+    for (const t of sage.plans) expect(t.reward).toBe(1);
+    expect(sage.metrics.plansRight).toBeCloseTo(grounded.metrics.plansRight!, 12);
+  });
+
   it('without the plan gate (beta = 0) every plan reaches the Solver, one scored 1/10 included', async () => {
     class Harsh extends ScriptedModel {
       override async generate(r: GenerationRequest): Promise<Completion[]> {

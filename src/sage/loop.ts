@@ -14,8 +14,8 @@ import { computeAdvantages, type AdvantageName, type GroupStats } from './advant
 import type { BankEntry, ProblemBank, RejectReason, SamplingMode } from './bank';
 import type { AnswerSource, MethodConfig, RoleName } from './config';
 import { criticScore, parseOutput, type Parsed } from './parse';
-import { challengerReward, criticReward, judgedSolverReward, passesPlanGate, plannerReward, scoreOrDefault, solverReward, type ProposalOutcome } from './rewards';
-import { unverifiedProblem } from './validators';
+import { challengerReward, criticReward, groundedCriticReward, judgedSolverReward, passesPlanGate, plannerReward, scoreOrDefault, solverReward, type ProposalOutcome } from './rewards';
+import { planVerdict, unverifiedProblem } from './validators';
 import { OUTPUTS, referenceList, render, stopStrings, type TemplateName, type Templates } from './templates';
 
 export interface GenerationRequest {
@@ -155,6 +155,8 @@ export interface StepMetrics {
   solverAccuracy: number | null;
   /** The share of the step's Solver rollouts on problems the Challenger wrote. */
   generatedShare: number;
+  /** Among the step's plans the environment can read (planVerdict), the share that compute their problem's answer; null: none readable, or no Planner. */
+  plansRight: number | null;
   /** Per role: the mean completion length in tokens, and the share cut off at the token limit. */
   responses: Partial<Record<RoleName, { meanTokens: number; truncatedShare: number }>>;
   loss: PolicyStepResult | null;
@@ -280,8 +282,11 @@ export class SageLoop {
     }
   }
 
-  /** Critic scores for (problem, plan?, answer?) triples; null where unparsable. */
-  private async critic(template: 'criticProblem' | 'criticPlan' | 'criticAnswer', items: Record<string, string>[], kinds: Problem['kind'][], phase: number, into: Scored[]): Promise<(number | null)[]> {
+  /**
+   * Critic scores for (problem, plan?, answer?) triples; null where unparsable. `rights`: what
+   * the environment computes of each item (the grounded lever's plans), rewarding agreement with it.
+   */
+  private async critic(template: 'criticProblem' | 'criticPlan' | 'criticAnswer', items: Record<string, string>[], kinds: Problem['kind'][], phase: number, into: Scored[], rights?: (boolean | null)[]): Promise<(number | null)[]> {
     const prompts = items.map((v) => render(this.settings.templates[template], v));
     const outs = await this.generate(template, 'critic', prompts, phase);
     return outs.map((c, i) => {
@@ -289,7 +294,8 @@ export class SageLoop {
       const score = criticScore(parsed.fields.score);
       // An unparsable score earns the Critic no format reward.
       const format = score === null ? 0 : parsed.format;
-      into.push({ role: 'critic', template, kind: kinds[i]!, prompt: prompts[i]!, completion: c, parsed, score, reward: criticReward({ format }) });
+      const reward = rights ? groundedCriticReward({ score, right: rights[i]!, format }, this.settings.method.rewards) : criticReward({ format });
+      into.push({ role: 'critic', template, kind: kinds[i]!, prompt: prompts[i]!, completion: c, parsed, score, reward, ...(rights && rights[i] !== null ? { verdict: rights[i] ? 'plan computes the answer' : 'plan computes another value' } : {}) });
       return score;
     });
   }
@@ -386,6 +392,7 @@ export class SageLoop {
     // 6-7. Plans, and the Critic's scores of them.
     let planScores: (number | null)[] = batch.map(() => null);
     let plans: Parsed[] = [];
+    let plansRight: number | null = null;
     if (has('planner')) {
       await this.phase('plan');
       const prompts = batch.map((e) => render(s.templates.planner, { problem: e.problem.statement }));
@@ -393,7 +400,11 @@ export class SageLoop {
       plans = outs.map((c) => parseOutput(c.text, OUTPUTS.planner));
       await this.phase('score-plans');
       const withPlan = batch.map((_, i) => i).filter((i) => plans[i]!.fields.plan?.trim());
-      const scores = await this.critic('criticPlan', withPlan.map((i) => ({ problem: batch[i]!.problem.statement, plan: plans[i]!.fields.plan! })), withPlan.map((i) => batch[i]!.problem.kind), 5, scored);
+      const rights = withPlan.map((i) => planVerdict(batch[i]!.problem, plans[i]!.fields.plan!));
+      const readable = rights.filter((x): x is boolean => x !== null);
+      plansRight = readable.length ? mean(readable.map((x) => (x ? 1 : 0))) : null;
+      const grounded = m.criticReward === 'grounded-plans' ? rights : undefined;
+      const scores = await this.critic('criticPlan', withPlan.map((i) => ({ problem: batch[i]!.problem.statement, plan: plans[i]!.fields.plan! })), withPlan.map((i) => batch[i]!.problem.kind), 5, scored, grounded);
       // Nothing to score (no plan, an empty one) scores 0; an unparsable score of a plan stays null (0.5 for its consumers).
       planScores = batch.map(() => 0);
       withPlan.forEach((i, k) => (planScores[i] = scores[k]!));
@@ -504,6 +515,7 @@ export class SageLoop {
       zeroSpreadShare,
       solverAccuracy: checked.length ? mean(checked.map((c) => (c >= 1 ? 1 : 0))) : null,
       generatedShare: mean(solveItems.map((i) => (batch[i]!.provenance.origin === 'generated' ? 1 : 0))),
+      plansRight,
       responses,
       loss,
       tunedKernels: loss?.tuned ?? 0,

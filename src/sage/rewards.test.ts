@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_REWARDS as C, METHODS } from './config';
-import { challengerReward, criticReward, gatedPlanScore, judgedSolverReward, plannerReward, solverReward } from './rewards';
+import { challengerReward, criticReward, gatedPlanScore, groundedCriticReward, judgedSolverReward, plannerReward, solverReward } from './rewards';
 import { ADVANTAGE_NAMES, computeAdvantages, WHITEN_EPS } from './advantages';
 
 describe('rewards (section 4, paper defaults)', () => {
@@ -140,5 +140,31 @@ describe('advantage estimators', () => {
 
   it('refuses a non-finite reward', () => {
     expect(() => computeAdvantages([{ task: 'a', prompt: 'x', reward: Number.NaN }])).toThrow(/reward NaN/);
+  });
+});
+
+describe('the grounded plan Critic (sage-grounded-plans)', () => {
+  it('pays agreement with what the environment computes of the plan, and the format share alone where it cannot tell', () => {
+    const g = C.criticGrounded;
+    expect(groundedCriticReward({ score: 8 / 9, right: true, format: 1 }, C)).toBeCloseTo(g.agreement * (8 / 9) + g.format, 12);
+    expect(groundedCriticReward({ score: 8 / 9, right: false, format: 1 }, C)).toBeCloseTo(g.agreement / 9 + g.format, 12);
+    expect(groundedCriticReward({ score: 0.9, right: null, format: 1 }, C)).toBeCloseTo(g.format, 12);
+    expect(groundedCriticReward({ score: null, right: true, format: 0 }, C)).toBe(0);
+  });
+
+  it('a score nearer the outcome never earns less, and no score of an unreadable plan earns more than a right call', () => {
+    fc.assert(
+      fc.property(fc.double({ min: 0, max: 1, noNaN: true }), fc.double({ min: 0, max: 1, noNaN: true }), fc.boolean(), fc.double({ min: 0, max: 1, noNaN: true }), (s1, s2, right, format) => {
+        const o = right ? 1 : 0;
+        const [near, far] = Math.abs(s1 - o) <= Math.abs(s2 - o) ? [s1, s2] : [s2, s1];
+        expect(groundedCriticReward({ score: near, right, format }, C)).toBeGreaterThanOrEqual(groundedCriticReward({ score: far, right, format }, C));
+        expect(groundedCriticReward({ score: s1, right: null, format }, C)).toBeLessThanOrEqual(groundedCriticReward({ score: o, right, format }, C));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('only the grounded method rewards the Critic by it', () => {
+    expect(Object.values(METHODS).filter((m) => m.criticReward === 'grounded-plans').map((m) => m.name)).toEqual(['sage-grounded-plans']);
   });
 });

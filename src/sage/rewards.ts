@@ -61,3 +61,16 @@ export function judgedSolverReward(x: { judgeScore: number | null; format: numbe
 export function criticReward(x: { format: number }): number {
   return x.format;
 }
+
+/**
+ * The Critic's reward for a plan's score under the grounded lever (method `criticReward`
+ * 'grounded-plans'): agreement · (1 − |s_p − o|) + format · r_f, with o = 1 when the environment
+ * computes the problem's answer from the plan and 0 when it computes another (planVerdict). A
+ * plan it cannot read (o null) or an unparsable score keeps the format share alone: the
+ * agreement term removed, not renormalised, as r_c below alpha.
+ */
+export function groundedCriticReward(x: { score: number | null; right: boolean | null; format: number }, c: RewardConfig): number {
+  const g = c.criticGrounded;
+  const agreement = x.score === null || x.right === null ? 0 : 1 - Math.abs(x.score - (x.right ? 1 : 0));
+  return g.agreement * agreement + g.format * x.format;
+}

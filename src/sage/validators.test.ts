@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Problem } from '../data/problem';
-import { createValidators, programOf, unverifiedProblem } from './validators';
+import fc from 'fast-check';
+import { createValidators, planVerdict, programOf, unverifiedProblem } from './validators';
 
 const v = createValidators();
 
@@ -76,5 +77,36 @@ describe('a proposal taken on trust (validator-free methods)', () => {
     expect(code).toMatchObject({ problem: { kind: 'code', tests: { style: 'asserts', entryPoint: 'f', asserts: ['assert f() == 2'] } } });
     expect(unverifiedProblem({ question: 'Write f.', solution: 'x = 1', tests: 'assert x' }, 'code', 'g5')).toEqual({ unusable: 'the solution defines no function' });
     expect(unverifiedProblem({ question: 'Write f.', solution: 'def f(): pass', tests: '' }, 'code', 'g6')).toEqual({ unusable: 'no assert statement in the tests' });
+  });
+});
+
+describe('what the environment computes of a plan', () => {
+  const mathProblem = (answer: string | undefined): Problem => ({ id: 'p', source: 's', format: 'qa', kind: 'math', statement: 'a problem', ...(answer === undefined ? {} : { answer }), raw: {} }) as Problem;
+
+  it('a plan whose last expression evaluates to the answer is right, to anything else wrong (random expressions)', () => {
+    const op = fc.constantFrom('+', '-', '*');
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 99 }), op, fc.integer({ min: 0, max: 99 }), op, fc.integer({ min: 1, max: 9 }), fc.boolean(), (a, o1, b, o2, c, nested) => {
+        const expression = nested ? `(${a}${o1}${b})${o2}${c}` : `${a}${o1}${b}`;
+        // The value computed independently of the project's parser.
+        const f = (x: number, o: string, y: number) => (o === '+' ? x + y : o === '-' ? x - y : x * y);
+        const value = nested ? f(f(a, o1, b), o2, c) : f(a, o1, b);
+        const plan = `First 7+1, then compute ${expression}.`;
+        expect(planVerdict(mathProblem(String(value)), plan)).toBe(true);
+        expect(planVerdict(mathProblem(String(value + 1)), plan)).toBe(false);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('a lone number counts as the plan\'s value; it cannot tell without an expression, an answer or a math problem', () => {
+    expect(planVerdict(mathProblem('7'), 'The answer is 7.')).toBe(true);
+    expect(planVerdict(mathProblem('7'), 'Compute 3×2.')).toBe(false);
+    expect(planVerdict(mathProblem('6'), 'Compute 3×2.')).toBe(true);
+    expect(planVerdict(mathProblem('7'), 'Compute it.')).toBeNull();
+    expect(planVerdict(mathProblem('7'), 'Compute 3/0.')).toBeNull();
+    expect(planVerdict(mathProblem(undefined), 'Compute 3+4.')).toBeNull();
+    const code = { id: 'c', source: 's', format: 'mbpp', kind: 'code', statement: 'f', solution: 'def f(): pass', tests: { style: 'asserts', entryPoint: 'f', asserts: ['assert f() is None'] }, raw: {} } as Problem;
+    expect(planVerdict(code, 'Compute 3+4.')).toBeNull();
   });
 });

@@ -91,6 +91,24 @@ function computedAnswer(statement: string): { answer: string; expression: string
   return 'error' in value ? { error: `${expression}: ${value.error}` } : { answer: String(value.value), expression };
 }
 
+/** Integer expressions (or lone numbers) in a plan: `Compute (3+4)*2.` holds `(3+4)*2`. */
+const PLAN_EXPRESSION = /[\d(](?:[\d+\-*/() ×÷]*[\d)])?/g;
+
+/**
+ * Whether a plan computes its problem's answer, as far as the environment can tell: the last
+ * integer expression in the plan, evaluated, against the problem's reference answer. Null when
+ * it cannot tell: not a math problem with a reference, or no expression in the plan that
+ * evaluates. A plan that computes the right value another way counts as right.
+ */
+export function planVerdict(problem: Problem, plan: string): boolean | null {
+  if (problem.kind !== 'math' || problem.answer === undefined) return null;
+  const expression = plan.match(PLAN_EXPRESSION)?.at(-1);
+  if (!expression) return null;
+  const value = evaluateExpression(expression);
+  if ('error' in value) return null;
+  return judgeMath(`<answer>${value.value}</answer>`, problem.answer, { lastNumber: false }).correct;
+}
+
 export function createValidators(code?: CodeChecks): Validators {
   return {
     async judge(problem, response) {

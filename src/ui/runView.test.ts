@@ -16,6 +16,7 @@ function metrics(step: number, admitted: number): StepMetrics {
     groups: [],
     zeroSpreadShare: {},
     generatedShare: 0,
+    plansRight: 0.25,
     responses: {},
     solverAccuracy: 0.1 * step,
     loss: { loss: -0.01 * step, clipFraction: 0.1, approxKl: 0.001, referenceKl: 0, entropy: 1.2, tokens: 100, gradNorm: 0.5, finite: true, tuned: 0 },

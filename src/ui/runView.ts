@@ -38,6 +38,8 @@ export interface StepPoint {
   generationShare: number;
   /** The share of the step's Solver rollouts on generated problems (absent in older records). */
   generatedShare: number | null;
+  /** Among the step's plans the environment can read, the share that compute their problem's answer (null: none, or no Planner). */
+  plansRight: number | null;
   /** Per role, the share of advantage groups with no reward spread (no signal). */
   zeroSpread: Partial<Record<RoleName, number>>;
 }
@@ -168,6 +170,7 @@ export function reduceRun(view: RunView, events: readonly EvolveEvent[]): RunVie
             seconds: m.seconds.total,
             generationShare: m.seconds.total > 0 ? m.seconds.generation / m.seconds.total : 0,
             generatedShare: m.generatedShare ?? null,
+            plansRight: m.plansRight ?? null,
             zeroSpread: { ...(m.zeroSpreadShare ?? {}) },
           },
         ];

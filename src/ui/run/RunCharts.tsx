@@ -102,12 +102,14 @@ const SignalChart = memo(function SignalChart({ steps }: { steps: StepPoint[] })
     step: p.step,
     ...Object.fromEntries(roles.filter((r) => p.zeroSpread[r] !== undefined).map((r) => [`${r}: no spread`, 100 * p.zeroSpread[r]!])),
     ...(p.generatedShare !== null ? { 'Solver on generated problems': 100 * p.generatedShare } : {}),
+    ...(p.plansRight !== null ? { 'plans computing the answer': 100 * p.plansRight } : {}),
   }));
   const series: PlotSeries[] = [
     ...roles.map((r): PlotSeries => ({ key: `${r}: no spread`, color: ROLE_COLORS[r], width: 1.5 })),
     { key: 'Solver on generated problems', color: '#34d399', width: 2.5, dashed: true },
+    ...(steps.some((p) => p.plansRight !== null) ? [{ key: 'plans computing the answer', color: '#a78bfa', width: 2.5, dashed: true }] : []),
   ];
-  return <StepChart title="Learning signal (% of groups with equal rewards; % of Solver rollouts on generated problems)" testId="chart-signal" rows={rows} left={{ label: '%', min: 0, max: 100, unit: '%' }} format={(v) => `${v.toFixed(0)}%`} series={series} />;
+  return <StepChart title="Learning signal (% of groups with equal rewards; % of Solver rollouts on generated problems; % of readable plans computing the answer)" testId="chart-signal" rows={rows} left={{ label: '%', min: 0, max: 100, unit: '%' }} format={(v) => `${v.toFixed(0)}%`} series={series} />;
 });
 
 const RewardChart = memo(function RewardChart({ steps }: { steps: StepPoint[] }) {
