@@ -72,11 +72,14 @@ export const compareSlice: StateCreator<LabState, [], [], CompareSlice> = (set, 
       if (get().comparing?.stopping) break;
       set({ comparing: { ...get().comparing!, at } });
       const { method, seed } = plan[at]!;
-      await restore();
-      if (get().comparing?.stopping) break;
-      if (!get().model || get().modelError) {
-        set({ compareError: `could not load the starting model: ${get().modelError ?? 'none held'}` });
-        break;
+      // The held model is the start until the first run trains it: nothing to restore before that.
+      if (at > 0 || !model) {
+        await restore();
+        if (get().comparing?.stopping) break;
+        if (!get().model || get().modelError) {
+          set({ compareError: `could not load the starting model: ${get().modelError ?? 'none held'}` });
+          break;
+        }
       }
       if (templates !== get().templates) get().setTemplates(templates);
       await get().startRun({ method, settings: { ...settings, seed }, comparison: key });

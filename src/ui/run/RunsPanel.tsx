@@ -20,7 +20,8 @@ const meanText = (m: MeanSe, scale = 100, digits = 1) => `${(scale * m.mean).toF
 
 /** The latest comparison's finished runs by method: mean ± standard error over seeds, the chart with ±1 SE bands. */
 function Comparison({ runs }: { runs: RunRecord[] }) {
-  const latest = comparisons(runs)[0];
+  // Grouped and drawn again only when the kept runs change, not at every render.
+  const latest = useMemo(() => comparisons(runs)[0], [runs]);
   const chart = useMemo(() => (latest ? compareChart(keptSeries(latest.runs)) : ''), [latest]);
   if (!latest) return null;
   const rows = compareKept(latest.runs);
