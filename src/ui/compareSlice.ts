@@ -10,12 +10,11 @@ import { DEFAULT_RUN } from '../sage/settings';
 import type { EvolveSettings } from '../worker/api';
 import { callEngine } from './engineClient';
 import { comparisonKey, comparisonPlan } from './runHistory';
-import { requestSettings } from './runSlices';
+import { message, requestSettings } from './runSlices';
 import { isActive } from './runView';
 import { DEFAULT_SHIPPED_MODEL } from './shippedData';
 import type { LabState } from './store';
 
-const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
 export interface CompareSlice {
   /** The comparison in flight: its runs still to make when it started, and which one runs. */

@@ -18,7 +18,8 @@ import { EMPTY_RUN, historyEvents, isActive, reduceRun, type RunView } from './r
 import { DEFAULT_SHIPPED_MODEL, SHIPPED_SEEDS, SHIPPED_VALIDATION } from './shippedData';
 import type { LabState } from './store';
 
-const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
+/** An error's text for the page. */
+export const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
 export interface ProblemsSlice {
   seedReport: ProblemSetReport | null;
