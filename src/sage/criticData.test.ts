@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Problem } from '../data/problem';
 import { rng } from '../util/random';
+import { planVerdict } from './validators';
 import { alterNumber, auc, consistentVariant, corruptProblem, criticProbe, planOf, wrongPlan } from './criticData';
 
 const math = (id: string, statement: string, expression: string, answer: string): Problem => ({ id, source: 't', format: 'curriculum', kind: 'math', statement, answer, expression, level: 1, raw: {} });
@@ -58,18 +59,29 @@ describe('the Critic’s pairs', () => {
     expect([...seen].sort()).toEqual(['altered', 'noise', 'shuffled', 'truncated']);
   });
 
-  it('a wrong plan is never the problem’s own', () => {
-    const ps = [math('a', 'Jo adds 2 to 5: 5+2=?', '5+2', '7'), math('b', 'Kai takes 1 from 9: 9-1=?', '9-1', '8'), math('c', 'Di adds 4 to 3: 3+4=?', '3+4', '7')];
+  it('a wrong plan is never the problem’s own, nor one that computes its answer', () => {
+    // a and c share their answer (7): c's plan is no wrong plan for a, nor `0*5` altered to `0*9` for d.
+    const ps = [
+      math('a', 'Jo adds 2 to 5: 5+2=?', '5+2', '7'),
+      math('b', 'Kai takes 1 from 9: 9-1=?', '9-1', '8'),
+      math('c', 'Di adds 4 to 3: 3+4=?', '3+4', '7'),
+      math('d', 'Bo has 0 bags of 5: 0*5=?', '0*5', '0'),
+    ];
     const random = rng(9);
-    for (let i = 0; i < 100; i++) {
-      const p = ps[i % 3]!;
-      const w = wrongPlan(p, ps, random)!;
+    const seen = new Set<string>();
+    for (let i = 0; i < 400; i++) {
+      const p = ps[i % 4]!;
+      const w = wrongPlan(p, ps, random);
+      if (!w) continue;
+      seen.add(w.variant);
       expect(w.plan).not.toBe(planOf(p));
+      expect(planVerdict(p, w.plan)).toBe(false);
     }
+    expect([...seen].sort()).toEqual(['altered', 'other']);
     const probe = criticProbe(ps, rng(1));
     expect(probe.problems.filter((x) => x.real).map((x) => x.statement)).toEqual(ps.map((p) => p.statement));
-    expect(probe.plans.filter((x) => x.matching)).toHaveLength(3);
-    expect(probe.plans.filter((x) => !x.matching)).toHaveLength(3);
+    expect(probe.plans.filter((x) => x.matching)).toHaveLength(4);
+    expect(probe.plans.filter((x) => !x.matching)).toHaveLength(4);
   });
 
   it('AUC is the Mann-Whitney probability, ties half, and 1 − itself with the sides swapped', () => {

@@ -7,6 +7,7 @@
  */
 import type { Problem } from '../data/problem';
 import { shuffle } from '../util/random';
+import { planVerdict } from './validators';
 
 /** A worked solution as plain steps: calculator notes and the final-answer line removed. */
 export function steps(solution: string): string[] {
@@ -91,17 +92,25 @@ export function corruptProblem(statement: string, random: () => number): { text:
   return { text: noise, variant: 'noise' };
 }
 
-/** A wrong plan for `p`: its own with a number changed, or the plan of another problem. Null when neither exists. */
+/**
+ * A wrong plan for `p`: its own with a number changed, or the plan of another problem. Never one
+ * that still computes `p`'s answer (another problem's `4+3` for `3+4=?`, `0*5` altered to `0*7`):
+ * taught low or counted wrong, such a plan would teach and measure the Critic against the truth.
+ * Null when no such plan is found.
+ */
 export function wrongPlan(p: Problem, others: readonly Problem[], random: () => number): { plan: string; variant: Exclude<PlanVariant, 'matching'> } | null {
   const own = planOf(p);
+  const wrong = (plan: string | null): plan is string => !!plan && plan !== own && planVerdict(p, plan) !== true;
   if (own && random() < 0.5) {
-    const altered = alterNumber(own, random);
-    if (altered) return { plan: altered, variant: 'altered' };
+    for (let tries = 0; tries < 4; tries++) {
+      const altered = alterNumber(own, random);
+      if (wrong(altered)) return { plan: altered, variant: 'altered' };
+    }
   }
   const pool = others.filter((q) => q.id !== p.id);
   for (let tries = 0; tries < 8 && pool.length; tries++) {
     const plan = planOf(pool[Math.floor(random() * pool.length)]!);
-    if (plan && plan !== own) return { plan, variant: 'other' };
+    if (wrong(plan)) return { plan, variant: 'other' };
   }
   return null;
 }
