@@ -65,6 +65,13 @@ export interface MethodConfig {
    * Planner's reward carry information the loop can learn.
    */
   criticReward: 'format' | 'grounded-plans';
+  /**
+   * The Planner's plan term: 'critic', the Critic's score of the plan (the paper's); 'grounded',
+   * where the environment can check the problem (math with a reference answer), 1 when it
+   * computes the answer from the plan and 0 otherwise (an unreadable plan included), the
+   * Critic's score elsewhere: a wrong plan the Critic likes no longer pays as a right one.
+   */
+  plannerReward: 'critic' | 'grounded';
   rewards: RewardConfig;
 }
 
@@ -93,6 +100,7 @@ const SAGE: MethodConfig = {
   validatorFree: false,
   answers: 'claimed',
   criticReward: 'format',
+  plannerReward: 'critic',
   rewards: DEFAULT_REWARDS,
 };
 
@@ -114,6 +122,7 @@ export const METHODS = {
     validatorFree: true,
     answers: 'claimed',
     criticReward: 'format',
+    plannerReward: 'critic',
     rewards: DEFAULT_REWARDS,
   },
   rlvr: {
@@ -126,6 +135,7 @@ export const METHODS = {
     validatorFree: false,
     answers: 'claimed',
     criticReward: 'format',
+    plannerReward: 'critic',
     // No plan: correctness and format keep SAGE's 3 : 1 ratio.
     rewards: { ...DEFAULT_REWARDS, solver: { plan: 0, correct: 0.75, format: 0.25 } },
   },
@@ -152,6 +162,13 @@ export const METHODS = {
     name: 'sage-grounded-plans',
     summary: 'SAGE with the Critic\'s plan scores rewarded for agreeing with the environment (does the plan compute the problem\'s answer?)',
     criticReward: 'grounded-plans',
+  },
+  'sage-grounded-planner': {
+    ...SAGE,
+    name: 'sage-grounded-planner',
+    summary: 'SAGE with plans grounded in the environment: the Planner rewarded when its plan computes the problem\'s answer, the Critic for agreeing',
+    criticReward: 'grounded-plans',
+    plannerReward: 'grounded',
   },
   'sage-freeze-challenger': frozen('challenger'),
   'sage-freeze-planner': frozen('planner'),

@@ -100,7 +100,7 @@ describe('the SAGE loop (orchestration)', () => {
       const { bank } = ProblemBank.fromSeeds(SEEDS, { alpha: method.rewards.alpha, nearDuplicate: 0.85 });
       const settings = { ...DEFAULT_LOOP, method, templates: DEFAULT_TEMPLATES, proposals: 4, trainProblems: 4, solverSamples: 2, difficultySamples: 3, transcripts: 'all' as const };
       const { metrics, transcripts } = await new SageLoop(model, validators, bank, settings).runStep();
-      return { metrics, plans: transcripts.filter((t) => t.template === 'criticPlan') };
+      return { metrics, plans: transcripts.filter((t) => t.template === 'criticPlan'), planners: transcripts.filter((t) => t.template === 'planner') };
     };
     const grounded = await rewardsOf(METHODS['sage-grounded-plans']);
     const g = METHODS['sage-grounded-plans'].rewards.criticGrounded;
@@ -116,6 +116,14 @@ describe('the SAGE loop (orchestration)', () => {
     const sage = await rewardsOf(METHODS.sage);
     for (const t of sage.plans) expect(t.reward).toBe(1);
     expect(sage.metrics.plansRight).toBeCloseTo(grounded.metrics.plansRight!, 12);
+    // Its Planner earns the Critic's 9 for every plan, right or wrong; the grounded Planner earns the plan term only when the plan computes the answer.
+    const format = parseOutput('<plan>Compute 1+1.</plan>', OUTPUTS.planner).format;
+    for (const t of sage.planners) expect(t.reward).toBeCloseTo(0.8 * (8 / 9) + 0.2 * format, 9);
+    const planner = await rewardsOf(METHODS['sage-grounded-planner']);
+    expect(planner.planners).toHaveLength(4);
+    const planRight = (t: { output: string }) => /Compute (\d+[-+]\d+)\./.exec(t.output)![1]! !== '1+1';
+    expect(planner.planners.filter(planRight).length).toBeGreaterThanOrEqual(1);
+    for (const t of planner.planners) expect(t.reward).toBeCloseTo((planRight(t) ? 0.8 : 0) + 0.2 * format, 9);
   });
 
   it('without the plan gate (beta = 0) every plan reaches the Solver, one scored 1/10 included', async () => {

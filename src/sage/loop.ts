@@ -14,8 +14,8 @@ import { computeAdvantages, type AdvantageName, type GroupStats } from './advant
 import type { BankEntry, ProblemBank, RejectReason, SamplingMode } from './bank';
 import type { AnswerSource, MethodConfig, RoleName } from './config';
 import { criticScore, parseOutput, type Parsed } from './parse';
-import { challengerReward, criticReward, groundedCriticReward, judgedSolverReward, passesPlanGate, plannerReward, scoreOrDefault, solverReward, type ProposalOutcome } from './rewards';
-import { planVerdict, unverifiedProblem } from './validators';
+import { challengerReward, criticReward, groundedCriticReward, groundedPlannerReward, judgedSolverReward, passesPlanGate, plannerReward, scoreOrDefault, solverReward, type ProposalOutcome } from './rewards';
+import { planVerdict, plansCheckable, unverifiedProblem } from './validators';
 import { OUTPUTS, referenceList, render, stopStrings, type TemplateName, type Templates } from './templates';
 
 export interface GenerationRequest {
@@ -408,12 +408,15 @@ export class SageLoop {
       // Nothing to score (no plan, an empty one) scores 0; an unparsable score of a plan stays null (0.5 for its consumers).
       planScores = batch.map(() => 0);
       withPlan.forEach((i, k) => (planScores[i] = scores[k]!));
-      outs.forEach((c, i) =>
+      // Under the grounded Planner a checkable problem's plan earns by the environment's verdict, a missing or unreadable plan nothing.
+      const verdictOf = (i: number) => (plansCheckable(batch[i]!.problem) ? (rights[withPlan.indexOf(i)] ?? null) : undefined);
+      outs.forEach((c, i) => {
+        const x = { planScore: planScores[i]!, format: plans[i]!.format };
         scored.push({
           role: 'planner', template: 'planner', kind: batch[i]!.problem.kind, prompt: prompts[i]!, completion: c, parsed: plans[i]!,
-          score: planScores[i], reward: plannerReward({ planScore: planScores[i]!, format: plans[i]!.format }, r),
-        }),
-      );
+          score: planScores[i], reward: m.plannerReward === 'grounded' ? groundedPlannerReward({ ...x, right: verdictOf(i) }, r) : plannerReward(x, r),
+        });
+      });
     }
 
     // 8-9. The Solver, with the plan when it passed the gate; the validators judge.

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_REWARDS as C, METHODS } from './config';
-import { challengerReward, criticReward, gatedPlanScore, groundedCriticReward, judgedSolverReward, plannerReward, solverReward } from './rewards';
+import { challengerReward, criticReward, gatedPlanScore, groundedCriticReward, groundedPlannerReward, judgedSolverReward, plannerReward, solverReward } from './rewards';
 import { ADVANTAGE_NAMES, computeAdvantages, WHITEN_EPS } from './advantages';
 
 describe('rewards (section 4, paper defaults)', () => {
@@ -164,7 +164,21 @@ describe('the grounded plan Critic (sage-grounded-plans)', () => {
     );
   });
 
-  it('only the grounded method rewards the Critic by it', () => {
-    expect(Object.values(METHODS).filter((m) => m.criticReward === 'grounded-plans').map((m) => m.name)).toEqual(['sage-grounded-plans']);
+  it('only the grounded methods reward the Critic and the Planner by it', () => {
+    expect(Object.values(METHODS).filter((m) => m.criticReward === 'grounded-plans').map((m) => m.name)).toEqual(['sage-grounded-plans', 'sage-grounded-planner']);
+    expect(Object.values(METHODS).filter((m) => m.plannerReward === 'grounded').map((m) => m.name)).toEqual(['sage-grounded-planner']);
+  });
+
+  it('a grounded Planner: a right plan always earns more than a wrong or unreadable one, whatever the Critic thinks; an unchecked problem keeps the Critic\'s score', () => {
+    fc.assert(
+      fc.property(fc.double({ min: 0, max: 1, noNaN: true }), fc.double({ min: 0, max: 1, noNaN: true }), fc.option(fc.double({ min: 0, max: 1, noNaN: true })), fc.double({ min: 0, max: 1, noNaN: true }), (s1, s2, s3, format) => {
+        const right = groundedPlannerReward({ planScore: s1, right: true, format }, C);
+        expect(right).toBeGreaterThan(groundedPlannerReward({ planScore: s2, right: false, format }, C));
+        expect(right).toBeGreaterThan(groundedPlannerReward({ planScore: s2, right: null, format }, C));
+        expect(groundedPlannerReward({ planScore: s3, right: undefined, format }, C)).toBe(plannerReward({ planScore: s3, format }, C));
+      }),
+      { numRuns: 500 },
+    );
+    expect(groundedPlannerReward({ planScore: 1, right: false, format: 1 }, C)).toBeCloseTo(C.planner.format, 12);
   });
 });

@@ -33,6 +33,17 @@ export function plannerReward(x: { planScore: number | null; format: number }, c
   return c.planner.plan * scoreOrDefault(x.planScore, c) + c.planner.format * x.format;
 }
 
+/**
+ * The Planner's reward under the grounded lever (method `plannerReward` 'grounded'): the plan
+ * term is what the environment computes of the plan where it can check the problem (`right`:
+ * true, false, or null for a plan it cannot read, which earns no plan credit either), and the
+ * Critic's score where it cannot (`right` undefined: a code problem, a question with no answer).
+ */
+export function groundedPlannerReward(x: { planScore: number | null; right: boolean | null | undefined; format: number }, c: RewardConfig): number {
+  if (x.right === undefined) return plannerReward(x, c);
+  return c.planner.plan * (x.right ? 1 : 0) + c.planner.format * x.format;
+}
+
 /** Whether the plan reaches the Solver: s_p ≥ beta (with beta = 0 every plan does, one scored 1/10 included). */
 export function passesPlanGate(planScore: number | null, c: RewardConfig): boolean {
   return scoreOrDefault(planScore, c) >= c.beta;

@@ -94,6 +94,11 @@ function computedAnswer(statement: string): { answer: string; expression: string
 /** Integer expressions (or lone numbers) in a plan: `Compute (3+4)*2.` holds `(3+4)*2`. */
 const PLAN_EXPRESSION = /[\d(](?:[\d+\-*/() ×÷]*[\d)])?/g;
 
+/** Whether the environment can check a plan for this problem at all: math with a reference answer. */
+export function plansCheckable(problem: Problem): problem is MathProblem & { answer: string } {
+  return problem.kind === 'math' && problem.answer !== undefined;
+}
+
 /**
  * Whether a plan computes its problem's answer, as far as the environment can tell: the last
  * integer expression in the plan, evaluated, against the problem's reference answer. Null when
@@ -101,7 +106,7 @@ const PLAN_EXPRESSION = /[\d(](?:[\d+\-*/() ×÷]*[\d)])?/g;
  * evaluates. A plan that computes the right value another way counts as right.
  */
 export function planVerdict(problem: Problem, plan: string): boolean | null {
-  if (problem.kind !== 'math' || problem.answer === undefined) return null;
+  if (!plansCheckable(problem)) return null;
   const expression = plan.match(PLAN_EXPRESSION)?.at(-1);
   if (!expression) return null;
   const value = evaluateExpression(expression);
