@@ -55,7 +55,11 @@ export interface MethodConfig {
    * A new math problem's reference answer: 'claimed', the Challenger's, checked against what
    * the environment computes where it can read the statement (a wrong claim rejects the
    * problem; the paper's SAGE); 'computed', the environment's value wherever it can read the
-   * statement, the claim unchecked (AZR's executor computing a program's output).
+   * statement, the claim unchecked (AZR's executor computing a program's output); 'verified',
+   * only statements the environment reads whole (a curriculum style, its words and expression
+   * agreeing) enter, answered by it: an incoherent statement ("Di adds 2 to 4: 0+4=?") or one
+   * it cannot read at all ("Di takes 8 Hos and yset?", claimed 34) is refused, as AZR refuses a
+   * program that does not run.
    */
   answers: AnswerSource;
   /**
@@ -75,7 +79,7 @@ export interface MethodConfig {
   rewards: RewardConfig;
 }
 
-export type AnswerSource = 'claimed' | 'computed';
+export type AnswerSource = 'claimed' | 'computed' | 'verified';
 
 export const DEFAULT_REWARDS: RewardConfig = {
   alpha: 0.7,
@@ -156,6 +160,12 @@ export const METHODS = {
     name: 'sage-computed-answers',
     summary: 'SAGE with new problems answered by the environment where it reads the statement (AZR-style), not by the Challenger\'s claim',
     answers: 'computed',
+  },
+  'sage-verified-problems': {
+    ...SAGE,
+    name: 'sage-verified-problems',
+    summary: 'SAGE admitting only new problems the environment reads whole (a curriculum style), answered by it: no incoherent or unreadable statement reaches the bank',
+    answers: 'verified',
   },
   'sage-grounded-plans': {
     ...SAGE,

@@ -27,6 +27,19 @@ describe('loop validators', () => {
     expect(await v.propose({ question: 'Odd: 2+=?', answer: '2' }, 'math', 'g11')).toMatchObject({ unusable: expect.stringContaining('2+') });
   });
 
+  it('with verified problems, only a statement read whole enters, answered by the environment', async () => {
+    const verified = (question: string, answer?: string) => v.propose({ question, ...(answer === undefined ? {} : { answer }) }, 'math', 'g', 'verified');
+    for (const claim of [undefined, '15', '16', 'x']) expect(await verified('7+8=?', claim)).toMatchObject({ problem: { format: 'curriculum', answer: '15', expression: '7+8', level: 2 } });
+    expect(await verified('Di adds 4 to 3: 3+4=?', '9')).toMatchObject({ problem: { answer: '7', level: 1 } });
+    const refused = { unusable: 'not a statement the environment reads whole (verified problems only)' };
+    // Words and expression disagree (claimed and computed answers admit it, read from the trailing expression), or nothing to read.
+    expect(await verified('Di adds 2 to 4: 0+4=?', '4')).toEqual(refused);
+    expect(await v.propose({ question: 'Di adds 2 to 4: 0+4=?', answer: '4' }, 'math', 'g')).toMatchObject({ problem: { answer: '4' } });
+    expect(await verified('Di takes 8 Hos and yset?', '34')).toEqual(refused);
+    expect(await v.propose({ question: 'Di takes 8 Hos and yset?', answer: '34' }, 'math', 'g')).toMatchObject({ problem: { answer: '34' } });
+    expect(await verified('3-9=?', '-6')).toMatchObject({ unusable: expect.stringContaining('negative') });
+  });
+
   it('with computed answers, a statement the environment reads is answered by it whatever the claim; others as with claimed ones', async () => {
     const computed = (question: string, answer?: string) => v.propose({ question, ...(answer === undefined ? {} : { answer }) }, 'math', 'g', 'computed');
     // The same statement with a right, a wrong, a junk and no claim: one problem, the environment's answer.

@@ -136,8 +136,9 @@ export function createValidators(code?: CodeChecks): Validators {
       const problem = (answer: string): MathProblem => ({
         id, source: 'challenger', statement, format: 'level' in read ? 'curriculum' : 'qa', kind: 'math', answer, ...read, raw: { question: statement, answer, ...read },
       });
+      if (answers === 'verified' && !('level' in read)) return { unusable: 'not a statement the environment reads whole (verified problems only)' };
       // The environment's answer, not the Challenger's claim (AZR's executor computing a program's output).
-      if (computed && answers === 'computed') return { problem: problem(computed.answer) };
+      if (computed && answers !== 'claimed') return { problem: problem(computed.answer) };
       if (!claimed) return { unusable: 'empty answer' };
       const answer = extractAnswer(`<answer>${claimed}</answer>`, { lastNumber: false });
       if (answer === null || !normaliseAnswer(answer)) return { unusable: `the answer "${claimed.slice(0, 40)}" does not parse` };
