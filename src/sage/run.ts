@@ -101,8 +101,8 @@ export function stratified(problems: readonly Problem[], limit: number): Problem
 }
 
 /** Held-out problems the Critic's AUC is measured on (each real and corrupted, its plan matching and wrong; at most validationLimit), and their seed: fixed, so runs compare. */
-const CRITIC_PROBE_PROBLEMS = 100;
-const CRITIC_PROBE_SEED = 0x5a6e;
+export const CRITIC_PROBE_PROBLEMS = 100;
+export const CRITIC_PROBE_SEED = 0x5a6e;
 
 /** Thrown at a phase boundary when a stop was asked for: the step in flight is abandoned. */
 class StepAbandoned extends Error {}
