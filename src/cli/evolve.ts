@@ -31,6 +31,7 @@ import { describeMemory, modelMemory } from '../train/memorySummary';
 import { applyLora, describeTraining, loraFromOptions, LORA_OPTIONS } from './loraOptions';
 import { onInterrupt } from './interrupt';
 import { DEFAULT_CHECKPOINT_EVERY, SHIPPED_MODEL, VERL_FILES, logShards, readCheckpointFolder, RUN_FILES, RunFolder } from './runFiles';
+import { errorText } from '../util/errorText';
 
 export const evolveCli = {
   name: 'evolve',
@@ -73,7 +74,7 @@ function readConfig(file: string): Partial<RunSettings> {
   try {
     raw = JSON.parse(readFileSync(file, 'utf8'));
   } catch (e) {
-    throw new UsageError(`--config ${file}: not valid JSON (${e instanceof Error ? e.message : String(e)})`);
+    throw new UsageError(`--config ${file}: not valid JSON (${errorText(e)})`);
   }
   try {
     return parseSettings(raw);

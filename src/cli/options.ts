@@ -5,6 +5,7 @@
  */
 import { existsSync, statSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
+import { errorText } from '../util/errorText';
 
 interface Base {
   /** One line for --help. */
@@ -202,7 +203,7 @@ export async function runCli<S extends OptionSpecs>(
       console.error(`${cli.name}: ${e.message}`);
       process.exit(2);
     }
-    console.error(`${cli.name}: ${e instanceof Error ? e.message : String(e)}`);
+    console.error(`${cli.name}: ${errorText(e)}`);
     if (process.env.SAGE_DEBUG && e instanceof Error && e.stack) console.error(e.stack);
     process.exit(1);
   }

@@ -6,6 +6,7 @@ import { BufferPool, sizeClass, type PoolStats } from './pool';
 import { Profiler, type ProfileEntry } from './profiler';
 import { BYTES_PER_ELEMENT, numel, type DType, type Tensor, type TypedArrayFor } from './tensor';
 import { halvesToF32 } from '../util/half';
+import { errorText } from '../util/errorText';
 
 export interface Dispatch {
   kernel: KernelSpec;
@@ -143,7 +144,7 @@ export class Runtime {
     this.cache.set(key, value);
     this.cacheWrites.push(
       this.platform.saveCache(key, value).catch((e: unknown) => {
-        console.warn(`sage-lab: could not persist "${key}": ${e instanceof Error ? e.message : String(e)}`);
+        console.warn(`sage-lab: could not persist "${key}": ${errorText(e)}`);
       }),
     );
   }

@@ -9,6 +9,7 @@ import type { Problem } from '../data/problem';
 import type { BankEvent } from './bank';
 import type { Transcript } from './loop';
 import type { MetricsRecord, RunState, RunStore } from './run';
+import { errorText } from '../util/errorText';
 
 export const RUN_FILES = {
   config: 'config.json',
@@ -69,7 +70,7 @@ export function parseResume(read: (name: string) => string): ResumeRecords {
     try {
       return JSON.parse(read(name)) as unknown;
     } catch (e) {
-      throw new Error(`${name}: not valid JSON (${e instanceof Error ? e.message : String(e)})`);
+      throw new Error(`${name}: not valid JSON (${errorText(e)})`);
     }
   };
   const state = json(RUN_FILES.state) as RunState;

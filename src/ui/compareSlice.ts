@@ -10,11 +10,11 @@ import { DEFAULT_RUN } from '../sage/settings';
 import type { EvolveSettings } from '../worker/api';
 import { callEngine } from './engineClient';
 import { comparisonKey, comparisonPlan } from './runHistory';
-import { message, requestSettings } from './runSlices';
+import { requestSettings } from './runSlices';
 import { isActive } from './runView';
 import { DEFAULT_SHIPPED_MODEL } from './shippedData';
 import type { LabState } from './store';
-
+import { errorText } from '../util/errorText';
 
 export interface CompareSlice {
   /** The comparison in flight: its runs still to make when it started, and which one runs. */
@@ -38,7 +38,7 @@ export const compareSlice: StateCreator<LabState, [], [], CompareSlice> = (set, 
       if (!s.seedReport || !s.validationReport) throw new Error('load seed problems and held-out validation problems first');
       settings = requestSettings(s);
     } catch (e) {
-      set({ compareError: message(e) });
+      set({ compareError: errorText(e) });
       return;
     }
     // Every run makes the same number of steps: no early stopping.
@@ -55,7 +55,7 @@ export const compareSlice: StateCreator<LabState, [], [], CompareSlice> = (set, 
       try {
         files = (await callEngine((e) => e.exportCheckpoint())).filter((f) => !f.name.startsWith('adapter/')).map((f) => new File([f.bytes as Uint8Array<ArrayBuffer>], f.name));
       } catch (e) {
-        set({ compareError: `could not keep the starting model: ${message(e)}` });
+        set({ compareError: `could not keep the starting model: ${errorText(e)}` });
         return;
       }
       const lora = model.lora && { rank: model.lora.rank, alpha: model.lora.alpha, targets: model.lora.targets, rslora: model.lora.rslora };

@@ -17,9 +17,7 @@ import type { RunConfig } from './runHistory';
 import { EMPTY_RUN, historyEvents, isActive, reduceRun, type RunView } from './runView';
 import { DEFAULT_SHIPPED_MODEL, SHIPPED_SEEDS, SHIPPED_VALIDATION } from './shippedData';
 import type { LabState } from './store';
-
-/** An error's text for the page. */
-export const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
+import { errorText } from '../util/errorText';
 
 export interface ProblemsSlice {
   seedReport: ProblemSetReport | null;
@@ -114,7 +112,7 @@ export const problemsSlice: StateCreator<LabState, [], [], ProblemsSlice> = (set
         const report = await callEngine((e) => e.loadProblems(which, name, file));
         if (load === loads[which]) set(which === 'seeds' ? { seedReport: report } : { validationReport: report });
       } catch (e) {
-        if (load === loads[which]) set({ problemsError: { ...get().problemsError, [which]: message(e) } });
+        if (load === loads[which]) set({ problemsError: { ...get().problemsError, [which]: errorText(e) } });
       } finally {
         if (load === loads[which]) set({ problemsBusy: { ...get().problemsBusy, [which]: undefined } });
       }
@@ -125,7 +123,7 @@ export const problemsSlice: StateCreator<LabState, [], [], ProblemsSlice> = (set
         const { seeds, validation } = await callEngine((e) => e.holdOutSeeds(fraction, seed));
         set({ seedReport: seeds, validationReport: validation, problemsError: { ...get().problemsError, validation: undefined } });
       } catch (e) {
-        set({ problemsError: { ...get().problemsError, validation: message(e) } });
+        set({ problemsError: { ...get().problemsError, validation: errorText(e) } });
       }
     },
     async loadShippedProblems(name) {
@@ -149,7 +147,7 @@ export const problemsSlice: StateCreator<LabState, [], [], ProblemsSlice> = (set
             : Promise.resolve(),
         ]);
       } catch (e) {
-        set({ problemsError: { ...get().problemsError, seeds: `could not load the demo seeds ${name}: ${message(e)}` } });
+        set({ problemsError: { ...get().problemsError, seeds: `could not load the demo seeds ${name}: ${errorText(e)}` } });
       }
     },
   };
@@ -215,8 +213,8 @@ export const runSlice: StateCreator<LabState, [], [], RunSlice> = (set, get) => 
       set({ run: { ...get().run, status: 'done', phase: null } });
       get().recordRun();
     } catch (e) {
-      const lost = /device (was )?lost/i.test(message(e));
-      set({ run: { ...get().run, status: 'error', phase: null }, runError: message(e), ...(lost ? { model: null } : {}) });
+      const lost = /device (was )?lost/i.test(errorText(e));
+      set({ run: { ...get().run, status: 'error', phase: null }, runError: errorText(e), ...(lost ? { model: null } : {}) });
       get().recordRun();
       // The autosave survives a lost device or a failed step: offer it.
       await get().checkAutosave();
@@ -239,7 +237,7 @@ export const runSlice: StateCreator<LabState, [], [], RunSlice> = (set, get) => 
       if (config.templates === 'compact' || config.templates === 'instruct') templates = config.templates;
       history = reduceRun(EMPTY_RUN, historyEvents(read));
     } catch (e) {
-      set({ runError: `not a run export: ${message(e)}` });
+      set({ runError: `not a run export: ${errorText(e)}` });
       return;
     }
     const steps = Number(get().typed.steps ?? DEFAULT_RUN.steps);
@@ -268,7 +266,7 @@ export const runSlice: StateCreator<LabState, [], [], RunSlice> = (set, get) => 
         if (!s.seedReport) throw new Error('load seed problems first');
         if (!s.validationReport) throw new Error('load held-out validation problems first');
       } catch (e) {
-        set({ runError: message(e) });
+        set({ runError: errorText(e) });
         return;
       }
       set({
@@ -306,7 +304,7 @@ export const runSlice: StateCreator<LabState, [], [], RunSlice> = (set, get) => 
           set({ runExported: `${name}.zip downloaded (${(zip.bytes.byteLength / 2 ** 20).toFixed(1)} MiB)` });
         }
       } catch (e) {
-        set({ runExported: null, runError: message(e) });
+        set({ runExported: null, runError: errorText(e) });
       }
     },
     async exportBank(format) {
@@ -314,7 +312,7 @@ export const runSlice: StateCreator<LabState, [], [], RunSlice> = (set, get) => 
         const f = await callEngine((e) => e.exportBank(format));
         downloadBytes(f.name, f.bytes, format === 'jsonl' ? 'application/jsonl' : 'application/vnd.apache.parquet');
       } catch (e) {
-        set({ runError: message(e) });
+        set({ runError: errorText(e) });
       }
     },
     async resumeFromFiles(picked) {
@@ -322,7 +320,7 @@ export const runSlice: StateCreator<LabState, [], [], RunSlice> = (set, get) => 
       try {
         records = (await callEngine((e) => e.stageFiles(toPicked(picked)))).records;
       } catch (e) {
-        set({ runError: message(e) });
+        set({ runError: errorText(e) });
         return;
       }
       await resumeWith(records, (steps) => callEngine((e) => e.resumeRun(null, onEvents, { steps })));

@@ -5,8 +5,7 @@
 import type { StateCreator } from 'zustand';
 import { deleteRun, listRuns, runRecord, saveRun, type RunConfig, type RunRecord } from './runHistory';
 import type { LabState } from './store';
-
-const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
+import { errorText } from '../util/errorText';
 
 export interface RunsSlice {
   /** Kept runs, newest first, the one in flight included. */
@@ -39,7 +38,7 @@ export const runsSlice: StateCreator<LabState, [], [], RunsSlice> = (set, get) =
     try {
       await saveRun(r);
     } catch (e) {
-      set({ runsError: `could not keep the run in this browser: ${message(e)}` });
+      set({ runsError: `could not keep the run in this browser: ${errorText(e)}` });
     } finally {
       writing = false;
     }
@@ -59,7 +58,7 @@ export const runsSlice: StateCreator<LabState, [], [], RunsSlice> = (set, get) =
         const live = get().runs.find((r) => r.id === current?.id);
         set({ runs: live ? [live, ...stored.filter((r) => r.id !== live.id)] : stored });
       } catch (e) {
-        set({ runsError: `could not read the runs kept in this browser: ${message(e)}` });
+        set({ runsError: `could not read the runs kept in this browser: ${errorText(e)}` });
       }
     },
     toggleOverlay(id) {
@@ -72,7 +71,7 @@ export const runsSlice: StateCreator<LabState, [], [], RunsSlice> = (set, get) =
         await deleteRun(id);
         set({ runs: get().runs.filter((r) => r.id !== id), overlay: get().overlay.filter((x) => x !== id) });
       } catch (e) {
-        set({ runsError: `could not delete the run: ${message(e)}` });
+        set({ runsError: `could not delete the run: ${errorText(e)}` });
       }
     },
     beginRecord(config) {

@@ -27,6 +27,7 @@ import { runsSlice, type RunsSlice } from './runsSlice';
 import { compareSlice, type CompareSlice } from './compareSlice';
 import { SHIPPED_SEEDS, shippedModelFiles } from './shippedData';
 import { DEFAULT_RUN } from '../sage/settings';
+import { errorText } from '../util/errorText';
 
 type Status = 'idle' | 'running' | 'done' | 'error';
 
@@ -114,8 +115,6 @@ export function pick<K extends keyof LabState>(s: LabState, keys: readonly K[]):
   return Object.fromEntries(keys.map((k) => [k, s[k]])) as Pick<LabState, K>;
 }
 
-const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
-
 const deviceSlice: StateCreator<LabState, [], [], DeviceSlice> = (set) => ({
   deviceStatus: 'idle',
   device: null,
@@ -125,7 +124,7 @@ const deviceSlice: StateCreator<LabState, [], [], DeviceSlice> = (set) => ({
     try {
       set({ device: await callEngine((e) => e.init()), deviceStatus: 'done' });
     } catch (e) {
-      set({ deviceStatus: 'error', deviceError: message(e) });
+      set({ deviceStatus: 'error', deviceError: errorText(e) });
     }
   },
 });
@@ -139,7 +138,7 @@ const selfCheckSlice: StateCreator<LabState, [], [], SelfCheckSlice> = (set) => 
     try {
       set({ check: await callEngine((e) => e.selfCheck(shape)), checkStatus: 'done' });
     } catch (e) {
-      set({ checkStatus: 'error', checkError: message(e) });
+      set({ checkStatus: 'error', checkError: errorText(e) });
     }
   },
 });
@@ -155,7 +154,7 @@ const trainCheckSlice: StateCreator<LabState, [], [], TrainCheckSlice> = (set, g
     try {
       set({ train: await callEngine((e) => e.trainCheck({ steps }, onStep)), trainStatus: 'done' });
     } catch (e) {
-      set({ trainStatus: 'error', trainError: message(e) });
+      set({ trainStatus: 'error', trainError: errorText(e) });
     }
   },
 });
@@ -180,7 +179,7 @@ const sftSlice: StateCreator<LabState, [], [], SftSlice> = (set, get) => {
     try {
       await action();
     } catch (e) {
-      set({ modelError: message(e) });
+      set({ modelError: errorText(e) });
     } finally {
       set({ modelBusy: null });
     }
@@ -205,7 +204,7 @@ const sftSlice: StateCreator<LabState, [], [], SftSlice> = (set, get) => {
         seedFile = file;
         set({ seeds, seedsError: null });
       } catch (e) {
-        if (load === seedLoad) set({ seedsError: message(e) });
+        if (load === seedLoad) set({ seedsError: errorText(e) });
       }
     },
     async remapSeeds(fields) {
@@ -220,7 +219,7 @@ const sftSlice: StateCreator<LabState, [], [], SftSlice> = (set, get) => {
         if (!r.ok) throw new Error(`HTTP ${r.status}`);
         await get().loadSeeds(name, await r.blob());
       } catch (e) {
-        set({ seedsError: `could not load the demo seeds ${name}: ${message(e)}` });
+        set({ seedsError: `could not load the demo seeds ${name}: ${errorText(e)}` });
       }
     },
     newModel: (preset, seed) =>
@@ -243,7 +242,7 @@ const sftSlice: StateCreator<LabState, [], [], SftSlice> = (set, get) => {
       try {
         files = await shippedModelFiles(name);
       } catch (e) {
-        set({ modelError: `could not load the shipped model ${name}: ${message(e)}` });
+        set({ modelError: `could not load the shipped model ${name}: ${errorText(e)}` });
         return;
       }
       await get().importModel(files, name);
@@ -261,7 +260,7 @@ const sftSlice: StateCreator<LabState, [], [], SftSlice> = (set, get) => {
         const result = await callEngine((e) => e.sft(null, settings, onStep));
         set({ sftResult: result, model: result.model, sftStatus: 'done' });
       } catch (e) {
-        set({ sftStatus: 'error', sftError: message(e) });
+        set({ sftStatus: 'error', sftError: errorText(e) });
       }
     },
     stopSft() {
@@ -312,7 +311,7 @@ const generateSlice: StateCreator<LabState, [], [], GenerateSlice> = (set) => ({
       const result = await callEngine((e) => e.generate(new Array<string>(samples).fill(prompt), options, onToken));
       set({ genResult: result, genTexts: result.rows.map((r) => r.text), genStatus: 'done' });
     } catch (e) {
-      set({ genStatus: 'error', genError: message(e) });
+      set({ genStatus: 'error', genError: errorText(e) });
     }
   },
 });

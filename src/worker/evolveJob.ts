@@ -23,6 +23,7 @@ import { batchEvery } from '../util/throttle';
 import { CodeVerifier, type SandboxRunner } from '../verify/python/codeVerifier';
 import type { EvolveEvent, EvolveRequest, EvolveResult, EvolveSettings, ProblemSetReport, SftPair, SftSeedsReport } from './api';
 import type { RunAutosave } from './autosave';
+import { errorText } from '../util/errorText';
 
 /** Events reach the page at most this often. */
 const EVENT_INTERVAL_MS = 250;
@@ -255,7 +256,7 @@ export class EvolveJob {
         const info = await save.save(await this.snapshot(), { step, method: (this.store.config as { method?: string }).method ?? 'sage' });
         this.emitEvent({ type: 'autosave', info });
       } catch (e) {
-        this.emitEvent({ type: 'autosave', error: e instanceof Error ? e.message : String(e) });
+        this.emitEvent({ type: 'autosave', error: errorText(e) });
       }
     });
     return this.saving;

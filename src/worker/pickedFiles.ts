@@ -4,6 +4,7 @@
  */
 import { unzipSync } from 'fflate';
 import type { CheckpointFile, PickedFile } from './api';
+import { errorText } from '../util/errorText';
 
 const baseName = (path: string) => path.slice(path.lastIndexOf('/') + 1);
 
@@ -17,7 +18,7 @@ export async function readPicked(picked: readonly PickedFile[]): Promise<{ name:
     try {
       entries = unzipSync(new Uint8Array(await zip.blob.arrayBuffer()));
     } catch (e) {
-      throw new Error(`${baseName(zip.path)} is not a readable zip archive (${e instanceof Error ? e.message : String(e)})`);
+      throw new Error(`${baseName(zip.path)} is not a readable zip archive (${errorText(e)})`);
     }
     // A zip of a folder holds "folder/config.json": paths are kept below that one folder
     // (a run's export nests its checkpoints: last/config.json).

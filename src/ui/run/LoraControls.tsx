@@ -3,6 +3,7 @@ import { checkLora, DEFAULT_LORA, LORA_TARGETS, type LoraConfig, type LoraTarget
 import { canSaveToFolder } from '../checkpointFiles';
 import { isActive } from '../runView';
 import { useLab } from '../store';
+import { errorText } from '../../util/errorText';
 
 /** The adapter a form's text fields describe, or the reason they do not describe one. */
 function parseForm(rank: string, alpha: string, targets: LoraTarget[]): LoraConfig | string {
@@ -10,7 +11,7 @@ function parseForm(rank: string, alpha: string, targets: LoraTarget[]): LoraConf
   try {
     checkLora(lora);
   } catch (e) {
-    return e instanceof Error ? e.message : String(e);
+    return errorText(e);
   }
   return lora;
 }
