@@ -14,7 +14,7 @@ import { computeAdvantages, type AdvantageName, type GroupStats } from './advant
 import type { BankEntry, ProblemBank, RejectReason, SamplingMode } from './bank';
 import type { AnswerSource, MethodConfig, RoleName } from './config';
 import { criticScore, parseOutput, type Parsed } from './parse';
-import { challengerReward, criticReward, groundedCriticReward, groundedPlannerReward, judgedSolverReward, passesPlanGate, plannerReward, scoreOrDefault, solverReward, type ProposalOutcome } from './rewards';
+import { challengerReward, criticReward, groundedCriticReward, judgedSolverReward, passesPlanGate, PLANNER_REWARDS, scoreOrDefault, solverReward, type ProposalOutcome } from './rewards';
 import { planVerdict, plansCheckable, unverifiedProblem } from './validators';
 import { OUTPUTS, referenceList, render, stopStrings, type TemplateName, type Templates } from './templates';
 
@@ -400,7 +400,9 @@ export class SageLoop {
       plans = outs.map((c) => parseOutput(c.text, OUTPUTS.planner));
       await this.phase('score-plans');
       const withPlan = batch.map((_, i) => i).filter((i) => plans[i]!.fields.plan?.trim());
-      const rights = withPlan.map((i) => planVerdict(batch[i]!.problem, plans[i]!.fields.plan!));
+      // What the environment computes of each problem's plan: null for no plan or one it cannot read.
+      const verdicts = batch.map((e, i) => (plans[i]!.fields.plan?.trim() ? planVerdict(e.problem, plans[i]!.fields.plan!) : null));
+      const rights = withPlan.map((i) => verdicts[i]!);
       const readable = rights.filter((x): x is boolean => x !== null);
       plansRight = readable.length ? mean(readable.map((x) => (x ? 1 : 0))) : null;
       const grounded = m.criticReward === 'grounded-plans' ? rights : undefined;
@@ -408,15 +410,15 @@ export class SageLoop {
       // Nothing to score (no plan, an empty one) scores 0; an unparsable score of a plan stays null (0.5 for its consumers).
       planScores = batch.map(() => 0);
       withPlan.forEach((i, k) => (planScores[i] = scores[k]!));
-      // Under the grounded Planner a checkable problem's plan earns by the environment's verdict, a missing or unreadable plan nothing.
-      const verdictOf = (i: number) => (plansCheckable(batch[i]!.problem) ? (rights[withPlan.indexOf(i)] ?? null) : undefined);
-      outs.forEach((c, i) => {
-        const x = { planScore: planScores[i]!, format: plans[i]!.format };
+      const plannerReward = PLANNER_REWARDS[m.plannerReward];
+      outs.forEach((c, i) =>
         scored.push({
           role: 'planner', template: 'planner', kind: batch[i]!.problem.kind, prompt: prompts[i]!, completion: c, parsed: plans[i]!,
-          score: planScores[i], reward: m.plannerReward === 'grounded' ? groundedPlannerReward({ ...x, right: verdictOf(i) }, r) : plannerReward(x, r),
-        });
-      });
+          score: planScores[i],
+          // A problem the environment cannot check has no verdict (undefined), a missing or unreadable plan of one it can, null.
+          reward: plannerReward({ planScore: planScores[i]!, right: plansCheckable(batch[i]!.problem) ? verdicts[i]! : undefined, format: plans[i]!.format }, r),
+        }),
+      );
     }
 
     // 8-9. The Solver, with the plan when it passed the gate; the validators judge.

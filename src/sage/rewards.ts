@@ -1,5 +1,5 @@
 /** The rewards of section 4, one function per role; every constant from RewardConfig. */
-import type { RewardConfig } from './config';
+import type { MethodConfig, RewardConfig } from './config';
 
 /** A Critic score for its consumer: unparsable (null) counts as `unparsableScore`. */
 export function scoreOrDefault(score: number | null, c: RewardConfig): number {
@@ -34,15 +34,31 @@ export function plannerReward(x: { planScore: number | null; format: number }, c
 }
 
 /**
- * The Planner's reward under the grounded lever (method `plannerReward` 'grounded'): the plan
- * term is what the environment computes of the plan where it can check the problem (`right`:
- * true, false, or null for a plan it cannot read, which earns no plan credit either), and the
- * Critic's score where it cannot (`right` undefined: a code problem, a question with no answer).
+ * What a Planner reward reads of its plan: the Critic's score, and what the environment computes
+ * of the plan (`right`: true, false, null for a missing plan or one it cannot read; undefined
+ * where it cannot check the problem at all: a code problem, a question with no answer).
  */
-export function groundedPlannerReward(x: { planScore: number | null; right: boolean | null | undefined; format: number }, c: RewardConfig): number {
+export interface PlanOutcome {
+  planScore: number | null;
+  right: boolean | null | undefined;
+  format: number;
+}
+
+/**
+ * The Planner's reward under the grounded lever (method `plannerReward` 'grounded'): the plan
+ * term is the environment's verdict where it can check the problem (a missing or unreadable plan
+ * earns no plan credit either), the Critic's score where it cannot.
+ */
+export function groundedPlannerReward(x: PlanOutcome, c: RewardConfig): number {
   if (x.right === undefined) return plannerReward(x, c);
   return c.planner.plan * (x.right ? 1 : 0) + c.planner.format * x.format;
 }
+
+/** The Planner's rewards by name (MethodConfig.plannerReward): the paper's, from the Critic's score, and the grounded lever's. */
+export const PLANNER_REWARDS: Record<MethodConfig['plannerReward'], (x: PlanOutcome, c: RewardConfig) => number> = {
+  critic: plannerReward,
+  grounded: groundedPlannerReward,
+};
 
 /** Whether the plan reaches the Solver: s_p ≥ beta (with beta = 0 every plan does, one scored 1/10 included). */
 export function passesPlanGate(planScore: number | null, c: RewardConfig): boolean {
