@@ -10,35 +10,43 @@ import { SHIPPED_SPLITS } from '../src/data/curriculum';
 import { Runtime } from '../src/gpu/runtime';
 import { importCheckpoint } from '../src/model/checkpoint';
 import { nodePlatform } from '../src/platform/node';
-import { auc, criticProbe } from '../src/sage/criticData';
-import { criticScore, parseOutput } from '../src/sage/parse';
-import { CRITIC_PROBE_PROBLEMS, CRITIC_PROBE_SEED, stratified } from '../src/sage/run';
-import { COMPACT_TEMPLATES as t, OUTPUTS, render, stopStrings } from '../src/sage/templates';
+import { DEFAULT_REWARDS } from '../src/sage/config';
+import { auc } from '../src/sage/criticData';
+import { DEFAULT_LOOP } from '../src/sage/loop';
+import { heldOutCriticProbe } from '../src/sage/run';
+import { COMPACT_TEMPLATES } from '../src/sage/templates';
+import { criticScores } from '../src/sage/validation';
 import { warmupPairs } from '../src/sage/warmup';
-import { warmupSft } from '../src/train/runModel';
-import { ModelSession } from '../src/train/session';
+import { sessionRunModel, warmupSft } from '../src/train/runModel';
+import { DEFAULT_POLICY, ModelSession } from '../src/train/session';
 import { rng } from '../src/util/random';
 
 const [dir = 'data/models/tiny-curriculum', steps = '300', every = '50', lr = '2e-3'] = process.argv.slice(2);
+const templates = COMPACT_TEMPLATES;
 const seeds = (await readProblemFile(SHIPPED_SPLITS.seeds.file)).problems;
 const validation = (await readProblemFile(SHIPPED_SPLITS.validation.file)).problems;
-const probe = criticProbe(stratified(validation, CRITIC_PROBE_PROBLEMS), rng(CRITIC_PROBE_SEED));
+// The probe a run validating on 400 or more problems measures.
+const probe = heldOutCriticProbe(validation, validation.length);
 const session = ModelSession.create(await Runtime.create(nodePlatform()), { kind: 'checkpoint', checkpoint: importCheckpoint(readCheckpointFolder(dir)), name: dir });
+const model = sessionRunModel(session, {
+  policy: DEFAULT_POLICY,
+  warmup: warmupSft(session, 0),
+  checkpointSink: () => {
+    throw new Error('critic-plan-sft writes no checkpoint');
+  },
+});
 const random = rng(7);
-const pairs = Array.from({ length: 8 }, () => warmupPairs(seeds, { templates: t, references: 3, maxSolution: 200, solverShare: 0, planVariants: 0 }, random))
+const pairs = Array.from({ length: 8 }, () => warmupPairs(seeds, { templates, references: 3, maxSolution: 200, solverShare: 0, planVariants: 0 }, random))
   .flat()
-  .filter((p) => p.prompt.startsWith(t.criticPlan.slice(0, t.criticPlan.indexOf('{{'))));
+  .filter((p) => p.prompt.startsWith(templates.criticPlan.slice(0, templates.criticPlan.indexOf('{{'))));
 console.log(`${pairs.length} Critic plan pairs from ${seeds.length} seeds; probe: ${probe.plans.length / 2} held-out problems`);
 
 async function measure(step: number): Promise<void> {
-  const prompts = probe.plans.map((x) => session.tokenizer.encodePrompt(render(t.criticPlan, { problem: x.problem, plan: x.plan })));
-  const { rows } = await session.generate(prompts, { maxNewTokens: 24, temperature: 0, topK: 0, topP: 1, seed: 0, stop: stopStrings('criticPlan') });
-  const scores = rows.map((r) => criticScore(parseOutput(r.text, OUTPUTS.criticPlan).fields.score));
+  // Scored as a run's validation scores them (the compact Critic's token limit, an unparsable score 0.5).
+  const scores = await criticScores(model, 'criticPlan', probe.plans.map(({ problem, plan }) => ({ problem, plan })), { templates, maxNewTokens: DEFAULT_LOOP.maxNewTokens, unparsableScore: DEFAULT_REWARDS.unparsableScore });
   const side = (matching: boolean) => scores.filter((_, i) => probe.plans[i]!.matching === matching);
-  const counts = (xs: (number | null)[]) => JSON.stringify(Object.fromEntries([...new Set(xs)].map((x) => [x === null ? 'unparsable' : Math.round(x * 9 + 1), xs.filter((y) => y === x).length])));
-  // An unparsable score counts 0.5, as the loop's consumers count it.
-  const value = (xs: (number | null)[]) => xs.map((x) => x ?? 0.5);
-  console.log(`step ${step}: plan AUC ${auc(value(side(true)), value(side(false)))!.toFixed(3)} · own plans ${counts(side(true))} · wrong plans ${counts(side(false))}`);
+  const counts = (xs: number[]) => JSON.stringify(Object.fromEntries([...new Set(xs)].map((x) => [+(x * 9 + 1).toFixed(1), xs.filter((y) => y === x).length])));
+  console.log(`step ${step}: plan AUC ${auc(side(true), side(false))!.toFixed(3)} · own plans' scores ${counts(side(true))} · wrong plans' ${counts(side(false))} (5.5: unparsable)`);
 }
 
 await measure(0);

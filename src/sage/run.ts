@@ -101,8 +101,13 @@ export function stratified(problems: readonly Problem[], limit: number): Problem
 }
 
 /** Held-out problems the Critic's AUC is measured on (each real and corrupted, its plan matching and wrong; at most validationLimit), and their seed: fixed, so runs compare. */
-export const CRITIC_PROBE_PROBLEMS = 100;
-export const CRITIC_PROBE_SEED = 0x5a6e;
+const CRITIC_PROBE_PROBLEMS = 100;
+const CRITIC_PROBE_SEED = 0x5a6e;
+
+/** A run's Critic probe, within the validation's budget: a run that validates on a few problems probes the Critic on as few. */
+export function heldOutCriticProbe(validation: readonly Problem[], validationLimit: number): CriticProbe {
+  return criticProbe(stratified(validation, Math.min(CRITIC_PROBE_PROBLEMS, validationLimit)), rng(CRITIC_PROBE_SEED));
+}
 
 /** Thrown at a phase boundary when a stop was asked for: the step in flight is abandoned. */
 class StepAbandoned extends Error {}
@@ -159,8 +164,7 @@ export class Evolution {
     this.bank.subscribe((e) => store.bank(e));
     this.loop = new SageLoop(model, validators, this.bank, settings, (phase) => this.boundary(phase));
     this.heldOut = stratified(validation, settings.validationLimit);
-    // Within the validation's budget: a run that validates on a few problems probes the Critic on as few.
-    this.criticProbe = criticProbe(stratified(validation, Math.min(CRITIC_PROBE_PROBLEMS, settings.validationLimit)), rng(CRITIC_PROBE_SEED));
+    this.criticProbe = heldOutCriticProbe(validation, settings.validationLimit);
     this.state = resume?.state ?? { step: 0, best: null, evaluationsWithoutGain: 0, warmedUp: false };
     this.early = new EarlyStopping(settings.patience, { best: this.state.best, since: this.state.evaluationsWithoutGain });
     this.loop.step = this.state.step;

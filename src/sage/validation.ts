@@ -73,15 +73,23 @@ function accuracyOf(problems: readonly Problem[], verdicts: readonly number[]): 
   };
 }
 
+/** Greedy Critic scores of items rendered into its template, an unparsable one counted as its consumers count it. */
+export async function criticScores(
+  model: Pick<LoopModel, 'generate'>,
+  template: 'criticProblem' | 'criticPlan',
+  items: readonly Record<string, string>[],
+  o: Pick<ValidationOptions, 'templates' | 'maxNewTokens' | 'unparsableScore'>,
+): Promise<number[]> {
+  return (await greedy(model, template, items.map((v) => render(o.templates[template], v)), o.maxNewTokens.critic)).map(
+    (text) => criticScore(parseOutput(text, OUTPUTS[template]).fields.score) ?? o.unparsableScore,
+  );
+}
+
 export async function validate(model: Pick<LoopModel, 'generate'>, validators: Validators, problems: readonly Problem[], o: ValidationOptions): Promise<ValidationResult> {
   if (!problems.length) throw new Error('validation: no held-out problems');
   const t = o.templates;
   const judgeAll = (texts: string[]) => Promise.all(texts.map((text, i) => validators.judge(problems[i]!, text)));
-  /** Critic scores of rendered items, an unparsable one counted as its consumers count it. */
-  const scores = async (template: 'criticProblem' | 'criticPlan', items: Record<string, string>[]) =>
-    (await greedy(model, template, items.map((v) => render(t[template], v)), o.maxNewTokens.critic)).map(
-      (text) => criticScore(parseOutput(text, OUTPUTS[template]).fields.score) ?? o.unparsableScore,
-    );
+  const scores = (template: 'criticProblem' | 'criticPlan', items: Record<string, string>[]) => criticScores(model, template, items, o);
 
   const plain = await greedy(model, 'solver', problems.map((p) => render(t.solver, { problem: p.statement })), o.maxNewTokens.solver);
   const result: ValidationResult = { step: o.step, ...accuracyOf(problems, await judgeAll(plain)) };
