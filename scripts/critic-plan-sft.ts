@@ -3,7 +3,9 @@
 // wrong plans in each of 8 renderings of the seeds) and prints the Critic's AUC on the run's
 // plan probe (the validation's 100 held-out problems, greedy, as `npm run evolve` measures it)
 // every EVERY steps, with the greedy scores' counts.
-// Usage: node scripts/node-gpu.mjs scripts/critic-plan-sft.ts [MODEL_DIR] [STEPS] [EVERY] [LR]
+// With VARIANTS > 0, each seed also gives that many consistent variants per rendering (a number
+// changed alike in problem and plan: matching; then changed in the plan alone: altered).
+// Usage: node scripts/node-gpu.mjs scripts/critic-plan-sft.ts [MODEL_DIR] [STEPS] [EVERY] [LR] [VARIANTS]
 import { readCheckpointFolder } from '../src/cli/runFiles';
 import { readProblemFile } from '../src/data/nodeFile';
 import { SHIPPED_SPLITS } from '../src/data/curriculum';
@@ -21,7 +23,7 @@ import { sessionRunModel, warmupSft } from '../src/train/runModel';
 import { DEFAULT_POLICY, ModelSession } from '../src/train/session';
 import { rng } from '../src/util/random';
 
-const [dir = 'data/models/tiny-curriculum', steps = '300', every = '50', lr = '2e-3'] = process.argv.slice(2);
+const [dir = 'data/models/tiny-curriculum', steps = '300', every = '50', lr = '2e-3', variants = '0'] = process.argv.slice(2);
 const templates = COMPACT_TEMPLATES;
 const seeds = (await readProblemFile(SHIPPED_SPLITS.seeds.file)).problems;
 const validation = (await readProblemFile(SHIPPED_SPLITS.validation.file)).problems;
@@ -36,7 +38,7 @@ const model = sessionRunModel(session, {
   },
 });
 const random = rng(7);
-const pairs = Array.from({ length: 8 }, () => warmupPairs(seeds, { templates, references: 3, maxSolution: 200, solverShare: 0, planVariants: 0 }, random))
+const pairs = Array.from({ length: 8 }, () => warmupPairs(seeds, { templates, references: 3, maxSolution: 200, solverShare: 0, planVariants: Number(variants) }, random))
   .flat()
   .filter((p) => p.prompt.startsWith(templates.criticPlan.slice(0, templates.criticPlan.indexOf('{{'))));
 console.log(`${pairs.length} Critic plan pairs from ${seeds.length} seeds; probe: ${probe.plans.length / 2} held-out problems`);
