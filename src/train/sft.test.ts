@@ -4,6 +4,7 @@ import { PRESETS } from '../model/config';
 import { ByteTokenizer } from '../model/tokenizer';
 import { Transformer } from '../model/transformer';
 import { MEMORISE_PAIRS, memorisationRun } from './memorise';
+import { rng } from '../util/random';
 import { encodePair, makeBatches, SftTrainer } from './sft';
 
 describe('SFT data', () => {
@@ -30,14 +31,34 @@ describe('SFT data', () => {
     expect(long.lossMask.filter(Boolean).length).toBe(8);
   });
 
-  it('packs examples back to back into full rows', () => {
+  it('packs whole examples into rows, none cut at a row end, nothing lost', () => {
     const tok = new ByteTokenizer();
-    const seqs = MEMORISE_PAIRS.map((p) => encodePair(tok, p, 64));
-    const batches = makeBatches(seqs, 2, 16, tok.specials.pad, true);
-    const total = seqs.reduce((n, s) => n + s.ids.length, 0);
-    const real = batches.reduce((n, b) => n + b.mask.filter(Boolean).length, 0);
-    expect(real).toBeGreaterThanOrEqual(total - batches.length * 2);
-    expect(batches[0]!.mask.every(Boolean)).toBe(true);
+    const random = rng(11);
+    const letters = 'abcdefghijklmnopqrstuvwxyz';
+    // Examples of random lengths, each with its own prompt and response bytes so it can be found whole.
+    const seqs = Array.from({ length: 60 }, (_, i) => {
+      const n = 3 + Math.floor(random() * 20);
+      return encodePair(tok, { prompt: `${i}:` + letters[i % 26]!.repeat(n), response: letters[(i * 7) % 26]!.repeat(1 + (i % 4)) }, 128);
+    });
+    const T = 64;
+    const batches = makeBatches(seqs, 2, T, tok.specials.pad, true);
+    // A row's ids: its masked tokens, then the last one's target (the row holds T + 1 ids).
+    const rows = batches.flatMap((b) =>
+      Array.from({ length: b.B }, (_, r) => {
+        const n = b.mask.slice(r * T, r * T + T).filter(Boolean).length;
+        const ids = b.tokens.slice(r * T, r * T + n);
+        const last = b.targets[r * T + n - 1];
+        return n && last !== undefined && last >= 0 && ids.length === T ? [...ids, last] : ids;
+      }),
+    ).filter((ids) => ids.length);
+    const contains = (row: number[], ids: number[]) => row.some((_, i) => ids.every((t, j) => row[i + j] === t));
+    for (const s of seqs) expect(rows.filter((row) => contains(row, s.ids)).length).toBe(1);
+    expect(rows.reduce((n, row) => n + row.length, 0)).toBe(seqs.reduce((n, s) => n + s.ids.length, 0));
+    // Best fit fills rows: at most two more than the tokens need.
+    expect(rows.length).toBeLessThanOrEqual(Math.ceil(seqs.reduce((n, s) => n + s.ids.length, 0) / (T + 1)) + 2);
+    // Every response token and EOS is still a target in its row.
+    const targets = batches.reduce((n, b) => n + b.targets.filter((t) => t >= 0).length, 0);
+    expect(targets).toBe(seqs.reduce((n, s) => n + s.lossMask.filter(Boolean).length, 0));
   });
 });
 

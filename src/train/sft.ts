@@ -43,28 +43,34 @@ export interface SftBatch extends Batch {
   weights: number[];
 }
 
+/** Open rows a whole example may still join: a bounded window keeps packing linear in the examples. */
+const OPEN_ROWS = 64;
+
 /**
  * Rows of B × T for next-token training. Padding mode: one example per row, padded on the
- * right and masked. Packing mode: examples concatenated back to back (the usual
- * pre-training layout; an example may attend to the ones before it in its row).
+ * right and masked. Packing mode: whole examples side by side in a row, each put in the open
+ * row it fills best (best fit, in the examples' order, over the last OPEN_ROWS rows), the rest
+ * padded; an example attends to the ones before it in its row. Never cut at a row's end: a
+ * response cut from its prompt would be trained as following whatever the next row begins
+ * with (a Critic's score without the plan it scores), as TRL's best-fit packing avoids too.
+ * An example longer than the row is cut as in padding mode.
  */
 export function makeBatches(seqs: SftSequence[], B: number, T: number, pad: number, packing: boolean): SftBatch[] {
   const rows: { ids: number[]; loss: number[] }[] = [];
-  if (packing) {
-    let ids: number[] = [];
-    let loss: number[] = [];
-    for (const s of seqs) {
-      ids.push(...s.ids);
-      loss.push(...s.lossMask);
-      while (ids.length >= T + 1) {
-        rows.push({ ids: ids.slice(0, T + 1), loss: loss.slice(0, T + 1) });
-        ids = ids.slice(T);
-        loss = loss.slice(T);
+  for (const s of seqs) {
+    const ids = s.ids.slice(0, T + 1);
+    const loss = s.lossMask.slice(0, T + 1);
+    let best: { ids: number[]; loss: number[] } | undefined;
+    if (packing) {
+      for (let r = Math.max(0, rows.length - OPEN_ROWS); r < rows.length; r++) {
+        const row = rows[r]!;
+        if (row.ids.length + ids.length <= T + 1 && (!best || row.ids.length > best.ids.length)) best = row;
       }
     }
-    if (ids.length > 1) rows.push({ ids, loss });
-  } else {
-    for (const s of seqs) rows.push({ ids: s.ids.slice(0, T + 1), loss: s.lossMask.slice(0, T + 1) });
+    if (best) {
+      best.ids.push(...ids);
+      best.loss.push(...loss);
+    } else rows.push({ ids: [...ids], loss: [...loss] });
   }
   const batches: SftBatch[] = [];
   for (let start = 0; start < rows.length; start += B) {
