@@ -45,7 +45,7 @@ export const sftCli = {
     lr: { type: 'number', min: 0, minExclusive: true, default: DEFAULT_SFT.lr, help: 'peak learning rate' },
     warmup: { type: 'int', min: 0, default: DEFAULT_SFT.warmupSteps, help: 'linear warm-up steps before the cosine decay' },
     seed: { type: 'int', min: 0, default: DEFAULT_SFT.seed, help: 'seed of the initial weights and the data order' },
-    packing: { type: 'flag', help: 'pack examples back to back instead of padding each' },
+    packing: { type: 'flag', help: 'pack whole examples several to a row, each attending only itself (padding-free), instead of padding each' },
     'reset-optimizer': { type: 'flag', help: 'with --from: start AdamW afresh' },
     out: { type: 'string', arg: 'DIR', help: 'write the checkpoint here when done' },
     dtype: { type: 'string', choices: ['f32', 'bf16', 'f16'], default: 'f32', help: 'with --out: the weights\' dtype (the optimizer state stays f32)' },

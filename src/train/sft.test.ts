@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { testRuntime } from '../gpu/testing';
 import { PRESETS } from '../model/config';
 import { ByteTokenizer } from '../model/tokenizer';
 import { Transformer } from '../model/transformer';
 import { MEMORISE_PAIRS, memorisationRun } from './memorise';
+import { assertClose, freshSeed, testRuntime } from '../gpu/testing';
 import { rng } from '../util/random';
-import { encodePair, makeBatches, SftTrainer } from './sft';
+import { encodePair, makeBatches, SftTrainer, type SftBatch } from './sft';
 
 describe('SFT data', () => {
   it('frames [BOS] prompt response [EOS] and trains only on the response', () => {
@@ -31,38 +31,81 @@ describe('SFT data', () => {
     expect(long.lossMask.filter(Boolean).length).toBe(8);
   });
 
-  it('packs whole examples into rows, none cut at a row end, nothing lost', () => {
+  it('packs whole examples into rows, none cut at a row end, each its own sequence, nothing lost', () => {
     const tok = new ByteTokenizer();
-    const random = rng(11);
-    const letters = 'abcdefghijklmnopqrstuvwxyz';
-    // Examples of random lengths, each with its own prompt and response bytes so it can be found whole.
+    const random = rng(freshSeed());
     const seqs = Array.from({ length: 60 }, (_, i) => {
-      const n = 3 + Math.floor(random() * 20);
-      return encodePair(tok, { prompt: `${i}:` + letters[i % 26]!.repeat(n), response: letters[(i * 7) % 26]!.repeat(1 + (i % 4)) }, 128);
+      const bytes = (n: number) => Array.from({ length: n }, () => String.fromCharCode(97 + Math.floor(random() * 26))).join('');
+      return encodePair(tok, { prompt: `${i}:${bytes(3 + Math.floor(random() * 20))}`, response: bytes(1 + Math.floor(random() * 4)) }, 128);
     });
     const T = 64;
     const batches = makeBatches(seqs, 2, T, tok.specials.pad, true);
-    // A row's ids: its masked tokens, then the last one's target (the row holds T + 1 ids).
-    const rows = batches.flatMap((b) =>
-      Array.from({ length: b.B }, (_, r) => {
-        const n = b.mask.slice(r * T, r * T + T).filter(Boolean).length;
-        const ids = b.tokens.slice(r * T, r * T + n);
-        const last = b.targets[r * T + n - 1];
-        return n && last !== undefined && last >= 0 && ids.length === T ? [...ids, last] : ids;
-      }),
-    ).filter((ids) => ids.length);
-    const contains = (row: number[], ids: number[]) => row.some((_, i) => ids.every((t, j) => row[i + j] === t));
-    for (const s of seqs) expect(rows.filter((row) => contains(row, s.ids)).length).toBe(1);
-    expect(rows.reduce((n, row) => n + row.length, 0)).toBe(seqs.reduce((n, s) => n + s.ids.length, 0));
-    // Best fit fills rows: at most two more than the tokens need.
-    expect(rows.length).toBeLessThanOrEqual(Math.ceil(seqs.reduce((n, s) => n + s.ids.length, 0) / (T + 1)) + 2);
-    // Every response token and EOS is still a target in its row.
+    // Each row's sequences, read back by their mask (1 + the column where each begins) and positions.
+    const found: number[][] = [];
+    let rowsUsed = 0;
+    for (const b of batches) {
+      for (let r = 0; r < b.B; r++) {
+        if (b.mask[r * T]) rowsUsed++;
+        for (let t = 0; t < T; t++) {
+          const at = r * T + t;
+          if (!b.mask[at]) continue;
+          expect(b.positions![at]).toBe(t - (b.mask[at]! - 1));
+          if (b.positions![at] === 0) found.push([]);
+          found.at(-1)!.push(b.tokens[at]!);
+          // The last column's target is the row's last token.
+          if (t === T - 1 && b.targets[at]! >= 0) found.at(-1)!.push(b.targets[at]!);
+        }
+        // A row of several sequences holds no padding query.
+        const starts = new Set(b.mask.slice(r * T, r * T + T));
+        if (starts.size > 2) expect(starts.has(0)).toBe(false);
+      }
+    }
+    const examples = found.filter((ids) => ids[0] === tok.specials.bos);
+    expect(examples.map((ids) => ids.join()).sort()).toEqual(seqs.map((s) => s.ids.join()).sort());
+    // Best fit fills rows: at most two more than the tokens need; only a full row's last token (a target alone) is not counted.
+    const total = seqs.reduce((n, s) => n + s.ids.length, 0);
+    expect(rowsUsed).toBeLessThanOrEqual(Math.ceil(total / (T + 1)) + 2);
+    const real = batches.reduce((n, b) => n + b.real, 0);
+    expect(real).toBeLessThanOrEqual(total);
+    expect(real).toBeGreaterThanOrEqual(total - rowsUsed);
+    // Every response token and EOS is still a target.
     const targets = batches.reduce((n, b) => n + b.targets.filter((t) => t >= 0).length, 0);
     expect(targets).toBe(seqs.reduce((n, s) => n + s.lossMask.filter(Boolean).length, 0));
   });
 });
 
 describe('SFT training', () => {
+  it('a packed row trains as its examples apart: the same gradient as padding each in its own row', async () => {
+    const rt = await testRuntime();
+    const seed = freshSeed();
+    const random = rng(seed);
+    const config = { ...PRESETS.tiny, num_hidden_layers: 2 };
+    const model = Transformer.init(rt, config, seed);
+    const tok = new ByteTokenizer();
+    const bytes = (n: number) => Array.from({ length: n }, () => String.fromCharCode(33 + Math.floor(random() * 90))).join('');
+    const seqs = Array.from({ length: 9 }, () => encodePair(tok, { prompt: bytes(2 + Math.floor(random() * 14)), response: bytes(1 + Math.floor(random() * 6)) }, 32));
+    const gradOf = async (batches: SftBatch[]) => {
+      const count = batches.reduce((n, b) => n + b.targets.filter((t) => t >= 0).length, 0);
+      model.zeroGrad();
+      for (const b of batches) {
+        model.forwardLoss({ ...b, weights: b.targets.map((t) => (t >= 0 ? 1 / count : 0)) });
+        model.backward();
+      }
+      return rt.read(model.grads);
+    };
+    const packed = makeBatches(seqs, 8, 32, tok.specials.pad, true);
+    expect(packed).toHaveLength(1);
+    expect(packed[0]!.mask.filter((m, i) => m && packed[0]!.positions![i] === 0).length).toBeGreaterThan(packed[0]!.mask.filter((m, i) => m && i % 32 === 0).length);
+    const apart = makeBatches(seqs, 1, 32, tok.specials.pad, false);
+    expect(apart).toHaveLength(9);
+    const [g1, g2] = [await gradOf(packed), await gradOf(apart)];
+    // f32 sums of the same terms in another order; attention across examples, or positions
+    // running on from the example before, would be off by O(1).
+    assertClose(`packed vs apart SFT gradient, seed ${seed}`, g1, Float64Array.from(g2), config.hidden_size, 1e-4);
+    expect(g1.some((x) => x !== 0)).toBe(true);
+    model.destroy();
+  });
+
   it('memorises a small set: the tiny preset reaches low loss, deterministically', async () => {
     const rt = await testRuntime();
     // Kernel choices fixed from the first step (no autotuning), so two runs are bit-identical;

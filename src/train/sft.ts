@@ -41,26 +41,33 @@ export interface SftBatch extends Batch {
   mask: number[];
   targets: number[];
   weights: number[];
+  /** The examples' tokens in the batch (a packed row's remainder is masked in but not counted). */
+  real: number;
 }
 
 /** Open rows a whole example may still join: a bounded window keeps packing linear in the examples. */
 const OPEN_ROWS = 64;
 
+/** A row's examples back to back; `starts` holds the column where each begins. */
+type Row = { ids: number[]; loss: number[]; starts: number[] };
+
 /**
  * Rows of B × T for next-token training. Padding mode: one example per row, padded on the
- * right and masked. Packing mode: whole examples side by side in a row, each put in the open
- * row it fills best (best fit, in the examples' order, over the last OPEN_ROWS rows), the rest
- * padded; an example attends to the ones before it in its row. Never cut at a row's end: a
- * response cut from its prompt would be trained as following whatever the next row begins
- * with (a Critic's score without the plan it scores), as TRL's best-fit packing avoids too.
+ * right and masked. Packing mode (padding-free, as TRL's best-fit packing with position ids):
+ * whole examples side by side in a row, each put in the open row it fills best (best fit, in
+ * the examples' order, over the last OPEN_ROWS rows), its positions restarting at 0 and its
+ * tokens attending only its own (the attention mask's sequence starts, as packed rollouts
+ * use), the row's remainder a sequence of its own without targets. Each example is then
+ * trained exactly as in its own row: a response is never cut from its prompt at a row's end,
+ * and never read beside another example's (a Critic's score beside another problem's plan).
  * An example longer than the row is cut as in padding mode.
  */
 export function makeBatches(seqs: SftSequence[], B: number, T: number, pad: number, packing: boolean): SftBatch[] {
-  const rows: { ids: number[]; loss: number[] }[] = [];
+  const rows: Row[] = [];
   for (const s of seqs) {
     const ids = s.ids.slice(0, T + 1);
     const loss = s.lossMask.slice(0, T + 1);
-    let best: { ids: number[]; loss: number[] } | undefined;
+    let best: Row | undefined;
     if (packing) {
       for (let r = Math.max(0, rows.length - OPEN_ROWS); r < rows.length; r++) {
         const row = rows[r]!;
@@ -68,26 +75,43 @@ export function makeBatches(seqs: SftSequence[], B: number, T: number, pad: numb
       }
     }
     if (best) {
+      best.starts.push(best.ids.length);
       best.ids.push(...ids);
       best.loss.push(...loss);
-    } else rows.push({ ids: [...ids], loss: [...loss] });
+    } else rows.push({ ids: [...ids], loss: [...loss], starts: [0] });
   }
   const batches: SftBatch[] = [];
-  for (let start = 0; start < rows.length; start += B) {
-    const group = rows.slice(start, start + B);
+  for (let first = 0; first < rows.length; first += B) {
+    const group = rows.slice(first, first + B);
     const N = B * T;
     const tokens = new Array<number>(N).fill(pad);
     const mask = new Array<number>(N).fill(0);
+    const positions = new Array<number>(N).fill(0);
     const targets = new Array<number>(N).fill(-1);
+    let real = 0;
     group.forEach((row, b) => {
-      for (let t = 0; t < Math.min(T, row.ids.length); t++) {
-        tokens[b * T + t] = row.ids[t]!;
-        mask[b * T + t] = 1;
-        // Position t predicts token t + 1 when that token carries loss.
-        if (t + 1 < row.ids.length && row.loss[t + 1]) targets[b * T + t] = row.ids[t + 1]!;
+      const ends = [...row.starts.slice(1), row.ids.length];
+      row.starts.forEach((start, k) => {
+        const end = ends[k]!;
+        for (let t = start; t < Math.min(T, end); t++) {
+          tokens[b * T + t] = row.ids[t]!;
+          mask[b * T + t] = start + 1;
+          positions[b * T + t] = t - start;
+          // Column t predicts the example's next token when that token carries loss.
+          if (t + 1 < end && row.loss[t + 1]) targets[b * T + t] = row.ids[t + 1]!;
+        }
+      });
+      // Packed rows hold no padding query (shaders/attention.wgsl): the remainder is a sequence of its own.
+      const used = Math.min(T, row.ids.length);
+      real += used;
+      if (packing && row.starts.length > 1) {
+        for (let t = used; t < T; t++) {
+          mask[b * T + t] = used + 1;
+          positions[b * T + t] = t - used;
+        }
       }
     });
-    batches.push({ B, T, tokens, mask, targets, weights: new Array<number>(N).fill(0) });
+    batches.push({ B, T, tokens, mask, positions, targets, weights: new Array<number>(N).fill(0), real });
   }
   return batches;
 }
@@ -165,7 +189,7 @@ export class SftTrainer {
       gradNorm,
       lr,
       finite,
-      tokens: micro.reduce((n, b) => n + b.mask.filter((m) => m).length, 0),
+      tokens: micro.reduce((n, b) => n + b.real, 0),
       ms: performance.now() - t0,
     };
   }
