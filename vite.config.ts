@@ -15,8 +15,14 @@ const sandboxWorkerCsp: Plugin = {
 export default defineConfig({
   plugins: [react(), sandboxWorkerCsp],
   worker: { format: 'es' },
-  // Pyodide is ES modules already; pre-bundling it would only reload the page on first use.
-  optimizeDeps: { exclude: ['pyodide'] },
+  optimizeDeps: {
+    // The pages and the Workers: a dependency only a Worker imports (hyparquet-writer, in the
+    // engine's bank export) is otherwise found when the Worker first loads, and its late
+    // pre-bundling reloads the page, losing what the page was doing (a run, a comparison).
+    entries: ['index.html', 'bench/*.html', 'e2e/*.html', 'src/**/*.worker.ts'],
+    // Pyodide is ES modules already; pre-bundling it would only reload the page on first use.
+    exclude: ['pyodide'],
+  },
   server: { port: 5173 },
   build: { target: 'es2022' },
 });
