@@ -56,10 +56,17 @@ describe('a comparison over seeds', () => {
     expect(table.split('\n')[0]).toContain('vs rlvr');
     // SAGE's 45 ± 5 against RLVR's 40 ± 10: +5.0 points, 0.4 standard errors.
     expect(table).toMatch(/\| sage \| 2 \| 4 \| 25\.0 ± 5\.0 \| 45\.0 ± 5\.0 \| 35\.0 ± 5\.0 \| .* \| \+5\.0 \(0\.4 SE\) \|/);
+    expect(sage!.curve.map((c) => c.solver.mean)).toEqual([0.15, 0.25, 0.35].map((x) => expect.closeTo(x, 12)));
     const svg = compareChart([sage!, rlvr!]);
-    expect(svg.match(/<polygon /g)).toHaveLength(4);
+    // Three panels (own mode, Solver alone, bank), a band per method in each.
+    expect(svg.match(/<polygon /g)).toHaveLength(6);
+    expect(svg).toContain('the Solver alone');
     expect(svg).toContain('sage (2 seeds)');
     expect(svg).not.toContain('NaN');
+    // Without the Solver alone, two panels and the legend below them.
+    const bare = compareChart([sage!, rlvr!].map((s) => ({ ...s, curve: s.curve.map(({ after, own }) => ({ after, own })) })));
+    expect(bare.match(/<polygon /g)).toHaveLength(4);
+    expect(bare).not.toContain('the Solver alone');
   });
 
   it('averages the share of right plans over each run\'s last steps, then over seeds; records without it report none', () => {

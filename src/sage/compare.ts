@@ -136,16 +136,21 @@ export function compareTable(summaries: readonly MethodSummary[], baseline?: str
 
 const COLOURS = ['#2563eb', '#dc2626', '#16a34a', '#9333ea', '#ea580c', '#0891b2'];
 
-/** Two panels as one SVG: the own-mode accuracy and the bank size over steps, each method's mean with a ±1 SE band. */
-/** What the chart draws of a method: its held-out accuracy (own mode) and bank size over steps, mean ± SE over its seeds. */
-export type ChartSeries = Pick<MethodSummary, 'method' | 'seeds' | 'bank'> & { curve: { after: number; own: MeanSe }[] };
+/** What the chart draws of a method: its held-out accuracy (own mode, and the Solver alone where recorded) and bank size over steps, mean ± SE over its seeds. */
+export type ChartSeries = Pick<MethodSummary, 'method' | 'seeds' | 'bank'> & { curve: { after: number; own: MeanSe; solver?: MeanSe }[] };
 
+/**
+ * The panels as one SVG, two a row: the held-out accuracy in each method's own mode, the
+ * Solver alone (when any run recorded it: it differs from the own mode where plans are
+ * shown), and the bank size over steps; each method's mean with a ±1 SE band; the legend in
+ * the grid's free cell, or below it.
+ */
 export function compareChart(summaries: readonly ChartSeries[]): string {
-  const W = 960;
-  const H = 320;
+  const PW = 480;
+  const PH = 320;
   const M = { left: 60, right: 16, top: 34, bottom: 44 };
   type Series = { colour: string; points: { x: number; y: MeanSe }[] };
-  const panel = (x0: number, title: string, yLabel: string, series: Series[], scale: number) => {
+  const panel = (x0: number, y0: number, title: string, yLabel: string, series: Series[], scale: number) => {
     const pts = series.flatMap((s) => s.points);
     const maxX = Math.max(1, ...pts.map((p) => p.x));
     const lo = (p: { y: MeanSe }) => scale * (p.y.mean - (p.y.se ?? 0));
@@ -157,20 +162,20 @@ export function compareChart(summaries: readonly ChartSeries[]): string {
     const pad = 0.08 * (maxY - minY);
     minY = Math.max(0, minY - pad);
     maxY += pad;
-    const w = W / 2 - M.left - M.right;
-    const h = H - M.top - M.bottom;
+    const w = PW - M.left - M.right;
+    const h = PH - M.top - M.bottom;
     const sx = (x: number) => (x0 + M.left + (x / maxX) * w).toFixed(1);
-    const sy = (y: number) => (M.top + h - ((y - minY) / (maxY - minY)) * h).toFixed(1);
-    const out = [`<text x="${x0 + M.left + w / 2}" y="20" text-anchor="middle" font-weight="600">${title}</text>`];
+    const sy = (y: number) => (y0 + M.top + h - ((y - minY) / (maxY - minY)) * h).toFixed(1);
+    const out = [`<text x="${x0 + M.left + w / 2}" y="${y0 + 20}" text-anchor="middle" font-weight="600">${title}</text>`];
     for (let i = 0; i <= 4; i++) {
       const y = minY + ((maxY - minY) * i) / 4;
       out.push(`<line x1="${sx(0)}" x2="${sx(maxX)}" y1="${sy(y)}" y2="${sy(y)}" stroke="#e5e7eb"/>`, `<text x="${+sx(0) - 6}" y="${+sy(y) + 4}" text-anchor="end">${y.toFixed(maxY - minY < 10 ? 1 : 0)}</text>`);
     }
-    for (let i = 0; i <= 5; i++) out.push(`<text x="${sx(Math.round((maxX * i) / 5))}" y="${M.top + h + 18}" text-anchor="middle">${Math.round((maxX * i) / 5)}</text>`);
+    for (let i = 0; i <= 5; i++) out.push(`<text x="${sx(Math.round((maxX * i) / 5))}" y="${y0 + M.top + h + 18}" text-anchor="middle">${Math.round((maxX * i) / 5)}</text>`);
     out.push(
-      `<text x="${x0 + M.left + w / 2}" y="${H - 6}" text-anchor="middle">loop steps</text>`,
-      `<text transform="translate(${x0 + 16} ${M.top + h / 2}) rotate(-90)" text-anchor="middle">${yLabel}</text>`,
-      `<rect x="${sx(0)}" y="${M.top}" width="${w}" height="${h}" fill="none" stroke="#9ca3af"/>`,
+      `<text x="${x0 + M.left + w / 2}" y="${y0 + PH - 6}" text-anchor="middle">loop steps</text>`,
+      `<text transform="translate(${x0 + 16} ${y0 + M.top + h / 2}) rotate(-90)" text-anchor="middle">${yLabel}</text>`,
+      `<rect x="${sx(0)}" y="${y0 + M.top}" width="${w}" height="${h}" fill="none" stroke="#9ca3af"/>`,
     );
     for (const s of series) {
       if (!s.points.length) continue;
@@ -182,13 +187,30 @@ export function compareChart(summaries: readonly ChartSeries[]): string {
     return out.join('\n');
   };
   const colour = (i: number) => COLOURS[i % COLOURS.length]!;
-  const legend = summaries
-    .map((s, i) => `<rect x="${M.left + i * 190}" y="${H + 6}" width="14" height="4" fill="${colour(i)}"/><text x="${M.left + i * 190 + 20}" y="${H + 12}">${s.method}${s.seeds.length > 1 ? ` (${s.seeds.length} seeds)` : ''}</text>`)
+  const accuracy = (pick: (c: ChartSeries['curve'][number]) => MeanSe | undefined) =>
+    summaries.map((s, i) => ({ colour: colour(i), points: s.curve.flatMap((c) => (pick(c) ? [{ x: c.after, y: pick(c)! }] : [])) }));
+  const solver = accuracy((c) => c.solver);
+  const panels = [
+    { title: 'Held-out accuracy, own inference mode (mean ± SE)', yLabel: 'accuracy (%)', series: accuracy((c) => c.own), scale: 100 },
+    ...(solver.some((s) => s.points.length) ? [{ title: 'Held-out accuracy, the Solver alone (mean ± SE)', yLabel: 'accuracy (%)', series: solver, scale: 100 }] : []),
+    { title: 'Problem bank (mean ± SE)', yLabel: 'problems', series: summaries.map((s, i) => ({ colour: colour(i), points: s.bank.map((b) => ({ x: b.after, y: b.size })) })), scale: 1 },
+  ];
+  const cell = (k: number) => ({ x: (k % 2) * PW, y: Math.floor(k / 2) * PH });
+  const labels = summaries.map((s) => `${s.method}${s.seeds.length > 1 ? ` (${s.seeds.length} seeds)` : ''}`);
+  // An odd panel count leaves the last row's right cell free: the legend goes there as a column.
+  const free = panels.length % 2 === 1 ? cell(panels.length) : null;
+  const rows = Math.ceil(panels.length / 2);
+  const legendAt = (i: number) => (free ? { x: free.x + M.left, y: free.y + M.top + 10 + i * 22 } : { x: M.left + (i % 3) * 300, y: rows * PH + 12 + Math.floor(i / 3) * 20 });
+  const legend = labels
+    .map((label, i) => {
+      const at = legendAt(i);
+      return `<rect x="${at.x}" y="${at.y - 6}" width="14" height="4" fill="${colour(i)}"/><text x="${at.x + 20}" y="${at.y}">${label}</text>`;
+    })
     .join('\n');
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H + 24}" font-family="sans-serif" font-size="12">
+  const height = free ? rows * PH : rows * PH + 12 + Math.ceil(labels.length / 3) * 20;
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${2 * PW}" height="${height}" font-family="sans-serif" font-size="12">
 <rect width="100%" height="100%" fill="white"/>
-${panel(0, 'Held-out accuracy, own inference mode (mean ± SE)', 'accuracy (%)', summaries.map((s, i) => ({ colour: colour(i), points: s.curve.map((c) => ({ x: c.after, y: c.own })) })), 100)}
-${panel(W / 2, 'Problem bank (mean ± SE)', 'problems', summaries.map((s, i) => ({ colour: colour(i), points: s.bank.map((b) => ({ x: b.after, y: b.size })) })), 1)}
+${panels.map((p, k) => panel(cell(k).x, cell(k).y, p.title, p.yLabel, p.series, p.scale)).join('\n')}
 ${legend}
 </svg>
 `;

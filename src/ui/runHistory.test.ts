@@ -74,8 +74,16 @@ describe('a comparison of kept runs', () => {
     expect(sage.curve[2]!.own.mean).toBeCloseTo(0.4, 12);
     expect(sage.curve[2]!.own.se).toBeCloseTo(0.1, 12);
     expect(sage.bank.map((b) => [b.after, b.size.mean])).toEqual([[1, 500.5], [2, 501]]);
+    // Records kept before the Solver alone was: no such curve, two panels.
+    expect(sage.curve.some((c) => c.solver)).toBe(false);
     const svg = compareChart(series);
     expect(svg).toContain('sage (2 seeds)');
     expect(svg.match(/<polygon/g)).toHaveLength(4); // a band per method and panel
+    // With it: the Solver alone's mean ± SE at each step, a third panel.
+    const withSolver = groups[0]!.runs.map((r) => ({ ...r, validations: r.validations.map((v) => ({ ...v, solver: v.accuracy + 0.1 })) }));
+    const [s2] = keptSeries(withSolver);
+    expect(s2!.curve[2]!.solver!.mean).toBeCloseTo(0.5, 12);
+    expect(s2!.curve[2]!.solver!.se).toBeCloseTo(0.1, 12);
+    expect(compareChart(keptSeries(withSolver)).match(/<polygon/g)).toHaveLength(6);
   });
 });

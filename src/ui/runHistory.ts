@@ -30,7 +30,8 @@ export interface RunRecord {
   config: RunConfig;
   /** Steps completed. */
   steps: number;
-  validations: { step: number; accuracy: number }[];
+  /** Accuracy in the method's own mode, and the Solver alone's (absent in records kept before it was). */
+  validations: { step: number; accuracy: number; solver?: number }[];
   bank: { step: number; size: number; admitted: number }[];
   best: { step: number; accuracy: number } | null;
   endReason: RunView['endReason'];
@@ -46,7 +47,7 @@ export function runRecord(id: string, startedAt: number, config: RunConfig, view
     config,
     steps: view.steps.length ? view.steps[view.steps.length - 1]!.step : 0,
     // The method's own inference mode: what runs of different methods compare on.
-    validations: view.validations.map((v) => ({ step: v.step, accuracy: v.planned ?? v.accuracy })),
+    validations: view.validations.map((v) => ({ step: v.step, accuracy: v.planned ?? v.accuracy, solver: v.accuracy })),
     bank: view.steps.map((p) => ({ step: p.step, size: p.seeds + p.admitted, admitted: p.admitted })),
     best: view.best ? { step: view.best.step, accuracy: view.best.planned ?? view.best.accuracy } : null,
     endReason: view.endReason,
@@ -155,7 +156,11 @@ export function keptSeries(runs: readonly RunRecord[]): ChartSeries[] {
     return {
       method,
       seeds: mine.map((r) => r.config.settings.seed ?? 0),
-      curve: common((r) => r.validations).map((step) => ({ after: step, own: at((r) => r.validations, step, (p) => p.accuracy) })),
+      curve: common((r) => r.validations).map((step) => {
+        const own = at((r) => r.validations, step, (p) => p.accuracy);
+        const alone = mine.map((r) => r.validations.find((p) => p.step === step)!.solver);
+        return alone.every((x) => x !== undefined) ? { after: step, own, solver: meanSe(alone as number[]) } : { after: step, own };
+      }),
       bank: common((r) => r.bank).map((step) => ({ after: step, size: at((r) => r.bank, step, (p) => p.size) })),
     };
   });
