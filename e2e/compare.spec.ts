@@ -24,7 +24,9 @@ test('a comparison in the lab: methods × seeds from one start, one after anothe
   await expect(page.getByTestId('compare-error')).toHaveCount(0);
   await expect(page.getByTestId('run-row')).toHaveCount(4);
   for (const m of ['sage', 'rlvr']) await expect(page.getByTestId(`comparison-${m}`)).toContainText(new RegExp(`^${m}2\\s*1\\s*\\d+\\.\\d ± \\d+\\.\\d`));
-  await expect(page.getByTestId('comparison-chart').locator('polygon')).toHaveCount(4);
+  // A band per method in each panel: own mode, the Solver alone, the bank.
+  await expect(page.getByTestId('comparison-chart').locator('polygon')).toHaveCount(6);
+  await expect(page.getByTestId('comparison-chart')).toContainText('the Solver alone');
   await expect(page.getByTestId('comparison-chart')).toContainText('sage (2 seeds)');
   // Every run started from the shipped checkpoint with its own seed.
   const configs = await page.evaluate(async () => {

@@ -143,7 +143,7 @@ export type ChartSeries = Pick<MethodSummary, 'method' | 'seeds' | 'bank'> & { c
  * The panels as one SVG, two a row: the held-out accuracy in each method's own mode, the
  * Solver alone (when any run recorded it: it differs from the own mode where plans are
  * shown), and the bank size over steps; each method's mean with a ±1 SE band; the legend in
- * the grid's free cell, or below it.
+ * the grid's free cell, or below it. The viewBox lets a page scale it to its width.
  */
 export function compareChart(summaries: readonly ChartSeries[]): string {
   const PW = 480;
@@ -208,7 +208,7 @@ export function compareChart(summaries: readonly ChartSeries[]): string {
     })
     .join('\n');
   const height = free ? rows * PH : rows * PH + 12 + Math.ceil(labels.length / 3) * 20;
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="${2 * PW}" height="${height}" font-family="sans-serif" font-size="12">
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${2 * PW}" height="${height}" viewBox="0 0 ${2 * PW} ${height}" font-family="sans-serif" font-size="12">
 <rect width="100%" height="100%" fill="white"/>
 ${panels.map((p, k) => panel(cell(k).x, cell(k).y, p.title, p.yLabel, p.series, p.scale)).join('\n')}
 ${legend}
