@@ -133,12 +133,13 @@ describe('a kept run', () => {
       { type: 'validation', result: { step: 0, accuracy: 0.1, perSource: {}, perLevel: {} }, best: true },
       { type: 'step', metrics: metrics(0, 1), transcripts: [] },
       { type: 'step', metrics: metrics(1, 3), transcripts: [] },
-      { type: 'validation', result: { step: 2, accuracy: 0.3, perSource: {}, perLevel: {} }, best: true },
+      { type: 'validation', result: { step: 2, accuracy: 0.3, perSource: {}, perLevel: {}, planned: { accuracy: 0.25, perSource: {}, perLevel: {}, planShown: 0.5 } }, best: true },
     ]);
     const config = { method: 'rlvr' as const, templates: 'compact' as const, settings: { lr: 3e-4 }, seeds: 'a.jsonl', validation: 'b.jsonl', model: 'tiny' };
     const r = runRecord('run-1', Date.UTC(2026, 10, 23, 12), config, v);
-    expect(r).toMatchObject({ id: 'run-1', steps: 2, best: { step: 2, accuracy: 0.3 }, endReason: null, finished: false, config });
-    expect(r.validations).toEqual([{ step: 0, accuracy: 0.1 }, { step: 2, accuracy: 0.3 }]);
+    // Accuracy in the method's own mode (with plans where validated with them), and the Solver alone's.
+    expect(r).toMatchObject({ id: 'run-1', steps: 2, best: { step: 2, accuracy: 0.25 }, endReason: null, finished: false, config });
+    expect(r.validations).toEqual([{ step: 0, accuracy: 0.1, solver: 0.1 }, { step: 2, accuracy: 0.25, solver: 0.3 }]);
     expect(r.bank).toEqual([{ step: 1, size: 11, admitted: 1 }, { step: 2, size: 13, admitted: 3 }]);
     expect(runLabel(r)).toMatch(/^rlvr · a\.jsonl · /);
     expect(runLabel({ ...r, config: { ...config, resumed: true } })).toMatch(/\(resumed\)$/);
