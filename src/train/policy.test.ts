@@ -204,8 +204,9 @@ describe('packing rollouts into micro-batches', () => {
     );
     expect(apart).toHaveLength(7);
     const [g1, g2] = [await gradOf(packed), await gradOf(apart)];
-    // f32 sums of the same terms in another order; attention across sequences would be off by O(1).
-    assertClose(`packed vs apart gradient, seed ${seed}`, g1, Float64Array.from(g2), CONFIG.hidden_size, 1e-4);
+    // f32 sums of the same terms in another order: usually under 3e-5 of a row's scale, 4e-4 seen where a
+    // row's terms cancel; attention across sequences is off by O(1) (8 with the sequence starts dropped from the mask).
+    assertClose(`packed vs apart gradient, seed ${seed}`, g1, Float64Array.from(g2), CONFIG.hidden_size, 1e-3);
     expect(g1.some((x) => x !== 0)).toBe(true);
     model.destroy();
   });
