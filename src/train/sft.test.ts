@@ -99,9 +99,10 @@ describe('SFT training', () => {
     const apart = makeBatches(seqs, 1, 32, tok.specials.pad, false);
     expect(apart).toHaveLength(9);
     const [g1, g2] = [await gradOf(packed), await gradOf(apart)];
-    // f32 sums of the same terms in another order; attention across examples, or positions
+    // f32 sums of the same terms in another order (up to 4e-4 of a row's scale where its terms
+    // cancel, as the policy's packing test has seen); attention across examples, or positions
     // running on from the example before, would be off by O(1).
-    assertClose(`packed vs apart SFT gradient, seed ${seed}`, g1, Float64Array.from(g2), config.hidden_size, 1e-4);
+    assertClose(`packed vs apart SFT gradient, seed ${seed}`, g1, Float64Array.from(g2), config.hidden_size, 1e-3);
     expect(g1.some((x) => x !== 0)).toBe(true);
     model.destroy();
   });
