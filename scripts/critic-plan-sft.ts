@@ -5,7 +5,9 @@
 // every EVERY steps, with the greedy scores' counts.
 // With VARIANTS > 0, each seed also gives that many consistent variants per rendering (a number
 // changed alike in problem and plan: matching; then changed in the plan alone: altered).
-// Usage: node scripts/node-gpu.mjs scripts/critic-plan-sft.ts [MODEL_DIR] [STEPS] [EVERY] [LR] [VARIANTS]
+// ROWS is the rows of 128 tokens a step (8, the warm-up's: about 16 pairs; 16 gives the PyTorch
+// reference's 32 pairs a step, scripts/fixtures/plan_critic_reference.py).
+// Usage: node scripts/node-gpu.mjs scripts/critic-plan-sft.ts [MODEL_DIR] [STEPS] [EVERY] [LR] [VARIANTS] [ROWS]
 import { readCheckpointFolder } from '../src/cli/runFiles';
 import { readProblemFile } from '../src/data/nodeFile';
 import { SHIPPED_SPLITS } from '../src/data/curriculum';
@@ -23,7 +25,7 @@ import { sessionRunModel, warmupSft } from '../src/train/runModel';
 import { DEFAULT_POLICY, ModelSession } from '../src/train/session';
 import { rng } from '../src/util/random';
 
-const [dir = 'data/models/tiny-curriculum', steps = '300', every = '50', lr = '2e-3', variants = '0'] = process.argv.slice(2);
+const [dir = 'data/models/tiny-curriculum', steps = '300', every = '50', lr = '2e-3', variants = '0', rows = '8'] = process.argv.slice(2);
 const templates = COMPACT_TEMPLATES;
 const seeds = (await readProblemFile(SHIPPED_SPLITS.seeds.file)).problems;
 const validation = (await readProblemFile(SHIPPED_SPLITS.validation.file)).problems;
@@ -52,7 +54,7 @@ async function measure(step: number): Promise<void> {
 }
 
 await measure(0);
-const trainer = await session.startSft(pairs, { ...warmupSft(session, 0), steps: Number(steps), lr: Number(lr), resetOptimizer: true });
+const trainer = await session.startSft(pairs, { ...warmupSft(session, 0), batchSize: Number(rows), steps: Number(steps), lr: Number(lr), resetOptimizer: true });
 for (let i = 1; i <= Number(steps); i++) {
   const { loss } = await trainer.step();
   if (i % 10 === 0) console.log(`sft ${i} loss ${loss.toFixed(4)}`);
