@@ -7,8 +7,10 @@
 // changed alike in problem and plan: matching; then changed in the plan alone: altered).
 // ROWS is the rows of 128 tokens a step (8, the warm-up's: about 16 pairs; 16 gives the PyTorch
 // reference's 32 pairs a step, scripts/fixtures/plan_critic_reference.py).
-// Usage: node scripts/node-gpu.mjs scripts/critic-plan-sft.ts [MODEL_DIR] [STEPS] [EVERY] [LR] [VARIANTS] [ROWS]
-import { readCheckpointFolder } from '../src/cli/runFiles';
+// With OUT, the fine-tuned checkpoint is written there (Hugging Face format), for a run's
+// validation to measure what the plan pairs did to the other roles.
+// Usage: node scripts/node-gpu.mjs scripts/critic-plan-sft.ts [MODEL_DIR] [STEPS] [EVERY] [LR] [VARIANTS] [ROWS] [OUT]
+import { folderSink, readCheckpointFolder } from '../src/cli/runFiles';
 import { readProblemFile } from '../src/data/nodeFile';
 import { SHIPPED_SPLITS } from '../src/data/curriculum';
 import { Runtime } from '../src/gpu/runtime';
@@ -25,7 +27,7 @@ import { sessionRunModel, warmupSft } from '../src/train/runModel';
 import { DEFAULT_POLICY, ModelSession } from '../src/train/session';
 import { rng } from '../src/util/random';
 
-const [dir = 'data/models/tiny-curriculum', steps = '300', every = '50', lr = '2e-3', variants = '0', rows = '8'] = process.argv.slice(2);
+const [dir = 'data/models/tiny-curriculum', steps = '300', every = '50', lr = '2e-3', variants = '0', rows = '8', out] = process.argv.slice(2);
 const templates = COMPACT_TEMPLATES;
 const seeds = (await readProblemFile(SHIPPED_SPLITS.seeds.file)).problems;
 const validation = (await readProblemFile(SHIPPED_SPLITS.validation.file)).problems;
@@ -35,9 +37,7 @@ const session = ModelSession.create(await Runtime.create(nodePlatform()), { kind
 const model = sessionRunModel(session, {
   policy: DEFAULT_POLICY,
   warmup: warmupSft(session, 0),
-  checkpointSink: () => {
-    throw new Error('critic-plan-sft writes no checkpoint');
-  },
+  checkpointSink: () => folderSink(out!),
 });
 const random = rng(7);
 const pairs = Array.from({ length: 8 }, () => warmupPairs(seeds, { templates, references: 3, maxSolution: 200, solverShare: 0, planVariants: Number(variants) }, random))
@@ -59,5 +59,9 @@ for (let i = 1; i <= Number(steps); i++) {
   const { loss } = await trainer.step();
   if (i % 10 === 0) console.log(`sft ${i} loss ${loss.toFixed(4)}`);
   if (i % Number(every) === 0) await measure(i);
+}
+if (out) {
+  await model.saveCheckpoint('plan-sft');
+  console.log(`checkpoint written to ${out}`);
 }
 process.exit(0);
