@@ -20,10 +20,12 @@ describe('a run folder killed between two checkpoints', () => {
     const folder = new RunFolder(dir, 2);
     folder.writeConfig({ method: 'sage', settings: {} });
     await folder.metrics({ kind: 'validation', step: 0, validation: {} as never });
+    await folder.outcomes([{ step: 0, mode: 'solver', problems: [] }]);
     const events: BankEvent[] = [];
     for (let step = 0; step < steps; step++) {
       await folder.metrics({ kind: 'step', step } as never);
       await folder.transcripts([{ step } as never, { step } as never]);
+      await folder.outcomes([{ step: step + 1, mode: 'solver', problems: [] }, { step: step + 1, mode: 'planned', problems: [] }]);
       const made: BankEvent[] = [
         { type: 'reject', step, reason: 'validator' },
         { type: 'admit', entry: { problem: { id: `gen/${step}/0` }, provenance: { origin: 'generated', parents: [], step, quality: 0.9, passRates: [] } } as never },
@@ -42,12 +44,15 @@ describe('a run folder killed between two checkpoints', () => {
     const resume = new RunFolder(dir).rewind();
     expect(imported.store.metricsRecords).toEqual(lines(dir, RUN_FILES.metrics));
     expect(imported.store.transcriptRecords).toEqual(lines(dir, RUN_FILES.transcripts));
+    expect(imported.store.outcomeRecords).toEqual(lines(dir, RUN_FILES.outcomes));
     expect(imported.resume.bankEvents).toEqual(resume.bankEvents);
     expect(imported.store.bankEvents).toEqual(resume.bankEvents);
     expect(resume.state.step, `seed ${seed}`).toBe(k);
     expect(resume.dropped).toBe(steps - k);
     expect(lines(dir, RUN_FILES.metrics).map((m) => [m.kind, m.step])).toEqual([['validation', 0], ...Array.from({ length: k }, (_, i) => ['step', i])]);
     expect(lines(dir, RUN_FILES.transcripts).map((t) => t.step)).toEqual(Array.from({ length: k }, (_, i) => [i, i]).flat());
+    // The validation after step k belongs to the checkpoint; those after it run again.
+    expect(lines(dir, RUN_FILES.outcomes).map((o) => o.step)).toEqual([0, ...Array.from({ length: k }, (_, i) => [i + 1, i + 1]).flat()]);
     const kept = events.slice(0, 3 * k);
     expect(resume.bankEvents).toEqual(kept);
     expect(lines(dir, RUN_FILES.bank)).toEqual(kept);

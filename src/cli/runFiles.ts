@@ -13,6 +13,7 @@ import { bankToVerlParquet, heldOutToVerlParquet } from '../sage/bankExport';
 import type { Templates } from '../sage/templates';
 import type { Transcript } from '../sage/loop';
 import type { MetricsRecord, RunState, RunStore } from '../sage/run';
+import type { ValidationOutcomes } from '../sage/validation';
 import { parseJsonl, parseProblems, parseResume, recordsUpTo, RUN_FILES, type ResumeRecords } from '../sage/runRecords';
 
 export { RUN_FILES };
@@ -144,6 +145,10 @@ export class RunFolder implements RunStore {
     if (t.length) appendFileSync(join(this.dir, RUN_FILES.transcripts), t.map((x) => JSON.stringify(x)).join('\n') + '\n');
   }
 
+  async outcomes(o: ValidationOutcomes[]): Promise<void> {
+    if (o.length) appendFileSync(join(this.dir, RUN_FILES.outcomes), o.map((x) => JSON.stringify(x)).join('\n') + '\n');
+  }
+
   bank(e: BankEvent): void {
     appendFileSync(join(this.dir, RUN_FILES.bank), JSON.stringify(e) + '\n');
   }
@@ -198,6 +203,7 @@ export class RunFolder implements RunStore {
     };
     const metrics = filter(RUN_FILES.metrics, read<MetricsRecord>(RUN_FILES.metrics), upTo.metrics);
     filter(RUN_FILES.transcripts, read<Transcript>(RUN_FILES.transcripts), upTo.transcript);
+    filter(RUN_FILES.outcomes, read<ValidationOutcomes>(RUN_FILES.outcomes), upTo.outcomes);
     const bank = filter(RUN_FILES.bank, resume.bankEvents, upTo.bankEvent);
     return { ...resume, bankEvents: bank.kept, dropped: metrics.dropped };
   }

@@ -242,7 +242,10 @@ describe('the SAGE loop (orchestration)', () => {
   it('validates greedily per source and level, and stops after patience evaluations without gain', async () => {
     const model = new ScriptedModel();
     const problems = [{ ...math('v1', '2+2=?', '4'), level: 1 }, { ...math('v2', '7-2=?', '5'), level: 2, source: 'other' }];
-    const v = await validate(model, validators, problems, { templates: DEFAULT_TEMPLATES, maxNewTokens: { solver: 16, planner: 8, critic: 4 }, step: 3, unparsableScore: 0.5 });
+    const { result: v, outcomes } = await validate(model, validators, problems, { templates: DEFAULT_TEMPLATES, maxNewTokens: { solver: 16, planner: 8, critic: 4 }, step: 3, unparsableScore: 0.5 });
+    // Each problem's outcome beside the tallies, in the one mode asked for.
+    expect(outcomes.map((o) => o.mode)).toEqual(['solver']);
+    expect(outcomes[0]!.problems.map((p) => [p.id, p.verdict, p.level])).toEqual([['v1', 1, 1], ['v2', 0, 2]]);
     expect(model.requests[0]).toMatchObject({ temperature: 0, maxNewTokens: 16 });
     // No Planner or Critic asked for: the Solver alone.
     expect(model.requests).toHaveLength(1);

@@ -5,6 +5,7 @@ import { METHODS } from './config';
 import { DEFAULT_LOOP, type RunShapeHints, type Validators } from './loop';
 import { Evolution, stratified, type MetricsRecord, type RunModel, type RunEvent, type RunSettings, type RunState, type RunStore } from './run';
 import { DEFAULT_TEMPLATES } from './templates';
+import type { ValidationOutcomes } from './validation';
 import { math, ScriptedModel, validators } from './testing';
 
 const SEEDS: Problem[] = [math('s1', '1+2=?', '3'), math('s2', '5-3=?', '2'), math('s3', '4+4=?', '8'), math('s4', '9-1=?', '8')];
@@ -38,6 +39,10 @@ class MemoryStore implements RunStore {
   }
   async transcripts(t: unknown[]) {
     this.transcriptCount += t.length;
+  }
+  outcomeRecords: ValidationOutcomes[] = [];
+  async outcomes(o: ValidationOutcomes[]) {
+    this.outcomeRecords.push(...o);
   }
   bank(e: BankEvent) {
     this.events.push(JSON.parse(JSON.stringify(e)) as BankEvent);
@@ -100,6 +105,13 @@ describe('an evolution run', () => {
     const validations = store.records.flatMap((r) => (r.validation ? [r.validation] : []));
     expect(validations.every((v) => v.planned !== undefined && v.critic !== undefined)).toBe(true);
     expect(validations[0]!.critic!.pairs.problems).toBeLessThanOrEqual(SETTINGS.validationLimit);
+    // Each validation's per-problem outcomes, in both modes, agree with its tallies.
+    expect(store.outcomeRecords.map((o) => [o.step, o.mode])).toEqual(validations.flatMap((v) => [[v.step, 'solver'], [v.step, 'planned']]));
+    for (const o of store.outcomeRecords) {
+      const v = validations.find((x) => x.step === o.step)!;
+      expect(o.problems.map((p) => p.id)).toEqual(VALIDATION.map((p) => p.id));
+      expect(o.problems.filter((p) => p.verdict >= 1).length / o.problems.length).toBe(o.mode === 'solver' ? v.accuracy : v.planned!.accuracy);
+    }
   });
 
   it('resumes from its saved state and bank events where it left off', async () => {

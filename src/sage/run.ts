@@ -12,7 +12,7 @@ import { ProblemBank, type BankEvent } from './bank';
 import type { MethodConfig, RoleName } from './config';
 import { criticProbe, type CriticProbe } from './criticData';
 import { runShapeHints, SageLoop, type LoopModel, type LoopSettings, type Phase, type StepMetrics, type Transcript, type Validators } from './loop';
-import { EarlyStopping, validate, type ValidationResult } from './validation';
+import { EarlyStopping, validate, type ValidationOutcomes, type ValidationResult } from './validation';
 import { warmupPairs } from './warmup';
 
 export interface RunSettings extends LoopSettings {
@@ -50,6 +50,8 @@ export type MetricsRecord =
 export interface RunStore {
   metrics(m: MetricsRecord): Promise<void>;
   transcripts(t: Transcript[]): Promise<void>;
+  /** Each held-out problem's outcome at a validation, one record per mode (outcomes.jsonl). */
+  outcomes(o: ValidationOutcomes[]): Promise<void>;
   bank(e: BankEvent): void;
   /** The run's state after each step (with the weights as they are now, what an export of the run needs). */
   state(s: RunState): Promise<void>;
@@ -221,7 +223,7 @@ export class Evolution {
     const s = this.settings;
     this.emit({ type: 'phase', step: this.loop.step, phase: 'validate' });
     const has = (role: RoleName) => s.method.roles.includes(role);
-    const result = await validate(this.model, this.validators, this.heldOut, {
+    const { result, outcomes } = await validate(this.model, this.validators, this.heldOut, {
       templates: s.templates,
       maxNewTokens: s.maxNewTokens,
       step: this.loop.step,
@@ -229,6 +231,7 @@ export class Evolution {
       criticProbe: has('critic') ? this.criticProbe : undefined,
       unparsableScore: s.method.rewards.unparsableScore,
     });
+    await this.store.outcomes(outcomes);
     const best = this.early.record(result);
     this.state.best = this.early.best;
     this.state.evaluationsWithoutGain = this.early.since;

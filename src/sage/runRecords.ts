@@ -8,6 +8,7 @@
 import type { Problem } from '../data/problem';
 import type { BankEvent } from './bank';
 import type { Transcript } from './loop';
+import type { ValidationOutcomes } from './validation';
 import type { MetricsRecord, RunState, RunStore } from './run';
 import { errorText } from '../util/errorText';
 
@@ -15,6 +16,8 @@ export const RUN_FILES = {
   config: 'config.json',
   metrics: 'metrics.jsonl',
   transcripts: 'transcripts.jsonl',
+  /** Every held-out problem's outcome at every validation, per mode: what a paired comparison reads. */
+  outcomes: 'outcomes.jsonl',
   bank: 'bank-events.jsonl',
   state: 'state.json',
   /** The problems the run was given, so an export resumes without the original files. */
@@ -37,6 +40,7 @@ export interface ResumeRecords {
 export const recordsUpTo = (k: number) => ({
   metrics: (m: MetricsRecord) => (m.kind === 'step' ? m.step < k : m.step <= k),
   transcript: (t: Transcript) => t.step < k,
+  outcomes: (o: ValidationOutcomes) => o.step <= k,
   bankEvent: (e: BankEvent) => (e.type === 'admit' ? e.entry.provenance.step : e.step) < k,
 });
 
@@ -89,6 +93,7 @@ const jsonl = (xs: readonly unknown[]) => xs.map((x) => JSON.stringify(x) + '\n'
 export class MemoryRunStore implements RunStore {
   readonly metricsRecords: MetricsRecord[] = [];
   readonly transcriptRecords: Transcript[] = [];
+  readonly outcomeRecords: ValidationOutcomes[] = [];
   readonly bankEvents: BankEvent[] = [];
   runState: RunState | null = null;
   readonly checkpoints = new Map<string, ReadonlyMap<string, Uint8Array>>();
@@ -104,6 +109,10 @@ export class MemoryRunStore implements RunStore {
 
   async transcripts(t: Transcript[]): Promise<void> {
     this.transcriptRecords.push(...t);
+  }
+
+  async outcomes(o: ValidationOutcomes[]): Promise<void> {
+    this.outcomeRecords.push(...o);
   }
 
   bank(e: BankEvent): void {
@@ -124,6 +133,7 @@ export class MemoryRunStore implements RunStore {
       [RUN_FILES.config, encoder.encode(JSON.stringify(this.config, null, 2) + '\n')],
       [RUN_FILES.metrics, encoder.encode(jsonl(this.metricsRecords))],
       [RUN_FILES.transcripts, encoder.encode(jsonl(this.transcriptRecords))],
+      [RUN_FILES.outcomes, encoder.encode(jsonl(this.outcomeRecords))],
       [RUN_FILES.bank, encoder.encode(jsonl(this.bankEvents))],
       [RUN_FILES.state, encoder.encode(JSON.stringify(this.runState ?? { step: 0, best: null, evaluationsWithoutGain: 0, warmedUp: false }, null, 2) + '\n')],
       [RUN_FILES.seeds, encoder.encode(JSON.stringify(this.problems.seeds))],
@@ -152,6 +162,8 @@ export class MemoryRunStore implements RunStore {
     const upTo = recordsUpTo(resume.state.step);
     store.metricsRecords.push(...parseJsonl<MetricsRecord>(read(RUN_FILES.metrics), RUN_FILES.metrics).filter(upTo.metrics));
     store.transcriptRecords.push(...parseJsonl<Transcript>(read(RUN_FILES.transcripts), RUN_FILES.transcripts).filter(upTo.transcript));
+    // Exports from before per-problem outcomes were recorded have none.
+    if (files.has(RUN_FILES.outcomes)) store.outcomeRecords.push(...parseJsonl<ValidationOutcomes>(read(RUN_FILES.outcomes), RUN_FILES.outcomes).filter(upTo.outcomes));
     resume.bankEvents = resume.bankEvents.filter(upTo.bankEvent);
     store.bankEvents.push(...resume.bankEvents);
     store.runState = resume.state;

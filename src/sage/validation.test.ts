@@ -47,8 +47,17 @@ describe('validation in the method’s own mode', () => {
 
   it('plans, gates the plan by the Critic’s score and solves with it, beside the Solver alone', async () => {
     const model = new PlannedModel();
-    const v = await validate(model, validators, problems, { ...base, planned: { rewards: DEFAULT_REWARDS } });
+    const { result: v, outcomes } = await validate(model, validators, problems, { ...base, planned: { rewards: DEFAULT_REWARDS } });
     expect(v.accuracy).toBe(0.5);
+    // Per problem and mode, what the tallies count: the Solver alone fails the differences, with plans it solves them.
+    const [alone, own] = outcomes;
+    expect(alone).toMatchObject({ step: 2, mode: 'solver' });
+    expect(alone!.problems.map((p) => [p.id, p.verdict, p.answer])).toEqual([['p1', 1, '5'], ['p2', 0, '0'], ['p3', 0, '0'], ['p4', 1, '10']]);
+    expect(own).toMatchObject({ step: 2, mode: 'planned' });
+    expect(own!.problems.map((p) => [p.id, p.verdict, p.answer, p.planShown, p.level, p.source])).toEqual([
+      ['p1', 1, '5', true, 1, 'seeds'], ['p2', 1, '5', true, 2, 'seeds'], ['p3', 1, '7', true, 2, 'seeds'], ['p4', 1, '10', true, 1, 'seeds'],
+    ]);
+    expect(own!.problems.filter((p) => p.verdict >= 1).length / problems.length).toBe(v.planned!.accuracy);
     expect(v.planned!.accuracy).toBe(1);
     expect(v.planned!.planShown).toBe(1);
     expect(v.planned!.perLevel['2']).toMatchObject({ correct: 2, total: 2 });
@@ -59,20 +68,21 @@ describe('validation in the method’s own mode', () => {
   });
 
   it('withholds a plan below the gate: the Solver then answers alone', async () => {
-    const v = await validate(new PlannedModel(), validators, problems, { ...base, planned: { rewards: { ...DEFAULT_REWARDS, beta: 0.95 } } });
+    const { result: v, outcomes } = await validate(new PlannedModel(), validators, problems, { ...base, planned: { rewards: { ...DEFAULT_REWARDS, beta: 0.95 } } });
+    expect(outcomes[1]!.problems.every((p) => p.planShown === false)).toBe(true);
     expect(v.planned!.planShown).toBe(0);
     expect(v.planned!.accuracy).toBe(v.accuracy);
   });
 
   it('measures the Critic: AUC 1 for one that tells the pairs apart, 0.5 for one that scores all alike', async () => {
     const probe = criticProbe(stratified(problems, 4), () => 0.9);
-    const v = await validate(new PlannedModel(), validators, problems, { ...base, criticProbe: probe });
+    const { result: v } = await validate(new PlannedModel(), validators, problems, { ...base, criticProbe: probe });
     // With draws of 0.9 every corruption is noise and every wrong plan another problem's.
     expect(probe.problems.filter((x) => !x.real).every((x) => !x.statement.endsWith('=?'))).toBe(true);
     expect(v.critic).toEqual({ problemAuc: 1, planAuc: 1, pairs: { problems: 4, plans: 4 } });
     const flat = new PlannedModel();
     flat.generate = async (r) => r.prompts.map(() => ({ text: r.stop.includes('</score>') ? '<score>9</score>' : '<answer>1</answer>', promptIds: [1], completionIds: [2], modelLogprobs: [-1] }));
-    const w = await validate(flat, validators, problems, { ...base, criticProbe: probe });
+    const { result: w } = await validate(flat, validators, problems, { ...base, criticProbe: probe });
     expect(w.critic).toMatchObject({ problemAuc: 0.5, planAuc: 0.5 });
   });
 

@@ -3,7 +3,8 @@
  * source and level; for a method with a Planner, the same in its own inference mode (the
  * Planner plans, the Critic scores the plan, the Solver sees it when it passes the gate);
  * for a method with a Critic, its discrimination (AUC) on held-out pairs. Early stopping
- * follows the method's own mode.
+ * follows the method's own mode. Every problem's outcome in every mode is kept beside the
+ * tallies: a comparison of two runs on the same problems is paired by problem.
  */
 import type { Problem } from '../data/problem';
 import type { RewardConfig } from './config';
@@ -29,6 +30,38 @@ export interface ValidationResult extends Accuracy {
   /** The Critic's AUC: real problems against corrupted ones, a problem's own plan against wrong ones. */
   critic?: { problemAuc: number | null; planAuc: number | null; pairs: { problems: number; plans: number } };
 }
+
+/** The inference modes a validation measures: the Solver alone, and the method's own (Planner, Critic gate, Solver). */
+export type ValidationMode = 'solver' | 'planned';
+
+/** One held-out problem's result in one mode. */
+export interface ProblemOutcome {
+  id: string;
+  source: string;
+  level?: number;
+  /** The validator's verdict: 1 right, 0 wrong, in between a code problem's share of tests passed. */
+  verdict: number;
+  /** The `<answer>` the Solver gave (code cut to ANSWER_CHARS), or null when it gave none. */
+  answer: string | null;
+  /** Own mode: whether the Solver was shown the Planner's plan (it passed the Critic's gate). */
+  planShown?: boolean;
+}
+
+/** One line of outcomes.jsonl: every problem of one validation in one mode. */
+export interface ValidationOutcomes {
+  step: number;
+  mode: ValidationMode;
+  problems: ProblemOutcome[];
+}
+
+/** What a validation yields: the tallies, and each problem's outcome per mode. */
+export interface Validated {
+  result: ValidationResult;
+  outcomes: ValidationOutcomes[];
+}
+
+/** An answer's length kept in the outcomes: enough to read a wrong answer, not a whole program. */
+export const ANSWER_CHARS = 200;
 
 /** The accuracy that ranks a validation: the method's own inference mode. */
 export function ownAccuracy(r: Pick<ValidationResult, 'accuracy' | 'planned'>): number {
@@ -85,14 +118,30 @@ export async function criticScores(
   );
 }
 
-export async function validate(model: Pick<LoopModel, 'generate'>, validators: Validators, problems: readonly Problem[], o: ValidationOptions): Promise<ValidationResult> {
+function outcomesOf(problems: readonly Problem[], texts: readonly string[], verdicts: readonly number[], shown?: ReadonlySet<number>): ProblemOutcome[] {
+  return problems.map((p, i) => {
+    const answer = parseOutput(texts[i]!, OUTPUTS.solver).fields.answer?.trim();
+    return {
+      id: p.id,
+      source: p.source,
+      ...(p.level === undefined ? {} : { level: p.level }),
+      verdict: verdicts[i]!,
+      answer: answer === undefined ? null : answer.slice(0, ANSWER_CHARS),
+      ...(shown ? { planShown: shown.has(i) } : {}),
+    };
+  });
+}
+
+export async function validate(model: Pick<LoopModel, 'generate'>, validators: Validators, problems: readonly Problem[], o: ValidationOptions): Promise<Validated> {
   if (!problems.length) throw new Error('validation: no held-out problems');
   const t = o.templates;
   const judgeAll = (texts: string[]) => Promise.all(texts.map((text, i) => validators.judge(problems[i]!, text)));
   const scores = (template: 'criticProblem' | 'criticPlan', items: Record<string, string>[]) => criticScores(model, template, items, o);
 
   const plain = await greedy(model, 'solver', problems.map((p) => render(t.solver, { problem: p.statement })), o.maxNewTokens.solver);
-  const result: ValidationResult = { step: o.step, ...accuracyOf(problems, await judgeAll(plain)) };
+  const plainVerdicts = await judgeAll(plain);
+  const result: ValidationResult = { step: o.step, ...accuracyOf(problems, plainVerdicts) };
+  const outcomes: ValidationOutcomes[] = [{ step: o.step, mode: 'solver', problems: outcomesOf(problems, plain, plainVerdicts) }];
 
   if (o.planned) {
     const plans = (await greedy(model, 'planner', problems.map((p) => render(t.planner, { problem: p.statement })), o.maxNewTokens.planner)).map(
@@ -107,7 +156,9 @@ export async function validate(model: Pick<LoopModel, 'generate'>, validators: V
       problems.map((p, i) => (shown.has(i) ? render(t.solverWithPlan, { problem: p.statement, plan: plans[i]! }) : render(t.solver, { problem: p.statement }))),
       o.maxNewTokens.solver,
     );
-    result.planned = { ...accuracyOf(problems, await judgeAll(texts)), planShown: shown.size / problems.length };
+    const verdicts = await judgeAll(texts);
+    result.planned = { ...accuracyOf(problems, verdicts), planShown: shown.size / problems.length };
+    outcomes.push({ step: o.step, mode: 'planned', problems: outcomesOf(problems, texts, verdicts, shown) });
   }
 
   if (o.criticProbe) {
@@ -122,7 +173,7 @@ export async function validate(model: Pick<LoopModel, 'generate'>, validators: V
       pairs: { problems: ps.length / 2, plans: plans.length / 2 },
     };
   }
-  return result;
+  return { result, outcomes };
 }
 
 /** Tracks the best validation accuracy; `stop` turns true after `patience` evaluations without gain. */

@@ -147,6 +147,7 @@ export class EvolveJob {
         validated ||= m.kind === 'step' && m.validation !== undefined;
       },
       transcripts: (t) => store.transcripts(t),
+      outcomes: (o) => store.outcomes(o),
       bank: (e) => store.bank(e),
       state: async (st) => {
         await store.state(st);
