@@ -1,14 +1,14 @@
 /**
  * Writes curriculum problems as JSONL:
  *   npm run curriculum -- --levels 1,2 --count 5000 --out train.jsonl
- * `--exclude` names files whose statements must not recur (a validation split), so a
- * training set made here keeps held-out problems held out. `--shipped` rewrites the seed and
+ * `--exclude` names files whose problems' content must not recur (a validation split: no
+ * expression of theirs, in any wording), so a training set made here keeps held-out problems held out. `--shipped` rewrites the seed and
  * validation files the repository ships.
  */
 import { writeFileSync } from 'node:fs';
 import { generateSet, LEVELS, shippedSplits, SHIPPED_SPLITS, type CurriculumRecord, type Level } from '../data/curriculum';
 import { readProblemFile } from '../data/nodeFile';
-import { normaliseStatement } from '../data/problem';
+import { expressionOf } from '../data/content';
 import { isMain, runCli, UsageError, type OptionValues } from './options';
 
 export const curriculumCli = {
@@ -18,7 +18,7 @@ export const curriculumCli = {
     levels: { type: 'string', multiple: true, choices: LEVELS.map(String), arg: 'L,L', help: 'levels to generate (default 1,2)' },
     count: { type: 'int', min: 1, default: 1000, help: 'problems per level' },
     seed: { type: 'int', min: 0, default: 100, help: 'random seed' },
-    exclude: { type: 'string', multiple: true, exists: 'file', arg: 'FILE', help: 'JSONL files whose statements are left out' },
+    exclude: { type: 'string', multiple: true, exists: 'file', arg: 'FILE', help: 'JSONL files whose expressions are left out (a curriculum problem, or a statement in a curriculum style)' },
     out: { type: 'string', arg: 'FILE', help: 'output JSONL file' },
     shipped: { type: 'flag', help: `rewrite ${SHIPPED_SPLITS.seeds.file} and ${SHIPPED_SPLITS.validation.file}` },
   },
@@ -40,12 +40,15 @@ async function main(o: OptionValues<typeof curriculumCli.options>): Promise<void
   const exclude = new Set<string>();
   for (const file of o.exclude) {
     const { problems } = await readProblemFile(file);
-    for (const p of problems) exclude.add(normaliseStatement(p.statement));
+    for (const p of problems) {
+      const e = expressionOf(p);
+      if (e) exclude.add(e);
+    }
   }
   const levels = (o.levels.length ? o.levels : ['1', '2']).map(Number) as Level[];
-  const records = generateSet(Object.fromEntries(levels.map((l) => [l, o.count])), o.seed, exclude);
+  const records = generateSet(Object.fromEntries(levels.map((l) => [l, o.count])), o.seed, { exclude });
   writeFileSync(o.out, toJsonl(records));
-  console.log(`wrote ${records.length} problems (levels ${levels.join(', ')}) to ${o.out}, ${exclude.size} statements excluded`);
+  console.log(`wrote ${records.length} problems (levels ${levels.join(', ')}) to ${o.out}, ${exclude.size} expressions excluded`);
 }
 
 if (isMain(import.meta.url)) await runCli(curriculumCli, main);

@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { SHIPPED_SPLITS } from '../data/curriculum';
 import { describeCounts, type ImportReport } from '../data/import';
 import { readProblemFile } from '../data/nodeFile';
-import { checkHeldOut, parseFieldMapping, type Problem } from '../data/problem';
+import { describeOverlap, findOverlap, OVERLAP_REASON, overlapSummary, withoutOverlap } from '../data/content';
+import { parseFieldMapping, type Problem } from '../data/problem';
 import { Runtime } from '../gpu/runtime';
 import { importCheckpoint } from '../model/checkpoint';
 import type { BaseDtype } from '../model/memory';
@@ -39,6 +40,7 @@ export const evolveCli = {
   options: {
     seeds: { type: 'string', arg: 'FILE', exists: 'file', help: `seed problems (JSONL: curriculum, GSM8K, MATH, HumanEval, MBPP, Q/A, or questions alone for MAE; default ${SHIPPED_SPLITS.seeds.file})` },
     validation: { type: 'string', arg: 'FILE', exists: 'file', help: `held-out problems for validation, never trained on (default ${SHIPPED_SPLITS.validation.file})` },
+    'drop-overlap': { type: 'flag', help: 'drop the validation problems that share their content with a seed (same expression, statement or function; without it such a split is refused)' },
     fields: { type: 'string', arg: 'ROLE=FIELD,…', help: 'field mapping for the seed file instead of detection, e.g. question=q,answer=a' },
     preset: { type: 'string', choices: Object.keys(PRESETS), help: `a model preset trained from scratch, warmed up first (${DEFAULT_RUN.warmupSteps} steps), instead of the shipped model` },
     model: { type: 'string', arg: 'DIR', exists: 'dir', help: `start from this Hugging Face checkpoint folder (default ${SHIPPED_MODEL}: the tiny preset with its warm-up done, compact prompts)` },
@@ -102,6 +104,25 @@ async function readSplit(file: string, what: string, mapping?: string): Promise<
   return report.problems;
 }
 
+/**
+ * Says before a run how many validation problems share their content with a seed, with
+ * examples, and refuses them unless --drop-overlap drops them. A resumed run keeps the
+ * problems it began with (its validations stay comparable), so it is only told.
+ */
+function heldOutSplit(seeds: readonly Problem[], validation: Problem[], drop: boolean, resumed: boolean): Problem[] {
+  if (drop && resumed) throw new UsageError('--resume continues the run on the problems it began with: --drop-overlap does not apply');
+  const overlap = findOverlap(seeds, validation);
+  if (!overlap.length) return validation;
+  console.warn(`${overlapSummary(overlap, validation.length)}, e.g.:`);
+  for (const o of overlap.slice(0, 3)) console.warn(`  ${describeOverlap(o)}`);
+  if (resumed) return validation;
+  if (!drop) throw new UsageError(`${overlap.length} validation problems share their content with a seed, and ${OVERLAP_REASON}: give --drop-overlap to drop them, or another --validation`);
+  const kept = withoutOverlap(validation, overlap);
+  if (!kept.length) throw new UsageError('every validation problem shares its content with a seed: nothing is held out');
+  console.log(`dropped ${overlap.length} validation problems that share their content with a seed; ${kept.length} remain`);
+  return kept;
+}
+
 function progressLine(e: RunEvent, total: number, started: number, firstStep: number): string | null {
   const elapsed = (Date.now() - started) / 1000;
   if (e.type === 'tuning') return e.total === 0 ? null : e.done === 0 || e.done === e.total || e.done % 10 === 0 ? `tuning kernels for this run: ${e.done}/${e.total} shapes (kept for later runs)` : null;
@@ -149,9 +170,9 @@ async function main(o: Options): Promise<void> {
   }
   const seedFile = o.seeds ?? began.seeds ?? SHIPPED_SPLITS.seeds.file;
   const validationFile = o.validation ?? began.validation ?? SHIPPED_SPLITS.validation.file;
-  const { seeds, validation } = resumeFolder ? resumeFolder.readProblems() : { seeds: await readSplit(seedFile, 'seeds', o.fields), validation: await readSplit(validationFile, 'validation') };
-  if (o.resume) console.log(`problems as the run began (${join(o.resume, RUN_FILES.seeds)}, ${RUN_FILES.validation}): ${seeds.length} seeds, ${validation.length} held out`);
-  checkHeldOut(seeds, validation);
+  const { seeds, validation: loaded } = resumeFolder ? resumeFolder.readProblems() : { seeds: await readSplit(seedFile, 'seeds', o.fields), validation: await readSplit(validationFile, 'validation') };
+  if (o.resume) console.log(`problems as the run began (${join(o.resume, RUN_FILES.seeds)}, ${RUN_FILES.validation}): ${seeds.length} seeds, ${loaded.length} held out`);
+  const validation = heldOutSplit(seeds, loaded, o['drop-overlap'], Boolean(o.resume));
   // --steps 0 reads and reports the files; with an explicit --warm-up it warms the model up (and validates) without a loop step.
   if (o.steps === 0 && o['warmup-steps'] === undefined) return;
 

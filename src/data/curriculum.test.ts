@@ -3,9 +3,15 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { evaluateExpression } from '../verify/arithmetic';
 import { rng } from '../util/random';
-import { answerStatement, generateProblem, generateSet, LEVELS, readStatement, shippedSplits, SHIPPED_SPLITS } from './curriculum';
-import { normaliseStatement } from './problem';
+import { answerStatement, generateProblem, generateSet, LEVELS, readStatement, shippedSplits, SHIPPED_SPLITS, type CurriculumRecord } from './curriculum';
+import { findOverlap } from './content';
+import { normaliseStatement, recordToProblem, type Problem } from './problem';
 
+const asProblem = (r: CurriculumRecord): Problem => {
+  const read = recordToProblem({ ...r }, 'curriculum', r.id);
+  if ('error' in read) throw new Error(read.error);
+  return read.problem;
+};
 const lines = (file: string) => readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
 
 describe('the demo curriculum', () => {
@@ -16,8 +22,38 @@ describe('the demo curriculum', () => {
     expect(seeds).toHaveLength(500);
     expect(new Set(seeds.map((p) => p.level))).toEqual(new Set([1, 2]));
     for (const level of LEVELS) expect(validation.filter((p) => p.level === level)).toHaveLength(200);
-    const seen = new Set(seeds.map((p) => normaliseStatement(p.question)));
-    expect(validation.filter((p) => seen.has(normaliseStatement(p.question)))).toEqual([]);
+    // Held out by content: no validation expression is a seed's, at any level, in any wording.
+    const seedExpressions = new Set(seeds.map((p) => p.expression));
+    expect(validation.filter((p) => seedExpressions.has(p.expression))).toEqual([]);
+    expect(findOverlap(seeds.map(asProblem), validation.map(asProblem))).toEqual([]);
+  });
+
+  it('widens level 1 to operands 0-9, while the seeds show only 0-4', () => {
+    const { seeds, validation } = shippedSplits();
+    const operands = (ps: { level: number; expression: string }[]) => ps.filter((p) => p.level === 1).flatMap((p) => p.expression.split(/[+-]/).map(Number));
+    expect(Math.max(...operands(seeds))).toBe(4);
+    expect(Math.max(...operands(validation))).toBe(9);
+    // Level 1 has 155 expressions (100 sums, 55 differences); the held-out ones are those no seed has.
+    const all = new Set(generateSet({ 1: 2000 }, 3).map((p) => p.expression));
+    expect(all.size).toBe(155);
+  });
+
+  it('draws a capped level from the same random stream: a cap at or above the range changes nothing', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 1000 }), fc.integer({ min: 0, max: 9 }), (seed, cap) => {
+        const capped = generateSet({ 1: 30 }, seed, { operandCap: { 1: cap } });
+        for (const p of capped) for (const n of p.expression.split(/[+-]/).map(Number)) expect(n).toBeLessThanOrEqual(cap);
+        expect(generateSet({ 1: 30, 2: 10 }, seed, { operandCap: { 1: 9, 2: 20 } })).toEqual(generateSet({ 1: 30, 2: 10 }, seed));
+      }),
+      { numRuns: 20 },
+    );
+  });
+
+  it('leaves out the excluded expressions, whatever their wording', () => {
+    const exclude = new Set(['3+4', '9-2', '2*3']);
+    const set = generateSet({ 1: 300, 2: 300 }, 8, { exclude });
+    expect(set.filter((p) => exclude.has(p.expression))).toEqual([]);
+    expect(generateSet({ 1: 300, 2: 300 }, 8).some((p) => exclude.has(p.expression))).toBe(true);
   });
 
   it('every problem: its answer is its expression’s value, and its statement reads back to that expression', () => {
@@ -45,6 +81,10 @@ describe('the demo curriculum', () => {
 
   it('checks a problem a model writes in a curriculum style by its expression, whatever answer it claims', () => {
     expect(answerStatement('Gus has 17 coins and gets 4 more. How many?')).toEqual({ answer: '21', expression: '17+4', level: 2 });
+    // A style levels 1 and 2 share reads as the easier level whose ranges hold the numbers.
+    expect(answerStatement('7+8=?')).toEqual({ answer: '15', expression: '7+8', level: 1 });
+    expect(answerStatement('7+18=?')).toEqual({ answer: '25', expression: '7+18', level: 2 });
+    expect(answerStatement('Jo takes 12 from 30: 30-12=?')).toEqual({ answer: '18', expression: '30-12', level: 1 });
     expect(answerStatement('12*(30-5)=?')).toEqual({ answer: '300', expression: '12*(30-5)', level: 4 });
     expect(answerStatement('Zed buys 3 boxes of 4 hats and sells 1 boxes of 2. How many hats are left?')).toMatchObject({ answer: '10' });
     // A repeated slot must repeat its word; other text is not in any style.

@@ -40,25 +40,26 @@ interface Kind {
 const NAMES = ['Ann', 'Bo', 'Cy', 'Di', 'Ed', 'Flo', 'Gus', 'Hal', 'Ivy', 'Jo', 'Kai', 'Lu'] as const;
 const ITEMS = ['apples', 'pens', 'cards', 'eggs', 'coins', 'books', 'cups', 'toys', 'shells', 'stamps'] as const;
 
-const TINY: Range = [0, 4];
+const DIGIT: Range = [0, 9];
 const SMALL: Range = [0, 20];
 
 /**
- * Level 1 is one operation on the numbers 0-4: 40 sums and differences. Every style ends with
+ * Level 1 is one operation on the numbers 0-9: 155 sums and differences. Every style ends with
  * the bare sum ("… 3+2=?"), so the answer always follows the same few bytes: a 1M-parameter
- * byte-level model learns the level in minutes (see the README); the styles and names before
- * it make held-out statements. Each level after adds numbers, operations, parentheses or words.
+ * byte-level model learns the level in minutes (see the README). The shipped seeds show only
+ * its operands 0-4 (`operandCap`), so the held-out split has sums no seed shows. Each level
+ * after adds numbers, operations, parentheses or words.
  */
 const KINDS: Readonly<Record<Level, readonly Kind[]>> = {
   1: [
     {
       expr: '{a}+{b}',
-      slots: { a: TINY, b: TINY },
+      slots: { a: DIGIT, b: DIGIT },
       styles: ['{a}+{b}=?', 'Add {a} and {b}: {a}+{b}=?', '{a} plus {b}: {a}+{b}=?', 'Sum: {a}+{b}=?', '{name} adds {b} to {a}: {a}+{b}=?'],
     },
     {
       expr: '{a}-{b}',
-      slots: { a: TINY, b: TINY },
+      slots: { a: DIGIT, b: DIGIT },
       styles: ['{a}-{b}=?', 'Take {b} from {a}: {a}-{b}=?', '{a} minus {b}: {a}-{b}=?', 'Difference: {a}-{b}=?', '{name} takes {b} from {a}: {a}-{b}=?'],
     },
   ],
@@ -124,15 +125,21 @@ function fill(template: string, values: Readonly<Record<string, string | number>
   return template.replace(PLACEHOLDER, (_, k: string) => String(values[k]));
 }
 
-/** One problem of `level`, drawn with `random`. */
-export function generateProblem(level: Level, random: () => number): Omit<CurriculumRecord, 'id'> {
+/**
+ * One problem of `level`, drawn with `random`. `operandCap` lowers every operand's upper bound
+ * to it (an easier slice of the level: the same draws, from a narrower range).
+ */
+export function generateProblem(level: Level, random: () => number, operandCap = Infinity): Omit<CurriculumRecord, 'id'> {
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
   const kind = pick(KINDS[level]);
   const style = pick(kind.styles);
   // Rejection sampling: a draw whose answer is negative, fractional or too long is redrawn.
   for (;;) {
     const values: Record<string, string | number> = { name: pick(NAMES), items: pick(ITEMS) };
-    for (const [slot, [lo, hi]] of Object.entries(kind.slots)) values[slot] = lo + Math.floor(random() * (hi - lo + 1));
+    for (const [slot, [lo, hi]] of Object.entries(kind.slots)) {
+      const top = Math.max(lo, Math.min(hi, operandCap));
+      values[slot] = lo + Math.floor(random() * (top - lo + 1));
+    }
     const expression = fill(kind.expr, values);
     const r = evaluateExpression(expression);
     if ('value' in r && r.value >= 0 && r.value <= (kind.max ?? 999)) {
@@ -141,22 +148,31 @@ export function generateProblem(level: Level, random: () => number): Omit<Curric
   }
 }
 
+/** How a set is drawn beyond its levels and seed. */
+export interface SetOptions {
+  /** Expressions no problem may have: a held-out split's, or the seeds' for a split held out from them. */
+  exclude?: ReadonlySet<string>;
+  /** Per level, the largest operand drawn (see generateProblem): seeds that show only the easy problems. */
+  operandCap?: Readonly<Partial<Record<Level, number>>>;
+}
+
 /**
- * `count` problems of each given level with distinct statements, none in `exclude`
- * (normalised statements), reproducible from `seed`.
+ * `count` problems of each given level with distinct statements, none with an expression in
+ * `exclude` (content, not wording: `Jo adds 4 to 3` is `3+4`), reproducible from `seed`.
  */
-export function generateSet(levels: Readonly<Partial<Record<Level, number>>>, seed: number, exclude: ReadonlySet<string> = new Set()): CurriculumRecord[] {
+export function generateSet(levels: Readonly<Partial<Record<Level, number>>>, seed: number, options: SetOptions = {}): CurriculumRecord[] {
   const random = rng(seed);
   const out: CurriculumRecord[] = [];
-  const seen = new Set(exclude);
+  const seen = new Set<string>();
+  const exclude = options.exclude ?? new Set();
   for (const level of LEVELS) {
     const count = levels[level] ?? 0;
     let made = 0;
     for (let tries = 0; made < count; tries++) {
       if (tries > count * 200) throw new Error(`level ${level} has fewer than ${count} distinct statements left`);
-      const p = generateProblem(level, random);
+      const p = generateProblem(level, random, options.operandCap?.[level]);
       const key = normaliseStatement(p.question);
-      if (seen.has(key)) continue;
+      if (seen.has(key) || exclude.has(p.expression)) continue;
       seen.add(key);
       out.push({ id: `curriculum/L${level}/${seed}-${String(++made).padStart(4, '0')}`, ...p });
     }
@@ -164,17 +180,20 @@ export function generateSet(levels: Readonly<Partial<Record<Level, number>>>, se
   return out;
 }
 
-/** What the lab and the CLIs ship: 500 seeds (levels 1-2) and a held-out validation split. */
+/**
+ * What the lab and the CLIs ship: 500 seeds (levels 1-2, level 1's operands 0-4 only) and a
+ * held-out split over all five levels at their full ranges.
+ */
 export const SHIPPED_SPLITS = {
-  seeds: { file: 'data/seeds/curriculum-500.jsonl', levels: { 1: 400, 2: 100 }, seed: 1 },
+  seeds: { file: 'data/seeds/curriculum-500.jsonl', levels: { 1: 400, 2: 100 }, seed: 1, operandCap: { 1: 4 } },
   validation: { file: 'data/validation/curriculum-1000.jsonl', levels: { 1: 200, 2: 200, 3: 200, 4: 200, 5: 200 }, seed: 2 },
 } as const;
 
-/** The shipped splits, as generated: the validation split shares no statement with the seeds. */
+/** The shipped splits, as generated: no validation problem has a seed's expression. */
 export function shippedSplits(): { seeds: CurriculumRecord[]; validation: CurriculumRecord[] } {
   const { seeds: s, validation: v } = SHIPPED_SPLITS;
-  const seeds = generateSet(s.levels, s.seed);
-  const validation = generateSet(v.levels, v.seed, new Set(seeds.map((p) => normaliseStatement(p.question))));
+  const seeds = generateSet(s.levels, s.seed, { operandCap: s.operandCap });
+  const validation = generateSet(v.levels, v.seed, { exclude: new Set(seeds.map((p) => p.expression)) });
   return { seeds, validation };
 }
 

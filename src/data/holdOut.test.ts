@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { rng } from '../util/random';
-import { checkHeldOut, holdOut, type Problem } from './problem';
+import { checkHeldOut } from './content';
+import { holdOut, type Problem } from './problem';
 
 const problems: Problem[] = Array.from({ length: 50 }, (_, i) => ({ id: `p${i}`, source: 's', format: 'qa', kind: 'math', statement: `What is ${i} + 1?`, answer: String(i + 1), raw: {} }));
 

@@ -6,7 +6,8 @@
 import { importProblems } from '../data/import';
 import { blobChunks } from '../data/lines';
 import { problemToPair, readSftPairs } from '../data/sftPairs';
-import { checkHeldOut, parseFieldMapping, type Problem } from '../data/problem';
+import { checkHeldOut } from '../data/content';
+import { parseFieldMapping, type Problem } from '../data/problem';
 import { memorySink } from '../model/checkpoint';
 import type { LoraConfig } from '../model/lora';
 import type { ProblemBank } from '../sage/bank';
