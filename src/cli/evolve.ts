@@ -56,7 +56,7 @@ export const evolveCli = {
     'validation-limit': { type: 'int', min: 1, default: DEFAULT_RUN.validationLimit, help: 'held-out problems per validation (the same ones each time)' },
     seed: { type: 'int', min: 0, default: DEFAULT_RUN.seed, help: 'seed of the weights, the sampling and the data order' },
     config: { type: 'string', arg: 'FILE', exists: 'file', help: `JSON object overriding loop settings (${SETTING_NAMES.join(', ')})` },
-    transcripts: { type: 'string', choices: TRANSCRIPT_MODES, help: 'transcripts kept per step: sample (the first rollout of each role and template, the default) or all (every rollout, with its reward and advantage)' },
+    transcripts: { type: 'string', choices: TRANSCRIPT_MODES, help: 'transcripts kept per step: sample (one rollout of each role and template drawn at random, seeded, the default) or all (every rollout, with its reward and advantage)' },
     out: { type: 'string', arg: 'DIR', help: 'run folder (default runs/<method>-<date>)' },
     resume: { type: 'string', arg: 'DIR', exists: 'dir', help: 'continue a run from its folder (its last checkpoint, bank and state)' },
     'checkpoint-every': { type: 'int', min: 1, default: DEFAULT_CHECKPOINT_EVERY, help: 'save last/ (weights, optimizer, the state --resume continues from) every N steps and at the end' },

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Problem } from '../data/problem';
 import { ProblemBank } from './bank';
 import { METHODS, type MethodConfig } from './config';
-import { DEFAULT_LOOP, SageLoop, type Completion, type GenerationRequest, type Phase } from './loop';
+import { DEFAULT_LOOP, SageLoop, type Completion, type GenerationRequest, type LoopSettings, type Phase, type StepMetrics, type Transcript } from './loop';
 import { OUTPUTS } from './templates';
 import { parseOutput } from './parse';
 import { DEFAULT_TEMPLATES } from './templates';
@@ -11,10 +11,10 @@ import { EarlyStopping, validate } from './validation';
 
 const SEEDS: Problem[] = [math('s1', '1+2=?', '3'), math('s2', '5-3=?', '2'), math('s3', '4+4=?', '8'), math('s4', '9-1=?', '8')];
 
-function loop(method: MethodConfig, model = new ScriptedModel()) {
+function loop(method: MethodConfig, model = new ScriptedModel(), over: Partial<LoopSettings> = {}) {
   const { bank } = ProblemBank.fromSeeds(SEEDS, { alpha: method.rewards.alpha, nearDuplicate: 0.85 });
   const phases: Phase[] = [];
-  const l = new SageLoop(model, validators, bank, { ...DEFAULT_LOOP, method, templates: DEFAULT_TEMPLATES, proposals: 4, trainProblems: 4, solverSamples: 2, difficultySamples: 3 }, (p) => {
+  const l = new SageLoop(model, validators, bank, { ...DEFAULT_LOOP, method, templates: DEFAULT_TEMPLATES, proposals: 4, trainProblems: 4, solverSamples: 2, difficultySamples: 3, ...over }, (p) => {
     phases.push(p);
   });
   return { l, model, bank, phases };
@@ -22,7 +22,7 @@ function loop(method: MethodConfig, model = new ScriptedModel()) {
 
 describe('the SAGE loop (orchestration)', () => {
   it('runs every phase in order, grows the bank, and trains every role on whitened rewards', async () => {
-    const { l, model, bank, phases } = loop(METHODS.sage);
+    const { l, model, bank, phases } = loop(METHODS.sage, new ScriptedModel(), { transcripts: 'all' });
     const { metrics, transcripts } = await l.runStep();
     expect(phases).toEqual(['propose', 'score-problems', 'difficulty', 'admit', 'plan', 'score-plans', 'solve', 'update']);
     // Proposal 0 is unparsable; 1-3 are sums the scripted Solver always gets right.
@@ -198,6 +198,113 @@ describe('the SAGE loop (orchestration)', () => {
     }
     expect(b.model.requests).toEqual(a.model.requests);
     expect(new Set(a.model.requests.map((r) => r.seed)).size).toBeGreaterThan(6);
+  });
+
+  it('transcripts sample: a Planner transcript is on a generated problem as often as the batch holds them (not the first rollout, always generated)', async () => {
+    const { l } = loop(METHODS.sage, new ScriptedModel(), { seed: 7 });
+    const steps = 150;
+    // Per step the sampled plan is on a generated problem with probability the batch's generated share (one plan per problem).
+    let generated = 0;
+    let expected = 0;
+    let variance = 0;
+    for (let i = 0; i < steps; i++) {
+      const { metrics, transcripts } = await l.runStep();
+      const plans = transcripts.filter((t) => t.role === 'planner');
+      expect(plans).toHaveLength(1);
+      if (plans[0]!.origin === 'generated') generated++;
+      expected += metrics.generatedShare;
+      variance += metrics.generatedShare * (1 - metrics.generatedShare);
+    }
+    const sd = Math.sqrt(variance);
+    // The batch mixes both kinds (the test can tell a biased sample), and the count lies within 5 SD of its expectation (p < 1e-6; the seed is fixed besides).
+    expect(steps - expected).toBeGreaterThan(10 * sd);
+    expect(expected).toBeGreaterThan(10 * sd);
+    expect(Math.abs(generated - expected)).toBeLessThan(5 * sd);
+  });
+
+  it('transcripts sample: the same seed gives the same choice, another seed another, and the choice leaves the loop\'s other draws as they were', async () => {
+    const run = async (over: Partial<LoopSettings>) => {
+      const x = loop(METHODS.sage, new ScriptedModel(), over);
+      const out: { metrics: StepMetrics; transcripts: Transcript[] }[] = [];
+      for (let i = 0; i < 6; i++) out.push(await x.l.runStep());
+      return { out, requests: x.model.requests, trained: x.model.trained };
+    };
+    const [a, b, all, other] = [await run({ seed: 3 }), await run({ seed: 3 }), await run({ seed: 3, transcripts: 'all' }), await run({ seed: 4 })];
+    expect(b.out.map((x) => x.transcripts)).toEqual(a.out.map((x) => x.transcripts));
+    expect(other.out.map((x) => x.transcripts)).not.toEqual(a.out.map((x) => x.transcripts));
+    // Keeping every transcript instead changes no prompt, generation seed, reward or update: the sample has its own stream.
+    expect(all.requests).toEqual(a.requests);
+    expect(all.trained).toEqual(a.trained);
+    const withoutTime = (m: StepMetrics) => ({ ...m, seconds: null, tokensPerS: null });
+    expect(all.out.map((x) => withoutTime(x.metrics))).toEqual(a.out.map((x) => withoutTime(x.metrics)));
+    a.out.forEach((x, step) => {
+      // One of each role and template, each one of the step's rollouts, each naming its problem's origin.
+      expect(new Set(x.transcripts.map((t) => `${t.role}/${t.template}`)).size).toBe(x.transcripts.length);
+      for (const t of x.transcripts) expect(all.out[step]!.transcripts).toContainEqual(t);
+      // The scripted Challenger's problems are i+(i+10); the seeds' second operands are below 10.
+      const generated = (t: Transcript) => t.role === 'challenger' || Number(/\d+[-+](\d+)=\?/.exec(t.prompt)![1]) >= 10;
+      for (const t of x.transcripts) expect(t.origin).toBe(generated(t) ? 'generated' : 'seed');
+      expect(new Set(all.out[step]!.transcripts.map((t) => t.origin))).toEqual(new Set(['seed', 'generated']));
+    });
+    const rlvr = loop(METHODS.rlvr);
+    expect((await rlvr.l.runStep()).transcripts.map((t) => t.origin)).toEqual(['seed']);
+  });
+
+  it('the difficulty term as a choice: under the band an admitted problem nobody solves earns no difficulty credit, under the paper\'s the most', async () => {
+    // Proposals the Challenger claims right but the scripted Solver never solves (it answers 0 to a difference).
+    class Unsolvable extends ScriptedModel {
+      override async generate(r: GenerationRequest): Promise<Completion[]> {
+        const outs = await super.generate(r);
+        return outs.map((o, i) => {
+          if (!r.prompts[i]!.includes('harder')) return o;
+          const text = `<question>${i + 20}-${i + 1}=?</question><answer>19</answer>`;
+          return { ...o, text, completionIds: [...Buffer.from(text)], modelLogprobs: [...Buffer.from(text)].map(() => -1) };
+        });
+      }
+    }
+    const format = parseOutput('<question>20-1=?</question><answer>19</answer>', OUTPUTS.challenger).format;
+    for (const [difficulty, credit] of [['paper', 1], ['band', 0]] as const) {
+      const { l, bank } = loop(METHODS.sage, new Unsolvable(), { difficulty });
+      const { metrics } = await l.runStep();
+      expect(metrics.bank.admittedThisStep).toBe(4);
+      expect(bank.get('gen/0/0')!.provenance.passRates[0]).toEqual([0, 0]);
+      expect(metrics.rewards.challenger, difficulty).toBeCloseTo((8 / 9 + credit + format) / 3, 9);
+    }
+  });
+
+  it('records the Solver\'s rollouts on seeds and generated problems; seed parity keeps the seeds at RLVR\'s count, the generated ones on top', async () => {
+    const steps = async (method: MethodConfig, over: Partial<LoopSettings> = {}) => {
+      const x = loop(method, new ScriptedModel(), over);
+      const out: StepMetrics[] = [];
+      for (let i = 0; i < 4; i++) out.push((await x.l.runStep()).metrics);
+      return { out, trained: x.model.trained };
+    };
+    const rlvr = await steps(METHODS.rlvr);
+    const shared = await steps(METHODS.sage);
+    const parity = await steps(METHODS.sage, { seedParity: true });
+    // RLVR: 4 seed problems × 2 samples a step. Parity changes nothing for it.
+    for (const m of rlvr.out) expect(m.solverRollouts).toMatchObject({ seeds: 8, generated: 0 });
+    expect((await steps(METHODS.rlvr, { seedParity: true })).trained).toEqual(rlvr.trained);
+    shared.out.forEach((m, step) => {
+      const p = parity.out[step]!;
+      // Shared: generated problems take seeds' places in a batch of 4.
+      expect(m.solverRollouts!.seeds + m.solverRollouts!.generated).toBe(8);
+      expect(m.solverRollouts!.generated).toBeGreaterThan(0);
+      expect(m.generatedShare).toBeCloseTo(m.solverRollouts!.generated / 8, 12);
+      // Parity: RLVR's seeds, and the same draw's generated problems on top.
+      expect(p.solverRollouts).toMatchObject({ seeds: rlvr.out[step]!.solverRollouts!.seeds, generated: m.solverRollouts!.generated });
+    });
+    // The shares of the update's response tokens: the Solver's rollouts (group 'solver') split by the origin of their problem.
+    for (const run of [shared, parity, rlvr]) {
+      run.out.forEach((m, step) => {
+        const rollouts = run.trained[step]!;
+        const tokens = (rs: typeof rollouts) => rs.reduce((n, r) => n + r.completionIds.length, 0);
+        const share = m.solverRollouts!.tokenShare!;
+        expect(share.seeds + share.generated).toBeCloseTo(tokens(rollouts.filter((r) => r.group === 'solver')) / tokens(rollouts), 12);
+        expect(share.seeds).toBeGreaterThan(0);
+      });
+    }
+    expect(rlvr.out.every((m) => m.solverRollouts!.tokenShare!.seeds === 1)).toBe(true);
   });
 
   it('MAE: no Planner, the judge scores answers and that is the Solver’s reward', async () => {

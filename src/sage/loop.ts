@@ -11,10 +11,10 @@ import type { PolicyStepResult, Rollout } from '../train/policy';
 import { rng } from '../util/random';
 import { mean } from '../util/stats';
 import { computeAdvantages, type AdvantageName, type GroupStats } from './advantages';
-import type { BankEntry, ProblemBank, RejectReason, SamplingMode } from './bank';
+import type { BankEntry, Origin, ProblemBank, RejectReason, SamplingMode } from './bank';
 import type { AnswerSource, MethodConfig, RoleName } from './config';
 import { criticScore, parseOutput, type Parsed } from './parse';
-import { challengerReward, criticReward, groundedCriticReward, judgedSolverReward, passesPlanGate, PLANNER_REWARDS, scoreOrDefault, solverReward, type ProposalOutcome } from './rewards';
+import { challengerReward, criticReward, groundedCriticReward, judgedSolverReward, passesPlanGate, PLANNER_REWARDS, scoreOrDefault, solverReward, type DifficultyName, type ProposalOutcome } from './rewards';
 import { planVerdict, plansCheckable, unverifiedProblem } from './validators';
 import { OUTPUTS, referenceList, render, stopStrings, type TemplateName, type Templates } from './templates';
 
@@ -95,8 +95,20 @@ export interface LoopSettings {
   advantage: AdvantageName;
   /** Leave groups whose rewards have no spread out of the update (DAPO's dynamic sampling). */
   dropZeroSpread: boolean;
-  /** Transcripts kept per step: 'sample', the first rollout of each role and template; 'all', every rollout (to audit a reward across all of a step's outputs). */
+  /**
+   * Transcripts kept per step: 'sample', one rollout of each role and template drawn uniformly
+   * (seeded by the run's seed and the step); 'all', every rollout (to audit a reward across all
+   * of a step's outputs).
+   */
   transcripts: TranscriptMode;
+  /** The Challenger's difficulty term from the Solver's pass rate (see DIFFICULTY_FUNCTIONS): the paper's 1 − pass rate, or AZR's band. */
+  difficulty: DifficultyName;
+  /**
+   * Train the Solver on as many seeds a step as RLVR with the same settings (trainProblems),
+   * the generated problems of the usual draw added on top; off, generated problems take seeds'
+   * places in a batch of trainProblems.
+   */
+  seedParity: boolean;
 }
 
 export const TRANSCRIPT_MODES = ['sample', 'all'] as const;
@@ -121,6 +133,8 @@ export const DEFAULT_LOOP: Omit<LoopSettings, 'method' | 'templates'> = {
   advantage: 'task-whiten',
   dropZeroSpread: false,
   transcripts: 'sample',
+  difficulty: 'paper',
+  seedParity: false,
 };
 
 export type Phase = 'propose' | 'score-problems' | 'difficulty' | 'admit' | 'plan' | 'score-plans' | 'solve' | 'judge-answers' | 'validate' | 'update';
@@ -139,6 +153,8 @@ export interface Transcript {
   reward: number;
   /** The advantage the update gave it; null for a role that does not train, or a group left out (absent in older records). */
   advantage?: number | null;
+  /** Whether its problem is a seed or one the Challenger wrote (a Challenger's own proposal: generated); absent in older records. */
+  origin?: Origin;
 }
 
 export interface StepMetrics {
@@ -155,6 +171,12 @@ export interface StepMetrics {
   solverAccuracy: number | null;
   /** The share of the step's Solver rollouts on problems the Challenger wrote. */
   generatedShare: number;
+  /**
+   * The Solver's training rollouts on seeds and on generated problems (difficulty attempts
+   * aside), and each one's share of the update's response tokens (null: no update ran);
+   * absent in older records.
+   */
+  solverRollouts?: { seeds: number; generated: number; tokenShare: { seeds: number; generated: number } | null };
   /** Among the step's plans the environment can read (planVerdict), the share that compute their problem's answer; null: none readable, or no Planner. */
   plansRight: number | null;
   /** Per role: the mean completion length in tokens, and the share cut off at the token limit. */
@@ -171,6 +193,8 @@ interface Scored {
   template: TemplateName;
   /** The task kind of the problem the rollout is about: the advantage group is role/kind. */
   kind: Problem['kind'];
+  /** Whether that problem is a seed or generated (a proposal, admitted or not, is generated). */
+  origin: Origin;
   prompt: string;
   completion: Completion;
   parsed: Parsed;
@@ -183,6 +207,22 @@ interface Scored {
 function phaseSeed(seed: number, step: number, phase: number): number {
   return (Math.imul(seed ^ 0x9e3779b9, 2654435761) + Math.imul(step + 1, 40503) + phase * 7919) >>> 0;
 }
+
+/** The transcripts' draw has a stream of its own: sampling them leaves every other draw of the loop as it was. */
+const TRANSCRIPT_STREAM = 100;
+
+/** One item of each group (by `key`, in the order groups first appear) drawn uniformly. */
+function oneOfEach<T>(items: readonly T[], key: (x: T) => string, random: () => number): T[] {
+  const groups = new Map<string, T[]>();
+  for (const x of items) {
+    const g = groups.get(key(x));
+    if (g) g.push(x);
+    else groups.set(key(x), [x]);
+  }
+  return [...groups.values()].map((g) => g[Math.floor(random() * g.length)]!);
+}
+
+const isSeed = (e: BankEntry) => e.provenance.origin === 'seed';
 
 /**
  * What a run with these settings will ask of its model: each phase's generation (and
@@ -199,13 +239,15 @@ export function runShapeHints(s: LoopSettings, seeds: readonly Problem[], heldOu
     if (!top.length) continue;
     const problem = top[0]!.statement;
     const t = s.templates;
-    const solve = s.trainProblems * s.solverSamples;
+    // Seed parity adds the usual draw's generated problems (at most trainProblems) to trainProblems seeds.
+    const problems = s.seedParity && m.evolveBank ? 2 * s.trainProblems : s.trainProblems;
+    const solve = problems * s.solverSamples;
     const add = (rows: number, distinct: number, prompt: string) => generations.push({ rows, distinct, prompt });
     add(heldOut, heldOut, render(t.solver, { problem }));
-    add(solve, s.trainProblems, render(has('planner') ? t.solverWithPlan : t.solver, { problem, plan: problem }));
+    add(solve, problems, render(has('planner') ? t.solverWithPlan : t.solver, { problem, plan: problem }));
     if (has('planner')) {
-      add(s.trainProblems, s.trainProblems, render(t.planner, { problem }));
-      add(s.trainProblems, s.trainProblems, render(t.criticPlan, { problem, plan: problem }));
+      add(problems, problems, render(t.planner, { problem }));
+      add(problems, problems, render(t.criticPlan, { problem, plan: problem }));
     }
     if (m.solverReward === 'judge') add(solve, solve, render(t.criticAnswer, { problem, answer: problem }));
     if (m.evolveBank && has('challenger')) {
@@ -286,7 +328,7 @@ export class SageLoop {
    * Critic scores for (problem, plan?, answer?) triples; null where unparsable. `rights`: what
    * the environment computes of each item (the grounded lever's plans), rewarding agreement with it.
    */
-  private async critic(template: 'criticProblem' | 'criticPlan' | 'criticAnswer', items: Record<string, string>[], kinds: Problem['kind'][], phase: number, into: Scored[], rights?: (boolean | null)[]): Promise<(number | null)[]> {
+  private async critic(template: 'criticProblem' | 'criticPlan' | 'criticAnswer', items: Record<string, string>[], about: Pick<Scored, 'kind' | 'origin'>[], phase: number, into: Scored[], rights?: (boolean | null)[]): Promise<(number | null)[]> {
     const prompts = items.map((v) => render(this.settings.templates[template], v));
     const outs = await this.generate(template, 'critic', prompts, phase);
     return outs.map((c, i) => {
@@ -295,7 +337,7 @@ export class SageLoop {
       // An unparsable score earns the Critic no format reward.
       const format = score === null ? 0 : parsed.format;
       const reward = rights ? groundedCriticReward({ score, right: rights[i]!, format }, this.settings.method.rewards) : criticReward({ format });
-      into.push({ role: 'critic', template, kind: kinds[i]!, prompt: prompts[i]!, completion: c, parsed, score, reward, ...(rights && rights[i] !== null ? { verdict: rights[i] ? 'plan computes the answer' : 'plan computes another value' } : {}) });
+      into.push({ role: 'critic', template, ...about[i]!, prompt: prompts[i]!, completion: c, parsed, score, reward, ...(rights && rights[i] !== null ? { verdict: rights[i] ? 'plan computes the answer' : 'plan computes another value' } : {}) });
       return score;
     });
   }
@@ -336,7 +378,8 @@ export class SageLoop {
       const proposals = outs.map((c, i) => parseOutput(c.text, OUTPUTS[template(i)]));
       await this.phase('score-problems');
       const parsedIdx = proposals.map((p, i) => (p.format > 0 ? i : -1)).filter((i) => i >= 0);
-      const qualities = await this.critic('criticProblem', parsedIdx.map((i) => ({ problem: proposals[i]!.fields.question! })), parsedIdx.map((i) => kinds[i]!), 2, scored);
+      const generated = (kind: Problem['kind']) => ({ kind, origin: 'generated' as const });
+      const qualities = await this.critic('criticProblem', parsedIdx.map((i) => ({ problem: proposals[i]!.fields.question! })), parsedIdx.map((i) => generated(kinds[i]!)), 2, scored);
       const quality = new Map(parsedIdx.map((i, k) => [i, qualities[k]!]));
       const id = (i: number) => `gen/${this.step}/${i}`;
       // A validator-free method (MAE) takes a well-formed proposal on trust: nothing is computed or run.
@@ -352,7 +395,7 @@ export class SageLoop {
       const attemptOuts = await this.generate('solver', 'solver', attempts.map((p) => render(s.templates.solver, { problem: p.statement })), 3);
       // The pass rate: the validators' verdicts, or (validator-free) the Judge's mean score of the attempts.
       const verdicts = m.validatorFree
-        ? (await this.critic('criticAnswer', attempts.map((p, k) => ({ problem: p.statement, answer: attemptOuts[k]!.text })), attempts.map((p) => p.kind), 8, scored)).map((x) => scoreOrDefault(x, r))
+        ? (await this.critic('criticAnswer', attempts.map((p, k) => ({ problem: p.statement, answer: attemptOuts[k]!.text })), attempts.map((p) => generated(p.kind)), 8, scored)).map((x) => scoreOrDefault(x, r))
         : await this.timedValidator(() => Promise.all(attemptOuts.map((c, k) => this.validators.judge(attempts[k]!, c.text))));
       const passRate = new Map(gated.map((i, g) => [i, mean(verdicts.slice(g * s.difficultySamples, (g + 1) * s.difficultySamples))]));
       await this.phase('admit');
@@ -381,13 +424,16 @@ export class SageLoop {
           // The bank stops at the first reason: below alpha, it has not looked for a duplicate yet.
           else if (reason === 'quality' && !this.bank.duplicateOf(check.problem)) outcome = { kind: 'below-alpha' };
         }
-        const reward = challengerReward({ quality: q, format: p.format, outcome }, r);
-        scored.push({ role: 'challenger', template: template(i), kind: kinds[i]!, prompt: prompts[i]!, completion: c, parsed: p, score: q, verdict, reward });
+        const reward = challengerReward({ quality: q, format: p.format, outcome }, r, s.difficulty);
+        scored.push({ role: 'challenger', template: template(i), ...generated(kinds[i]!), prompt: prompts[i]!, completion: c, parsed: p, score: q, verdict, reward });
       });
     }
 
-    // 5. The training batch from the bank (RLVR: the seeds alone).
-    const batch: BankEntry[] = this.bank.sample(s.trainProblems, random, s.sampling, m.evolveBank ? undefined : (e) => e.provenance.origin === 'seed');
+    // 5. The training batch from the bank (RLVR: the seeds alone). Seed parity: the usual draw's
+    // generated problems, then trainProblems seeds drawn as RLVR draws them.
+    const drawn = this.bank.sample(s.trainProblems, random, s.sampling, m.evolveBank ? undefined : isSeed);
+    const batch: BankEntry[] = s.seedParity && m.evolveBank ? [...drawn.filter((e) => !isSeed(e)), ...this.bank.sample(s.trainProblems, random, s.sampling, isSeed)] : drawn;
+    const about = (i: number) => ({ kind: batch[i]!.problem.kind, origin: batch[i]!.provenance.origin });
 
     // 6-7. Plans, and the Critic's scores of them.
     let planScores: (number | null)[] = batch.map(() => null);
@@ -406,14 +452,14 @@ export class SageLoop {
       const readable = rights.filter((x): x is boolean => x !== null);
       plansRight = readable.length ? mean(readable.map((x) => (x ? 1 : 0))) : null;
       const grounded = m.criticReward === 'grounded-plans' ? rights : undefined;
-      const scores = await this.critic('criticPlan', withPlan.map((i) => ({ problem: batch[i]!.problem.statement, plan: plans[i]!.fields.plan! })), withPlan.map((i) => batch[i]!.problem.kind), 5, scored, grounded);
+      const scores = await this.critic('criticPlan', withPlan.map((i) => ({ problem: batch[i]!.problem.statement, plan: plans[i]!.fields.plan! })), withPlan.map(about), 5, scored, grounded);
       // Nothing to score (no plan, an empty one) scores 0; an unparsable score of a plan stays null (0.5 for its consumers).
       planScores = batch.map(() => 0);
       withPlan.forEach((i, k) => (planScores[i] = scores[k]!));
       const plannerReward = PLANNER_REWARDS[m.plannerReward];
       outs.forEach((c, i) =>
         scored.push({
-          role: 'planner', template: 'planner', kind: batch[i]!.problem.kind, prompt: prompts[i]!, completion: c, parsed: plans[i]!,
+          role: 'planner', template: 'planner', ...about(i), prompt: prompts[i]!, completion: c, parsed: plans[i]!,
           score: planScores[i],
           // A problem the environment cannot check has no verdict (undefined), a missing or unreadable plan of one it can, null.
           reward: plannerReward({ planScore: planScores[i]!, right: plansCheckable(batch[i]!.problem) ? verdicts[i]! : undefined, format: plans[i]!.format }, r),
@@ -438,7 +484,7 @@ export class SageLoop {
     let judged: (number | null)[] = [];
     if (m.solverReward === 'judge') {
       await this.phase('judge-answers');
-      judged = await this.critic('criticAnswer', solveOuts.map((c, k) => ({ problem: batch[solveItems[k]!]!.problem.statement, answer: c.text })), solveItems.map((i) => batch[i]!.problem.kind), 7, scored);
+      judged = await this.critic('criticAnswer', solveOuts.map((c, k) => ({ problem: batch[solveItems[k]!]!.problem.statement, answer: c.text })), solveItems.map(about), 7, scored);
     }
     solveOuts.forEach((c, k) => {
       const i = solveItems[k]!;
@@ -449,7 +495,7 @@ export class SageLoop {
           ? judgedSolverReward({ judgeScore: judged[k]!, format: parsed.format }, r)
           : solverReward({ planScore: has('planner') ? planScores[i]! : undefined, correct: correct[k]!, format: parsed.format }, r);
       const verdict = correct[k] === null ? 'unchecked' : correct[k]! >= 1 ? 'correct' : 'wrong';
-      scored.push({ role: 'solver', template, kind: batch[i]!.problem.kind, prompt: solvePrompts[k]!, completion: c, parsed, score: correct[k], verdict, reward });
+      scored.push({ role: 'solver', template, ...about(i), prompt: solvePrompts[k]!, completion: c, parsed, score: correct[k], verdict, reward });
     });
     // The bank's pass rates: the validators' verdicts, or (validator-free) the Judge's scores.
     // (Without a validator every problem has a reference: the run refuses seeds without one.)
@@ -481,6 +527,15 @@ export class SageLoop {
     const t0 = performance.now();
     const loss = rollouts.some((x) => x.advantage !== 0) ? await this.model.train(rollouts, { lr: s.lr, temperature: s.temperature > 0 ? s.temperature : 1 }) : null;
     const trainingMs = performance.now() - t0;
+    // The Solver's rollouts by the origin of their problem, and their part of the update's response tokens.
+    const solverOn = (origin: Origin) => (x: Scored) => x.role === 'solver' && x.origin === origin;
+    const updateTokens = (f: (x: Scored) => boolean) => trained.reduce((n, x, i) => n + (kept[i] && f(x) ? x.completion.completionIds.length : 0), 0);
+    const allTokens = updateTokens(() => true);
+    const solverRollouts: StepMetrics['solverRollouts'] = {
+      seeds: scored.filter(solverOn('seed')).length,
+      generated: scored.filter(solverOn('generated')).length,
+      tokenShare: loss && allTokens ? { seeds: updateTokens(solverOn('seed')) / allTokens, generated: updateTokens(solverOn('generated')) / allTokens } : null,
+    };
 
     const byRole = (role: RoleName) => scored.filter((x) => x.role === role);
     const responses: StepMetrics['responses'] = {};
@@ -520,6 +575,7 @@ export class SageLoop {
       zeroSpreadShare,
       solverAccuracy: checked.length ? mean(checked.map((c) => (c >= 1 ? 1 : 0))) : null,
       generatedShare: mean(solveItems.map((i) => (batch[i]!.provenance.origin === 'generated' ? 1 : 0))),
+      solverRollouts,
       plansRight,
       responses,
       loss,
@@ -533,19 +589,17 @@ export class SageLoop {
     return { metrics, transcripts };
   }
 
-  /** The first rollout of each (role, template) of the step, or every rollout (transcripts 'all'). */
+  /**
+   * One rollout of each (role, template) of the step drawn uniformly, or every rollout
+   * (transcripts 'all'). Uniform, not the first: a batch lists the newest generated problems
+   * first, so the first rollout would describe the role on generated problems alone.
+   */
   private transcripts(scored: readonly Scored[], advantageOf: ReadonlyMap<Scored, number | null>): Transcript[] {
-    const seen = new Set<string>();
-    const out: Transcript[] = [];
-    for (const x of scored) {
-      const key = `${x.role}/${x.template}`;
-      if (this.settings.transcripts === 'sample' && seen.has(key)) continue;
-      seen.add(key);
-      out.push({
-        step: this.step, role: x.role, template: x.template, prompt: x.prompt, output: x.completion.text,
-        fields: x.parsed.fields, format: x.parsed.format, score: x.score, verdict: x.verdict, reward: x.reward, advantage: advantageOf.get(x) ?? null,
-      });
-    }
-    return out;
+    const s = this.settings;
+    const kept = s.transcripts === 'all' ? scored : oneOfEach(scored, (x) => `${x.role}/${x.template}`, rng(phaseSeed(s.seed, this.step, TRANSCRIPT_STREAM)));
+    return kept.map((x) => ({
+      step: this.step, role: x.role, template: x.template, prompt: x.prompt, output: x.completion.text,
+      fields: x.parsed.fields, format: x.parsed.format, score: x.score, verdict: x.verdict, reward: x.reward, advantage: advantageOf.get(x) ?? null, origin: x.origin,
+    }));
   }
 }

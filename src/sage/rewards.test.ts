@@ -1,40 +1,62 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_REWARDS as C, METHODS } from './config';
-import { challengerReward, criticReward, gatedPlanScore, groundedCriticReward, groundedPlannerReward, judgedSolverReward, plannerReward, solverReward } from './rewards';
+import { challengerReward, criticReward, DIFFICULTY_FUNCTIONS, DIFFICULTY_NAMES, gatedPlanScore, groundedCriticReward, groundedPlannerReward, judgedSolverReward, plannerReward, solverReward } from './rewards';
 import { ADVANTAGE_NAMES, computeAdvantages, WHITEN_EPS } from './advantages';
 
 describe('rewards (section 4, paper defaults)', () => {
   it('Challenger: thirds for an admitted problem', () => {
     const admitted = (solverPassRate: number) => ({ kind: 'admitted', solverPassRate }) as const;
-    expect(challengerReward({ quality: 0.8, format: 1, outcome: admitted(0.4) }, C)).toBeCloseTo((0.8 + 0.6 + 1) / 3, 12);
-    expect(challengerReward({ quality: 0.7, format: 0.5, outcome: admitted(1) }, C)).toBeCloseTo((0.7 + 0 + 0.5) / 3, 12);
+    expect(challengerReward({ quality: 0.8, format: 1, outcome: admitted(0.4) }, C, 'paper')).toBeCloseTo((0.8 + 0.6 + 1) / 3, 12);
+    expect(challengerReward({ quality: 0.7, format: 0.5, outcome: admitted(1) }, C, 'paper')).toBeCloseTo((0.7 + 0 + 0.5) / 3, 12);
   });
 
   it('Challenger: below alpha the difficulty third is removed, not renormalised; an invalid proposal earns its format third alone', () => {
-    expect(challengerReward({ quality: 0.6, format: 1, outcome: { kind: 'below-alpha' } }, C)).toBeCloseTo((0.6 + 1) / 3, 12);
+    expect(challengerReward({ quality: 0.6, format: 1, outcome: { kind: 'below-alpha' } }, C, 'paper')).toBeCloseTo((0.6 + 1) / 3, 12);
     // An unparsable Critic score of a valid problem counts 0.5 for the Challenger, below alpha.
-    expect(challengerReward({ quality: null, format: 1, outcome: { kind: 'below-alpha' } }, C)).toBeCloseTo(0.5, 12);
+    expect(challengerReward({ quality: null, format: 1, outcome: { kind: 'below-alpha' } }, C, 'paper')).toBeCloseTo(0.5, 12);
     // A wrong claimed answer, failing tests, a duplicate or no problem at all: no quality credit, however well scored.
-    expect(challengerReward({ quality: 0.9, format: 1, outcome: { kind: 'invalid' } }, C)).toBeCloseTo(1 / 3, 12);
-    expect(challengerReward({ quality: null, format: 0, outcome: { kind: 'invalid' } }, C)).toBe(0);
-    expect(challengerReward({ quality: 0.9, format: 1, outcome: { kind: 'invalid' } }, { ...C, invalidPenalty: 0.5 })).toBeCloseTo(1 / 3 - 0.5, 12);
+    expect(challengerReward({ quality: 0.9, format: 1, outcome: { kind: 'invalid' } }, C, 'paper')).toBeCloseTo(1 / 3, 12);
+    expect(challengerReward({ quality: null, format: 0, outcome: { kind: 'invalid' } }, C, 'paper')).toBe(0);
+    expect(challengerReward({ quality: 0.9, format: 1, outcome: { kind: 'invalid' } }, { ...C, invalidPenalty: 0.5 }, 'paper')).toBeCloseTo(1 / 3 - 0.5, 12);
   });
 
-  it('Challenger: no rejected proposal earns more than any admitted one with the same format score (random scores and formats)', () => {
+  it('Challenger: no rejected proposal earns more than any admitted one with the same format score (random scores, formats and difficulty terms)', () => {
     const unit = fc.double({ min: 0, max: 1, noNaN: true });
     const score = fc.option(unit, { nil: null });
     fc.assert(
-      fc.property(unit, score, score, unit, unit, fc.constantFrom('below-alpha', 'invalid'), (format, admittedQ, rejectedQ, passRate, penalty, kind) => {
+      fc.property(unit, score, score, unit, unit, fc.constantFrom('below-alpha', 'invalid'), fc.constantFrom(...DIFFICULTY_NAMES), (format, admittedQ, rejectedQ, passRate, penalty, kind, difficulty) => {
         const config = { ...C, invalidPenalty: penalty };
         // Admitted means s_q ≥ alpha; below alpha means s_q < alpha (an unparsable score counts 0.5).
         const aq = Math.max(admittedQ ?? 1, C.alpha);
         const rq = kind === 'below-alpha' ? (rejectedQ === null ? null : Math.min(rejectedQ, C.alpha - 1e-9)) : rejectedQ;
-        const admitted = challengerReward({ quality: aq, format, outcome: { kind: 'admitted', solverPassRate: passRate } }, config);
-        const rejected = challengerReward({ quality: rq, format, outcome: { kind } }, config);
+        const admitted = challengerReward({ quality: aq, format, outcome: { kind: 'admitted', solverPassRate: passRate } }, config, difficulty);
+        const rejected = challengerReward({ quality: rq, format, outcome: { kind } }, config, difficulty);
         return rejected <= admitted;
       }),
       { numRuns: 2000 },
+    );
+  });
+
+  it('Challenger difficulty: the paper\'s 1 − pass rate, or the band, which pays nothing for a problem every attempt solves or none does', () => {
+    expect(DIFFICULTY_NAMES).toEqual(['paper', 'band']);
+    const unit = fc.double({ min: 0, max: 1, noNaN: true });
+    const admitted = (solverPassRate: number) => ({ kind: 'admitted', solverPassRate }) as const;
+    fc.assert(
+      fc.property(unit, unit, unit, (quality, format, passRate) => {
+        const reward = (difficulty: (typeof DIFFICULTY_NAMES)[number], rate = passRate) => challengerReward({ quality, format, outcome: admitted(rate) }, C, difficulty);
+        const rest = C.challenger.quality * quality + C.challenger.format * format;
+        // 'paper' is the literal formula; 'band' agrees with it strictly inside (0, 1).
+        expect(reward('paper')).toBeCloseTo(rest + C.challenger.difficulty * (1 - passRate), 12);
+        expect(reward('band')).toBeCloseTo(passRate > 0 && passRate < 1 ? reward('paper') : rest, 12);
+        // Under the band, a problem nobody solves earns no difficulty credit (as one solved every time); one solved sometimes does.
+        expect(reward('band', 0)).toBeCloseTo(rest, 12);
+        expect(reward('band', 1)).toBeCloseTo(rest, 12);
+        expect(DIFFICULTY_FUNCTIONS.band(passRate) > 0).toBe(passRate > 0 && passRate < 1);
+        // Under the paper's, nobody solving it pays the most.
+        expect(reward('paper', 0)).toBeGreaterThanOrEqual(reward('paper'));
+      }),
+      { numRuns: 1000 },
     );
   });
 

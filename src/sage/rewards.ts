@@ -14,18 +14,35 @@ export function scoreOrDefault(score: number | null, c: RewardConfig): number {
 export type ProposalOutcome = { kind: 'admitted'; solverPassRate: number } | { kind: 'below-alpha' } | { kind: 'invalid' };
 
 /**
- * The paper's Challenger reward read literally: admitted, r_c = ⅓ s_q + ⅓ r_d + ⅓ r_f with
- * r_d = 1 − the Solver's pass rate; below alpha the difficulty term is removed (⅓ s_q + ⅓ r_f,
- * not renormalised); an invalid proposal earns no quality or difficulty credit (⅓ r_f − the
- * penalty). So no rejected proposal earns more than an admitted one with the same format score.
+ * The Challenger's difficulty term r_d from the Solver's pass rate on an admitted problem, by
+ * name (LoopSettings.difficulty), one small function each as the advantage estimators:
+ *   paper  1 − pass rate, the paper's literal formula: a problem nobody solves (an unreadable
+ *          statement banked on a wrong claim included) pays the most.
+ *   band   AZR's learnability band: 0 when every attempt passes or none does (nothing to
+ *          learn from either), else 1 − pass rate.
  */
-export function challengerReward(x: { quality: number | null; format: number; outcome: ProposalOutcome }, c: RewardConfig): number {
+export const DIFFICULTY_FUNCTIONS = {
+  paper: (passRate) => 1 - passRate,
+  band: (passRate) => (passRate <= 0 || passRate >= 1 ? 0 : 1 - passRate),
+} as const satisfies Record<string, (passRate: number) => number>;
+
+export type DifficultyName = keyof typeof DIFFICULTY_FUNCTIONS;
+export const DIFFICULTY_NAMES = Object.keys(DIFFICULTY_FUNCTIONS) as DifficultyName[];
+
+/**
+ * The paper's Challenger reward: admitted, r_c = ⅓ s_q + ⅓ r_d + ⅓ r_f with r_d the named
+ * difficulty of the Solver's pass rate (the paper's: 1 − it); below alpha the difficulty term
+ * is removed (⅓ s_q + ⅓ r_f, not renormalised); an invalid proposal earns no quality or
+ * difficulty credit (⅓ r_f − the penalty). So no rejected proposal earns more than an admitted
+ * one with the same format score, whichever difficulty.
+ */
+export function challengerReward(x: { quality: number | null; format: number; outcome: ProposalOutcome }, c: RewardConfig, difficulty: DifficultyName): number {
   const o = x.outcome;
   if (o.kind === 'invalid') return c.challengerFallback.format * x.format - c.invalidPenalty;
   const sq = scoreOrDefault(x.quality, c);
   if (o.kind === 'below-alpha') return c.challengerFallback.quality * sq + c.challengerFallback.format * x.format;
   const w = c.challenger;
-  return w.quality * sq + w.difficulty * (1 - o.solverPassRate) + w.format * x.format;
+  return w.quality * sq + w.difficulty * DIFFICULTY_FUNCTIONS[difficulty](o.solverPassRate) + w.format * x.format;
 }
 
 /** r_p = λ_plan s_p + λ_f r_f. */

@@ -21,6 +21,11 @@ describe('loop settings', () => {
     expect(checkSetting('advantage', 'ppo')).toBe('advantage must be one of task-whiten, grpo, rloo, dr-grpo (got "ppo")');
     expect(checkSetting('dropZeroSpread', DEFAULT_LOOP.dropZeroSpread)).toBeNull();
     expect(checkSetting('dropZeroSpread', 1)).toBe('dropZeroSpread must be true or false (got 1)');
+    expect(checkSetting('difficulty', DEFAULT_LOOP.difficulty)).toBeNull();
+    expect(checkSetting('difficulty', 'band')).toBeNull();
+    expect(checkSetting('difficulty', 'azr')).toBe('difficulty must be one of paper, band (got "azr")');
+    expect(checkSetting('seedParity', DEFAULT_LOOP.seedParity)).toBeNull();
+    expect(checkSetting('seedParity', 'yes')).toBe('seedParity must be true or false (got "yes")');
   });
 
   it('parses overrides, keeps the other roles\' token limits, and refuses unknown settings', () => {
@@ -30,6 +35,9 @@ describe('loop settings', () => {
     expect(() => parseSettings([1])).toThrow(/JSON object/);
     expect(() => parseSettings({ lr: -1 })).toThrow(/^lr must be a number > 0/);
     expect(parseSettings({ advantage: 'grpo', dropZeroSpread: true })).toEqual({ advantage: 'grpo', dropZeroSpread: true });
+    expect(parseSettings({ difficulty: 'band', seedParity: true })).toEqual({ difficulty: 'band', seedParity: true });
+    // The paper's difficulty and the shared budget are the defaults.
+    expect(DEFAULT_LOOP).toMatchObject({ difficulty: 'paper', seedParity: false });
   });
 });
 

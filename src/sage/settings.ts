@@ -5,6 +5,7 @@
  */
 import { ADVANTAGE_NAMES } from './advantages';
 import { DEFAULT_LOOP, TRANSCRIPT_MODES, type LoopSettings } from './loop';
+import { DIFFICULTY_NAMES } from './rewards';
 import type { RunSettings } from './run';
 
 export type MaxNewTokens = LoopSettings['maxNewTokens'];
@@ -91,8 +92,12 @@ export function describeDefaults(d: ModelDefaults): string {
   return `defaults for ${d.why}: lr ${d.lr}, token limits Challenger ${t.challenger}, Planner ${t.planner}, Solver ${t.solver}, Critic ${t.critic}`;
 }
 
-/** Settings that are not numbers: the token limits per role, the advantage estimator, dropping zero-spread groups, which transcripts to keep. */
-const OTHER_SETTINGS = ['maxNewTokens', 'advantage', 'dropZeroSpread', 'transcripts'] as const;
+/**
+ * Settings that are not numbers: the token limits per role, the advantage estimator, dropping
+ * zero-spread groups, which transcripts to keep, the Challenger's difficulty term, the Solver's
+ * seeds kept at RLVR's count.
+ */
+const OTHER_SETTINGS = ['maxNewTokens', 'advantage', 'dropZeroSpread', 'transcripts', 'difficulty', 'seedParity'] as const;
 export type SettingName = keyof typeof SETTING_SPECS | keyof typeof RUN_SPECS | (typeof OTHER_SETTINGS)[number];
 /** The loop's settings, which a --config file may set. */
 export const SETTING_NAMES: readonly SettingName[] = [...(Object.keys(SETTING_SPECS) as (keyof typeof SETTING_SPECS)[]), ...OTHER_SETTINGS];
@@ -114,8 +119,9 @@ export function checkSetting(name: SettingName, value: unknown): string | null {
   if (name === 'advantage') {
     return ADVANTAGE_NAMES.includes(value as never) ? null : `advantage must be one of ${ADVANTAGE_NAMES.join(', ')} (got ${JSON.stringify(value)})`;
   }
-  if (name === 'dropZeroSpread') return typeof value === 'boolean' ? null : `dropZeroSpread must be true or false (got ${JSON.stringify(value)})`;
+  if (name === 'dropZeroSpread' || name === 'seedParity') return typeof value === 'boolean' ? null : `${name} must be true or false (got ${JSON.stringify(value)})`;
   if (name === 'transcripts') return TRANSCRIPT_MODES.includes(value as never) ? null : `transcripts must be one of ${TRANSCRIPT_MODES.join(', ')} (got ${JSON.stringify(value)})`;
+  if (name === 'difficulty') return DIFFICULTY_NAMES.includes(value as never) ? null : `difficulty must be one of ${DIFFICULTY_NAMES.join(', ')} (got ${JSON.stringify(value)})`;
   const s = ALL_SPECS[name]!;
   const n = value as number;
   const ok = typeof value === 'number' && Number.isFinite(n) && (!s.integer || Number.isInteger(n)) && (s.minExclusive ? n > s.min : n >= s.min) && (s.max === undefined || n <= s.max);

@@ -34,10 +34,16 @@ export interface ProblemsSlice {
 
 /** Numeric settings of a run as typed (strings until they parse), and each one's refusal. */
 export type NumericSetting = Exclude<SettingName, 'maxNewTokens' | ChoiceSetting>;
-/** Settings picked from a list: the advantage estimator, dropping zero-spread groups, which transcripts to keep. */
-export type ChoiceSetting = 'advantage' | 'dropZeroSpread' | 'transcripts';
+/** Settings picked from a list: the advantage estimator, dropping zero-spread groups, which transcripts to keep, the difficulty term, seed parity. */
+export type ChoiceSetting = 'advantage' | 'dropZeroSpread' | 'transcripts' | 'difficulty' | 'seedParity';
 export type Choices = Pick<LoopSettings, ChoiceSetting>;
-export const DEFAULT_CHOICES: Choices = { advantage: DEFAULT_LOOP.advantage, dropZeroSpread: DEFAULT_LOOP.dropZeroSpread, transcripts: DEFAULT_LOOP.transcripts };
+export const DEFAULT_CHOICES: Choices = {
+  advantage: DEFAULT_LOOP.advantage,
+  dropZeroSpread: DEFAULT_LOOP.dropZeroSpread,
+  transcripts: DEFAULT_LOOP.transcripts,
+  difficulty: DEFAULT_LOOP.difficulty,
+  seedParity: DEFAULT_LOOP.seedParity,
+};
 export const NUMERIC_SETTINGS = [...Object.keys(SETTING_SPECS), ...Object.keys(RUN_SPECS)] as NumericSetting[];
 const DEFAULTS: Record<NumericSetting, number> = { ...DEFAULT_LOOP, ...DEFAULT_RUN } as unknown as Record<NumericSetting, number>;
 /** A preset made here from scratch warms up before the loop; a checkpoint (none held: the shipped one) does not. */

@@ -3,6 +3,7 @@ import { describeDefaults, modelDefaults, RUN_SPECS, SETTING_SPECS } from '../..
 import { DEFAULT_CHOICES, fromScratch, NUMERIC_SETTINGS, settingDefault, type NumericSetting } from '../runSlices';
 import { ADVANTAGE_NAMES } from '../../sage/advantages';
 import { TRANSCRIPT_MODES } from '../../sage/loop';
+import { DIFFICULTY_NAMES } from '../../sage/rewards';
 import { isActive } from '../runView';
 import { useLab } from '../store';
 
@@ -74,13 +75,25 @@ export function SettingsPanel() {
         </label>
         <ListSelect
           label="transcripts"
-          title="transcripts kept per step: one of each role and template, or every rollout with its reward and advantage"
+          title="transcripts kept per step: one of each role and template drawn at random, or every rollout with its reward and advantage"
           value={choices.transcripts}
           options={TRANSCRIPT_MODES}
           disabled={locked}
           onChange={(v) => setChoice('transcripts', v)}
           testId="setting-transcripts"
         />
+        <ListSelect
+          label="difficulty"
+          title="the Challenger's difficulty term: paper, 1 − the Solver's pass rate (a problem nobody solves pays the most); band, AZR's: 0 when every attempt or none passes"
+          value={choices.difficulty}
+          options={DIFFICULTY_NAMES}
+          disabled={locked}
+          onChange={(v) => setChoice('difficulty', v)}
+          testId="setting-difficulty"
+        />
+        <label title="train the Solver on as many seeds a step as RLVR, the generated problems added on top rather than taking seeds' places">
+          <input type="checkbox" checked={choices.seedParity} disabled={locked} onChange={(e) => setChoice('seedParity', e.target.checked)} data-testid="setting-seedParity" /> seed parity with RLVR
+        </label>
         <button className="secondary" disabled={locked || (Object.keys(typed).length === 0 && JSON.stringify(choices) === JSON.stringify(DEFAULT_CHOICES))} onClick={resetSettings}>
           defaults
         </button>
