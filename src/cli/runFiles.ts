@@ -6,11 +6,11 @@
 import { appendFileSync, closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, writeFileSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Problem } from '../data/problem';
-import type { FileSink } from '../model/checkpoint';
+import { LAB_RECORD, parseLabRecord, type FileSink, type PromptSet } from '../model/checkpoint';
 import type { LoadProgress } from '../train/session';
 import type { BankEvent, ProblemBank } from '../sage/bank';
 import { bankToVerlParquet, heldOutToVerlParquet } from '../sage/bankExport';
-import type { Templates } from '../sage/templates';
+import { chooseTemplates, type Templates } from '../sage/templates';
 import type { Transcript } from '../sage/loop';
 import type { MetricsRecord, RunState, RunStore } from '../sage/run';
 import type { ValidationOutcomes } from '../sage/validation';
@@ -75,6 +75,27 @@ export function folderSink(dir: string): FileSink & { written: string[] } {
       written.push(name);
     },
   };
+}
+
+/** The role prompts a checkpoint folder records (its LAB_RECORD), if it records any. */
+export function recordedTemplates(dir: string): PromptSet | undefined {
+  const path = join(dir, LAB_RECORD);
+  if (!existsSync(path)) return undefined;
+  try {
+    return parseLabRecord(readFileSync(path)).templates;
+  } catch (e) {
+    throw new Error(`${dir}/${(e as Error).message}`);
+  }
+}
+
+/**
+ * The role prompts for a command on a checkpoint folder (see chooseTemplates): --templates
+ * when given, with a line when it differs from what the checkpoint records; else the record.
+ */
+export function checkpointTemplates(dir: string, given: string | undefined): PromptSet {
+  const recorded = recordedTemplates(dir);
+  if (given && recorded && given !== recorded) console.log(`--templates ${given}: ${dir} records the ${recorded} prompts (its ${LAB_RECORD}, those it was trained with); ${given} as asked`);
+  return chooseTemplates({ given: given as PromptSet | undefined, recorded, fromScratch: false });
 }
 
 /** Prints a line (on stderr, beside any machine-readable output) as each weight shard of a checkpoint reaches the GPU. */

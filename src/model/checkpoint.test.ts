@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { exportCheckpoint, configToJson, importCheckpoint, memorySink, readConfigJson, writeCheckpoint } from './checkpoint';
+import { exportCheckpoint, configToJson, importCheckpoint, LAB_RECORD, memorySink, PROMPT_SETS, readConfigJson, writeCheckpoint } from './checkpoint';
 import { PRESETS, flatParamSize, paramSpecs, ropeInvFreq, stopTokenIds, type LlamaConfig } from './config';
 import { parseSafetensors, serializeSafetensors, type TensorToWrite } from './safetensors';
 import { ByteTokenizer } from './tokenizer';
@@ -129,6 +129,28 @@ describe('exportCheckpoint / importCheckpoint', () => {
     expect(bits(back.optimizer!.v)).toEqual(bits(v));
     expect(back.optimizer!.step).toBe(1234);
     expect(back.runState).toEqual(runState);
+  });
+
+  it('records the role prompts the model was trained with beside config.json, and reads them back; a bad record is refused by name', async () => {
+    const flat = randomParams(TINY, 5);
+    for (const templates of PROMPT_SETS) {
+      const files = exportCheckpoint(TINY, flat, tokenizerFiles(), { templates });
+      expect(JSON.parse(dec.decode(files.get(LAB_RECORD)!))).toEqual({ templates });
+      // config.json stays the architecture alone, as transformers reads it.
+      expect(JSON.parse(dec.decode(files.get('config.json')!)).templates).toBeUndefined();
+      expect(importCheckpoint(files).templates).toBe(templates);
+      // The streamed export writes the same record.
+      const sink = memorySink();
+      await writeCheckpoint(TINY, (name) => importCheckpoint(files).weights.read(name), tokenizerFiles(), { templates }, sink);
+      expect(importCheckpoint(sink.files).templates).toBe(templates);
+    }
+    // A plain Hugging Face folder records nothing.
+    const plain = exportCheckpoint(TINY, flat, tokenizerFiles());
+    expect(plain.has(LAB_RECORD)).toBe(false);
+    expect(importCheckpoint(plain).templates).toBeUndefined();
+    const bad = new Map(plain).set(LAB_RECORD, new TextEncoder().encode('{"templates": "chat"}'));
+    expect(() => importCheckpoint(bad)).toThrow('sage_lab.json: "templates" must be one of compact, instruct (got "chat")');
+    expect(() => importCheckpoint(new Map(plain).set(LAB_RECORD, new TextEncoder().encode('{')))).toThrow(/^sage_lab\.json is not valid JSON/);
   });
 
   it('exports BF16 or F16 weights, sharded with an index above the size limit, and imports them back', () => {

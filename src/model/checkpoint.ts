@@ -30,6 +30,32 @@ export interface ExportExtras {
    * alone goes to adapter/ in PEFT's layout, and the optimizer state is the adapter's.
    */
   lora?: CheckpointAdapter & { baseModel: string };
+  /** The role prompts the model was trained with, recorded in LAB_RECORD (none: nothing recorded). */
+  templates?: PromptSet;
+}
+
+/**
+ * The role prompts a model can have learned: compact (a model trained here from scratch learns
+ * the roles from the warm-up's examples) or instruct (an instruction-tuned model follows them).
+ */
+export const PROMPT_SETS = ['compact', 'instruct'] as const;
+export type PromptSet = (typeof PROMPT_SETS)[number];
+
+/**
+ * What the lab records of a checkpoint beyond Hugging Face's files: a file of its own beside
+ * config.json rather than a key in it, because config.json describes the architecture (read by
+ * transformers, checked field by field here) while this says how the lab prompts the model; a
+ * file every Hugging Face loader ignores, and one a user can add to a plain checkpoint by hand.
+ */
+export const LAB_RECORD = 'sage_lab.json';
+
+/** The lab's record of a checkpoint (LAB_RECORD's bytes), checked: a bad value is refused by name. */
+export function parseLabRecord(bytes: Uint8Array): { templates?: PromptSet } {
+  const record = parseJsonObject(new TextDecoder().decode(bytes), LAB_RECORD);
+  const t = record.templates;
+  if (t === undefined) return {};
+  if (!PROMPT_SETS.includes(t as PromptSet)) throw new Error(`${LAB_RECORD}: "templates" must be one of ${PROMPT_SETS.join(', ')} (got ${JSON.stringify(t)})`);
+  return { templates: t as PromptSet };
 }
 
 /** A LoRA adapter carried by a checkpoint. */
@@ -88,6 +114,8 @@ export interface ImportedCheckpoint {
   runState?: unknown;
   /** The LoRA adapter the weights were merged with, to train on from the unmerged base. */
   lora?: CheckpointAdapter;
+  /** The role prompts the model was trained with, when the checkpoint records them (LAB_RECORD). */
+  templates?: PromptSet;
 }
 
 /** A checkpoint's weights, checked whole at import, read tensor by tensor. */
@@ -463,6 +491,7 @@ function sideFiles(config: LlamaConfig, tokenizerFiles: Map<string, string>, ext
     if (extra.runState !== undefined) state.run_state = extra.runState;
     files.set('trainer_state.json', enc.encode(JSON.stringify(state, null, 2)));
   }
+  if (extra.templates) files.set(LAB_RECORD, enc.encode(JSON.stringify({ templates: extra.templates }, null, 2) + '\n'));
   return files;
 }
 
@@ -676,6 +705,8 @@ export function importCheckpoint(files: Map<string, Uint8Array>): ImportedCheckp
     }
   }
 
+  const record = files.has(LAB_RECORD) ? parseLabRecord(files.get(LAB_RECORD)!) : {};
+
   let runState: unknown;
   const stateBytes = files.get('trainer_state.json');
   if (stateBytes) runState = parseJsonObject(dec.decode(stateBytes), 'trainer_state.json').run_state;
@@ -718,5 +749,6 @@ export function importCheckpoint(files: Map<string, Uint8Array>): ImportedCheckp
   }
   if (runState !== undefined) result.runState = runState;
   if (lora) result.lora = lora;
+  if (record.templates) result.templates = record.templates;
   return result;
 }

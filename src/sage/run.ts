@@ -12,7 +12,7 @@ import { ProblemBank, type BankEvent } from './bank';
 import type { MethodConfig, RoleName } from './config';
 import { criticProbe, type CriticProbe } from './criticData';
 import { runShapeHints, SageLoop, type LoopModel, type LoopSettings, type Phase, type StepMetrics, type Transcript, type Validators } from './loop';
-import { EarlyStopping, validate, type ValidationOutcomes, type ValidationResult } from './validation';
+import { EarlyStopping, validate, type Validated, type ValidationOptions, type ValidationOutcomes, type ValidationResult } from './validation';
 import { warmupPairs } from './warmup';
 
 export interface RunSettings extends LoopSettings {
@@ -109,6 +109,31 @@ const CRITIC_PROBE_SEED = 0x5a6e;
 /** A run's Critic probe, within the validation's budget: a run that validates on a few problems probes the Critic on as few. */
 export function heldOutCriticProbe(validation: readonly Problem[], validationLimit: number): CriticProbe {
   return criticProbe(stratified(validation, Math.min(CRITIC_PROBE_PROBLEMS, validationLimit)), rng(CRITIC_PROBE_SEED));
+}
+
+/** The settings a validation needs: what the method infers with (its own mode, its Critic), its prompts and token limits. */
+export type ValidationSettings = Pick<RunSettings, 'method' | 'templates' | 'maxNewTokens'>;
+
+/** How a run validates after `step`: the Solver alone, the method's own mode when it has a Planner and a Critic, the Critic's AUC when it has one. */
+export function validationOptions(s: ValidationSettings, step: number, probe: CriticProbe): ValidationOptions {
+  const has = (role: RoleName) => s.method.roles.includes(role);
+  return {
+    templates: s.templates,
+    maxNewTokens: s.maxNewTokens,
+    step,
+    planned: has('planner') && has('critic') ? { rewards: s.method.rewards } : undefined,
+    criticProbe: has('critic') ? probe : undefined,
+    unparsableScore: s.method.rewards.unparsableScore,
+  };
+}
+
+/**
+ * A model validated on its own, outside a run (`npm run eval`, the lab's Evaluate): the same
+ * problems a run with this validationLimit validates on, the same Critic probe, the same call.
+ */
+export function validateHeldOut(model: Pick<LoopModel, 'generate'>, validators: Validators, validation: readonly Problem[], s: ValidationSettings & Pick<RunSettings, 'validationLimit'>, step = 0): Promise<Validated> {
+  checkReferences([], validation, s.method);
+  return validate(model, validators, stratified(validation, s.validationLimit), validationOptions(s, step, heldOutCriticProbe(validation, s.validationLimit)));
 }
 
 /** Thrown at a phase boundary when a stop was asked for: the step in flight is abandoned. */
@@ -220,17 +245,8 @@ export class Evolution {
   }
 
   private async evaluate(): Promise<ValidationResult> {
-    const s = this.settings;
     this.emit({ type: 'phase', step: this.loop.step, phase: 'validate' });
-    const has = (role: RoleName) => s.method.roles.includes(role);
-    const { result, outcomes } = await validate(this.model, this.validators, this.heldOut, {
-      templates: s.templates,
-      maxNewTokens: s.maxNewTokens,
-      step: this.loop.step,
-      planned: has('planner') && has('critic') ? { rewards: s.method.rewards } : undefined,
-      criticProbe: has('critic') ? this.criticProbe : undefined,
-      unparsableScore: s.method.rewards.unparsableScore,
-    });
+    const { result, outcomes } = await validate(this.model, this.validators, this.heldOut, validationOptions(this.settings, this.loop.step, this.criticProbe));
     await this.store.outcomes(outcomes);
     const best = this.early.record(result);
     this.state.best = this.early.best;

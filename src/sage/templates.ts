@@ -5,6 +5,7 @@
  * wraps the rendered text as the user turn (the `wrap` hook).
  */
 import type { Problem } from '../data/problem';
+import type { PromptSet } from '../model/checkpoint';
 import type { OutputSpec } from './parse';
 
 export type TemplateName = 'challenger' | 'challengerCode' | 'planner' | 'solver' | 'solverWithPlan' | 'criticProblem' | 'criticPlan' | 'criticAnswer';
@@ -45,6 +46,18 @@ export const COMPACT_TEMPLATES: Templates = {
 };
 
 export const DEFAULT_TEMPLATES = INSTRUCT_TEMPLATES;
+
+/** Each set of role prompts by the name a checkpoint records (see LAB_RECORD). */
+export const TEMPLATE_SETS: Readonly<Record<PromptSet, Templates>> = { compact: COMPACT_TEMPLATES, instruct: INSTRUCT_TEMPLATES };
+
+/**
+ * Which role prompts a model gets: the ones asked for, else the ones its checkpoint records
+ * (those it was trained with), else compact for a model trained here from scratch and instruct
+ * for a checkpoint that records none (a plain Hugging Face model, instruction-tuned).
+ */
+export function chooseTemplates(o: { given?: PromptSet; recorded?: PromptSet | null; fromScratch: boolean }): PromptSet {
+  return o.given ?? o.recorded ?? (o.fromScratch ? 'compact' : 'instruct');
+}
 
 /** What each template's completion must contain. */
 export const OUTPUTS: Record<TemplateName, OutputSpec> = {

@@ -38,26 +38,31 @@ export function fitToContext(prompts: readonly number[][], maxNewTokens: number,
   return { prompts: prompts.map((p) => (p.length <= keep ? p : [p[0]!, ...p.slice(p.length - keep + 1)])), maxNewTokens: room };
 }
 
+/** The loop's generation on a session: prompts fitted to the model's context (also what a validation outside a run generates with). */
+export function sessionGenerate(session: ModelSession): RunModel['generate'] {
+  return async (r) => {
+    const fit = fitToContext(
+      r.prompts.map((p) => session.tokenizer.encodePrompt(p)),
+      r.maxNewTokens,
+      session.config.max_position_embeddings,
+    );
+    const { rows } = await session.generate(fit.prompts, {
+      maxNewTokens: fit.maxNewTokens,
+      temperature: r.temperature,
+      topK: r.topK,
+      topP: r.topP,
+      seed: r.seed,
+      stop: r.stop,
+    });
+    return rows.map((row) => ({
+      text: row.text, promptIds: row.promptIds, completionIds: row.completionIds, modelLogprobs: row.modelLogprobs, truncated: row.finishReason === 'length',
+    }));
+  };
+}
+
 export function sessionRunModel(session: ModelSession, o: RunModelOptions): RunModel {
   return {
-    async generate(r) {
-      const fit = fitToContext(
-        r.prompts.map((p) => session.tokenizer.encodePrompt(p)),
-        r.maxNewTokens,
-        session.config.max_position_embeddings,
-      );
-      const { rows } = await session.generate(fit.prompts, {
-        maxNewTokens: fit.maxNewTokens,
-        temperature: r.temperature,
-        topK: r.topK,
-        topP: r.topP,
-        seed: r.seed,
-        stop: r.stop,
-      });
-      return rows.map((row) => ({
-        text: row.text, promptIds: row.promptIds, completionIds: row.completionIds, modelLogprobs: row.modelLogprobs, truncated: row.finishReason === 'length',
-      }));
-    },
+    generate: sessionGenerate(session),
     train: (rollouts, { lr, temperature }) => session.trainPolicy(rollouts, lr, { ...o.policy, loss: { ...o.policy.loss, temperature } }),
     prepare(hints, onProgress) {
       const generations = hints.generations.map((g) => ({ rows: g.rows, distinct: g.distinct, promptTokens: session.tokenizer.encodePrompt(g.prompt).length }));

@@ -3,7 +3,7 @@
  * exported as a Hugging Face folder. The one path the CLI and the lab's engine worker share.
  */
 import type { Runtime } from '../gpu/runtime';
-import { memorySink, writeCheckpoint, type ExportExtras, type FileSink, type ImportedCheckpoint, type OptimizerState } from '../model/checkpoint';
+import { memorySink, writeCheckpoint, type ExportExtras, type FileSink, type ImportedCheckpoint, type OptimizerState, type PromptSet } from '../model/checkpoint';
 import { PRESETS, paramCount, type LlamaConfig, type PresetName } from '../model/config';
 import { Generator, type GenerateProgress, type GenerateResult } from '../model/generate';
 import type { GenerateOptions } from '../model/generateSettings';
@@ -78,6 +78,12 @@ export class ModelSession {
   /** Moments carried in from the checkpoint, until a trainer takes them over. */
   private pendingOptimizer: OptimizerState | undefined;
   private generator: Generator | null = null;
+  /**
+   * The role prompts the model has been trained with (compact | instruct): the checkpoint's
+   * record, then whatever a loop run on it uses; null for a fresh preset or an unrecorded
+   * checkpoint. Every checkpoint written from the session records it.
+   */
+  templates: PromptSet | null = null;
 
   private constructor(
     readonly model: Transformer,
@@ -124,7 +130,9 @@ export class ModelSession {
     });
     // A LoRA checkpoint's weights are merged: training goes on from the base it was merged into.
     if (c.lora) model.enableLora(c.lora.config, c.lora.flat, { merged: true });
-    return new ModelSession(model, tokenizer, source.name, c.optimizer);
+    const session = new ModelSession(model, tokenizer, source.name, c.optimizer);
+    session.templates = c.templates ?? null;
+    return session;
   }
 
   /** How the base weights are stored. */
@@ -302,6 +310,7 @@ export class ModelSession {
       runState: { origin: this.origin, steps: this.optimizerStep, ...runState },
       ...format,
       ...(lora ? { lora: { config: lora, flat: await this.model.readAdapter(), baseModel: this.origin } } : {}),
+      ...(this.templates ? { templates: this.templates } : {}),
     }, sink);
   }
 
