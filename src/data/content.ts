@@ -4,7 +4,7 @@
  * has one or more content keys, and two problems overlap when they share any:
  * - the curriculum: its expression (`Jo adds 4 to 3: 3+4=?` is `3+4`), and any statement that
  *   reads back in a curriculum style has that expression too, whatever its file's format;
- * - every other problem: its statement normalised (see `normaliseContent`);
+ * - every other problem: its statement normalised, names aside and case aside (`normaliseContent`);
  * - code: also its function, the entry point with the canonical solution, where there is one.
  */
 import { readStatement } from './curriculum';
@@ -14,7 +14,7 @@ const UNITS = ['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'e
 const TENS = ['twenty', 'thirty', 'forty', 'fifty', 'sixty', 'seventy', 'eighty', 'ninety'];
 const NUMBER_WORD = new Map<string, number>([...UNITS.map((w, i) => [w, i] as const), ...TENS.map((w, i) => [w, 20 + 10 * i] as const)]);
 /** "twenty-five", "twenty five": one number. */
-const COMPOUND = new RegExp(`\\b(${TENS.join('|')})[- ](${UNITS.slice(1, 10).join('|')})\\b`, 'gi');
+const COMPOUND = new RegExp(`\\b(${TENS.join('|')})(?:-|\\s+)(${UNITS.slice(1, 10).join('|')})\\b`, 'gi');
 const SINGLE = new RegExp(`\\b(${[...NUMBER_WORD.keys()].join('|')})\\b`, 'gi');
 /**
  * Tokens: a LaTeX command, a word, a number (thousands separators allowed), or any other
@@ -23,21 +23,28 @@ const SINGLE = new RegExp(`\\b(${[...NUMBER_WORD.keys()].join('|')})\\b`, 'gi');
 const TOKEN = /\\[A-Za-z]+|[A-Za-z]+|\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\S/g;
 /** Sentence punctuation and quotes: wording, not content. Operators, brackets and `$` are content. */
 const PUNCTUATION = new Set([...'.,;:!?"\'`']);
+/** What ends a sentence (or opens a clause that reads as one: "… more: how many?"). */
+const SENTENCE_END = new Set([...'.;:!?']);
 /**
- * A capitalised word (not a LaTeX command, not an acronym): a person's or place's name, or a
- * sentence's first word. Both are wording: "Hal adds 4 to 3" is "Jo adds 4 to 3", and a
- * sentence is the same whichever word opens it. Variables ($A$, $ABC$) and `List` in code are
- * kept: one capital, or none after it, is not a name.
+ * A capitalised word (not a LaTeX command, not an acronym): a person's or place's name.
+ * Variables ($A$, $ABC$) and `List` in code are kept: one capital, or none after it, is no name.
  */
 const NAME = /^[A-Z][a-z]+$/;
-/** Stands for every name; not a token any text can produce. */
+/** Stands for every name and sentence opener; not a token any text can produce. */
 const NAME_TOKEN = '<name>';
 
 /**
- * A statement's content, insensitive to case, spacing, sentence punctuation, names and numbers
- * written in words: "Janet’s ducks lay sixteen eggs." and "janet's ducks lay 16 eggs" are one.
+ * A statement's content, insensitive to spacing, sentence punctuation and numbers written in
+ * words, and either to names or to case:
+ * - with `names`, a name and any word opening a sentence are one placeholder: "Janet’s ducks lay
+ *   sixteen eggs. How many…" is "Maria's ducks lay 16 eggs: how many…" (a name opening a
+ *   sentence looks like any opener, and which word opens a sentence is wording);
+ * - without, every word is lower-cased: "What is 3+4?" is "what is 3+4" (text re-cased as a
+ *   whole, names and all).
+ * A capitalised word cannot be told from a lower-case one without losing one or the other, so
+ * a statement has both keys.
  */
-export function normaliseContent(statement: string): string {
+export function normaliseContent(statement: string, names = true): string {
   const text = statement
     .normalize('NFKC')
     .replace(/[‘’]/g, "'")
@@ -45,10 +52,13 @@ export function normaliseContent(statement: string): string {
     .replace(COMPOUND, (_, tens: string, unit: string) => String(NUMBER_WORD.get(tens.toLowerCase())! + NUMBER_WORD.get(unit.toLowerCase())!))
     .replace(SINGLE, (w: string) => String(NUMBER_WORD.get(w.toLowerCase())));
   const tokens: string[] = [];
+  let opening = true;
   for (const [t] of text.matchAll(TOKEN)) {
+    const opens = opening;
+    opening = SENTENCE_END.has(t);
     if (PUNCTUATION.has(t)) continue;
     if (t.startsWith('\\')) tokens.push(t);
-    else if (NAME.test(t)) tokens.push(NAME_TOKEN);
+    else if (names && (NAME.test(t) || (opens && /^[A-Za-z]/.test(t)))) tokens.push(NAME_TOKEN);
     else tokens.push(/\d/.test(t[0]!) ? t.replace(/,/g, '') : t.toLowerCase());
   }
   return tokens.join(' ');
@@ -71,7 +81,7 @@ export function contentKeys(p: Problem): string[] {
   const expression = expressionOf(p);
   if (expression) keys.push(`expression ${expression}`);
   // A curriculum problem is its expression: its wording is the generator's choice.
-  if (p.format !== 'curriculum') keys.push(`statement ${normaliseContent(p.statement)}`);
+  if (p.format !== 'curriculum') keys.push(...new Set([true, false].map((names) => `statement ${normaliseContent(p.statement, names)}`)));
   if (p.kind === 'code' && p.solution?.trim()) keys.push(`function ${p.tests.entryPoint} ${normaliseCode(p.solution)}`);
   return keys;
 }
