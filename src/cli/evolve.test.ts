@@ -19,7 +19,7 @@ describe('evolve command line', () => {
   it('--steps 0 reads and reports the seed and validation files, bad lines by number', () => {
     const dir = mkdtempSync(join(tmpdir(), 'sage-evolve-'));
     const seeds = join(dir, 'seeds.jsonl');
-    writeFileSync(seeds, ['{"question": "1+1=?", "answer": "2"}', 'not json', '{"question": "1+1=?", "answer": 2}', '{"problem": "x"}', '{"question": "2+5=?", "answer": 7}'].join('\n'));
+    writeFileSync(seeds, ['{"question": "1+1=?", "answer": "2"}', 'not json', '{"question": "1+1=?", "answer": 2}', '{"problem": "x"}', '{"question": "2+25=?", "answer": 27}'].join('\n'));
     const r = runCliProcess('src/cli/evolve.ts', ['--seeds', seeds, '--steps', '0']);
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/seeds: .*seeds\.jsonl: 3 problems \(2 qa, 1 question\), 1 bad lines, 1 duplicates loaded once/);
@@ -28,10 +28,34 @@ describe('evolve command line', () => {
     expect(r.stderr).toMatch(/seeds\.jsonl:3: duplicate of line 1/);
   });
 
-  it('refuses validation problems that are also seeds, and a bad --config, with one line', () => {
-    const r = runCliProcess('src/cli/evolve.ts', ['--seeds', 'data/seeds/curriculum-500.jsonl', '--validation', 'data/seeds/curriculum-500.jsonl', '--steps', '0']);
-    expect(r.status).toBe(1);
-    expect(r.stderr).toMatch(/^evolve: 500 validation problems also appear in the seeds/m);
+  it('says before a run how many validation problems share content with a seed, refuses them with one line, or drops them', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sage-evolve-'));
+    const seeds = join(dir, 'seeds.jsonl');
+    const validation = join(dir, 'validation.jsonl');
+    writeFileSync(seeds, ['{"id": "s1", "question": "Bo has three pens and buys 4 more. How many pens?", "answer": "7"}', '{"id": "s2", "question": "What is 7 times 8?", "answer": "56"}'].join('\n'));
+    writeFileSync(validation, [
+      '{"id": "v1", "question": "Ivy has 3 pens and buys four more. How many pens?", "answer": "7"}',
+      '{"id": "v2", "question": "What is 7 times 9?", "answer": "63"}',
+      '{"id": "v3", "question": "what is seven times eight", "answer": "56"}',
+      '{"id": "v4", "question": "Jo adds 4 to 3: 3+4=?", "answer": "7", "expression": "3+4"}',
+    ].join('\n'));
+    const refused = runCliProcess('src/cli/evolve.ts', ['--seeds', seeds, '--validation', validation, '--steps', '0']);
+    expect(refused.status).toBe(2);
+    const lines = refused.stderr.trim().split('\n');
+    expect(lines[0]).toBe('2 of 4 validation problems share their content with a seed (a score on them measures recall, not generalisation), e.g.:');
+    expect(lines.slice(1, 3)).toEqual(['  v1 "Ivy has 3 pens and buys four more. How many pens?" ↔ seed s1', '  v3 "what is seven times eight" ↔ seed s2']);
+    expect(lines.at(-1)).toBe('evolve: 2 validation problems share their content with a seed, and a score on them measures recall, not generalisation: give --drop-overlap to drop them, or another --validation');
+    const dropped = runCliProcess('src/cli/evolve.ts', ['--seeds', seeds, '--validation', validation, '--steps', '0', '--drop-overlap']);
+    expect(dropped.status, dropped.stderr).toBe(0);
+    expect(dropped.stdout).toMatch(/^dropped 2 validation problems that share their content with a seed; 2 remain$/m);
+    // The shipped curriculum's seeds as their own validation: nothing would be held out.
+    const same = runCliProcess('src/cli/evolve.ts', ['--seeds', 'data/seeds/curriculum-500.jsonl', '--validation', 'data/seeds/curriculum-500.jsonl', '--steps', '0', '--drop-overlap']);
+    expect(same.status).toBe(2);
+    expect(same.stderr).toMatch(/^500 of 500 validation problems share their content with a seed/m);
+    expect(same.stderr.trim().split('\n').at(-1)).toBe('evolve: every validation problem shares its content with a seed: nothing is held out');
+  });
+
+  it('refuses a bad --config, unchecked seeds and a folder that holds a run, with one line', () => {
     const dir = mkdtempSync(join(tmpdir(), 'sage-evolve-'));
     const config = join(dir, 'config.json');
     writeFileSync(config, '{"proposals": 0}');
