@@ -113,7 +113,7 @@ function heldOutSplit(seeds: readonly Problem[], validation: Problem[], drop: bo
   if (drop && resumed) throw new UsageError('--resume continues the run on the problems it began with: --drop-overlap does not apply');
   const overlap = findOverlap(seeds, validation);
   if (!overlap.length) return validation;
-  console.warn(`${overlapSummary(overlap, validation.length)}, e.g.:`);
+  console.warn(`${overlapSummary(overlap.length, validation.length)}, e.g.:`);
   for (const o of overlap.slice(0, 3)) console.warn(`  ${describeOverlap(o)}`);
   if (resumed) return validation;
   if (!drop) throw new UsageError(`${overlap.length} validation problems share their content with a seed, and ${OVERLAP_REASON}: give --drop-overlap to drop them, or another --validation`);

@@ -1,7 +1,7 @@
 import { readdirSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { checkHeldOut, contentKeys, describeOverlap, findOverlap, normaliseContent, overlapSummary, withoutOverlap } from './content';
+import { checkHeldOut, contentKeys, describeOverlap, findOverlap, normaliseContent, overlapReport, overlapSummary, withoutOverlap } from './content';
 import { generateSet } from './curriculum';
 import { readProblemFile } from './nodeFile';
 import { recordToProblem, type Problem } from './problem';
@@ -81,8 +81,9 @@ describe('content keys', () => {
       ['v3', 's2'],
     ]);
     expect(withoutOverlap(validation, overlap).map((p) => p.id)).toEqual(['v2']);
-    expect(overlapSummary(overlap, validation.length)).toBe('2 of 3 validation problems share their content with a seed (a score on them measures recall, not generalisation)');
+    expect(overlapSummary(overlap.length, validation.length)).toBe('2 of 3 validation problems share their content with a seed (a score on them measures recall, not generalisation)');
     expect(describeOverlap(overlap[0]!)).toBe('v1 "Ivy has three pens and buys 2 more: how many pens?" ↔ seed s1');
+    expect(overlapReport(overlap, validation.length, 1)).toEqual({ count: 2, validation: 3, examples: [describeOverlap(overlap[0]!)] });
     expect(() => checkHeldOut(seeds, validation)).toThrow(/^2 of 3 validation problems share their content with a seed .*recall.*; first: v1 /);
     expect(() => checkHeldOut(seeds, [validation[1]!])).not.toThrow();
   });

@@ -117,15 +117,27 @@ export function describeOverlap(o: Overlap): string {
   return `${o.problem.id} "${clip(o.problem.statement, 80)}" ↔ seed ${o.seed.id}`;
 }
 
-/** "12 of 400 validation problems share their content with a seed": the count in one line. */
-export function overlapSummary(overlap: readonly Overlap[], validationCount: number): string {
-  return `${overlap.length} of ${validationCount} validation problems share their content with a seed (${OVERLAP_REASON})`;
+/** "12 of 400 validation problems share their content with a seed (…)": the count in one line, with why it matters. */
+export function overlapSummary(count: number, validationCount: number): string {
+  return `${count} of ${validationCount} validation problems share their content with a seed (${OVERLAP_REASON})`;
+}
+
+/** The overlap as the lab shows it before a run: the count and the first few, each as a line. */
+export interface OverlapReport {
+  count: number;
+  /** Validation problems held in all. */
+  validation: number;
+  examples: string[];
+}
+
+export function overlapReport(overlap: readonly Overlap[], validationCount: number, examples = 3): OverlapReport {
+  return { count: overlap.length, validation: validationCount, examples: overlap.slice(0, examples).map(describeOverlap) };
 }
 
 /** Refuses a validation split that shares content with the seeds: a score on it would be false. */
 export function checkHeldOut(seeds: readonly Problem[], validation: readonly Problem[]): void {
   const overlap = findOverlap(seeds, validation);
-  if (overlap.length) throw new Error(`${overlapSummary(overlap, validation.length)}; first: ${describeOverlap(overlap[0]!)}`);
+  if (overlap.length) throw new Error(`${overlapSummary(overlap.length, validation.length)}; first: ${describeOverlap(overlap[0]!)}`);
 }
 
 /** The validation problems left when the overlapping ones are dropped. */

@@ -3,7 +3,7 @@ import { hasReference, type MathProblem, type Problem } from '../data/problem';
 import type { BankEvent } from './bank';
 import { METHODS } from './config';
 import { DEFAULT_LOOP, type RunShapeHints, type Validators } from './loop';
-import { Evolution, stratified, type MetricsRecord, type RunModel, type RunEvent, type RunSettings, type RunState, type RunStore } from './run';
+import { Evolution, stratified, validateHeldOut, type MetricsRecord, type RunModel, type RunEvent, type RunSettings, type RunState, type RunStore } from './run';
 import { DEFAULT_TEMPLATES } from './templates';
 import type { ValidationOutcomes } from './validation';
 import { math, ScriptedModel, validators } from './testing';
@@ -254,6 +254,24 @@ describe('a run that resumes from its last checkpoint alone', () => {
     const model = new ScriptedModel();
     await new Evolution({ ...SETTINGS, warmupSteps: 0, steps: 5, patience: 10 }, SEEDS, VALIDATION, model, validators, new MemoryStore(), () => {}).run();
     expect(model.checkpoints.filter((t) => t === 'last')).toHaveLength(1);
+  });
+});
+
+describe('a model validated on its own', () => {
+  it("is the run's validation before its first step: the same requests, tallies and outcomes", async () => {
+    for (const method of [METHODS.sage, METHODS.mae, METHODS.rlvr]) {
+      const settings = { ...SETTINGS, method, warmupSteps: 0, steps: 1, validationLimit: 2 };
+      const inRun = new ScriptedModel();
+      const store = new MemoryStore();
+      await new Evolution(settings, SEEDS, VALIDATION, inRun, validators, store, () => {}).run();
+      const alone = new ScriptedModel();
+      const { result, outcomes } = await validateHeldOut(alone, validators, VALIDATION, settings);
+      expect(inRun.requests.slice(0, alone.requests.length)).toEqual(alone.requests);
+      expect(store.records[0]).toEqual({ kind: 'validation', step: 0, validation: result });
+      expect(store.outcomeRecords.filter((o) => o.step === 0)).toEqual(outcomes);
+      expect(outcomes.map((o) => o.mode)).toEqual(method === METHODS.sage ? ['solver', 'planned'] : ['solver']);
+      expect(result.critic === undefined).toBe(method === METHODS.rlvr);
+    }
   });
 });
 

@@ -10,6 +10,7 @@ import { METHODS, type MethodName } from '../sage/config';
 import { DEFAULT_LOOP, type LoopSettings } from '../sage/loop';
 import { checkSetting, DEFAULT_RUN, modelDefaults, RUN_SPECS, SETTING_SPECS, type SettingName } from '../sage/settings';
 import { PRESETS } from '../model/config';
+import { OVERLAP_REASON, type OverlapReport } from '../data/content';
 import type { AutosaveInfo, CheckpointFile, EvolveEvent, EvolveResult, EvolveSettings, ModelSummary, ProblemSetReport } from '../worker/api';
 import { canSaveToFolder, downloadBytes, saveToFolder, toPicked } from './checkpointFiles';
 import { callEngine } from './engineClient';
@@ -30,6 +31,10 @@ export interface ProblemsSlice {
   loadShippedProblems(name: string): Promise<void>;
   /** Holds out a fraction of the loaded seeds as the validation split. */
   holdOutSeeds(fraction: number): Promise<void>;
+  /** Validation problems that share their content with a seed, told before a run (null until both splits are held). */
+  problemOverlap: OverlapReport | null;
+  /** Drops them from the validation split held. */
+  dropOverlap(): Promise<void>;
 }
 
 /** Numeric settings of a run as typed (strings until they parse), and each one's refusal. */
@@ -106,17 +111,26 @@ export type RunSlices = ProblemsSlice & SettingsSlice & RunSlice;
 export const problemsSlice: StateCreator<LabState, [], [], ProblemsSlice> = (set, get) => {
   /** The latest load per split: an earlier one still reading does not overwrite it. */
   const loads = { seeds: 0, validation: 0 };
+  /** The latest overlap asked for: the engine answers in order, so the last answer is the splits as they are now. */
+  let overlapAsked = 0;
+  const refreshOverlap = async () => {
+    const asked = ++overlapAsked;
+    const overlap = await callEngine((e) => e.problemOverlap());
+    if (asked === overlapAsked) set({ problemOverlap: overlap });
+  };
   return {
     seedReport: null,
     validationReport: null,
     problemsBusy: {},
     problemsError: {},
+    problemOverlap: null,
     async loadProblemFile(which, name, file) {
       const load = ++loads[which];
       set({ problemsBusy: { ...get().problemsBusy, [which]: name }, problemsError: { ...get().problemsError, [which]: undefined } });
       try {
         const report = await callEngine((e) => e.loadProblems(which, name, file));
         if (load === loads[which]) set(which === 'seeds' ? { seedReport: report } : { validationReport: report });
+        await refreshOverlap();
       } catch (e) {
         if (load === loads[which]) set({ problemsError: { ...get().problemsError, [which]: errorText(e) } });
       } finally {
@@ -128,6 +142,16 @@ export const problemsSlice: StateCreator<LabState, [], [], ProblemsSlice> = (set
         const seed = Number(get().typed.seed ?? DEFAULT_RUN.seed);
         const { seeds, validation } = await callEngine((e) => e.holdOutSeeds(fraction, seed));
         set({ seedReport: seeds, validationReport: validation, problemsError: { ...get().problemsError, validation: undefined } });
+        await refreshOverlap();
+      } catch (e) {
+        set({ problemsError: { ...get().problemsError, validation: errorText(e) } });
+      }
+    },
+    async dropOverlap() {
+      try {
+        const validation = await callEngine((e) => e.dropOverlap());
+        set({ validationReport: validation, problemsError: { ...get().problemsError, validation: undefined } });
+        await refreshOverlap();
       } catch (e) {
         set({ problemsError: { ...get().problemsError, validation: errorText(e) } });
       }
@@ -271,6 +295,8 @@ export const runSlice: StateCreator<LabState, [], [], RunSlice> = (set, get) => 
         settings = queued?.settings ?? requestSettings(s);
         if (!s.seedReport) throw new Error('load seed problems first');
         if (!s.validationReport) throw new Error('load held-out validation problems first');
+        const overlap = s.problemOverlap;
+        if (overlap?.count) throw new Error(`${overlap.count} validation problems share their content with a seed, and ${OVERLAP_REASON}: drop them in the Problems panel, or load another held-out file`);
       } catch (e) {
         set({ runError: errorText(e) });
         return;

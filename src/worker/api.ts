@@ -5,6 +5,7 @@ import type { GenerateOptions } from '../model/generateSettings';
 import type { LoraConfig } from '../model/lora';
 import type { BaseDtype } from '../model/memory';
 import type { ModelMemory } from '../train/memorySummary';
+import type { OverlapReport } from '../data/content';
 import type { Format, Problem } from '../data/problem';
 import type { BankEvent } from '../sage/bank';
 import type { MethodName } from '../sage/config';
@@ -235,6 +236,13 @@ export interface EngineApi {
    * `seed`): they become the validation problems and leave the seeds.
    */
   holdOutSeeds(fraction: number, seed: number): Promise<{ seeds: ProblemSetReport; validation: ProblemSetReport }>;
+  /**
+   * The validation problems held that share their content with a seed held (see
+   * data/content.ts), told before a run: null until both splits are held.
+   */
+  problemOverlap(): Promise<OverlapReport | null>;
+  /** Drops those problems from the validation split held; its report after. */
+  dropOverlap(): Promise<ProblemSetReport>;
   /**
    * Runs the self-evolution loop on the held model and problems (warm-up first for a model
    * from scratch), reporting metrics, transcripts, phases and bank changes in batches.

@@ -19,6 +19,7 @@ import { zipFiles } from '../util/zip';
 import { latestEvery } from '../util/throttle';
 import { EvolveJob, problemSetReport, readProblems, readSftSeeds } from './evolveJob';
 import { readPicked } from './pickedFiles';
+import { findOverlap, overlapReport, withoutOverlap } from '../data/content';
 import { holdOut, type Problem } from '../data/problem';
 import { rng } from '../util/random';
 import type {
@@ -86,8 +87,9 @@ export function createEngine(platform: Platform): EngineApi {
   const problems: { seeds: Problem[] | null; validation: Problem[] | null } = { seeds: null, validation: null };
   /** The loop run in progress or last ended, for its controls and export. */
   let job: EvolveJob | null = null;
-  /** The seed file's name, for the reports of a split taken from it. */
+  /** The seed and validation files' names, for the reports of a split taken from them. */
   let seedName = '';
+  let validationName = '';
   /** The pairs of the seed file read for fine-tuning. */
   let sftPairs: SftPair[] = [];
   /** Files read by stageFiles, until an import or a resume takes them. */
@@ -351,6 +353,7 @@ export function createEngine(platform: Platform): EngineApi {
       const { problems: loaded, report } = await readProblems(which, name, file, fields);
       problems[which] = loaded;
       if (which === 'seeds') seedName = name;
+      else validationName = name;
       return report;
     },
 
@@ -360,10 +363,26 @@ export function createEngine(platform: Platform): EngineApi {
       const split = holdOut(problems.seeds, fraction, rng(seed));
       problems.seeds = split.seeds;
       problems.validation = split.validation;
+      validationName = `${Math.round(100 * fraction)}% of ${name} held out (seed ${seed})`;
       return {
         seeds: problemSetReport('seeds', name, split.seeds),
-        validation: problemSetReport('validation', `${Math.round(100 * fraction)}% of ${name} held out (seed ${seed})`, split.validation),
+        validation: problemSetReport('validation', validationName, split.validation),
       };
+    },
+
+    async problemOverlap() {
+      if (!problems.seeds || !problems.validation) return null;
+      return overlapReport(findOverlap(problems.seeds, problems.validation), problems.validation.length);
+    },
+
+    async dropOverlap() {
+      if (!problems.seeds || !problems.validation) throw new Error('load seed and validation problems first');
+      const overlap = findOverlap(problems.seeds, problems.validation);
+      const kept = withoutOverlap(problems.validation, overlap);
+      if (!kept.length) throw new Error('every validation problem shares its content with a seed: nothing would be held out');
+      problems.validation = kept;
+      if (overlap.length) validationName = `${validationName}, ${overlap.length} overlapping the seeds dropped`;
+      return problemSetReport('validation', validationName, kept);
     },
 
     async evolve(request, onEvents) {

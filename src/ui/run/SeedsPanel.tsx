@@ -1,4 +1,5 @@
 import { useEffect, useState } from 'react';
+import { overlapSummary } from '../../data/content';
 import { describeCounts } from '../../data/import';
 import type { ProblemSetReport } from '../../worker/api';
 import { SHIPPED_SEEDS } from '../shippedData';
@@ -54,6 +55,8 @@ export function SeedsPanel() {
   const loadShipped = useLab((s) => s.loadShippedProblems);
   const running = useLab((s) => isActive(s.run.status));
   const holdOutSeeds = useLab((s) => s.holdOutSeeds);
+  const overlap = useLab((s) => s.problemOverlap);
+  const dropOverlap = useLab((s) => s.dropOverlap);
   const [over, setOver] = useState(false);
   const [percent, setPercent] = useState('10');
 
@@ -118,7 +121,8 @@ export function SeedsPanel() {
       <h3>Validation (held out)</h3>
       <p className="muted small">
         A shipped seed set brings its held-out split; or <FilePick label="choose a held-out file" disabled={running} onFile={(f) => void load('validation', f.name, f)} />.
-        A problem in both files is refused when the run starts.
+        Held out by content: a validation problem with a seed's expression, statement (names, case and
+        wording aside) or function is listed here, and a run does not start while one remains.
       </p>
       <div className="row-controls small">
         <span>or hold out</span>
@@ -131,6 +135,21 @@ export function SeedsPanel() {
       {busy.validation && <p className="status running">reading {busy.validation} …</p>}
       {errors.validation && <p className="error-text" data-testid="validation-error">{errors.validation}</p>}
       {validation && <Report report={validation} testId="validation-report" />}
+      {overlap && overlap.count > 0 && (
+        <div className="report" data-testid="overlap-report">
+          <div className="error-text">{overlapSummary(overlap.count, overlap.validation)}:</div>
+          <ul className="line-errors">
+            {overlap.examples.map((e) => (
+              <li key={e}>{e}</li>
+            ))}
+            {overlap.count > overlap.examples.length && <li>… and {overlap.count - overlap.examples.length} more</li>}
+          </ul>
+          <button className="secondary" disabled={running} onClick={() => void dropOverlap()} data-testid="drop-overlap">
+            drop them
+          </button>
+        </div>
+      )}
+      {overlap && overlap.count === 0 && <p className="muted small" data-testid="overlap-none">No validation problem shares its content with a seed.</p>}
     </section>
   );
 }
