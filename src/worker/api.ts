@@ -2,6 +2,7 @@
 import type { PresetName } from '../model/config';
 import type { GenerateProgress, GenerateResult } from '../model/generate';
 import type { GenerateOptions } from '../model/generateSettings';
+import type { PromptSet } from '../model/checkpoint';
 import type { LoraConfig } from '../model/lora';
 import type { BaseDtype } from '../model/memory';
 import type { ModelMemory } from '../train/memorySummary';
@@ -10,12 +11,13 @@ import type { Format, Problem } from '../data/problem';
 import type { BankEvent } from '../sage/bank';
 import type { MethodName } from '../sage/config';
 import type { RunEvent, RunSettings, RunState } from '../sage/run';
+import type { Validated } from '../sage/validation';
 import type { LoadProgress } from '../train/session';
 import type { SftPair } from '../train/sft';
 import type { SftSettings } from '../train/sftSettings';
 import type { AutosaveInfo } from './autosave';
 
-export type { AutosaveInfo, BankEvent, BaseDtype, GenerateOptions, GenerateProgress, GenerateResult, LoadProgress, LoraConfig, MethodName, PresetName, Problem, RunEvent, RunState, SftPair, SftSettings };
+export type { AutosaveInfo, BankEvent, BaseDtype, GenerateOptions, GenerateProgress, GenerateResult, LoadProgress, LoraConfig, MethodName, PresetName, Problem, PromptSet, RunEvent, RunState, SftPair, SftSettings };
 export interface DeviceReport {
   platform: string;
   adapter: { vendor: string; architecture: string; device: string; description: string };
@@ -83,6 +85,8 @@ export interface ModelSummary {
   baseDtype: BaseDtype;
   /** What training and generation would hold on the GPU, in bytes (see src/train/memorySummary.ts). */
   memory: ModelMemory;
+  /** The role prompts the model was trained with (its checkpoint's record, or the last run's); null when none is known. */
+  templates: PromptSet | null;
 }
 
 /** A file the user picked or dropped, with its path in the chosen folder (or its name). */
@@ -154,6 +158,24 @@ export interface EvolveRequest {
   settings: EvolveSettings;
 }
 
+/** An evaluation of the held model: the method whose own mode is measured beside the Solver alone, its prompts, how many problems. */
+export interface EvaluateRequest {
+  method: MethodName;
+  templates: PromptSet;
+  /** Held-out problems, taken in turn from each source and level (a run's validationLimit). */
+  limit: number;
+}
+
+/** What an evaluation found: the tallies, and every problem's outcome per mode (the lines of a run's outcomes.jsonl). */
+export interface EvaluateResult extends EvaluateRequest, Validated {
+  /** The model evaluated (its origin). */
+  model: string;
+  /** Problems evaluated, of the validation problems held. */
+  problems: number;
+  of: number;
+  maxNewTokens: Record<'challenger' | 'planner' | 'solver' | 'critic', number>;
+}
+
 /** What a loop run reports, batched to a few messages a second. */
 export type EvolveEvent = RunEvent | { type: 'bank'; event: BankEvent } | { type: 'autosave'; info?: AutosaveInfo; error?: string };
 
@@ -186,7 +208,7 @@ export interface EngineApi {
   /**
    * Reads what the user picked (a folder's files or one .zip, unpacked here, off the page's
    * thread) and holds it for importCheckpoint(…, null) or resumeRun(null, …); returns its name
-   * and the run records it holds (config, metrics, bank events, state), for the page's charts.
+   * and the run records it holds (config, metrics, per-problem outcomes, bank events, state), for the page's charts and comparison.
    */
   stageFiles(picked: PickedFile[]): Promise<{ name: string; records: CheckpointFile[] }>;
   /**
@@ -243,6 +265,12 @@ export interface EngineApi {
   problemOverlap(): Promise<OverlapReport | null>;
   /** Drops those problems from the validation split held; its report after. */
   dropOverlap(): Promise<ProblemSetReport>;
+  /**
+   * Validates the held model on the validation problems held as a run validates (the same
+   * problems, Critic probe and call): greedy pass@1 per source and level, the Solver alone and
+   * in the method's own mode, the Critic's AUC, and every problem's outcome.
+   */
+  evaluate(request: EvaluateRequest): Promise<EvaluateResult>;
   /**
    * Runs the self-evolution loop on the held model and problems (warm-up first for a model
    * from scratch), reporting metrics, transcripts, phases and bank changes in batches.

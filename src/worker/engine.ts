@@ -19,6 +19,7 @@ import { zipFiles } from '../util/zip';
 import { latestEvery } from '../util/throttle';
 import { EvolveJob, problemSetReport, readProblems, readSftSeeds } from './evolveJob';
 import { readPicked } from './pickedFiles';
+import { evaluateHeld } from './evaluate';
 import { findOverlap, overlapReport, withoutOverlap } from '../data/content';
 import { holdOut, type Problem } from '../data/problem';
 import { rng } from '../util/random';
@@ -252,7 +253,8 @@ export function createEngine(platform: Platform): EngineApi {
       staged = null;
       const read = await readPicked(picked);
       staged = read.files;
-      const recordNames: readonly string[] = [RUN_FILES.config, RUN_FILES.metrics, RUN_FILES.bank, RUN_FILES.state];
+      // The outcomes too: a resumed run's comparison pairs its first validation's problems with its last.
+      const recordNames: readonly string[] = [RUN_FILES.config, RUN_FILES.metrics, RUN_FILES.outcomes, RUN_FILES.bank, RUN_FILES.state];
       return { name: read.name, records: read.files.filter((f) => recordNames.includes(f.name)) };
     },
 
@@ -385,6 +387,13 @@ export function createEngine(platform: Platform): EngineApi {
       return problemSetReport('validation', validationName, kept);
     },
 
+    async evaluate(request) {
+      return exclusive('evaluating', async () => {
+        if (!problems.validation) throw new Error('no validation problems loaded: load a held-out file first');
+        return evaluateHeld(held(), problems.validation, request, () => platform.codeSandbox());
+      });
+    },
+
     async evolve(request, onEvents) {
       return exclusive('a loop run', async () => {
         const s = held();
@@ -403,7 +412,7 @@ export function createEngine(platform: Platform): EngineApi {
     async autosaved() {
       const info = await autosave?.info();
       if (!autosave || !info) return null;
-      const records = await autosave.load([RUN_FILES.config, RUN_FILES.metrics, RUN_FILES.bank, RUN_FILES.state]);
+      const records = await autosave.load([RUN_FILES.config, RUN_FILES.metrics, RUN_FILES.outcomes, RUN_FILES.bank, RUN_FILES.state]);
       return records ? { info, records: toFiles(records) } : null;
     },
 
@@ -458,6 +467,7 @@ function summary(s: ModelSession): ModelSummary {
     lora: s.lora ? { ...s.lora, trainable: s.model.trainable.size } : null,
     baseDtype: s.baseDtype,
     memory: modelMemory(c, s.lora, DEFAULT_LOOP.proposals * DEFAULT_LOOP.difficultySamples),
+    templates: s.templates,
   };
 }
 

@@ -182,6 +182,8 @@ export class EvolveJob {
     const { method: _m, templates: _t, ...recorded } = settings;
     const config: RunConfigRecord = { method: request.method, templates: request.templates, model: session.origin, lora: session.lora, settings: recorded, policy: DEFAULT_POLICY };
     session.resetOptimizer();
+    // Every checkpoint of the run, and any export of the model after it, records the prompts it trains with.
+    session.templates = request.templates;
     return new EvolveJob(session, new MemoryRunStore(config, problems), settings, onEvents, openSandbox, autosave);
   }
 
@@ -200,6 +202,7 @@ export class EvolveJob {
     const settings = runSettings(config.method, config.templates, Boolean(config.lora), overrides, config.settings);
     const { method: _m, templates: _t, ...recorded } = settings;
     store.config = { ...config, settings: recorded };
+    session.templates = config.templates;
     return new EvolveJob(session, store, settings, onEvents, openSandbox, autosave, { state });
   }
 
