@@ -9,6 +9,7 @@
  */
 import { readStatement } from './curriculum';
 import type { Problem } from './problem';
+import { shuffle } from '../util/random';
 
 const UNITS = ['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten', 'eleven', 'twelve', 'thirteen', 'fourteen', 'fifteen', 'sixteen', 'seventeen', 'eighteen', 'nineteen'];
 const TENS = ['twenty', 'thirty', 'forty', 'fifty', 'sixty', 'seventy', 'eighty', 'ninety'];
@@ -144,4 +145,40 @@ export function checkHeldOut(seeds: readonly Problem[], validation: readonly Pro
 export function withoutOverlap(validation: readonly Problem[], overlap: readonly Overlap[]): Problem[] {
   const shared = new Set(overlap.map((o) => o.problem));
   return validation.filter((p) => !shared.has(p));
+}
+
+/**
+ * A held-out split taken from the seeds themselves: about `fraction` of them, drawn
+ * reproducibly from `random`, become validation problems and leave the seeds. Problems that
+ * share content go together (on one side or the other), so the split shares none: whole
+ * groups are drawn while they fit in the count.
+ */
+export function holdOut(problems: readonly Problem[], fraction: number, random: () => number): { seeds: Problem[]; validation: Problem[] } {
+  if (!(fraction > 0 && fraction < 1)) throw new Error(`the held-out fraction must be between 0 and 1 (got ${fraction})`);
+  const count = Math.round(problems.length * fraction);
+  // Union-find over shared keys: each group is a set of problems linked by content.
+  const parent = problems.map((_, i) => i);
+  const root = (i: number): number => {
+    while (parent[i] !== i) i = parent[i] = parent[parent[i]!]!;
+    return i;
+  };
+  const owner = new Map<string, number>();
+  problems.forEach((p, i) => {
+    for (const k of contentKeys(p)) {
+      const j = owner.get(k);
+      if (j === undefined) owner.set(k, i);
+      else parent[root(i)] = root(j);
+    }
+  });
+  const groups = new Map<number, number[]>();
+  problems.forEach((_, i) => groups.set(root(i), [...(groups.get(root(i)) ?? []), i]));
+  const picked = new Set<number>();
+  for (const group of shuffle([...groups.values()], random)) {
+    if (picked.size + group.length <= count) for (const i of group) picked.add(i);
+    if (picked.size === count) break;
+  }
+  if (count < 1 || count >= problems.length || picked.size === 0) {
+    throw new Error(`holding out ${fraction} of ${problems.length} problems leaves no seeds or no validation problems (problems that share content stay together)`);
+  }
+  return { seeds: problems.filter((_, i) => !picked.has(i)), validation: problems.filter((_, i) => picked.has(i)) };
 }

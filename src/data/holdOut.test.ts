@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { rng } from '../util/random';
-import { checkHeldOut } from './content';
-import { holdOut, type Problem } from './problem';
+import { checkHeldOut, findOverlap, holdOut } from './content';
+import { shippedSplits } from './curriculum';
+import { recordToProblem, type Problem } from './problem';
 
 const problems: Problem[] = Array.from({ length: 50 }, (_, i) => ({ id: `p${i}`, source: 's', format: 'qa', kind: 'math', statement: `What is ${i} + 1?`, answer: String(i + 1), raw: {} }));
 
@@ -14,6 +15,24 @@ describe('a held-out split from the seeds', () => {
     expect(() => checkHeldOut(a.seeds, a.validation)).not.toThrow();
     expect(holdOut(problems, 0.2, rng(3))).toEqual(a);
     expect(holdOut(problems, 0.2, rng(4)).validation.map((p) => p.id)).not.toEqual(a.validation.map((p) => p.id));
+  });
+
+  it('keeps problems that share content on one side: the curriculum seeds held out by expression', () => {
+    const seeds = shippedSplits().seeds.map((r) => {
+      const p = recordToProblem({ ...r }, 'seeds', r.id);
+      if ('error' in p) throw new Error(p.error);
+      return p.problem;
+    });
+    for (const seed of [0, 1, 2]) {
+      const split = holdOut(seeds, 0.1, rng(seed));
+      expect(findOverlap(split.seeds, split.validation)).toEqual([]);
+      expect(split.seeds.length + split.validation.length).toBe(500);
+      // Whole groups while they fit: at most the asked 50, and near it (level 2 has many problems of their own).
+      expect(split.validation.length).toBeGreaterThan(40);
+      expect(split.validation.length).toBeLessThanOrEqual(50);
+    }
+    // Problems that are all one content cannot be split.
+    expect(() => holdOut(seeds.filter((p) => p.kind === 'math' && p.expression === '3+4'), 0.5, rng(1))).toThrow('share content stay together');
   });
 
   it('refuses a fraction that leaves either side empty', () => {

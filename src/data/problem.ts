@@ -5,7 +5,6 @@
  * overrides detection.
  */
 import { extractAnswer } from '../verify/math';
-import { shuffle } from '../util/random';
 
 export type Format = 'curriculum' | 'gsm8k' | 'math' | 'humaneval' | 'mbpp' | 'mbppplus' | 'qa' | 'question' | 'mapped';
 
@@ -302,16 +301,4 @@ export function recordToProblem(record: Record<string, unknown>, source: string,
  */
 export function normaliseStatement(s: string): string {
   return s.replace(/\s+/g, ' ').trim().toLowerCase();
-}
-
-/**
- * A held-out split taken from the seeds themselves: `fraction` of them, drawn reproducibly
- * from `seed`, become validation problems and leave the seeds.
- */
-export function holdOut(problems: readonly Problem[], fraction: number, random: () => number): { seeds: Problem[]; validation: Problem[] } {
-  if (!(fraction > 0 && fraction < 1)) throw new Error(`the held-out fraction must be between 0 and 1 (got ${fraction})`);
-  const count = Math.round(problems.length * fraction);
-  if (count < 1 || count >= problems.length) throw new Error(`holding out ${fraction} of ${problems.length} problems leaves no seeds or no validation problems`);
-  const picked = new Set(shuffle(problems.map((_, i) => i), random).slice(0, count));
-  return { seeds: problems.filter((_, i) => !picked.has(i)), validation: problems.filter((_, i) => picked.has(i)) };
 }

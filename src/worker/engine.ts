@@ -20,8 +20,8 @@ import { latestEvery } from '../util/throttle';
 import { EvolveJob, problemSetReport, readProblems, readSftSeeds } from './evolveJob';
 import { readPicked } from './pickedFiles';
 import { evaluateHeld } from './evaluate';
-import { findOverlap, overlapReport, withoutOverlap } from '../data/content';
-import { holdOut, type Problem } from '../data/problem';
+import { findOverlap, holdOut, overlapReport, withoutOverlap } from '../data/content';
+import type { Problem } from '../data/problem';
 import { rng } from '../util/random';
 import type {
   CheckpointFile,
