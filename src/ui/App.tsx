@@ -3,6 +3,7 @@ import { DevicePanel } from './DevicePanel';
 import { GeneratePanel } from './GeneratePanel';
 import { ModelPanel } from './ModelPanel';
 import { BankTable } from './run/BankTable';
+import { EvaluatePanel } from './run/EvaluatePanel';
 import { ModelChoice } from './run/ModelChoice';
 import { RunControls } from './run/RunControls';
 import { RunsPanel } from './run/RunsPanel';
@@ -49,6 +50,7 @@ export function App() {
         </Suspense>
         <SeedsPanel />
         <ModelChoice />
+        <EvaluatePanel />
         <SettingsPanel />
         <Transcripts />
         <BankTable />

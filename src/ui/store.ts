@@ -25,8 +25,10 @@ import { callEngine } from './engineClient';
 import { problemsSlice, runSlice, settingsSlice, type RunSlices } from './runSlices';
 import { runsSlice, type RunsSlice } from './runsSlice';
 import { compareSlice, type CompareSlice } from './compareSlice';
+import { evaluateSlice, type EvaluateSlice } from './evaluateSlice';
 import { SHIPPED_SEEDS, shippedModelFiles } from './shippedData';
 import { DEFAULT_RUN } from '../sage/settings';
+import { chooseTemplates } from '../sage/templates';
 import { errorText } from '../util/errorText';
 
 type Status = 'idle' | 'running' | 'done' | 'error';
@@ -83,7 +85,7 @@ export interface SftSlice {
   /** Imports a checkpoint from picked files (a folder's or one .zip), named `name` when given. */
   /** Imports a checkpoint folder; `baseDtype` f16 stores its base in half precision. */
   importModel(files: File[], name?: string, baseDtype?: BaseDtype): Promise<void>;
-  /** Imports a checkpoint the lab ships (data/models/, by name); its prompts are the compact ones. */
+  /** Imports a checkpoint the lab ships (data/models/, by name); its prompts are those it records (compact). */
   loadShippedModel(name: string): Promise<void>;
   runSft(settings: SftSettings): Promise<void>;
   stopSft(): void;
@@ -108,7 +110,7 @@ export interface GenerateSlice {
   runGenerate(prompt: string, samples: number, options: Partial<GenerateOptions>): Promise<void>;
 }
 
-export type LabState = DeviceSlice & SelfCheckSlice & TrainCheckSlice & SftSlice & GenerateSlice & RunSlices & RunsSlice & CompareSlice;
+export type LabState = DeviceSlice & SelfCheckSlice & TrainCheckSlice & SftSlice & GenerateSlice & RunSlices & RunsSlice & CompareSlice & EvaluateSlice;
 
 /** The named fields of the lab's state, for a selector that re-renders only when one of them changes (with useShallow). */
 export function pick<K extends keyof LabState>(s: LabState, keys: readonly K[]): Pick<LabState, K> {
@@ -232,7 +234,10 @@ const sftSlice: StateCreator<LabState, [], [], SftSlice> = (set, get) => {
         const name = as ?? staged.name;
         const onProgress = proxy((p: LoadProgress) => set({ modelLoad: p }));
         try {
-          set({ model: await callEngine((e) => e.importCheckpoint(name, null, onProgress, baseDtype)), sftSteps: [], sftResult: null, exported: null });
+          const model = await callEngine((e) => e.importCheckpoint(name, null, onProgress, baseDtype));
+          set({ model, sftSteps: [], sftResult: null, exported: null });
+          // The prompts follow the checkpoint: those it records, else instruct (a plain Hugging Face model, instruction-tuned).
+          get().setTemplates(chooseTemplates({ recorded: model.templates, fromScratch: false }));
         } finally {
           set({ modelLoad: null });
         }
@@ -246,7 +251,6 @@ const sftSlice: StateCreator<LabState, [], [], SftSlice> = (set, get) => {
         return;
       }
       await get().importModel(files, name);
-      if (get().model?.origin === name) get().setTemplates('compact');
     },
     async runSft(settings) {
       if (!get().seeds?.pairs) {
@@ -327,4 +331,5 @@ export const useLab = create<LabState>()((...a) => ({
   ...runSlice(...a),
   ...runsSlice(...a),
   ...compareSlice(...a),
+  ...evaluateSlice(...a),
 }));

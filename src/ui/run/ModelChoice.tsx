@@ -27,6 +27,7 @@ export function ModelChoice() {
           <div className="row"><dt>parameters</dt><dd>{(model.parameters / 1e6).toFixed(2)} M ({model.layers} layers × {model.hidden}, {model.heads} heads, {model.kvHeads} kv)</dd></div>
           <div className="row"><dt>tokenizer</dt><dd>{model.tokenizer}, vocabulary {model.vocab}, context {model.context}</dd></div>
           <div className="row"><dt>prompts</dt><dd>{model.chatTemplate ? 'through the checkpoint’s chat template' : 'BOS, then the text'} · RoPE {model.rope}</dd></div>
+          <div className="row"><dt>role prompts</dt><dd data-testid="model-templates">{model.templates ? `${model.templates} (trained with them)` : 'none recorded'}</dd></div>
           <div className="row"><dt>trained</dt><dd>{model.optimizerStep} optimizer steps</dd></div>
           <div className="row"><dt>base weights</dt><dd data-testid="model-base-dtype">{model.baseDtype === 'f16' ? 'f16 on the GPU (frozen; read as f32)' : 'f32'}</dd></div>
           <div className="row" title="estimates: weights, gradients, AdamW moments and activations in f32; the KV cache of the loop's widest generation">
