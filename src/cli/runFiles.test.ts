@@ -1,12 +1,12 @@
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { rng } from '../util/random';
 import { freshSeed } from '../gpu/testing';
 import type { BankEvent } from '../sage/bank';
 import { MemoryRunStore } from '../sage/runRecords';
-import { readCheckpointFolder, RUN_FILES, RunFolder, writeCheckpointFolder } from './runFiles';
+import { checkpointTemplates, readCheckpointFolder, recordedTemplates, RUN_FILES, RunFolder, SHIPPED_MODEL, writeCheckpointFolder } from './runFiles';
 
 const lines = (dir: string, name: string) => readFileSync(join(dir, name), 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, any>);
 
@@ -71,5 +71,28 @@ describe('a run folder killed between two checkpoints', () => {
     await folder.state({ step: 6, best: null, evaluationsWithoutGain: 0, warmedUp: true });
     writeFileSync(join(dir, RUN_FILES.config), '{}');
     expect(folder.readResume().state.step).toBe(5);
+  });
+});
+
+describe('the prompts a checkpoint folder records', () => {
+  it('are its record (the shipped model: compact), instruct where it records none, and --templates when given, with a line when that differs from the record', () => {
+    expect(recordedTemplates(SHIPPED_MODEL)).toBe('compact');
+    expect(checkpointTemplates(SHIPPED_MODEL, undefined)).toBe('compact');
+    const plain = mkdtempSync(join(tmpdir(), 'sage-plain-'));
+    expect(recordedTemplates(plain)).toBeUndefined();
+    expect(checkpointTemplates(plain, undefined)).toBe('instruct');
+    const said: string[] = [];
+    const log = vi.spyOn(console, 'log').mockImplementation((line: string) => void said.push(line));
+    try {
+      expect(checkpointTemplates(SHIPPED_MODEL, 'compact')).toBe('compact');
+      expect(checkpointTemplates(plain, 'compact')).toBe('compact');
+      expect(said).toEqual([]);
+      expect(checkpointTemplates(SHIPPED_MODEL, 'instruct')).toBe('instruct');
+      expect(said).toEqual([`--templates instruct: ${SHIPPED_MODEL} records the compact prompts (its sage_lab.json, those it was trained with); instruct as asked`]);
+    } finally {
+      log.mockRestore();
+    }
+    writeFileSync(join(plain, 'sage_lab.json'), '{"templates": "chat"}');
+    expect(() => recordedTemplates(plain)).toThrow(`${plain}/sage_lab.json: "templates" must be one of compact, instruct (got "chat")`);
   });
 });
