@@ -18,7 +18,7 @@ function ResultTable({ r }: { r: EvaluateResult }) {
     return { correct: ts.reduce((n, t) => n + t.correct, 0), total: ts.reduce((n, t) => n + t.total, 0), accuracy: a.accuracy };
   };
   return (
-    <table className="grid" data-testid="evaluation-table">
+    <table className="grid evaluation-table" data-testid="evaluation-table">
       <thead>
         <tr>
           <th>greedy pass@1</th>
@@ -75,7 +75,7 @@ export function EvaluatePanel() {
       {evaluating && <p className="status running">evaluating …</p>}
       {error && <p className="error-text">{error}</p>}
       {r && (
-        <div data-testid="evaluation">
+        <div className="evaluation" data-testid="evaluation">
           <p className="small">
             {r.model} · {r.templates} prompts · {r.problems} of {r.of} validation problems · token limits Planner {r.maxNewTokens.planner}, Solver{' '}
             {r.maxNewTokens.solver}, Critic {r.maxNewTokens.critic}
