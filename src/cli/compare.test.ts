@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -13,7 +13,8 @@ describe('compare command line', () => {
     expect(r.stderr.trim().split('\n').at(-1)).toBe('compare: --methods: a method given twice');
   });
 
-  it('runs methods × seeds from the shipped checkpoint, reports mean ± SE, keeps finished runs and resumes the rest', () => {
+  it('runs methods × seeds from the shipped checkpoint, reports paired intervals from the outcomes, keeps finished runs and resumes the rest', () => {
+    expect(compareCli.options.repeats.default).toBe(5);
     const dir = mkdtempSync(join(tmpdir(), 'sage-compare-'));
     const config = join(dir, 'config.json');
     writeFileSync(config, JSON.stringify({ proposals: 2, trainProblems: 2, solverSamples: 2, difficultySamples: 2, maxNewTokens: { challenger: 24, planner: 16, solver: 12, critic: 8 } }));
@@ -30,10 +31,13 @@ describe('compare command line', () => {
       }
     }
     const md = readFileSync(join(out, 'summary.md'), 'utf8');
-    expect(md).toMatch(/\| rlvr \| 2 \| 1 \| [\d.]+ ± [\d.]+ \|/);
-    const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as { method: string; final: { own: { n: number } } }[];
+    // Two seeds on the same 4 problems: start, final, and the gain with its paired interval.
+    expect(md).toMatch(/\| rlvr \| 2 \| 4 \| [\d.]+ ± [\d.]+ \| [\d.]+ ± [\d.]+ \| [+-][\d.]+ \[[+-][\d.]+, [+-][\d.]+\]( inside the noise)? \|/);
+    expect(md).not.toMatch(/\bSE\)/);
+    const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as { method: string; final: { own: { n: number } }; paired: { own: { gain: { problems: number; seeds: number[] } } } }[];
     expect(summary.map((s) => s.method)).toEqual(['rlvr']);
     expect(summary[0]!.final.own.n).toBe(2);
+    expect(summary[0]!.paired.own.gain).toMatchObject({ problems: 4, seeds: [2] });
     expect(readFileSync(join(out, 'chart.svg'), 'utf8')).toContain('<polygon');
     expect(existsSync(join(out, 'rlvr', 'seed-0.log'))).toBe(true);
 
@@ -45,5 +49,10 @@ describe('compare command line', () => {
     expect(state.step).toBe(2);
     const done = runCliProcess('src/cli/compare.ts', [...common, '--methods', 'rlvr', '--steps', '2']);
     expect(done.stdout).toMatch(/\[rlvr seed 1\] done earlier \(2 steps\)/);
+    // A run recorded before per-problem outcomes were: reported, with no paired interval, and said so.
+    rmSync(join(out, 'rlvr', 'seed-1', 'outcomes.jsonl'));
+    const old = runCliProcess('src/cli/compare.ts', [...common, '--methods', 'rlvr', '--steps', '2', '--report-only']);
+    expect(old.status, old.stderr).toBe(0);
+    expect(readFileSync(join(out, 'summary.md'), 'utf8')).toContain('rlvr: no per-problem outcomes');
   });
 });

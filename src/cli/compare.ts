@@ -1,8 +1,11 @@
 /**
  * `npm run compare`: several methods × several seeds from one starting checkpoint, run one
  * after another (each an `npm run evolve` in its own process), every run resumed where it
- * stopped when the command is given again, then reported as mean ± standard error per
- * method: a Markdown table, a chart with bands and the summary as JSON, under one folder:
+ * stopped when the command is given again, then reported per method: start and final as mean
+ * ± standard error over seeds, and from the per-problem outcomes the gain from the start and
+ * the difference from the baseline with 95% paired-bootstrap intervals over problems and seeds
+ * (src/sage/pairedStats.ts), overall and per level; a Markdown table, a chart with bands and
+ * the summary as JSON, under one folder:
  *
  *   OUT/<method>/seed-<n>/   each run's folder (metrics, transcripts, bank, checkpoints)
  *   OUT/<method>/seed-<n>.log  its printed progress
@@ -18,6 +21,7 @@ import { SHIPPED_SPLITS } from '../data/curriculum';
 import { METHODS } from '../sage/config';
 import { compareChart, compareTable, summarize, type ComparedRun } from '../sage/compare';
 import type { MetricsRecord, RunState } from '../sage/run';
+import type { ValidationOutcomes } from '../sage/validation';
 import { parseJsonl, RUN_FILES } from '../sage/runRecords';
 import { isMain, runCli, UsageError, type OptionValues } from './options';
 import { onInterrupt } from './interrupt';
@@ -27,10 +31,10 @@ const DEFAULT_METHODS = ['sage', 'rlvr', 'sage-no-quality-filter', 'mae'];
 
 export const compareCli = {
   name: 'compare',
-  summary: 'Several methods × several seeds from one checkpoint, run or resumed one after another, reported as mean ± standard error.',
+  summary: 'Several methods × several seeds from one checkpoint, run or resumed one after another, reported with paired-bootstrap intervals over problems and seeds.',
   options: {
     methods: { type: 'string', multiple: true, choices: Object.keys(METHODS), arg: 'M,M', help: `methods to compare, comma-separated (default ${DEFAULT_METHODS.join(',')})` },
-    repeats: { type: 'int', min: 1, default: 3, help: 'seeds per method (0, 1, ... N−1)' },
+    repeats: { type: 'int', min: 1, default: 5, help: 'seeds per method (0, 1, ... N−1)' },
     steps: { type: 'int', min: 1, default: 40, help: 'loop steps of every run' },
     model: { type: 'string', arg: 'DIR', exists: 'dir', default: SHIPPED_MODEL, help: 'the starting checkpoint of every run (Hugging Face folder)' },
     templates: { type: 'string', choices: ['compact', 'instruct'], default: 'compact', help: 'role prompts: compact for models trained from scratch, instruct for instruction-tuned ones' },
@@ -40,7 +44,7 @@ export const compareCli = {
     'eval-every': { type: 'int', min: 1, default: 10, help: 'validate every N steps (and before the first, and after the last)' },
     config: { type: 'string', arg: 'FILE', exists: 'file', help: 'JSON loop settings for every run (as evolve --config)' },
     lr: { type: 'number', min: 0, minExclusive: true, help: 'learning rate of every run (default: evolve\'s)' },
-    baseline: { type: 'string', choices: Object.keys(METHODS), default: 'rlvr', help: 'the method every other is compared with (difference in standard errors)' },
+    baseline: { type: 'string', choices: Object.keys(METHODS), default: 'rlvr', help: 'the method every other is compared with (difference with a paired 95% interval)' },
     out: { type: 'string', arg: 'DIR', default: 'runs/compare', help: 'the comparison folder (given again: finished runs are kept, unfinished ones resumed)' },
     'report-only': { type: 'flag', help: 'only write the report from the runs already in --out' },
   },
@@ -56,7 +60,7 @@ function readState(dir: string): RunState | null {
   return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as RunState) : null;
 }
 
-/** Every run in the folder with at least one record, for the report. */
+/** Every run in the folder with at least one record, for the report, with its per-problem outcomes where it has them. */
 function collect(out: string, methods: readonly string[], repeats: number): ComparedRun[] {
   const runs: ComparedRun[] = [];
   for (const method of methods) {
@@ -64,7 +68,10 @@ function collect(out: string, methods: readonly string[], repeats: number): Comp
       const file = join(runDir(out, method, seed), RUN_FILES.metrics);
       if (!existsSync(file)) continue;
       const records = parseJsonl<MetricsRecord>(readFileSync(file, 'utf8'), file);
-      if (records.some((r) => r.kind === 'step')) runs.push({ method, seed, records });
+      const outcomesFile = join(runDir(out, method, seed), RUN_FILES.outcomes);
+      // Runs recorded before outcomes were kept have none: the report says no paired interval is possible for them.
+      const outcomes = existsSync(outcomesFile) ? parseJsonl<ValidationOutcomes>(readFileSync(outcomesFile, 'utf8'), outcomesFile) : undefined;
+      if (records.some((r) => r.kind === 'step')) runs.push({ method, seed, records, ...(outcomes ? { outcomes } : {}) });
     }
   }
   return runs;
@@ -73,13 +80,13 @@ function collect(out: string, methods: readonly string[], repeats: number): Comp
 function report(o: Options, methods: readonly string[]): string | null {
   const runs = collect(o.out, methods, o.repeats);
   if (!runs.length) return null;
-  const summaries = summarize(runs);
-  const table = compareTable(summaries, o.baseline);
+  const summaries = summarize(runs, o.baseline);
+  const table = compareTable(summaries);
   const md = [
     `# Comparison: ${methods.join(', ')}`,
     '',
-    `From \`${o.model}\`, ${o.steps} steps a run, seeds 0-${o.repeats - 1}, validation on ${o.validation} (${o['validation-limit']} problems, greedy), every ${o['eval-every']} steps.`,
-    'Final validation as mean ± standard error over seeds (percent); "own mode" is the method\'s inference (Planner, Critic gate, Solver for SAGE; the Solver alone otherwise); per level in own mode.',
+    `From \`${o.model}\`, ${o.steps} steps a run, seeds 0-${o.repeats - 1}, validation on ${o.validation} (${o['validation-limit']} problems, greedy, the same in every run), every ${o['eval-every']} steps; baseline ${o.baseline}.`,
+    'The final validation, not the best. "Own mode" is the method\'s inference (Planner, Critic gate, Solver for SAGE; the Solver alone otherwise); per level in own mode.',
     '',
     table,
     '',

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { compareChart, compareTable, difference, meanSe, PLANS_WINDOW, summarize, type ComparedRun } from './compare';
+import { compareChart, compareTable, intervalText, meanSe, PLANS_WINDOW, runOutcomes, summarize, type ComparedRun } from './compare';
+import { pairedDifference, pairedGain } from './pairedStats';
 import type { MetricsRecord } from './run';
 import type { StepMetrics } from './loop';
-import type { ValidationResult } from './validation';
+import type { ValidationOutcomes, ValidationResult } from './validation';
 
 const tally = (accuracy: number) => ({ L: { correct: Math.round(100 * accuracy), total: 100, accuracy } });
 const validation = (step: number, solver: number, own?: number, auc?: number): ValidationResult => ({
@@ -22,13 +23,9 @@ function run(method: string, seed: number, steps: number, acc: (after: number) =
 }
 
 describe('a comparison over seeds', () => {
-  it('mean and standard error against hand values; a difference in standard errors', () => {
+  it('mean and standard error against hand values', () => {
     expect(meanSe([0.2, 0.4, 0.6])).toEqual({ mean: expect.closeTo(0.4, 12), se: expect.closeTo(0.2 / Math.sqrt(3), 12), n: 3 });
     expect(meanSe([0.5])).toEqual({ mean: 0.5, se: null, n: 1 });
-    const d = difference({ mean: 0.5, se: 0.03, n: 3 }, { mean: 0.4, se: 0.04, n: 3 });
-    expect(d.diff).toBeCloseTo(0.1, 12);
-    expect(d.se).toBeCloseTo(0.05, 12);
-    expect(d.z).toBeCloseTo(2, 12);
   });
 
   it('summarises the final validation in the method’s own mode, up to the shortest run, per level, with curves at common steps', () => {
@@ -38,7 +35,7 @@ describe('a comparison over seeds', () => {
       run('rlvr', 0, 4, () => 0.3, false),
       run('rlvr', 1, 4, () => 0.5, false),
     ];
-    const [sage, rlvr] = summarize(runs);
+    const [sage, rlvr] = summarize(runs, 'rlvr');
     expect(sage!.steps).toBe(4);
     // Final = after step 4 for both seeds (the longer run's step-6 validation is beyond the shortest).
     expect(sage!.final.solver.mean).toBeCloseTo((0.3 + 0.4) / 2, 12);
@@ -47,15 +44,20 @@ describe('a comparison over seeds', () => {
     expect(sage!.final.problemAuc!.mean).toBeCloseTo(0.8, 12);
     expect(sage!.final.planShown!.mean).toBe(0.5);
     expect(sage!.start.own.mean).toBeCloseTo((0.2 + 0.3) / 2, 12);
+    expect(sage!.start.solver.mean).toBeCloseTo((0.1 + 0.2) / 2, 12);
     expect(sage!.curve.map((c) => c.after)).toEqual([0, 2, 4]);
     expect(sage!.bank.map((b) => b.after)).toEqual([1, 2, 3, 4]);
     expect(sage!.admitted.mean).toBe(4);
     expect(rlvr!.final.own).toEqual({ mean: expect.closeTo(0.4, 12), se: expect.closeTo(0.1, 12), n: 2 });
     expect(rlvr!.final.problemAuc).toBeNull();
-    const table = compareTable([sage!, rlvr!], 'rlvr');
-    expect(table.split('\n')[0]).toContain('vs rlvr');
-    // SAGE's 45 ± 5 against RLVR's 40 ± 10: +5.0 points, 0.4 standard errors.
-    expect(table).toMatch(/\| sage \| 2 \| 4 \| 25\.0 ± 5\.0 \| 45\.0 ± 5\.0 \| 35\.0 ± 5\.0 \| .* \| \+5\.0 \(0\.4 SE\) \|/);
+    // Records without per-problem outcomes: no paired figures, plain differences of means, said so.
+    expect(sage!.paired).toBeNull();
+    const table = compareTable([sage!, rlvr!]);
+    expect(table.split('\n')[0]).toContain('vs rlvr (own mode)');
+    // SAGE 25 → 45 (+20.0) in own mode, 15 → 35 alone; against RLVR's 40 and 40: +5.0 and -5.0.
+    expect(table).toMatch(/\| sage \| 2 \| - \| 25\.0 ± 5\.0 \| 45\.0 ± 5\.0 \| \+20\.0 \| \+5\.0 \| 15\.0 ± 5\.0 \| 35\.0 ± 5\.0 \| \+20\.0 \| -5\.0 \|/);
+    expect(table).toContain('sage, rlvr: no per-problem outcomes');
+    expect(table).not.toMatch(/\bSE\)/);
     expect(sage!.curve.map((c) => c.solver.mean)).toEqual([0.15, 0.25, 0.35].map((x) => expect.closeTo(x, 12)));
     const svg = compareChart([sage!, rlvr!]);
     // Three panels (own mode, Solver alone, bank), a band per method in each.
@@ -81,5 +83,119 @@ describe('a comparison over seeds', () => {
     expect(compareTable([sage!])).toContain('75.0 ± 25.0');
     const [old] = summarize([run('sage', 0, steps, () => 0.2, true)]);
     expect(old!.plansRight).toBeNull();
+  });
+});
+
+describe('the Solver\'s practice', () => {
+  it('averages its rollouts a step on seeds and on generated problems over each run\'s steps, then over seeds', () => {
+    const counted = (seed: number, rollouts: (s: number) => { seeds: number; generated: number }): ComparedRun => {
+      const r = run('sage', seed, 4, () => 0.2, true);
+      return { ...r, records: r.records.map((x) => (x.kind === 'step' ? ({ ...x, solverRollouts: { ...rollouts(x.step), tokenShare: null } } as MetricsRecord) : x)) };
+    };
+    // Seed 0: 16 on seeds and 16 generated every step; seed 1: 8 and 24 on steps 0-1, 16 and 16 on steps 2-3.
+    const [sage] = summarize([counted(0, () => ({ seeds: 16, generated: 16 })), counted(1, (s) => (s < 2 ? { seeds: 8, generated: 24 } : { seeds: 16, generated: 16 }))]);
+    expect(sage!.solverRollouts!.seeds).toEqual({ mean: 14, se: 2, n: 2 });
+    expect(sage!.solverRollouts!.generated).toEqual({ mean: 18, se: 2, n: 2 });
+    expect(compareTable([sage!])).toMatch(/\| 14\.0 ± 2\.0 \| 18\.0 ± 2\.0 \|/);
+    // Records from before the rollouts were counted: none.
+    expect(summarize([run('rlvr', 0, 4, () => 0.2, false)])[0]!.solverRollouts).toBeNull();
+  });
+});
+
+describe('paired figures from per-problem outcomes', () => {
+  // Ten problems, p0-p4 at level 1 and p5-p9 at level 3.
+  const ids = Array.from({ length: 10 }, (_, j) => `p${j}`);
+  const level = (j: number) => (j < 5 ? 1 : 3);
+  const lines = (step: number, solver: number[], own?: number[]): ValidationOutcomes[] => {
+    const problems = (v: number[]) => v.map((verdict, j) => ({ id: ids[j]!, source: 'curriculum', level: level(j), verdict, answer: null }));
+    return [{ step, mode: 'solver', problems: problems(solver) }, ...(own ? [{ step, mode: 'planned' as const, problems: problems(own) }] : [])];
+  };
+  const tallies = (v: number[]) => {
+    const right = v.map((x) => (x >= 1 ? 1 : 0));
+    const at = (l: number) => right.filter((_, j) => level(j) === l);
+    const t = (xs: number[]) => ({ correct: xs.reduce((a, b) => a + b, 0), total: xs.length, accuracy: xs.reduce((a, b) => a + b, 0) / xs.length });
+    return { ...t(right), perSource: {}, perLevel: { '1': t(at(1)), '3': t(at(3)) } };
+  };
+  const result = (step: number, solver: number[], own?: number[]): ValidationResult => {
+    const { correct: _c, total: _t, ...alone } = tallies(solver);
+    const planned = own && (({ correct: _c2, total: _t2, ...rest }) => ({ ...rest, planShown: 0.5 }))(tallies(own));
+    return { step, ...alone, ...(planned ? { planned } : {}) };
+  };
+  /** A run of 3 steps validated before the first and after the last, right as given (own: the planned mode). */
+  const outcomeRun = (method: string, seed: number, start: number[][], final: number[][]): ComparedRun => ({
+    method,
+    seed,
+    records: [
+      { kind: 'validation', step: 0, validation: result(0, start[0]!, start[1]) },
+      ...[0, 1, 2].map((s) => step(s, s, s === 2 ? result(3, final[0]!, final[1]) : undefined)),
+    ],
+    outcomes: [...lines(0, start[0]!, start[1]), ...lines(3, final[0]!, final[1])],
+  });
+  const v = (bits: string) => [...bits].map(Number);
+  // SAGE: two seeds, Solver alone and planned; a code problem's partial verdict (0.5) counts as wrong.
+  const sage = [
+    outcomeRun('sage', 0, [v('1100000000'), v('1000000000')], [v('1110010000'), v('1111010000')]),
+    outcomeRun('sage', 1, [v('1000000000'), v('1000000000')], [v('1100000000'), [1, 1, 1, 0.5, 0, 1, 1, 0, 0, 0]]),
+  ];
+  const rlvr = [outcomeRun('rlvr', 0, [v('1100000000')], [v('1111000000')]), outcomeRun('rlvr', 1, [v('1000000000')], [v('1110100000')])];
+  const correct = (bits: number[]) => new Map(bits.map((x, j) => [ids[j]!, x >= 1 ? 1 : 0]));
+
+  it('reads each run\'s start and final outcomes per mode, the last line of a step validated twice', () => {
+    const o = runOutcomes([...lines(0, v('1000000000')), ...lines(3, v('0000000000')), ...lines(3, v('0000000001'))], 0, 3)!;
+    expect([...o.final.solver.values()]).toEqual(v('0000000001'));
+    // No planned mode: the own mode is the Solver alone.
+    expect(o.final.own).toEqual(o.final.solver);
+    expect(o.levels.get('p7')).toBe('3');
+    expect(runOutcomes(lines(0, v('1000000000')), 0, 3)).toBeNull();
+  });
+
+  it('gain and difference from the baseline, overall and per level, each the paired bootstrap of the runs\' outcomes', () => {
+    const [s, r] = summarize([...sage, ...rlvr], 'rlvr');
+    const finals = (runs: ComparedRun[], mode: 0 | 1) => runs.map((x) => correct((x.outcomes!.filter((l) => l.step === 3)[mode] ?? x.outcomes!.filter((l) => l.step === 3)[0]!).problems.map((p) => p.verdict)));
+    const starts = (runs: ComparedRun[], mode: 0 | 1) => runs.map((x) => correct((x.outcomes!.filter((l) => l.step === 0)[mode] ?? x.outcomes!.filter((l) => l.step === 0)[0]!).problems.map((p) => p.verdict)));
+    // By hand: SAGE's own mode 1/10 in both seeds → 5/10 in both (seed 1's 0.5 verdict wrong), a gain of
+    // +40 points; RLVR (own mode = the Solver alone) (2 + 1)/20 = 15% → (4 + 4)/20 = 40%, +25; SAGE − RLVR
+    // at the end: +10 points.
+    expect(s!.paired!.own.gain!.estimate).toBeCloseTo(0.4, 12);
+    expect(s!.paired!.own.vsBaseline!.estimate).toBeCloseTo(0.1, 12);
+    expect(s!.paired!.own.vsBaseline!.estimate).toBeCloseTo(s!.final.own.mean - r!.final.own.mean, 12);
+    expect(s!.paired!.own.gain).toEqual(pairedGain(starts(sage, 1), finals(sage, 1)));
+    expect(s!.paired!.own.vsBaseline).toEqual(pairedDifference(finals(sage, 1), finals(rlvr, 0)));
+    expect(s!.paired!.solver.vsBaseline).toEqual(pairedDifference(finals(sage, 0), finals(rlvr, 0)));
+    expect(Object.keys(s!.paired!.perLevel)).toEqual(['1', '3']);
+    const level3 = new Set(ids.slice(5));
+    expect(s!.paired!.perLevel['3']!.vsBaseline).toEqual(pairedDifference(finals(sage, 1), finals(rlvr, 0), level3));
+    // Level 3 by hand: SAGE right on 1 and 2 of the 5 level-3 problems at the end, RLVR on none: +30 points.
+    expect(s!.paired!.perLevel['3']!.vsBaseline).toMatchObject({ estimate: expect.closeTo(0.3, 12), problems: 5, seeds: [2, 2] });
+    expect(r!.paired!.own.vsBaseline).toBeNull();
+    expect(r!.paired!.own.gain!.estimate).toBeCloseTo(0.25, 12);
+
+    const table = compareTable([s!, r!]);
+    expect(table).toContain(`| sage | 2 | 10 | 10.0 ± 0.0 | 50.0 ± 0.0 | ${intervalText(s!.paired!.own.gain!)} | ${intervalText(s!.paired!.own.vsBaseline!)} |`);
+    expect(table).toContain(`| sage | 3 | 5 | 30.0 ± 10.0 | ${intervalText(s!.paired!.perLevel['3']!.gain!)} | ${intervalText(s!.paired!.perLevel['3']!.vsBaseline!)} |`);
+    expect(table).toContain('paired bootstrap');
+    expect(table).not.toContain('no per-problem outcomes');
+    // Two seeds a side: no figure rests on the problems' sampling alone.
+    expect(table).not.toContain('†');
+  });
+
+  it('says where a figure rests on one seed, and where the baseline has no outcomes', () => {
+    const [s] = summarize([sage[0]!, rlvr[0]!], 'rlvr');
+    expect(s!.paired!.own.vsBaseline).toMatchObject({ seeds: [1, 1], seedsResampled: false });
+    const table = compareTable(summarize([sage[0]!, rlvr[0]!], 'rlvr'));
+    expect(table).toContain('†');
+    expect(table).toContain('one seed a side');
+    const { outcomes: _o, ...old } = rlvr[0]!;
+    const [s2, r2] = summarize([sage[0]!, old], 'rlvr');
+    expect(s2!.paired!.own.vsBaseline).toBeNull();
+    expect(s2!.paired!.own.gain).not.toBeNull();
+    expect(r2!.paired).toBeNull();
+    expect(compareTable([s2!, r2!])).toContain('rlvr: no per-problem outcomes');
+  });
+
+  it('marks a figure whose interval covers 0 as inside the noise, and only those', () => {
+    const i = { estimate: 0.0125, lo: -0.01, hi: 0.035, se: 0.01, insideNoise: true, problems: 400, seeds: [5, 5], seedsResampled: true, resamples: 2000 };
+    expect(intervalText(i)).toBe('+1.3 [-1.0, +3.5] inside the noise');
+    expect(intervalText({ ...i, lo: 0.005, insideNoise: false, seedsResampled: false })).toBe('+1.3 [+0.5, +3.5]†');
   });
 });

@@ -1,19 +1,24 @@
 /**
- * A comparison of methods over seeds, from the runs' metrics records: per method the mean
- * and standard error over seeds of the final validation (the method's own mode and the
- * Solver alone, overall and per level), the Critic's AUC and the bank's growth, curves of
- * the mean with its band, and each method's difference from a baseline in standard errors.
- * The final validation, not the best: picking the best of several on the held-out split
- * would report the noise's maximum. Pure data: the CLI and the lab draw it.
+ * A comparison of methods over seeds, from the runs' records: per method the start and the
+ * final validation (the method's own mode and the Solver alone, overall and per level) as
+ * mean ± standard error over seeds, the Critic's AUC and the bank's growth, curves of the mean
+ * with its band; and, from the per-problem outcomes, each method's gain from its start and its
+ * difference from a baseline with a 95% interval of a paired bootstrap over problems and seeds
+ * (pairedStats.ts), overall and per level. The final validation, not the best: picking the
+ * best of several on the held-out split would report the noise's maximum. Pure data: the CLI
+ * and the lab draw it.
  */
 import { mean, sampleStd } from '../util/stats';
+import { isRight, pairedDifference, pairedGain, type Correct, type Interval } from './pairedStats';
 import type { MetricsRecord } from './run';
-import { ownAccuracy, type ValidationResult } from './validation';
+import { ownAccuracy, type ValidationOutcomes, type ValidationResult } from './validation';
 
 export interface ComparedRun {
   method: string;
   seed: number;
   records: readonly MetricsRecord[];
+  /** Its outcomes.jsonl: every held-out problem's result at every validation (absent in records from before they were kept). */
+  outcomes?: readonly ValidationOutcomes[];
 }
 
 /** Mean and standard error of the mean (sample standard deviation / √n; null for one run). */
@@ -39,12 +44,77 @@ function validations(records: readonly MetricsRecord[]): Point[] {
   return records.flatMap((r) => (r.kind === 'validation' ? [{ after: r.step, v: r.validation }] : r.validation ? [{ after: r.step + 1, v: r.validation }] : []));
 }
 
+/** A run's correctness on each held-out problem at one validation: the method's own mode and the Solver alone. */
+export interface ModeOutcomes {
+  own: Correct;
+  solver: Correct;
+}
+
+/** What a run gives the paired figures: its first and final validation's outcomes, and each problem's level. */
+export interface RunOutcomes {
+  start: ModeOutcomes;
+  final: ModeOutcomes;
+  levels: ReadonlyMap<string, string>;
+}
+
+/**
+ * A run's outcomes at the validations made after `start` and `final` steps; null where either
+ * has no Solver-alone line (records from before outcomes were kept). The own mode is the
+ * planned one where the method has it, as ownAccuracy reads the tallies.
+ */
+export function runOutcomes(lines: readonly ValidationOutcomes[], start: number, final: number): RunOutcomes | null {
+  const levels = new Map<string, string>();
+  const at = (step: number): ModeOutcomes | null => {
+    // The last line of a step and mode: a run resumed before its checkpoint may have validated that step twice.
+    const line = (mode: ValidationOutcomes['mode']) => lines.filter((l) => l.step === step && l.mode === mode).at(-1);
+    const correct = (l: ValidationOutcomes) => new Map(l.problems.map((p) => [p.id, isRight(p.verdict)]));
+    const solver = line('solver');
+    if (!solver) return null;
+    const planned = line('planned');
+    for (const p of [...solver.problems, ...(planned?.problems ?? [])]) if (p.level !== undefined) levels.set(p.id, String(p.level));
+    return { own: correct(planned ?? solver), solver: correct(solver) };
+  };
+  const s = at(start);
+  const f = at(final);
+  return s && f ? { start: s, final: f, levels } : null;
+}
+
+/** A method's gain from its start in one mode, and its difference from the baseline's final in the same mode. */
+export interface PairedFigures {
+  gain: Interval | null;
+  /** Null for the baseline itself, or where the baseline's runs have no outcomes. */
+  vsBaseline: Interval | null;
+}
+
+/** The paired figures of a method (pairedStats.ts: 95% percentile intervals over problems and seeds). */
+export interface PairedSummary {
+  own: PairedFigures;
+  solver: PairedFigures;
+  /** Per level, in the method's own mode. */
+  perLevel: Record<string, PairedFigures>;
+}
+
+/** A method's paired figures from its runs' outcomes, against the baseline's runs (null: none to compare with). */
+export function pairedSummary(mine: readonly RunOutcomes[], base: readonly RunOutcomes[] | null): PairedSummary {
+  const mode = (m: keyof ModeOutcomes, within?: ReadonlySet<string>): PairedFigures => ({
+    gain: pairedGain(mine.map((r) => r.start[m]), mine.map((r) => r.final[m]), within),
+    vsBaseline: base ? pairedDifference(mine.map((r) => r.final[m]), base.map((r) => r.final[m]), within) : null,
+  });
+  const byLevel = new Map<string, Set<string>>();
+  for (const r of mine) for (const [id, level] of r.levels) byLevel.set(level, (byLevel.get(level) ?? new Set()).add(id));
+  return {
+    own: mode('own'),
+    solver: mode('solver'),
+    perLevel: Object.fromEntries([...byLevel.keys()].sort().map((level) => [level, mode('own', byLevel.get(level))])),
+  };
+}
+
 export interface MethodSummary {
   method: string;
   seeds: number[];
   /** Loop steps of the shortest run: what every figure below has in common. */
   steps: number;
-  start: { own: MeanSe };
+  start: { own: MeanSe; solver: MeanSe };
   final: {
     own: MeanSe;
     solver: MeanSe;
@@ -58,9 +128,19 @@ export interface MethodSummary {
   admitted: MeanSe;
   /** Of the plans the environment could read over each run's last PLANS_WINDOW steps, the share computing the answer (null: no such plans, or records before the metric). */
   plansRight: MeanSe | null;
+  /**
+   * The Solver's training rollouts a step on seeds and on generated problems, each run's mean
+   * over its steps, then over seeds: how much practice on the seeds a method gives up for its
+   * generated problems (null: records from before they were counted).
+   */
+  solverRollouts: { seeds: MeanSe; generated: MeanSe } | null;
   /** At each validation every run made: the own-mode accuracy, and the bank size. */
   curve: { after: number; own: MeanSe; solver: MeanSe }[];
   bank: { after: number; size: MeanSe }[];
+  /** The baseline the paired differences are taken from (null: none given, or not among the methods). */
+  baseline: string | null;
+  /** From the per-problem outcomes; null where a run of the method (or of the baseline, for its differences) has none. */
+  paired: PairedSummary | null;
 }
 
 const defined = <T>(xs: readonly (T | null | undefined)[]): T[] => xs.filter((x): x is T => x !== null && x !== undefined);
@@ -68,15 +148,23 @@ const defined = <T>(xs: readonly (T | null | undefined)[]): T[] => xs.filter((x)
 /** Steps at the end of a run over which the share of right plans is averaged: one step's few plans are noise. */
 export const PLANS_WINDOW = 10;
 
-export function summarize(runs: readonly ComparedRun[]): MethodSummary[] {
+/**
+ * Each method's summary; with a `baseline` among the methods, every other method's paired
+ * differences from it (each method at its own final validation).
+ */
+export function summarize(runs: readonly ComparedRun[], baseline?: string): MethodSummary[] {
   const methods = [...new Set(runs.map((r) => r.method))];
-  return methods.map((method) => {
+  const base = baseline !== undefined && methods.includes(baseline) ? baseline : null;
+  const summaries = methods.map((method) => {
     const mine = runs.filter((r) => r.method === method);
     const points = mine.map((r) => validations(r.records));
     const stepsOf = (r: ComparedRun) => r.records.filter((x) => x.kind === 'step').length;
     const steps = Math.min(...mine.map(stepsOf));
     // The last validation each run made at or before the shortest run's end.
-    const finals = defined(points.map((ps) => ps.filter((p) => p.after <= steps).at(-1)?.v));
+    const finalPoints = points.map((ps) => ps.filter((p) => p.after <= steps).at(-1));
+    const finals = defined(finalPoints.map((p) => p?.v));
+    // Every run's outcomes at its first and final validation, or none for the method.
+    const outcomes = mine.map((r, i) => (r.outcomes && points[i]![0] && finalPoints[i] ? runOutcomes(r.outcomes, points[i]![0]!.after, finalPoints[i]!.after) : null));
     const common = [...new Set(points.flatMap((ps) => ps.map((p) => p.after)))].filter((a) => a <= steps && points.every((ps) => ps.some((p) => p.after === a))).sort((a, b) => a - b);
     const at = (a: number) => points.map((ps) => ps.find((p) => p.after === a)!.v);
     const levels = [...new Set(finals.flatMap((v) => Object.keys((v.planned ?? v).perLevel)))].sort();
@@ -85,12 +173,16 @@ export function summarize(runs: readonly ComparedRun[]): MethodSummary[] {
       return d.length ? meanSe(d) : null;
     };
     const stepsRecords = mine.map((r) => r.records.filter((x): x is Extract<MetricsRecord, { kind: 'step' }> => x.kind === 'step'));
+    const rollouts = defined(stepsRecords.map((rs) => {
+      const counted = defined(rs.filter((x) => x.step < steps).map((x) => x.solverRollouts));
+      return counted.length ? { seeds: mean(counted.map((c) => c.seeds)), generated: mean(counted.map((c) => c.generated)) } : null;
+    }));
     const bankSteps = [...new Set(stepsRecords.flatMap((rs) => rs.map((x) => x.step + 1)))].filter((a) => a <= steps).sort((a, b) => a - b);
     return {
       method,
       seeds: mine.map((r) => r.seed),
       steps,
-      start: { own: meanSe(defined(points.map((ps) => ps[0]?.v)).map(ownAccuracy)) },
+      start: { own: meanSe(defined(points.map((ps) => ps[0]?.v)).map(ownAccuracy)), solver: meanSe(defined(points.map((ps) => ps[0]?.v.accuracy))) },
       final: {
         own: meanSe(finals.map(ownAccuracy)),
         solver: meanSe(finals.map((v) => v.accuracy)),
@@ -104,34 +196,89 @@ export function summarize(runs: readonly ComparedRun[]): MethodSummary[] {
         const window = defined(rs.filter((x) => x.step < steps && x.step >= steps - PLANS_WINDOW).map((x) => x.plansRight));
         return window.length ? mean(window) : null;
       })),
+      solverRollouts: rollouts.length ? { seeds: meanSe(rollouts.map((r) => r.seeds)), generated: meanSe(rollouts.map((r) => r.generated)) } : null,
       curve: common.map((after) => ({ after, own: meanSe(at(after).map(ownAccuracy)), solver: meanSe(at(after).map((v) => v.accuracy)) })),
       bank: bankSteps.map((after) => ({ after, size: meanSe(defined(stepsRecords.map((rs) => rs.find((x) => x.step + 1 === after)?.bank.size))) })),
+      baseline: base,
+      outcomes: outcomes.every((o) => o !== null) ? (outcomes as RunOutcomes[]) : null,
     };
   });
-}
-
-/** a − b with the standard error of a difference of independent means, and how many of them it is. */
-export function difference(a: MeanSe, b: MeanSe): { diff: number; se: number | null; z: number | null } {
-  const diff = a.mean - b.mean;
-  if (a.se === null || b.se === null) return { diff, se: null, z: null };
-  const se = Math.sqrt(a.se ** 2 + b.se ** 2);
-  return { diff, se, z: se > 0 ? diff / se : null };
+  const baseOutcomes = summaries.find((s) => s.method === base)?.outcomes ?? null;
+  return summaries.map(({ outcomes, ...s }) => ({ ...s, paired: outcomes && pairedSummary(outcomes, s.method === base ? null : baseOutcomes) }));
 }
 
 const pct = (m: MeanSe | null | undefined) => (!m || !m.n ? '-' : `${(100 * m.mean).toFixed(1)}${m.se === null ? '' : ` ± ${(100 * m.se).toFixed(1)}`}`);
 const num = (m: MeanSe | null | undefined, digits = 2) => (!m || !m.n ? '-' : `${m.mean.toFixed(digits)}${m.se === null ? '' : ` ± ${m.se.toFixed(digits)}`}`);
+/** A share as signed points. */
+const points = (x: number) => {
+  const t = (100 * x).toFixed(1);
+  return t === '-0.0' ? '+0.0' : t.startsWith('-') ? t : `+${t}`;
+};
 
-/** The comparison as a Markdown table: percentages as mean ± standard error over seeds. */
-export function compareTable(summaries: readonly MethodSummary[], baseline?: string): string {
+/** A paired figure in points: the estimate, its 95% interval, † where only the problems were resampled (one seed a side), and "inside the noise" where the interval covers 0. */
+export function intervalText(i: Interval): string {
+  return `${points(i.estimate)} [${points(i.lo)}, ${points(i.hi)}]${i.seedsResampled ? '' : '†'}${i.insideNoise ? ' inside the noise' : ''}`;
+}
+
+/** What a comparison's table says of its figures, under the table. */
+function notes(summaries: readonly MethodSummary[]): string[] {
+  const intervals = summaries.flatMap((s) => (s.paired ? [s.paired.own, s.paired.solver, ...Object.values(s.paired.perLevel)].flatMap((f) => [f.gain, f.vsBaseline]) : []));
+  const unpaired = summaries.filter((s) => !s.paired).map((s) => s.method);
+  return [
+    'Percent. Start and final: mean ± standard error over seeds. Gain (final − start, the same runs) and the difference from the baseline: points, with the 95% interval of a paired bootstrap ' +
+      `over problems and seeds in brackets (${intervals[0]?.resamples ?? 'no'} resamples; the same problem draw for both sides); "inside the noise" where it covers 0.`,
+    ...(intervals.some((i) => i && !i.seedsResampled) ? ['† one seed a side: the interval covers the sampling of the problems only, not the spread between seeds.'] : []),
+    ...(unpaired.length ? [`${unpaired.join(', ')}: no per-problem outcomes in the records (kept before they were), so no paired interval: gain and difference are plain differences of means.`] : []),
+  ];
+}
+
+const markdown = (head: string[], rows: string[][]) =>
+  [`| ${head.join(' | ')} |`, `|${head.map((_, i) => (i === 0 ? '---' : '--:')).join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+
+/**
+ * The comparison as Markdown: accuracy (start, final, gain, difference from the baseline, in
+ * the own mode and the Solver alone), the same per level in the own mode, the methods' other
+ * figures, and notes on what the numbers are.
+ */
+export function compareTable(summaries: readonly MethodSummary[]): string {
+  const base = summaries.find((s) => s.method === s.baseline);
+  const vsHead = (mode: string) => (base ? [`vs ${base.method} (${mode})`] : []);
+  const gain = (s: MethodSummary, mode: 'own' | 'solver') => {
+    const i = s.paired?.[mode].gain;
+    return i ? intervalText(i) : s.paired ? '-' : points(s.final[mode].mean - s.start[mode].mean);
+  };
+  const vs = (s: MethodSummary, mode: 'own' | 'solver', level?: string) => {
+    if (!base) return [];
+    if (s === base) return ['-'];
+    const i = level === undefined ? s.paired?.[mode].vsBaseline : s.paired?.perLevel[level]?.vsBaseline;
+    if (i) return [intervalText(i)];
+    const mine = level === undefined ? s.final[mode] : s.final.perLevel[level];
+    const theirs = level === undefined ? base.final[mode] : base.final.perLevel[level];
+    return [mine?.n && theirs?.n ? points(mine.mean - theirs.mean) : '-'];
+  };
+  const accuracy = markdown(
+    ['method', 'seeds', 'problems', 'start (own mode)', 'final (own mode)', 'gain (own mode)', ...vsHead('own mode'), 'start (Solver alone)', 'final (Solver alone)', 'gain (Solver alone)', ...vsHead('Solver alone')],
+    summaries.map((s) => [
+      s.method, String(s.seeds.length), String(s.paired?.own.gain?.problems ?? '-'),
+      pct(s.start.own), pct(s.final.own), gain(s, 'own'), ...vs(s, 'own'),
+      pct(s.start.solver), pct(s.final.solver), gain(s, 'solver'), ...vs(s, 'solver'),
+    ]),
+  );
   const levels = [...new Set(summaries.flatMap((s) => Object.keys(s.final.perLevel)))].sort();
-  const base = summaries.find((s) => s.method === baseline);
-  const head = ['method', 'seeds', 'steps', 'start', 'final (own mode)', 'Solver alone', ...levels.map((l) => `L${l}`), ...(base ? [`vs ${base.method}`] : []), 'plans shown', `plans right (last ${PLANS_WINDOW} steps)`, 'Critic AUC problems', 'Critic AUC plans', 'admitted'];
-  const rows = summaries.map((s) => {
-    const d = base && base !== s ? difference(s.final.own, base.final.own) : null;
-    const vs = base ? [d ? `${d.diff >= 0 ? '+' : ''}${(100 * d.diff).toFixed(1)}${d.z === null ? '' : ` (${d.z.toFixed(1)} SE)`}` : '-'] : [];
-    return [s.method, String(s.seeds.length), String(s.steps), pct(s.start.own), pct(s.final.own), pct(s.final.solver), ...levels.map((l) => pct(s.final.perLevel[l])), ...vs, pct(s.final.planShown), pct(s.plansRight), num(s.final.problemAuc), num(s.final.planAuc), num(s.admitted, 1)];
-  });
-  return [`| ${head.join(' | ')} |`, `|${head.map((_, i) => (i === 0 ? '---' : '--:')).join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+  const perLevel = markdown(
+    ['method', 'level', 'problems', 'final (own mode)', 'gain (own mode)', ...vsHead('own mode')],
+    summaries.flatMap((s) =>
+      levels.map((l) => {
+        const f = s.paired?.perLevel[l];
+        return [s.method, l, String(f?.gain?.problems ?? '-'), pct(s.final.perLevel[l]), f?.gain ? intervalText(f.gain) : '-', ...vs(s, 'own', l)];
+      }),
+    ),
+  );
+  const other = markdown(
+    ['method', 'plans shown', `plans right (last ${PLANS_WINDOW} steps)`, 'Critic AUC problems', 'Critic AUC plans', 'admitted', 'Solver rollouts a step: seeds', 'generated'],
+    summaries.map((s) => [s.method, pct(s.final.planShown), pct(s.plansRight), num(s.final.problemAuc), num(s.final.planAuc), num(s.admitted, 1), num(s.solverRollouts?.seeds, 1), num(s.solverRollouts?.generated, 1)]),
+  );
+  return [accuracy, '', ...(levels.length ? ['Per level:', '', perLevel, ''] : []), other, '', ...notes(summaries)].join('\n');
 }
 
 const COLOURS = ['#2563eb', '#dc2626', '#16a34a', '#9333ea', '#ea580c', '#0891b2'];
@@ -142,8 +289,10 @@ export type ChartSeries = Pick<MethodSummary, 'method' | 'seeds' | 'bank'> & { c
 /**
  * The panels as one SVG, two a row: the held-out accuracy in each method's own mode, the
  * Solver alone (when any run recorded it: it differs from the own mode where plans are
- * shown), and the bank size over steps; each method's mean with a ±1 SE band; the legend in
- * the grid's free cell, or below it. The viewBox lets a page scale it to its width.
+ * shown), and the bank size over steps; each method's mean with a band of ±1 standard error
+ * over its seeds (the spread between seeds only: the sampling of the problems is in the
+ * table's paired intervals, not here), titled so; the legend in the grid's free cell, or
+ * below it. The viewBox lets a page scale it to its width.
  */
 export function compareChart(summaries: readonly ChartSeries[]): string {
   const PW = 480;
@@ -191,9 +340,9 @@ export function compareChart(summaries: readonly ChartSeries[]): string {
     summaries.map((s, i) => ({ colour: colour(i), points: s.curve.flatMap((c) => (pick(c) ? [{ x: c.after, y: pick(c)! }] : [])) }));
   const solver = accuracy((c) => c.solver);
   const panels = [
-    { title: 'Held-out accuracy, own inference mode (mean ± SE)', yLabel: 'accuracy (%)', series: accuracy((c) => c.own), scale: 100 },
-    ...(solver.some((s) => s.points.length) ? [{ title: 'Held-out accuracy, the Solver alone (mean ± SE)', yLabel: 'accuracy (%)', series: solver, scale: 100 }] : []),
-    { title: 'Problem bank (mean ± SE)', yLabel: 'problems', series: summaries.map((s, i) => ({ colour: colour(i), points: s.bank.map((b) => ({ x: b.after, y: b.size })) })), scale: 1 },
+    { title: 'Held-out accuracy, own inference mode (mean ± 1 SE over seeds)', yLabel: 'accuracy (%)', series: accuracy((c) => c.own), scale: 100 },
+    ...(solver.some((s) => s.points.length) ? [{ title: 'Held-out accuracy, the Solver alone (mean ± 1 SE over seeds)', yLabel: 'accuracy (%)', series: solver, scale: 100 }] : []),
+    { title: 'Problem bank (mean ± 1 SE over seeds)', yLabel: 'problems', series: summaries.map((s, i) => ({ colour: colour(i), points: s.bank.map((b) => ({ x: b.after, y: b.size })) })), scale: 1 },
   ];
   const cell = (k: number) => ({ x: (k % 2) * PW, y: Math.floor(k / 2) * PH });
   const labels = summaries.map((s) => `${s.method}${s.seeds.length > 1 ? ` (${s.seeds.length} seeds)` : ''}`);

@@ -79,7 +79,8 @@ export type RunEvent =
   | { type: 'paused'; step: number; phase: Phase | 'step' }
   | { type: 'resumed'; step: number }
   | { type: 'step'; metrics: StepMetrics; transcripts: Transcript[] }
-  | { type: 'validation'; result: ValidationResult; best: boolean }
+  /** With each problem's outcome per mode, for a paired comparison of runs (absent where a run's records predate them). */
+  | { type: 'validation'; result: ValidationResult; best: boolean; outcomes?: ValidationOutcomes[] }
   | { type: 'done'; reason: 'steps' | 'early-stop' | 'stopped'; state: RunState };
 
 /**
@@ -252,7 +253,7 @@ export class Evolution {
     this.state.best = this.early.best;
     this.state.evaluationsWithoutGain = this.early.since;
     if (best) await this.model.saveCheckpoint('best');
-    this.emit({ type: 'validation', result, best });
+    this.emit({ type: 'validation', result, best, outcomes });
     return result;
   }
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { compareChart } from '../sage/compare';
+import { pairedDifference, pairedGain } from '../sage/pairedStats';
 import { compareKept, comparisonKey, comparisonPlan, comparisons, keptSeries, type RunRecord } from './runHistory';
 
 const run = (id: string, method: RunRecord['config']['method'], final: number, admitted: number, steps = 20): RunRecord => ({
@@ -10,7 +11,7 @@ const run = (id: string, method: RunRecord['config']['method'], final: number, a
 });
 
 describe('kept runs compared by method', () => {
-  it('final held-out accuracy and admitted problems as mean ± SE, the difference from RLVR in standard errors', () => {
+  it('start and final held-out accuracy and admitted problems as mean ± SE; no paired figures without per-problem results', () => {
     const rows = compareKept([
       run('a', 'sage', 0.3, 10), run('b', 'sage', 0.5, 20, 30), run('c', 'rlvr', 0.2, 0), run('d', 'rlvr', 0.4, 0),
       // A run that never validated after its start tells nothing.
@@ -18,10 +19,36 @@ describe('kept runs compared by method', () => {
     ]);
     expect(rows.map((r) => r.method)).toEqual(['sage', 'rlvr']);
     const [sage, rlvr] = rows;
-    expect(sage).toMatchObject({ runs: 2, steps: 20, final: { mean: expect.closeTo(0.4, 12), se: expect.closeTo(0.1, 12) }, admitted: { mean: 15, se: 5 } });
-    expect(sage!.vsRlvr!.diff).toBeCloseTo(0.1, 12);
-    expect(sage!.vsRlvr!.z).toBeCloseTo(0.1 / Math.sqrt(0.02), 9);
-    expect(rlvr!.vsRlvr).toBeNull();
+    expect(sage).toMatchObject({ runs: 2, steps: 20, start: { mean: 0.05 }, final: { mean: expect.closeTo(0.4, 12), se: expect.closeTo(0.1, 12) }, admitted: { mean: 15, se: 5 } });
+    expect(sage!.paired).toBeNull();
+    expect(rlvr!.paired).toBeNull();
+  });
+
+  it('pairs each run\'s first and last validation problem by problem, and each method with RLVR', () => {
+    // Six problems, p0-p2 at level 1 and p3-p5 at level 2; '1' right, '0' wrong.
+    const ids = ['p0', 'p1', 'p2', 'p3', 'p4', 'p5'];
+    const levels = ['1', '1', '1', '2', '2', '2'];
+    const kept = (step: number, solver: string, planned: string | null = null) => ({ step, ids, levels, solver, planned });
+    const withOutcomes = (id: string, method: RunRecord['config']['method'], start: [string, string | null], final: [string, string | null]): RunRecord => ({
+      ...run(id, method, 0.5, 0),
+      outcomes: [kept(0, ...start), kept(20, ...final)],
+    });
+    const sage = [withOutcomes('a', 'sage', ['100000', '100000'], ['110000', '111100']), withOutcomes('b', 'sage', ['000000', '100000'], ['100000', '110100'])];
+    const rlvr = [withOutcomes('c', 'rlvr', ['100000', null], ['110000', null]), withOutcomes('d', 'rlvr', ['000000', null], ['111000', null])];
+    const [s, r] = compareKept([...sage, ...rlvr]);
+    const bits = (b: string) => new Map(ids.map((id, j) => [id, Number(b[j])]));
+    // SAGE's own mode (planned) 1/6 → (4 + 3)/12: +5/12; against RLVR's (2 + 3)/12 at the end: +2/12.
+    expect(s!.paired!.own.gain).toEqual(pairedGain([bits('100000'), bits('100000')], [bits('111100'), bits('110100')]));
+    expect(s!.paired!.own.gain!.estimate).toBeCloseTo(5 / 12, 12);
+    expect(s!.paired!.own.vsBaseline).toEqual(pairedDifference([bits('111100'), bits('110100')], [bits('110000'), bits('111000')]));
+    expect(s!.paired!.own.vsBaseline!.estimate).toBeCloseTo(2 / 12, 12);
+    expect(s!.paired!.solver.vsBaseline!.estimate).toBeCloseTo((2 + 1 - 2 - 3) / 12, 12);
+    // Level 2: SAGE right on p3 in both runs, RLVR on none: +1/3 over 3 problems.
+    expect(s!.paired!.perLevel['2']!.vsBaseline).toMatchObject({ estimate: expect.closeTo(1 / 3, 12), problems: 3 });
+    expect(r!.paired!.own.vsBaseline).toBeNull();
+    // A run whose first validation's results were not kept: no paired figures for its method.
+    const [s2] = compareKept([{ ...sage[0]!, outcomes: sage[0]!.outcomes!.slice(1) }, sage[1]!, ...rlvr]);
+    expect(s2!.paired).toBeNull();
   });
 });
 

@@ -1,14 +1,15 @@
 /**
  * The runs kept in this browser: each run's configuration and its compact curves (held-out
  * accuracy, bank size), so earlier runs can be overlaid on the live charts (SAGE vs RLVR vs an
- * ablation) after the page is closed. Weights and transcripts stay in the run's export and the
- * autosave; a record is a few kilobytes even after a thousand steps.
+ * ablation) after the page is closed, and the per-problem results of its first and latest
+ * validation, which a comparison pairs. Weights and transcripts stay in the run's export and
+ * the autosave; a record is a few kilobytes even after a thousand steps.
  */
 import { createStore, del, entries, set } from 'idb-keyval';
-import { difference, meanSe, type ChartSeries, type MeanSe } from '../sage/compare';
+import { meanSe, pairedSummary, type ChartSeries, type MeanSe, type ModeOutcomes, type PairedSummary, type RunOutcomes } from '../sage/compare';
 import type { MethodName } from '../sage/config';
 import type { EvolveSettings } from '../worker/api';
-import type { RunView } from './runView';
+import type { KeptOutcomes, RunView } from './runView';
 
 export interface RunConfig {
   method: MethodName;
@@ -37,6 +38,8 @@ export interface RunRecord {
   endReason: RunView['endReason'];
   /** Whether it ended (or failed) rather than was interrupted with the page. */
   finished: boolean;
+  /** The per-problem results of its first and latest validation (absent in records kept before they were). */
+  outcomes?: KeptOutcomes[];
 }
 
 /** A record of the run as the page shows it now. */
@@ -52,6 +55,7 @@ export function runRecord(id: string, startedAt: number, config: RunConfig, view
     best: view.best ? { step: view.best.step, accuracy: view.best.planned ?? view.best.accuracy } : null,
     endReason: view.endReason,
     finished: view.endReason !== null || view.status === 'done' || view.status === 'error',
+    ...(view.outcomes.length ? { outcomes: view.outcomes } : {}),
   };
 }
 
@@ -84,38 +88,66 @@ export async function listRuns(): Promise<RunRecord[]> {
 export const saveRun = (r: RunRecord): Promise<void> => set(r.id, r, runStore());
 export const deleteRun = (id: string): Promise<void> => del(id, runStore());
 
-/** One method's kept runs compared: the final held-out accuracy (own mode) and the problems admitted, mean ± standard error over runs. */
+/** One method's kept runs compared: the start and final held-out accuracy (own mode) and the problems admitted, mean ± standard error over runs; the paired figures. */
 export interface KeptComparison {
   method: MethodName;
   runs: number;
   /** Steps of the shortest of them. */
   steps: number;
+  start: MeanSe;
   final: MeanSe;
   admitted: MeanSe;
-  /** Against the RLVR runs, where there are some: the difference of means and how many standard errors it is. */
-  vsRlvr: { diff: number; z: number | null } | null;
+  /**
+   * From the runs' per-problem outcomes: the gain from the start, and the difference from the
+   * RLVR runs where there are some (compare.ts); null where a run was kept before outcomes were.
+   */
+  paired: PairedSummary | null;
+}
+
+/** A kept run's outcomes at its first and last validation, as the paired figures read them; null where either is not kept. */
+function keptRunOutcomes(r: RunRecord): RunOutcomes | null {
+  const at = (step: number | undefined): (ModeOutcomes & { kept: KeptOutcomes }) | null => {
+    const k = r.outcomes?.find((o) => o.step === step);
+    if (!k) return null;
+    const correct = (bits: string) => new Map(k.ids.map((id, j) => [id, bits[j] === '1' ? 1 : 0]));
+    const solver = correct(k.solver);
+    return { own: k.planned === null ? solver : correct(k.planned), solver, kept: k };
+  };
+  const start = at(r.validations[0]?.step);
+  const final = at(r.validations[r.validations.length - 1]?.step);
+  if (!start || !final) return null;
+  const levels = new Map<string, string>();
+  for (const k of [start.kept, final.kept]) k.ids.forEach((id, j) => k.levels[j] && levels.set(id, k.levels[j]!));
+  return { start, final, levels };
 }
 
 /**
  * The kept runs with a validation after their first step, grouped by method, as `npm run
- * compare` reports them: the last validation of each (not the best: the best of several
- * held-out evaluations is the noise's maximum), mean ± standard error over the runs.
+ * compare` reports them: the first and last validation of each (not the best: the best of
+ * several held-out evaluations is the noise's maximum), mean ± standard error over the runs,
+ * and the paired figures against RLVR from the per-problem outcomes.
  */
 export function compareKept(runs: readonly RunRecord[]): KeptComparison[] {
   const usable = runs.filter((r) => r.validations.some((v) => v.step > 0));
   const methods = [...new Set(usable.map((r) => r.config.method))];
-  const rows = methods.map((method) => {
+  const outcomesOf = (mine: RunRecord[]) => {
+    const o = mine.map(keptRunOutcomes);
+    return o.every((x) => x !== null) ? (o as RunOutcomes[]) : null;
+  };
+  const rlvr = outcomesOf(usable.filter((r) => r.config.method === 'rlvr'));
+  return methods.map((method) => {
     const mine = usable.filter((r) => r.config.method === method);
+    const outcomes = outcomesOf(mine);
     return {
       method,
       runs: mine.length,
       steps: Math.min(...mine.map((r) => r.steps)),
+      start: meanSe(mine.map((r) => r.validations[0]!.accuracy)),
       final: meanSe(mine.map((r) => r.validations[r.validations.length - 1]!.accuracy)),
       admitted: meanSe(mine.map((r) => r.bank[r.bank.length - 1]?.admitted ?? 0)),
+      paired: outcomes && pairedSummary(outcomes, method === 'rlvr' || !rlvr?.length ? null : rlvr),
     };
   });
-  const rlvr = rows.find((r) => r.method === 'rlvr');
-  return rows.map((r) => ({ ...r, vsRlvr: rlvr && r !== rlvr ? difference(r.final, rlvr.final) : null }));
 }
 
 /**

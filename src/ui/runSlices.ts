@@ -250,7 +250,7 @@ export const runSlice: StateCreator<LabState, [], [], RunSlice> = (set, get) => 
       await get().checkAutosave();
     }
   };
-  /** The records of the autosave the page offers (config, metrics, bank, state). */
+  /** The records of the autosave the page offers (config, metrics, outcomes, bank, state). */
   let savedRecords: CheckpointFile[] = [];
   /** Rebuilds the charts from a run's records, then continues it for the typed number of steps. */
   const resumeWith = async (records: readonly CheckpointFile[], resume: (steps: number) => Promise<EvolveResult>) => {

@@ -149,3 +149,38 @@ describe('a kept run', () => {
     for (const bad of [null, 3, {}, { ...r, bank: 'x' }, { ...r, id: 1 }]) expect(isRunRecord(bad)).toBe(false);
   });
 });
+
+describe('per-problem outcomes in the view', () => {
+  const line = (step: number, mode: 'solver' | 'planned', verdicts: number[]) => ({
+    step, mode, problems: verdicts.map((verdict, j) => ({ id: `p${j}`, source: 'curriculum', ...(j < 2 ? { level: 1 } : {}), verdict, answer: 'x'.repeat(50) })),
+  });
+  const result = (step: number) => ({ step, accuracy: 0.1, perSource: {}, perLevel: {} });
+
+  it('keeps the first validation\'s and the latest\'s as bits per mode, and the kept run holds them', () => {
+    const v = reduceRun(EMPTY_RUN, [
+      { type: 'validation', result: result(0), best: true, outcomes: [line(0, 'solver', [1, 0, 0]), line(0, 'planned', [1, 1, 0])] },
+      { type: 'validation', result: result(2), best: true, outcomes: [line(2, 'solver', [1, 0, 1])] },
+      // A code problem's share of tests passed (0.5) is wrong.
+      { type: 'validation', result: result(4), best: true, outcomes: [line(4, 'solver', [0.5, 1, 1]), line(4, 'planned', [1, 1, 1])] },
+      { type: 'validation', result: result(6), best: false },
+    ]);
+    expect(v.outcomes).toEqual([
+      { step: 0, ids: ['p0', 'p1', 'p2'], levels: ['1', '1', ''], solver: '100', planned: '110' },
+      { step: 4, ids: ['p0', 'p1', 'p2'], levels: ['1', '1', ''], solver: '011', planned: '111' },
+    ]);
+    const config = { method: 'sage' as const, templates: 'compact' as const, settings: {}, seeds: 'a', validation: 'b', model: 'tiny' };
+    expect(runRecord('r', 0, config, v).outcomes).toEqual(v.outcomes);
+    expect(runRecord('r', 0, config, EMPTY_RUN).outcomes).toBeUndefined();
+  });
+
+  it('a resumed run\'s history brings the outcomes of its validations', () => {
+    const files: Record<string, string> = {
+      'metrics.jsonl': [JSON.stringify({ kind: 'validation', step: 0, validation: result(0) }), JSON.stringify({ kind: 'step', ...metrics(0, 1), validation: result(1) })].join('\n'),
+      'outcomes.jsonl': [line(0, 'solver', [0, 0, 1]), line(1, 'solver', [1, 1, 1])].map((l) => JSON.stringify(l)).join('\n'),
+    };
+    const v = reduceRun(EMPTY_RUN, historyEvents((name) => files[name] ?? null));
+    expect(v.outcomes.map((o) => [o.step, o.solver])).toEqual([[0, '001'], [1, '111']]);
+    // Records from before outcomes were kept: none.
+    expect(reduceRun(EMPTY_RUN, historyEvents((name) => (name === 'outcomes.jsonl' ? null : files[name] ?? null))).outcomes).toEqual([]);
+  });
+});

@@ -9,7 +9,7 @@ import type { MethodConfig, RoleName } from '../sage/config';
 import type { Phase, Transcript } from '../sage/loop';
 import type { MetricsRecord } from '../sage/run';
 import { parseJsonl, RUN_FILES } from '../sage/runRecords';
-import { ownAccuracy } from '../sage/validation';
+import { ownAccuracy, type ValidationOutcomes } from '../sage/validation';
 import type { AutosaveInfo, EvolveEvent } from '../worker/api';
 
 export type RunStatus = 'idle' | 'starting' | 'warmup' | 'running' | 'paused' | 'done' | 'error';
@@ -58,6 +58,31 @@ export interface ValidationPoint {
   planAuc: number | null;
 }
 
+/**
+ * One validation's per-problem results as the page keeps them, for the paired comparison of
+ * runs: the problems in order, and per mode a string of '1' (right) and '0' (wrong), a few
+ * hundred bytes where the full outcomes (answers included) are tens of kilobytes.
+ */
+export interface KeptOutcomes {
+  step: number;
+  ids: string[];
+  /** Each problem's level ('' where it has none). */
+  levels: string[];
+  solver: string;
+  /** The method's own mode with plans, where it has one. */
+  planned: string | null;
+}
+
+/** A validation's outcome lines as kept (null without the Solver alone's line). */
+export function keptOutcomes(step: number, lines: readonly ValidationOutcomes[]): KeptOutcomes | null {
+  const line = (mode: ValidationOutcomes['mode']) => lines.filter((l) => l.mode === mode).at(-1);
+  const solver = line('solver');
+  if (!solver) return null;
+  const planned = line('planned');
+  const bits = (l: ValidationOutcomes) => l.problems.map((p) => (p.verdict >= 1 ? '1' : '0')).join('');
+  return { step, ids: solver.problems.map((p) => p.id), levels: solver.problems.map((p) => (p.level === undefined ? '' : String(p.level))), solver: bits(solver), planned: planned ? bits(planned) : null };
+}
+
 /** An admitted problem as the bank table lists it. */
 export interface AdmittedRow {
   id: string;
@@ -86,6 +111,8 @@ export interface RunView {
   transcripts: { step: number; items: Transcript[] }[];
   admitted: AdmittedRow[];
   endReason: 'steps' | 'early-stop' | 'stopped' | null;
+  /** The per-problem outcomes of the first validation and of the latest (what a comparison pairs): at most two. */
+  outcomes: KeptOutcomes[];
   /** The last autosave of this run, or why it failed. */
   autosave: { info?: AutosaveInfo; error?: string } | null;
 }
@@ -105,6 +132,7 @@ export const EMPTY_RUN: RunView = {
   transcripts: [],
   admitted: [],
   endReason: null,
+  outcomes: [],
   autosave: null,
 };
 
@@ -185,6 +213,11 @@ export function reduceRun(view: RunView, events: readonly EvolveEvent[]): RunVie
         };
         v.validations = [...v.validations.filter((p) => p.step !== point.step), point];
         if (e.best) v.best = point;
+        const kept = e.outcomes && keptOutcomes(r.step, e.outcomes);
+        if (kept) {
+          const first = v.outcomes[0];
+          v.outcomes = first && first.step < kept.step ? [first, kept] : [kept];
+        }
         break;
       }
       case 'bank':
@@ -221,14 +254,18 @@ export function stepPhases(method: MethodConfig): Phase[] {
 }
 
 /**
- * The events that rebuild an exported run's history (its metrics and bank), so a resumed run's
- * charts and bank continue where the export left them. Transcripts are not replayed.
+ * The events that rebuild an exported run's history (its metrics, per-problem outcomes and
+ * bank), so a resumed run's charts, bank and comparison continue where the export left them.
+ * Transcripts are not replayed.
  */
 export function historyEvents(read: (name: string) => string | null): EvolveEvent[] {
   const events: EvolveEvent[] = [];
   let best = -1;
+  const outcomesText = read(RUN_FILES.outcomes);
+  const outcomes = outcomesText ? parseJsonl<ValidationOutcomes>(outcomesText, RUN_FILES.outcomes) : [];
   const validation = (result: MetricsRecord['validation'] & object) => {
-    events.push({ type: 'validation', result, best: ownAccuracy(result) > best });
+    const lines = outcomes.filter((o) => o.step === result.step);
+    events.push({ type: 'validation', result, best: ownAccuracy(result) > best, ...(lines.length ? { outcomes: lines } : {}) });
     best = Math.max(best, ownAccuracy(result));
   };
   const metrics = read(RUN_FILES.metrics);

@@ -1,7 +1,8 @@
 import { useEffect, useMemo, useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 import { compareKept, comparisons, keptSeries, runLabel, type RunRecord } from '../runHistory';
-import { compareChart, type MeanSe } from '../../sage/compare';
+import { compareChart, intervalText, type MeanSe } from '../../sage/compare';
+import type { Interval } from '../../sage/pairedStats';
 import { METHODS, type MethodName } from '../../sage/config';
 import { isActive } from '../runView';
 import { pick, useLab } from '../store';
@@ -17,26 +18,31 @@ const settingsText = (r: RunRecord) => {
 };
 
 const meanText = (m: MeanSe, scale = 100, digits = 1) => `${(scale * m.mean).toFixed(digits)}${m.se === null ? '' : ` ± ${(scale * m.se).toFixed(digits)}`}`;
+const figure = (i: Interval | null | undefined) => (i ? intervalText(i) : '—');
 
-/** The latest comparison's finished runs by method: mean ± standard error over seeds, the chart with ±1 SE bands. */
+/** The latest comparison's finished runs by method: start and final, the paired gain and difference from RLVR with their intervals, the chart. */
 function Comparison({ runs }: { runs: RunRecord[] }) {
-  // Grouped and drawn again only when the kept runs change, not at every render.
+  // Grouped, bootstrapped and drawn again only when the kept runs change, not at every render.
   const latest = useMemo(() => comparisons(runs)[0], [runs]);
   const chart = useMemo(() => (latest ? compareChart(keptSeries(latest.runs)) : ''), [latest]);
+  const rows = useMemo(() => (latest ? compareKept(latest.runs) : []), [latest]);
   if (!latest) return null;
-  const rows = compareKept(latest.runs);
   const first = latest.runs[0]!.config;
+  const levels = [...new Set(rows.flatMap((r) => Object.keys(r.paired?.perLevel ?? {})))].sort();
+  const oneSeed = rows.some((r) => r.paired && [r.paired.own.gain, r.paired.own.vsBaseline, r.paired.solver.vsBaseline].some((i) => i && !i.seedsResampled));
+  const unpaired = rows.filter((r) => !r.paired).map((r) => r.method);
   return (
     <div className="runs-table" data-testid="runs-comparison">
       <h3>Comparison</h3>
       <p className="muted small">
-        From {first.model} on {first.seeds}, validated on {first.validation}: the last validation of each run in the method’s own
-        mode, mean ± standard error over its seeds; against RLVR, the difference in points and in standard errors (within two, it
-        is inside the noise). <code>npm run compare</code> runs the same headless.
+        From {first.model} on {first.seeds}, validated on {first.validation}: the first and last validation of each run in the
+        method’s own mode, mean ± standard error over its seeds. The gain (last − first, the same runs) and the difference from
+        RLVR are in points with a 95% interval from a paired bootstrap over problems and seeds; “inside the noise” where it
+        covers 0. <code>npm run compare</code> runs the same headless.
       </p>
       <table className="settings-table">
         <thead>
-          <tr><th>method</th><th>seeds</th><th>steps</th><th>final held-out (%)</th><th>vs RLVR</th><th>admitted</th></tr>
+          <tr><th>method</th><th>seeds</th><th>steps</th><th>start (%)</th><th>final (%)</th><th>gain</th><th>vs RLVR</th><th>vs RLVR, Solver alone</th><th>admitted</th></tr>
         </thead>
         <tbody>
           {rows.map((r) => (
@@ -44,13 +50,33 @@ function Comparison({ runs }: { runs: RunRecord[] }) {
               <td>{r.method}</td>
               <td>{r.runs}</td>
               <td>{r.steps}</td>
+              <td>{meanText(r.start)}</td>
               <td>{meanText(r.final)}</td>
-              <td>{r.vsRlvr ? `${r.vsRlvr.diff >= 0 ? '+' : ''}${(100 * r.vsRlvr.diff).toFixed(1)}${r.vsRlvr.z === null ? '' : ` (${r.vsRlvr.z.toFixed(1)} SE)`}` : '—'}</td>
+              <td>{figure(r.paired?.own.gain)}</td>
+              <td>{figure(r.paired?.own.vsBaseline)}</td>
+              <td>{figure(r.paired?.solver.vsBaseline)}</td>
               <td>{meanText(r.admitted, 1, 1)}</td>
             </tr>
           ))}
         </tbody>
       </table>
+      {levels.length > 0 && rows.some((r) => r.paired?.own.vsBaseline) && (
+        <table className="settings-table" data-testid="comparison-levels">
+          <thead>
+            <tr><th>vs RLVR per level</th>{levels.map((l) => <th key={l}>level {l}</th>)}</tr>
+          </thead>
+          <tbody>
+            {rows.filter((r) => r.paired?.own.vsBaseline).map((r) => (
+              <tr key={r.method}>
+                <td>{r.method}</td>
+                {levels.map((l) => <td key={l}>{figure(r.paired!.perLevel[l]?.vsBaseline)}</td>)}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {oneSeed && <p className="muted small">† one seed a side: the interval covers the sampling of the problems only.</p>}
+      {unpaired.length > 0 && <p className="muted small">{unpaired.join(', ')}: runs kept before per-problem results were, so no paired interval.</p>}
       {/* The chart is the one `npm run compare` writes, drawn from the kept curves (method names only: no user text in it). */}
       <div className="comparison-chart" data-testid="comparison-chart" dangerouslySetInnerHTML={{ __html: chart }} />
     </div>
