@@ -1,6 +1,6 @@
 import { expect, test } from '@playwright/test';
 
-test('a comparison in the lab: methods × seeds from one start, one after another, reported as mean ± SE with bands', async ({ page }) => {
+test('a comparison in the lab: methods × seeds from one start, one after another, reported with paired intervals and bands', async ({ page }) => {
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(e.message));
   await page.goto('/');
@@ -24,6 +24,8 @@ test('a comparison in the lab: methods × seeds from one start, one after anothe
   await expect(page.getByTestId('compare-error')).toHaveCount(0);
   await expect(page.getByTestId('run-row')).toHaveCount(4);
   for (const m of ['sage', 'rlvr']) await expect(page.getByTestId(`comparison-${m}`)).toContainText(new RegExp(`^${m}2\\s*1\\s*\\d+\\.\\d ± \\d+\\.\\d`));
+  // The gain and the difference from RLVR with their paired intervals, from the runs' per-problem results.
+  await expect(page.getByTestId('comparison-sage')).toContainText(/[+-]\d+\.\d \[[+-]\d+\.\d, [+-]\d+\.\d\].*[+-]\d+\.\d \[[+-]\d+\.\d, [+-]\d+\.\d\]/);
   // A band per method in each panel: own mode, the Solver alone, the bank.
   await expect(page.getByTestId('comparison-chart').locator('polygon')).toHaveCount(6);
   await expect(page.getByTestId('comparison-chart')).toContainText('the Solver alone');
@@ -33,12 +35,13 @@ test('a comparison in the lab: methods × seeds from one start, one after anothe
     const open = indexedDB.open('sage-lab-runs');
     const db = await new Promise<IDBDatabase>((ok, fail) => ((open.onsuccess = () => ok(open.result)), (open.onerror = () => fail(open.error))));
     const all = db.transaction('runs').objectStore('runs').getAll();
-    const rows = await new Promise<{ config: { method: string; model: string; comparison?: string; settings: { seed?: number; patience?: number } } }[]>((ok) => (all.onsuccess = () => ok(all.result)));
-    return rows.map((r) => r.config);
+    const rows = await new Promise<{ config: { method: string; model: string; comparison?: string; settings: { seed?: number; patience?: number } }; outcomes?: { step: number; solver: string }[] }[]>((ok) => (all.onsuccess = () => ok(all.result)));
+    return rows.map((r) => ({ ...r.config, kept: r.outcomes?.map((o) => `${o.step}:${o.solver.length}`) }));
   });
   expect(configs.map((c) => `${c.method}:${c.settings.seed}`).sort()).toEqual(['rlvr:0', 'rlvr:1', 'sage:0', 'sage:1']);
   expect(new Set(configs.map((c) => c.comparison)).size).toBe(1);
-  for (const c of configs) expect(c).toMatchObject({ model: 'tiny-curriculum', settings: { patience: 2 } });
+  // Each run keeps its first and last validation's results on the 4 problems.
+  for (const c of configs) expect(c).toMatchObject({ model: 'tiny-curriculum', settings: { patience: 2 }, kept: ['0:4', '1:4'] });
 
   // The same comparison again has nothing left to run; one more seed runs two more.
   await page.getByTestId('compare-seeds').fill('3');
