@@ -57,6 +57,7 @@ describe('a comparison over seeds', () => {
     // SAGE 25 → 45 (+20.0) in own mode, 15 → 35 alone; against RLVR's 40 and 40: +5.0 and -5.0.
     expect(table).toMatch(/\| sage \| 2 \| - \| 25\.0 ± 5\.0 \| 45\.0 ± 5\.0 \| \+20\.0 \| \+5\.0 \| 15\.0 ± 5\.0 \| 35\.0 ± 5\.0 \| \+20\.0 \| -5\.0 \|/);
     expect(table).toContain('sage, rlvr: no per-problem outcomes');
+    expect(table).not.toContain('bootstrap');
     expect(table).not.toMatch(/\bSE\)/);
     expect(sage!.curve.map((c) => c.solver.mean)).toEqual([0.15, 0.25, 0.35].map((x) => expect.closeTo(x, 12)));
     const svg = compareChart([sage!, rlvr!]);

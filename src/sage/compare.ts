@@ -9,7 +9,7 @@
  * and the lab draw it.
  */
 import { mean, sampleStd } from '../util/stats';
-import { isRight, pairedDifference, pairedGain, type Correct, type Interval } from './pairedStats';
+import { isRight, pairedDifference, pairedGain, RESAMPLES, type Correct, type Interval } from './pairedStats';
 import type { MetricsRecord } from './run';
 import { ownAccuracy, type ValidationOutcomes, type ValidationResult } from './validation';
 
@@ -222,12 +222,14 @@ export function intervalText(i: Interval): string {
 
 /** What a comparison's table says of its figures, under the table. */
 function notes(summaries: readonly MethodSummary[]): string[] {
-  const intervals = summaries.flatMap((s) => (s.paired ? [s.paired.own, s.paired.solver, ...Object.values(s.paired.perLevel)].flatMap((f) => [f.gain, f.vsBaseline]) : []));
+  const intervals = defined(summaries.flatMap((s) => (s.paired ? [s.paired.own, s.paired.solver, ...Object.values(s.paired.perLevel)].flatMap((f) => [f.gain, f.vsBaseline]) : [])));
   const unpaired = summaries.filter((s) => !s.paired).map((s) => s.method);
   return [
-    'Percent. Start and final: mean ± standard error over seeds. Gain (final − start, the same runs) and the difference from the baseline: points, with the 95% interval of a paired bootstrap ' +
-      `over problems and seeds in brackets (${intervals[0]?.resamples ?? 'no'} resamples; the same problem draw for both sides); "inside the noise" where it covers 0.`,
-    ...(intervals.some((i) => i && !i.seedsResampled) ? ['† one seed a side: the interval covers the sampling of the problems only, not the spread between seeds.'] : []),
+    'Percent. Start and final: mean ± standard error over seeds. Gain: final − start of the same runs; vs the baseline: the difference of the finals; both in points.',
+    ...(intervals.length
+      ? [`In brackets the 95% interval of a paired bootstrap over problems and seeds (${RESAMPLES} resamples, the same problem draw for both sides, each side's seeds drawn on their own); "inside the noise" where it covers 0.`]
+      : []),
+    ...(intervals.some((i) => !i.seedsResampled) ? ['† one seed a side: the interval covers the sampling of the problems only, not the spread between seeds.'] : []),
     ...(unpaired.length ? [`${unpaired.join(', ')}: no per-problem outcomes in the records (kept before they were), so no paired interval: gain and difference are plain differences of means.`] : []),
   ];
 }
@@ -278,7 +280,7 @@ export function compareTable(summaries: readonly MethodSummary[]): string {
     ['method', 'plans shown', `plans right (last ${PLANS_WINDOW} steps)`, 'Critic AUC problems', 'Critic AUC plans', 'admitted', 'Solver rollouts a step: seeds', 'generated'],
     summaries.map((s) => [s.method, pct(s.final.planShown), pct(s.plansRight), num(s.final.problemAuc), num(s.final.planAuc), num(s.admitted, 1), num(s.solverRollouts?.seeds, 1), num(s.solverRollouts?.generated, 1)]),
   );
-  return [accuracy, '', ...(levels.length ? ['Per level:', '', perLevel, ''] : []), other, '', ...notes(summaries)].join('\n');
+  return [accuracy, '', ...(levels.length ? ['Per level:', '', perLevel, ''] : []), other, '', notes(summaries).join('\n\n')].join('\n');
 }
 
 const COLOURS = ['#2563eb', '#dc2626', '#16a34a', '#9333ea', '#ea580c', '#0891b2'];
