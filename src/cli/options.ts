@@ -122,11 +122,25 @@ function checkString(name: string, spec: StringOption, raw: string): string {
   return raw;
 }
 
+/** The options' values, and the names of those the command line gave (the others hold their defaults). */
+export interface CommandLine<S extends OptionSpecs> {
+  values: OptionValues<S>;
+  given: ReadonlySet<keyof S & string>;
+}
+
 /**
- * Parses `argv` against the declared options. Returns null for --help (after printing
- * it); throws UsageError for anything the options do not accept.
+ * Parses `argv` against the declared options. Returns null for --help; throws UsageError
+ * for anything the options do not accept.
  */
 export function parseOptions<S extends OptionSpecs>(cli: CliDescription<S>, argv: readonly string[]): OptionValues<S> | null {
+  return parseCommandLine(cli, argv)?.values ?? null;
+}
+
+/**
+ * parseOptions, telling an option given from one defaulted: a command that continues
+ * recorded work (a resumed run) keeps the recorded value of every option not given.
+ */
+export function parseCommandLine<S extends OptionSpecs>(cli: CliDescription<S>, argv: readonly string[]): CommandLine<S> | null {
   const raw = new Map<string, string[]>();
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -172,32 +186,33 @@ export function parseOptions<S extends OptionSpecs>(cli: CliDescription<S>, argv
     else if (spec.required) throw new UsageError(`--${name} is required (see --help)`);
     else out[name] = spec.type === 'string' && spec.multiple ? [] : spec.default;
   }
-  return out as OptionValues<S>;
+  return { values: out as OptionValues<S>, given: new Set(raw.keys()) as ReadonlySet<keyof S & string> };
 }
 
 /**
  * Runs a command: parses its options (help → exit 0, bad option → one line, exit 2), then
- * `main`. An error from `main` is one line too (exit 1); SAGE_DEBUG=1 shows its stack.
+ * `main` with the values and the names of the options given. An error from `main` is one
+ * line too (exit 1); SAGE_DEBUG=1 shows its stack.
  */
 export async function runCli<S extends OptionSpecs>(
   cli: CliDescription<S>,
-  main: (options: OptionValues<S>) => Promise<void> | void,
+  main: (options: OptionValues<S>, given: CommandLine<S>['given']) => Promise<void> | void,
   argv: readonly string[] = process.argv.slice(2),
 ): Promise<void> {
-  let options: OptionValues<S> | null;
+  let line: CommandLine<S> | null;
   try {
-    options = parseOptions(cli, argv);
+    line = parseCommandLine(cli, argv);
   } catch (e) {
     if (!(e instanceof UsageError)) throw e;
     console.error(`${cli.name}: ${e.message}`);
     process.exit(2);
   }
-  if (!options) {
+  if (!line) {
     console.log(helpText(cli));
     process.exit(0);
   }
   try {
-    await main(options);
+    await main(line.values, line.given);
   } catch (e) {
     if (e instanceof UsageError) {
       console.error(`${cli.name}: ${e.message}`);
