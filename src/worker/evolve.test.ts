@@ -44,7 +44,7 @@ describe('engine: the loop for the lab', () => {
 
     const events: EvolveEvent[] = [];
     let batches = 0;
-    const finished = e.evolve({ method: 'sage', templates: 'compact', settings: SMALL }, (batch) => {
+    const finished = e.evolve({ method: 'sage', templates: 'compact', settings: { ...SMALL, seed: 3 } }, (batch) => {
       batches++;
       events.push(...batch);
     });
@@ -88,6 +88,9 @@ describe('engine: the loop for the lab', () => {
     expect(resumed.state.step).toBe(state.step + 1);
     expect(more.filter((x) => x.type === 'step').map((x) => x.type === 'step' && x.metrics.step)).toEqual([state.step]);
     const again = await other.exportRun();
+    // Resumed with the steps alone, the run keeps the settings it recorded, its seed among them.
+    const config = JSON.parse(new TextDecoder().decode(file(again, 'config.json'))) as { settings: Record<string, unknown> };
+    expect(config.settings).toMatchObject({ seed: 3, proposals: SMALL.proposals, validationLimit: SMALL.validationLimit, steps: 1 });
     const metrics = new TextDecoder().decode(file(again, 'metrics.jsonl')).trim().split('\n');
     // The exported history and the new step.
     expect(metrics.length).toBe(1 + state.step + 1);
