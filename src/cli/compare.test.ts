@@ -47,6 +47,9 @@ describe('compare command line', () => {
     expect(again.stdout).toMatch(/\[rlvr seed 0\] resuming after step 1/);
     const state = JSON.parse(readFileSync(join(out, 'rlvr', 'seed-1', 'state.json'), 'utf8')) as { step: number };
     expect(state.step).toBe(2);
+    // Resumed without --seed, a run keeps its own; only the longer comparison's patience replaces the recorded one.
+    expect(JSON.parse(readFileSync(join(out, 'rlvr', 'seed-1', 'config.json'), 'utf8'))).toMatchObject({ settings: { seed: 1, patience: 3, evalEvery: 1, validationLimit: 4, proposals: 2 } });
+    expect(again.stdout).toMatch(/\[rlvr seed 1\] --patience 3 replaces the recorded 2$/m);
     const done = runCliProcess('src/cli/compare.ts', [...common, '--methods', 'rlvr', '--steps', '2']);
     expect(done.stdout).toMatch(/\[rlvr seed 1\] done earlier \(2 steps\)/);
     // A run recorded before per-problem outcomes were: reported, with no paired interval, and said so.

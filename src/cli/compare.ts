@@ -18,6 +18,7 @@ import { spawn } from 'node:child_process';
 import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SHIPPED_SPLITS } from '../data/curriculum';
+import { PROMPT_SETS } from '../model/checkpoint';
 import { METHODS } from '../sage/config';
 import { compareChart, compareTable, summarize, type ComparedRun } from '../sage/compare';
 import type { MetricsRecord, RunState } from '../sage/run';
@@ -37,7 +38,7 @@ export const compareCli = {
     repeats: { type: 'int', min: 1, default: 5, help: 'seeds per method (0, 1, ... N−1)' },
     steps: { type: 'int', min: 1, default: 40, help: 'loop steps of every run' },
     model: { type: 'string', arg: 'DIR', exists: 'dir', default: SHIPPED_MODEL, help: 'the starting checkpoint of every run (Hugging Face folder)' },
-    templates: { type: 'string', choices: ['compact', 'instruct'], default: 'compact', help: 'role prompts: compact for models trained from scratch, instruct for instruction-tuned ones' },
+    templates: { type: 'string', choices: PROMPT_SETS, help: 'role prompts: compact for models trained from scratch, instruct for instruction-tuned ones (default: those the checkpoint records in sage_lab.json, else instruct)' },
     seeds: { type: 'string', arg: 'FILE', exists: 'file', default: SHIPPED_SPLITS.seeds.file, help: 'seed problems' },
     validation: { type: 'string', arg: 'FILE', exists: 'file', default: SHIPPED_SPLITS.validation.file, help: 'held-out problems' },
     'validation-limit': { type: 'int', min: 1, default: 400, help: 'held-out problems per validation (the same ones in every run)' },
@@ -123,10 +124,11 @@ async function main(o: Options): Promise<void> {
     console.log('\nstopping after the run in flight saves (the same command resumes; Ctrl-C again to quit now) ...');
   });
   if (!o['report-only']) {
+    // Every run makes every step: early stopping would end runs at different lengths.
+    const patience = ['--patience', String(o.steps + 1)];
     const common = [
       '--seeds', o.seeds, '--validation', o.validation, '--validation-limit', String(o['validation-limit']), '--eval-every', String(o['eval-every']),
-      // Every run makes every step: early stopping would end runs at different lengths.
-      '--patience', String(o.steps + 1),
+      ...patience,
       ...(o.config ? ['--config', o.config] : []),
       ...(o.lr !== undefined ? ['--lr', String(o.lr)] : []),
     ];
@@ -143,12 +145,14 @@ async function main(o: Options): Promise<void> {
         let args: string[];
         if (state) {
           console.log(`${label} resuming after step ${state.step}`);
-          args = ['--resume', dir, '--steps', String(o.steps - state.step), ...common];
+          // It goes on with what it recorded (its seed, files, settings); only a longer comparison's patience replaces the recorded one.
+          args = ['--resume', dir, '--steps', String(o.steps - state.step), ...patience];
         } else {
           // A run that stopped before its first checkpoint has nothing to resume: it starts again, the old folder kept aside.
           if (existsSync(dir)) renameSync(dir, `${dir}.unfinished-${Date.now()}`);
           mkdirSync(join(o.out, method), { recursive: true });
-          args = ['--model', o.model, '--templates', o.templates, '--method', method, '--seed', String(seed), '--steps', String(o.steps), '--out', dir, ...common];
+          // Without --templates each run takes the prompts the checkpoint records, as evolve does.
+          args = ['--model', o.model, ...(o.templates ? ['--templates', o.templates] : []), '--method', method, '--seed', String(seed), '--steps', String(o.steps), '--out', dir, ...common];
         }
         const code = await evolve(args, label, `${dir}.log`);
         // Ctrl-C reaches the run too: whatever it exited with then, the comparison stops as asked (saved runs resume).

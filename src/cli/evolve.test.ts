@@ -4,8 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { importCheckpoint } from '../model/checkpoint';
-import { evolveCli } from './evolve';
-import { readCheckpointFolder } from './runFiles';
+import { DEFAULT_LOOP } from '../sage/loop';
+import { modelDefaults } from '../sage/settings';
+import { evolveCli, runTemplates } from './evolve';
+import { readCheckpointFolder, SHIPPED_MODEL } from './runFiles';
 import { expectEveryOptionChecked, runCliProcess } from './testing';
 
 /** The bytes of a Parquet file as the reader takes them. */
@@ -14,6 +16,16 @@ const arrayBufferOf = (b: Uint8Array) => b.buffer.slice(b.byteOffset, b.byteOffs
 describe('evolve command line', () => {
   it('refuses a bad value of every option before any GPU work', () => {
     expectEveryOptionChecked(evolveCli);
+  });
+
+  it('prompts the shipped checkpoint, given no --templates, with the compact prompts it records, and takes their defaults', () => {
+    const templates = runTemplates(undefined, undefined, SHIPPED_MODEL);
+    expect(templates).toBe('compact');
+    expect(modelDefaults(templates, false)).toMatchObject({ lr: DEFAULT_LOOP.lr, maxNewTokens: DEFAULT_LOOP.maxNewTokens });
+    // A preset from scratch: compact; a resumed run: its own, unless --templates says otherwise.
+    expect(runTemplates(undefined, undefined, undefined)).toBe('compact');
+    expect(runTemplates(undefined, 'instruct', undefined)).toBe('instruct');
+    expect(runTemplates('compact', 'instruct', undefined)).toBe('compact');
   });
 
   it('--steps 0 reads and reports the seed and validation files, bad lines by number', () => {
@@ -123,6 +135,8 @@ describe('evolve on Dawn, end to end', () => {
     // The export re-imports and the run resumes where it stopped.
     const last = importCheckpoint(readCheckpointFolder(join(out, 'last')));
     expect(last.config.hidden_size).toBe(128);
+    // Each checkpoint records the prompts the run trained with: a preset from scratch, compact.
+    for (const tag of ['warmup', 'best', 'last']) expect(importCheckpoint(readCheckpointFolder(join(out, tag))).templates).toBe('compact');
     // Beside last/, the bank as verl's training set (every entry, seeds and admitted problems) and the held-out split as its validation set.
     const verlRows = async (file: string) => (await parquetReadObjects({ file: arrayBufferOf(readFileSync(join(out, file))) })) as { extra_info: { split: string; origin: string } }[];
     const banked = readFileSync(join(out, 'bank-events.jsonl'), 'utf8').split('\n').filter((l) => l.includes('"type":"admit"')).length;
@@ -152,6 +166,53 @@ describe('evolve on Dawn, end to end', () => {
     expect(lora.stdout).toMatch(/base weights in f16 · GPU memory training at 8×256: \d+ MiB in full, \d+ MiB with LoRA, \d+ MiB with LoRA on an f16 base; KV cache \d+ MiB \(8 rows × 256 positions\)/);
     expect(JSON.parse(readFileSync(join(loraOut, 'config.json'), 'utf8'))).toMatchObject({ lora: { rank: 4 }, baseDtype: 'f16' });
     expect(importCheckpoint(readCheckpointFolder(join(loraOut, 'last'))).lora?.config.rank).toBe(4);
+  });
+
+  it('a run cut after step k and resumed without --seed makes the batches, rewards and weights of the run never cut', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sage-evolve-'));
+    const seeds = join(dir, 'seeds.jsonl');
+    writeFileSync(seeds, readFileSync('data/seeds/curriculum-500.jsonl', 'utf8').split('\n').slice(0, 4).join('\n'));
+    const config = join(dir, 'config.json');
+    // Room for the Solver's whole answer (\`<answer>2</answer>\`, a token a byte): some right and some wrong, so that steps update the weights.
+    writeFileSync(config, JSON.stringify({ proposals: 2, trainProblems: 2, solverSamples: 2, difficultySamples: 2, maxNewTokens: { challenger: 24, planner: 16, solver: 20, critic: 6 } }));
+    // From the shipped checkpoint (no warm-up), every rollout kept, a checkpoint after every step, validation only at the ends.
+    const common = ['--seeds', seeds, '--config', config, '--validation-limit', '2', '--eval-every', '100', '--transcripts', 'all', '--checkpoint-every', '1'];
+    // Cut after one step, two more: the resumed run's own update carries into its next step.
+    const [k, m] = [1, 2];
+    const whole = join(dir, 'whole');
+    const cut = join(dir, 'cut');
+    for (const [out, steps] of [[whole, k + m], [cut, k]] as const) {
+      const r = runCliProcess('src/cli/evolve.ts', [...common, '--seed', '3', '--steps', String(steps), '--out', out]);
+      expect(r.status, r.stderr).toBe(0);
+    }
+    // Nothing but the run folder and the steps: every other setting comes from the record; an option given replaces its recorded value and says so.
+    const resumed = runCliProcess('src/cli/evolve.ts', ['--resume', cut, '--steps', String(m), '--patience', '9']);
+    expect(resumed.status, resumed.stderr).toBe(0);
+    expect(resumed.stdout.split('\n').filter((l) => l.includes('replaces the recorded'))).toEqual(['--patience 9 replaces the recorded 5']);
+    const recorded = JSON.parse(readFileSync(join(cut, 'config.json'), 'utf8')) as { settings: Record<string, unknown> };
+    expect(recorded.settings).toMatchObject({ seed: 3, transcripts: 'all', evalEvery: 100, validationLimit: 2, patience: 9, proposals: 2 });
+
+    const lines = (out: string, file: string) => readFileSync(join(out, file), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown> & { step: number });
+    // The records of the steps after k, less their timings.
+    const after = (out: string, file: string) =>
+      lines(out, file).filter((r) => r.step >= k && r.kind !== 'validation').map(({ seconds: _s, tokensPerS: _t, tunedKernels: _k, ...r }) => r);
+    const steps = after(whole, 'metrics.jsonl');
+    expect(steps.map((r) => r.step)).toEqual([1, 2]);
+    expect(steps.some((r) => r.loss !== null), 'an update after step k').toBe(true);
+    expect(after(cut, 'metrics.jsonl')).toEqual(steps);
+    // Every rollout of those steps: the same prompts, outputs, rewards and advantages.
+    const transcripts = after(whole, 'transcripts.jsonl');
+    expect(transcripts.map((t) => t.role)).toEqual(expect.arrayContaining(['challenger', 'planner', 'solver']));
+    expect(after(cut, 'transcripts.jsonl')).toEqual(transcripts);
+    expect(readFileSync(join(cut, 'bank-events.jsonl'), 'utf8')).toBe(readFileSync(join(whole, 'bank-events.jsonl'), 'utf8'));
+    // The weights and the optimizer's state, bit for bit.
+    for (const file of ['model.safetensors', 'optimizer.safetensors']) {
+      expect(readFileSync(join(cut, 'last', file)).equals(readFileSync(join(whole, 'last', file))), file).toBe(true);
+    }
+    // A resumed run's warm-up is done: another warm-up setting is refused, nothing run.
+    const warm = runCliProcess('src/cli/evolve.ts', ['--resume', cut, '--steps', '1', '--warmup-steps', '5']);
+    expect(warm.status).toBe(2);
+    expect(warm.stderr.trim().split('\n').at(-1)).toBe('evolve: --resume continues the run as it began (--warmup-steps 0, its warm-up done): --warmup-steps 5 does not apply');
   });
 
   it('with no model option a run starts from the shipped checkpoint: its first step with no warm-up, and says so', () => {

@@ -6,32 +6,33 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import { SHIPPED_SPLITS } from '../data/curriculum';
 import { describeCounts, type ImportReport } from '../data/import';
 import { readProblemFile } from '../data/nodeFile';
 import { describeOverlap, findOverlap, OVERLAP_REASON, overlapSummary, withoutOverlap } from '../data/content';
 import { parseFieldMapping, type Problem } from '../data/problem';
 import { Runtime } from '../gpu/runtime';
-import { importCheckpoint } from '../model/checkpoint';
+import { importCheckpoint, PROMPT_SETS, type PromptSet } from '../model/checkpoint';
 import type { BaseDtype } from '../model/memory';
 import { PRESETS, type PresetName } from '../model/config';
 import { nodePlatform } from '../platform/node';
 import { METHODS, type MethodName } from '../sage/config';
-import { DEFAULT_LOOP, TRANSCRIPT_MODES, type TranscriptMode } from '../sage/loop';
+import { DEFAULT_LOOP, TRANSCRIPT_MODES } from '../sage/loop';
 import { checkReferences, Evolution, type RunEvent, type RunSettings } from '../sage/run';
 import { ownAccuracy, type Accuracy } from '../sage/validation';
 import { DEFAULT_RUN, describeDefaults, modelDefaults, parseSettings, RUN_SPECS, SETTING_NAMES } from '../sage/settings';
-import { COMPACT_TEMPLATES, INSTRUCT_TEMPLATES } from '../sage/templates';
+import { chooseTemplates, TEMPLATE_SETS } from '../sage/templates';
 import { createValidators } from '../sage/validators';
 import { CodeVerifier } from '../verify/python/codeVerifier';
 import { NodeSandboxPool } from '../verify/python/nodePool';
 import { sessionRunModel, warmupSft } from '../train/runModel';
 import { DEFAULT_POLICY, ModelSession, type ModelSource } from '../train/session';
-import { isMain, runCli, UsageError, type OptionValues } from './options';
+import { isMain, runCli, UsageError, type CommandLine, type OptionValues } from './options';
 import { describeMemory, modelMemory } from '../train/memorySummary';
 import { applyLora, describeTraining, loraFromOptions, LORA_OPTIONS } from './loraOptions';
 import { onInterrupt } from './interrupt';
-import { DEFAULT_CHECKPOINT_EVERY, SHIPPED_MODEL, VERL_FILES, logShards, readCheckpointFolder, RUN_FILES, RunFolder } from './runFiles';
+import { checkpointTemplates, DEFAULT_CHECKPOINT_EVERY, SHIPPED_MODEL, VERL_FILES, logShards, readCheckpointFolder, RUN_FILES, RunFolder } from './runFiles';
 import { errorText } from '../util/errorText';
 
 export const evolveCli = {
@@ -45,7 +46,7 @@ export const evolveCli = {
     preset: { type: 'string', choices: Object.keys(PRESETS), help: `a model preset trained from scratch, warmed up first (${DEFAULT_RUN.warmupSteps} steps), instead of the shipped model` },
     model: { type: 'string', arg: 'DIR', exists: 'dir', help: `start from this Hugging Face checkpoint folder (default ${SHIPPED_MODEL}: the tiny preset with its warm-up done, compact prompts)` },
     method: { type: 'string', choices: Object.keys(METHODS), help: 'method preset (default sage; a resumed run keeps its own)' },
-    templates: { type: 'string', choices: ['compact', 'instruct'], help: 'role prompts: compact for models trained from scratch (the default with --preset), instruct for instruction-tuned ones (the default with --model); they also choose the defaults: instruct gives a pretrained model lr 1e-6 (1e-5 with LoRA) and token limits Solver 512, Challenger 384, Planner 256, Critic 32' },
+    templates: { type: 'string', choices: PROMPT_SETS, help: 'role prompts: compact for models trained from scratch, instruct for instruction-tuned ones (default: those the checkpoint records in sage_lab.json, the shipped model\'s compact; compact with --preset; instruct for a checkpoint that records none); they also choose the defaults: instruct gives a pretrained model lr 1e-6 (1e-5 with LoRA) and token limits Solver 512, Challenger 384, Planner 256, Critic 32' },
     steps: { type: 'int', min: 0, default: DEFAULT_RUN.steps, help: 'loop steps (0: only read and report the data files, or with --warmup-steps warm up and validate)' },
     'warmup-steps': { type: 'int', min: 0, help: `SFT warm-up steps on the seeds rendered into every role (default ${DEFAULT_RUN.warmupSteps} with --preset, 0 with --model: give it to warm a checkpoint up further)` },
     'warmup-solver-share': { type: 'number', min: 0, max: 1, default: DEFAULT_RUN.warmupSolverShare, help: RUN_SPECS.warmupSolverShare.help },
@@ -70,8 +71,40 @@ export const evolveCli = {
 
 type Options = OptionValues<typeof evolveCli.options>;
 
+/** The run setting each option sets: a resumed run keeps the recorded value of every one not given. */
+const OPTION_SETTINGS = {
+  seed: 'seed',
+  lr: 'lr',
+  transcripts: 'transcripts',
+  'eval-every': 'evalEvery',
+  patience: 'patience',
+  'validation-limit': 'validationLimit',
+  'warmup-steps': 'warmupSteps',
+  'warmup-solver-share': 'warmupSolverShare',
+  'warmup-plan-variants': 'warmupPlanVariants',
+} as const satisfies Partial<Record<keyof Options, keyof RunSettings>>;
+/** Settings of the warm-up, which a resumed run did before its first step: another value would not apply. */
+const WARMUP_SETTINGS: readonly string[] = ['warmupSteps', 'warmupSolverShare', 'warmupPlanVariants'];
+
+/** The line for a recorded value that an option given on resume replaces; null when it is the same. */
+function replaces(option: string, value: unknown, recorded: unknown): string | null {
+  if (recorded === undefined || isDeepStrictEqual(value, recorded)) return null;
+  const show = (v: unknown) => (typeof v === 'object' ? JSON.stringify(v) : String(v));
+  return `${option} ${show(value)} replaces the recorded ${show(recorded)}`;
+}
+
+/**
+ * A run's role prompts: --templates, else a resumed run's own, else those the checkpoint
+ * records (the prompts it was trained with), else compact for a preset from scratch and
+ * instruct for a checkpoint that records none (see chooseTemplates).
+ */
+export function runTemplates(given: string | undefined, resumedWith: string | undefined, modelDir: string | undefined): PromptSet {
+  if (resumedWith) return chooseTemplates({ given: given as PromptSet | undefined, recorded: resumedWith as PromptSet, fromScratch: false });
+  return modelDir ? checkpointTemplates(modelDir, given) : chooseTemplates({ given: given as PromptSet | undefined, fromScratch: true });
+}
+
 /** Loop settings from a --config file: known keys only, each checked. */
-function readConfig(file: string): Partial<RunSettings> {
+export function readConfig(file: string): Partial<RunSettings> {
   let raw: unknown;
   try {
     raw = JSON.parse(readFileSync(file, 'utf8'));
@@ -85,7 +118,7 @@ function readConfig(file: string): Partial<RunSettings> {
   }
 }
 
-async function readSplit(file: string, what: string, mapping?: string): Promise<Problem[]> {
+export async function readSplit(file: string, what: string, mapping?: string): Promise<Problem[]> {
   let fieldMapping;
   if (mapping) {
     const m = parseFieldMapping(mapping);
@@ -152,7 +185,7 @@ function progressLine(e: RunEvent, total: number, started: number, firstStep: nu
   return null;
 }
 
-async function main(o: Options): Promise<void> {
+async function main(o: Options, given: CommandLine<typeof evolveCli.options>['given']): Promise<void> {
   if ((o.model || o.preset) && o.resume) throw new UsageError(`--${o.model ? 'model' : 'preset'} and --resume are exclusive (a resumed run continues from its own checkpoint)`);
   if (o.model && o.preset) throw new UsageError('--model and --preset are exclusive (a checkpoint, or a preset trained from scratch)');
   // A first run starts from the shipped checkpoint (the tiny preset's warm-up, done): a loop step within minutes.
@@ -164,9 +197,9 @@ async function main(o: Options): Promise<void> {
   const resumeFolder = o.resume ? new RunFolder(o.resume, o['checkpoint-every']) : null;
   const resumed = resumeFolder?.readResume() ?? null;
   // A resumed run goes on as it began: its method, and the problems it was given (kept in its folder).
-  const began = (resumed?.config ?? {}) as { method?: string; seeds?: string; validation?: string };
-  for (const [option, given, recorded] of [['method', o.method, began.method], ['seeds', o.seeds, began.seeds], ['validation', o.validation, began.validation]] as const) {
-    if (given !== undefined && recorded !== undefined && given !== recorded) throw new UsageError(`--resume continues the run as it began (--${option} ${recorded}): --${option} ${given} does not apply`);
+  const began = (resumed?.config ?? {}) as { method?: string; seeds?: string; validation?: string; templates?: string; baseDtype?: BaseDtype; settings?: Partial<RunSettings> };
+  for (const [option, value, recorded] of [['method', o.method, began.method], ['seeds', o.seeds, began.seeds], ['validation', o.validation, began.validation]] as const) {
+    if (value !== undefined && recorded !== undefined && value !== recorded) throw new UsageError(`--resume continues the run as it began (--${option} ${recorded}): --${option} ${value} does not apply`);
   }
   const seedFile = o.seeds ?? began.seeds ?? SHIPPED_SPLITS.seeds.file;
   const validationFile = o.validation ?? began.validation ?? SHIPPED_SPLITS.validation.file;
@@ -178,31 +211,41 @@ async function main(o: Options): Promise<void> {
 
   const method = METHODS[(o.method ?? began.method ?? 'sage') as MethodName];
   checkReferences(seeds, validation, method);
-  const recordedTemplates = (resumed?.config as { templates?: string } | undefined)?.templates;
-  // The shipped model learned the compact prompts in its warm-up; another checkpoint is taken for an instruction-tuned one.
-  const templateSet = (o.templates ?? recordedTemplates ?? (o.model ? 'instruct' : 'compact')) as 'compact' | 'instruct';
+  const templateSet = runTemplates(o.templates, began.templates, modelDir);
   const defaults = modelDefaults(templateSet, Boolean(lora || o.adapter || (resumed?.config as { lora?: unknown } | undefined)?.lora));
+  // A resumed run goes on with every setting it recorded (its seed above all), each replaced
+  // only by an option given on this command line, or a key of --config, with a line saying so.
+  const base: Omit<RunSettings, 'method' | 'templates'> = { ...DEFAULT_LOOP, lr: defaults.lr, maxNewTokens: defaults.maxNewTokens, ...DEFAULT_RUN, ...began.settings };
+  const overrides = [
+    ...Object.entries(o.config ? readConfig(o.config) : {}).map(([key, value]) => ({ option: `--config ${key}`, key, value })),
+    ...Object.entries(OPTION_SETTINGS)
+      .filter(([name]) => (resumed ? given.has(name as keyof Options) : o[name as keyof Options] !== undefined))
+      .map(([name, key]) => ({ option: `--${name}`, key, value: o[name as keyof Options] })),
+  ];
+  if (resumed) {
+    const templatesLine = replaces('--templates', templateSet, began.templates);
+    if (templatesLine) console.log(templatesLine);
+    for (const { option, key, value } of overrides) {
+      const recorded = (base as unknown as Record<string, unknown>)[key];
+      const line = replaces(option, value, recorded);
+      if (line && WARMUP_SETTINGS.includes(key)) throw new UsageError(`--resume continues the run as it began (${option} ${recorded}, its warm-up done): ${option} ${value} does not apply`);
+      if (line) console.log(line);
+    }
+  }
   const settings: RunSettings = {
-    ...DEFAULT_LOOP,
-    lr: defaults.lr,
-    maxNewTokens: defaults.maxNewTokens,
-    ...(o.config ? readConfig(o.config) : {}),
-    ...(resumed ? (resumed.config as { settings: Partial<RunSettings> }).settings : {}),
+    ...base,
+    ...(Object.fromEntries(overrides.map(({ key, value }) => [key, value])) as Partial<RunSettings>),
+    // A run from a checkpoint starts warmed up; a preset from scratch warms up first.
+    ...(resumed || o['warmup-steps'] !== undefined ? {} : { warmupSteps: modelDir ? 0 : DEFAULT_RUN.warmupSteps }),
+    // On resume: this many more steps.
+    steps: o.steps,
     method,
     // A model trained from scratch learns the roles from the warm-up, not from instructions.
-    templates: templateSet === 'instruct' ? INSTRUCT_TEMPLATES : COMPACT_TEMPLATES,
-    seed: o.seed,
-    ...(o.lr !== undefined ? { lr: o.lr } : {}),
-    ...(o.transcripts !== undefined ? { transcripts: o.transcripts as TranscriptMode } : {}),
-    steps: o.steps,
-    warmupSteps: o['warmup-steps'] ?? (modelDir || o.resume ? 0 : DEFAULT_RUN.warmupSteps),
-    warmupSolverShare: o['warmup-solver-share'],
-    warmupPlanVariants: o['warmup-plan-variants'],
-    evalEvery: o['eval-every'],
-    patience: o.patience,
-    validationLimit: o['validation-limit'],
-    nearDuplicate: DEFAULT_RUN.nearDuplicate,
+    templates: TEMPLATE_SETS[templateSet],
   };
+  const baseDtype = (resumed && !given.has('base-dtype') ? (began.baseDtype ?? 'f32') : o['base-dtype']) as BaseDtype;
+  const baseDtypeLine = resumed ? replaces('--base-dtype', baseDtype, began.baseDtype) : null;
+  if (baseDtypeLine) console.log(baseDtypeLine);
   const out = o.resume ?? o.out ?? join('runs', `${method.name}-${new Date().toISOString().slice(0, 19).replace(/[:T]/g, '-')}`);
   // A new run's records would be appended to the old run's and mixed with them.
   const held = o.resume ? null : RunFolder.heldRecord(out);
@@ -210,22 +253,26 @@ async function main(o: Options): Promise<void> {
   const folder = resumeFolder ?? new RunFolder(out, o['checkpoint-every']);
   const { method: _m, templates: _t, ...recorded } = settings;
   if (!o.resume) folder.writeProblems(seeds, validation);
-  folder.writeConfig({ method: method.name, templates: templateSet, seeds: seedFile, validation: validationFile, preset: modelDir ? null : preset, model: modelDir ?? null, lora: lora ?? (o.adapter ? { adapter: o.adapter } : null), baseDtype: o['base-dtype'], settings: recorded, policy: DEFAULT_POLICY });
+  // A resumed run's record keeps what its start alone knew: the model it started from, its adapter.
+  const start = resumed ? {} : { preset: modelDir ? null : preset, model: modelDir ?? null, lora: lora ?? (o.adapter ? { adapter: o.adapter } : null) };
+  folder.writeConfig({ ...began, method: method.name, templates: templateSet, seeds: seedFile, validation: validationFile, ...start, baseDtype, settings: recorded, policy: DEFAULT_POLICY });
 
   const rt = await Runtime.create(nodePlatform());
   let source: ModelSource;
   if (o.resume || modelDir) {
     const files = o.resume ? folder.readCheckpoint('last') : readCheckpointFolder(modelDir!);
     source = { kind: 'checkpoint', checkpoint: importCheckpoint(files), name: o.resume ? join(o.resume, 'last') : modelDir!, onProgress: logShards };
-  } else source = { kind: 'preset', preset, seed: o.seed };
+  } else source = { kind: 'preset', preset, seed: settings.seed };
   if (modelDir === SHIPPED_MODEL) console.log(`model: ${SHIPPED_MODEL}, the tiny preset with its warm-up done (data/models/README.md); --preset tiny warms one up from scratch instead`);
-  else if (!o.resume && !modelDir) console.log(`model: the ${preset} preset from scratch (seed ${o.seed}), warmed up for ${settings.warmupSteps} steps before the first loop step`);
-  const session = ModelSession.create(rt, { ...source, baseDtype: o['base-dtype'] as BaseDtype });
+  else if (!o.resume && !modelDir) console.log(`model: the ${preset} preset from scratch (seed ${settings.seed}), warmed up for ${settings.warmupSteps} steps before the first loop step`);
+  const session = ModelSession.create(rt, { ...source, baseDtype });
+  // Every checkpoint the run writes (warmup/, best/, last/) records the prompts it trains with.
+  session.templates = templateSet;
   if (!o.resume) session.resetOptimizer();
-  applyLora(session, o, o.seed);
+  applyLora(session, o, settings.seed);
   const model = sessionRunModel(session, {
     policy: DEFAULT_POLICY,
-    warmup: warmupSft(session, o.seed),
+    warmup: warmupSft(session, settings.seed),
     checkpointSink: (tag) => folder.checkpointSink(tag),
   });
   console.log(`adapter ${rt.ctx.adapter.key} · ${(session.parameters / 1e6).toFixed(2)}M params · ${describeTraining(session, session.model.trainable.size)} · ${method.summary} · run folder ${out}`);
