@@ -1,0 +1,81 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { ProblemOutcome, ValidationOutcomes, ValidationResult } from '../sage/validation';
+import { evalCli, validationTable } from './eval';
+import { expectEveryOptionChecked, runCliProcess } from './testing';
+
+const VALIDATION = 'data/validation/curriculum-1000.jsonl';
+
+describe('eval command line', () => {
+  it('refuses a bad value of every option before any GPU work', () => {
+    expectEveryOptionChecked(evalCli);
+  });
+
+  it('tabulates a method without a Planner as the Solver alone, each level a column', () => {
+    const result: ValidationResult = {
+      step: 0,
+      accuracy: 0.25,
+      perSource: { curriculum: { correct: 1, total: 4, accuracy: 0.25 } },
+      perLevel: { '1': { correct: 1, total: 2, accuracy: 0.5 }, '2': { correct: 0, total: 2, accuracy: 0 } },
+    };
+    const table = validationTable(result, 'rlvr').split('\n');
+    expect(table).toHaveLength(2);
+    expect(table[0]).toMatch(/^\s+all\s+L1\s+L2$/);
+    expect(table[1]).toMatch(/^Solver alone\s+25\.0% ± 21\.7 \(1\/4\)\s+50\.0% 1\/2\s+0\.0% 0\/2$/);
+  });
+});
+
+describe('eval on Dawn', () => {
+  it("scores the shipped checkpoint with the prompts it records: its outcomes file agrees with the summary and the printed table, and an evaluation's folder is not written over", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sage-eval-'));
+    // Levels 1, 1, 2, 2, 3: four problems taken in turn from each level are L1, L2, L3, L1.
+    const lines = readFileSync(VALIDATION, 'utf8').split('\n');
+    const validation = join(dir, 'validation.jsonl');
+    writeFileSync(validation, [0, 1, 200, 201, 400].map((i) => lines[i]).join('\n'));
+    const config = join(dir, 'config.json');
+    writeFileSync(config, JSON.stringify({ maxNewTokens: { planner: 24, solver: 16, critic: 8 } }));
+    const out = join(dir, 'eval');
+    const args = ['--validation', validation, '--limit', '4', '--config', config, '--out', out];
+    const r = runCliProcess('src/cli/eval.ts', args);
+    expect(r.status, r.stderr).toBe(0);
+    // No --templates: the shipped checkpoint's record (compact), not instruct.
+    expect(r.stdout).toMatch(/^model data\/models\/tiny-curriculum · [\d.]+M params · compact prompts · SAGE: .* · 4 of 5 held-out problems · token limits Planner 24, Solver 16, Critic 8/m);
+
+    const outcomes = readFileSync(join(out, 'outcomes.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as ValidationOutcomes);
+    expect(outcomes.map((o) => [o.step, o.mode])).toEqual([[0, 'solver'], [0, 'planned']]);
+    const ids = (xs: ProblemOutcome[]) => xs.map((p) => p.id);
+    expect(ids(outcomes[0]!.problems)).toEqual(['curriculum/L1/2-0001', 'curriculum/L2/2-0001', 'curriculum/L3/2-0001', 'curriculum/L1/2-0002']);
+    expect(ids(outcomes[1]!.problems)).toEqual(ids(outcomes[0]!.problems));
+    const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as { templates: string; method: string; limit: number; result: ValidationResult };
+    expect(summary).toMatchObject({ templates: 'compact', method: 'sage', limit: 4 });
+    const { result } = summary;
+
+    const right = (ps: ProblemOutcome[]) => ps.filter((p) => p.verdict >= 1);
+    const table = r.stdout.split('\n');
+    for (const [mode, tally, row] of [['solver', result, 'Solver alone'], ['planned', result.planned!, "sage's own mode"]] as const) {
+      const ps = outcomes.find((o) => o.mode === mode)!.problems;
+      expect(tally.accuracy).toBe(right(ps).length / ps.length);
+      for (const level of ['1', '2', '3']) {
+        const at = ps.filter((p) => String(p.level) === level);
+        expect(tally.perLevel[level]).toMatchObject({ correct: right(at).length, total: at.length });
+      }
+      // The printed row: overall, then L1, L2, L3, each from the same counts.
+      const printed = table.find((l) => l.startsWith(row));
+      const cell = (ok: number, n: number) => `${((100 * ok) / n).toFixed(1)}% ${ok}/${n}`;
+      const byLevel = ['1', '2', '3'].map((l) => ps.filter((p) => String(p.level) === l)).map((at) => cell(right(at).length, at.length));
+      expect(printed).toMatch(new RegExp(`^${row}\\s+${(100 * tally.accuracy).toFixed(1)}% ± [\\d.]+ \\(${right(ps).length}/4\\)\\s+${byLevel.join('\\s+')}$`));
+    }
+    const shown = outcomes[1]!.problems.filter((p) => p.planShown).length;
+    expect(result.planned!.planShown).toBe(shown / 4);
+    expect(r.stdout).toContain(`plans shown to the Solver (passed the Critic's gate): ${((100 * shown) / 4).toFixed(1)}%`);
+    // The Critic's probe: as many held-out problems as the validation, each real and corrupted.
+    expect(result.critic!.pairs).toEqual({ problems: 4, plans: 4 });
+    expect(r.stdout).toMatch(/^Critic AUC: problems (\d\.\d{3}|-) \(4 real against corrupted\), plans (\d\.\d{3}|-) \(4 own plan against a wrong one\)$/m);
+
+    const again = runCliProcess('src/cli/eval.ts', args);
+    expect(again.status).toBe(2);
+    expect(again.stderr).toBe(`eval: --out ${out} already holds an evaluation (outcomes.jsonl): give another folder`);
+  });
+});

@@ -1,0 +1,130 @@
+/**
+ * `npm run eval`: a checkpoint scored on held-out problems on its own, with no run around it —
+ * the loop's own validation (the same validate() call, problems, Critic probe and token
+ * limits a run on this model would use): greedy pass@1 per source and level, the Solver alone
+ * and in the method's own mode, the Critic's AUC, and every problem's outcome in a file.
+ *
+ *   OUT/outcomes.jsonl  one line per mode with every problem's verdict and answer (a run's format)
+ *   OUT/summary.json    what was evaluated, and the tallies (a ValidationResult)
+ */
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { SHIPPED_SPLITS } from '../data/curriculum';
+import { Runtime } from '../gpu/runtime';
+import { importCheckpoint, PROMPT_SETS } from '../model/checkpoint';
+import type { BaseDtype } from '../model/memory';
+import { nodePlatform } from '../platform/node';
+import { METHODS, type MethodName } from '../sage/config';
+import { validateHeldOut, type ValidationSettings } from '../sage/run';
+import { RUN_FILES } from '../sage/runRecords';
+import { DEFAULT_RUN, modelDefaults } from '../sage/settings';
+import { TEMPLATE_SETS } from '../sage/templates';
+import type { Accuracy, Tally, ValidationResult } from '../sage/validation';
+import { createValidators } from '../sage/validators';
+import { sessionGenerate } from '../train/runModel';
+import { ModelSession } from '../train/session';
+import { CodeVerifier } from '../verify/python/codeVerifier';
+import { NodeSandboxPool } from '../verify/python/nodePool';
+import { readConfig, readSplit } from './evolve';
+import { BASE_DTYPE_OPTION } from './loraOptions';
+import { isMain, runCli, UsageError, type OptionValues } from './options';
+import { checkpointTemplates, logShards, readCheckpointFolder, SHIPPED_MODEL } from './runFiles';
+
+/** What eval writes beside the outcomes. */
+export const EVAL_SUMMARY = 'summary.json';
+
+export const evalCli = {
+  name: 'eval',
+  summary: "A checkpoint's greedy pass@1 on held-out problems, per source and level, the Solver alone and in the method's own mode, and the Critic's AUC: the loop's validation, on its own, every problem's outcome kept.",
+  options: {
+    model: { type: 'string', arg: 'DIR', exists: 'dir', default: SHIPPED_MODEL, help: 'the checkpoint folder to evaluate (Hugging Face layout; a run\'s best/ or last/)' },
+    validation: { type: 'string', arg: 'FILE', exists: 'file', default: SHIPPED_SPLITS.validation.file, help: 'held-out problems with reference answers (JSONL: curriculum, GSM8K, MATH, HumanEval, MBPP, Q/A)' },
+    method: { type: 'string', choices: Object.keys(METHODS), default: 'sage', help: "the method whose own mode is measured beside the Solver alone: a Planner and a Critic infer with the Planner's plan shown when the Critic passes it (sage); a Critic alone adds its AUC (mae); rlvr is the Solver alone" },
+    templates: { type: 'string', choices: PROMPT_SETS, help: 'role prompts (default: those the checkpoint records in sage_lab.json, else instruct); they also set the token limits, as in a run' },
+    limit: { type: 'int', min: 1, default: DEFAULT_RUN.validationLimit, help: 'problems, taken in turn from each source and level in file order: a run with --validation-limit N validates on the same ones' },
+    config: { type: 'string', arg: 'FILE', exists: 'file', help: 'JSON loop settings as evolve --config takes them: its maxNewTokens replace the token limits (to score as a run with that file did)' },
+    out: { type: 'string', arg: 'DIR', help: `folder for ${RUN_FILES.outcomes} and ${EVAL_SUMMARY} (default runs/eval-<model>-<date>)` },
+    adapter: { type: 'string', arg: 'DIR', exists: 'dir', help: 'add this PEFT adapter folder (adapter_config.json, adapter_model.safetensors) to the model first' },
+    'base-dtype': BASE_DTYPE_OPTION,
+  },
+  notes: ['env SAGE_GPU=hardware  use a real GPU instead of SwiftShader', 'example: npm run eval -- --model runs/sage-1/best --validation data/validation/curriculum-1000.jsonl --limit 400'],
+} as const;
+
+type Options = OptionValues<typeof evalCli.options>;
+
+const percent = (x: number) => `${(100 * x).toFixed(1)}%`;
+const cell = (t: { correct: number; total: number }) => `${percent(t.correct / t.total)} ${t.correct}/${t.total}`;
+
+/**
+ * The tallies as a table: a row per mode (the Solver alone, the method's own), a column for all
+ * problems (± one binomial standard error), each level and each source when there are several.
+ */
+export function validationTable(result: ValidationResult, method: string): string {
+  const rows: [string, Accuracy & { planShown?: number }][] = [['Solver alone', result]];
+  if (result.planned) rows.push([`${method}'s own mode`, result.planned]);
+  const keys = (pick: (a: Accuracy) => Tally) => [...new Set(rows.flatMap(([, a]) => Object.keys(pick(a))))].sort();
+  const levels = keys((a) => a.perLevel);
+  const sources = keys((a) => a.perSource);
+  const columns: [string, (a: Accuracy) => string][] = [
+    ['all', (a) => {
+      const [correct, n] = Object.values(a.perSource).reduce(([c, m], t) => [c + t.correct, m + t.total], [0, 0]);
+      return `${percent(a.accuracy)} ± ${(100 * Math.sqrt((a.accuracy * (1 - a.accuracy)) / n)).toFixed(1)} (${correct}/${n})`;
+    }],
+    ...levels.map((l): [string, (a: Accuracy) => string] => [`L${l}`, (a) => (a.perLevel[l] ? cell(a.perLevel[l]!) : '-')]),
+    ...(sources.length > 1 ? sources.map((s): [string, (a: Accuracy) => string] => [s, (a) => (a.perSource[s] ? cell(a.perSource[s]!) : '-')]) : []),
+  ];
+  const table = [['', ...columns.map(([name]) => name)], ...rows.map(([label, a]) => [label, ...columns.map(([, f]) => f(a))])];
+  const widths = table[0]!.map((_, j) => Math.max(...table.map((r) => r[j]!.length)));
+  const lines = table.map((r) => r.map((c, j) => c.padEnd(widths[j]!)).join('  ').trimEnd());
+  if (result.planned) lines.push(`plans shown to the Solver (passed the Critic's gate): ${percent(result.planned.planShown)}`);
+  const c = result.critic;
+  const auc = (x: number | null) => (x === null ? '-' : x.toFixed(3));
+  if (c) lines.push(`Critic AUC: problems ${auc(c.problemAuc)} (${c.pairs.problems} real against corrupted), plans ${auc(c.planAuc)} (${c.pairs.plans} own plan against a wrong one)`);
+  return lines.join('\n');
+}
+
+async function main(o: Options): Promise<void> {
+  const out = o.out ?? join('runs', `eval-${basename(o.model)}-${new Date().toISOString().slice(0, 19).replace(/[:T]/g, '-')}`);
+  // Outcomes appended to another evaluation's would read as one.
+  const taken = [RUN_FILES.outcomes, EVAL_SUMMARY].find((f) => existsSync(join(out, f)));
+  if (taken) throw new UsageError(`--out ${out} already holds an evaluation (${taken}): give another folder`);
+  const validation = await readSplit(o.validation, 'validation');
+  const templates = checkpointTemplates(o.model, o.templates);
+  const methodName = o.method as MethodName;
+  const settings: ValidationSettings & { validationLimit: number } = {
+    method: METHODS[methodName],
+    templates: TEMPLATE_SETS[templates],
+    // A run on this model generates within these limits (modelDefaults), unless its --config said otherwise.
+    maxNewTokens: (o.config ? readConfig(o.config).maxNewTokens : undefined) ?? modelDefaults(templates, false).maxNewTokens,
+    validationLimit: o.limit,
+  };
+
+  const rt = await Runtime.create(nodePlatform());
+  const session = ModelSession.create(rt, { kind: 'checkpoint', checkpoint: importCheckpoint(readCheckpointFolder(o.model)), name: o.model, onProgress: logShards, baseDtype: o['base-dtype'] as BaseDtype });
+  if (o.adapter) session.setLora(null, { adapterFiles: readCheckpointFolder(o.adapter) });
+  const t = settings.maxNewTokens;
+  console.log(
+    `model ${o.model}${o.adapter ? ` + adapter ${o.adapter}` : ''} · ${(session.parameters / 1e6).toFixed(2)}M params · ${templates} prompts · ${settings.method.summary} · ` +
+      `${Math.min(o.limit, validation.length)} of ${validation.length} held-out problems · token limits Planner ${t.planner}, Solver ${t.solver}, Critic ${t.critic} · adapter ${rt.ctx.adapter.key}`,
+  );
+  // Code problems are judged in Python sandboxes (separate processes, no network).
+  const sandbox = validation.some((p) => p.kind === 'code') ? new NodeSandboxPool() : null;
+  const started = Date.now();
+  let validated;
+  try {
+    validated = await validateHeldOut({ generate: sessionGenerate(session) }, createValidators(sandbox ? new CodeVerifier(sandbox) : undefined), validation, settings);
+  } finally {
+    sandbox?.close();
+    session.destroy();
+    rt.destroy();
+  }
+  const { result, outcomes } = validated;
+  mkdirSync(out, { recursive: true });
+  writeFileSync(join(out, RUN_FILES.outcomes), outcomes.map((x) => JSON.stringify(x) + '\n').join(''));
+  const summary = { model: o.model, adapter: o.adapter ?? null, validation: o.validation, method: methodName, templates, limit: o.limit, maxNewTokens: settings.maxNewTokens, result };
+  writeFileSync(join(out, EVAL_SUMMARY), JSON.stringify(summary, null, 2) + '\n');
+  console.log(`\ngreedy pass@1 (${((Date.now() - started) / 1000).toFixed(0)} s):\n${validationTable(result, methodName)}\n`);
+  console.log(`every problem's outcome per mode in ${join(out, RUN_FILES.outcomes)}, the tallies in ${join(out, EVAL_SUMMARY)}`);
+}
+
+if (isMain(import.meta.url)) await runCli(evalCli, main);
