@@ -2,8 +2,8 @@
  * Writes curriculum problems as JSONL:
  *   npm run curriculum -- --levels 1,2 --count 5000 --out train.jsonl
  * `--exclude` names files whose problems' content must not recur (a validation split: no
- * expression of theirs, in any wording), so a training set made here keeps held-out problems held out. `--shipped` rewrites the seed and
- * validation files the repository ships.
+ * expression of theirs, in any wording), so a training set made here keeps held-out problems held out. `--shipped` rewrites the seed,
+ * validation and ceiling files the repository ships.
  */
 import { writeFileSync } from 'node:fs';
 import { generateSet, LEVELS, shippedSplits, SHIPPED_SPLITS, type CurriculumRecord, type Level } from '../data/curriculum';
@@ -20,7 +20,7 @@ export const curriculumCli = {
     seed: { type: 'int', min: 0, default: 100, help: 'random seed' },
     exclude: { type: 'string', multiple: true, exists: 'file', arg: 'FILE', help: 'JSONL files whose expressions are left out (a curriculum problem, or a statement in a curriculum style)' },
     out: { type: 'string', arg: 'FILE', help: 'output JSONL file' },
-    shipped: { type: 'flag', help: `rewrite ${SHIPPED_SPLITS.seeds.file} and ${SHIPPED_SPLITS.validation.file}` },
+    shipped: { type: 'flag', help: `rewrite ${SHIPPED_SPLITS.seeds.file}, ${SHIPPED_SPLITS.validation.file} and ${SHIPPED_SPLITS.ceiling.file}` },
   },
   notes: ['example: npm run curriculum -- --levels 1,2 --count 4000 --exclude data/validation/curriculum-1000.jsonl --out train.jsonl'],
 } as const;
@@ -30,10 +30,11 @@ const toJsonl = (records: CurriculumRecord[]) => records.map((r) => JSON.stringi
 async function main(o: OptionValues<typeof curriculumCli.options>): Promise<void> {
   if (o.shipped) {
     if (o.out || o.levels.length || o.exclude.length) throw new UsageError('--shipped takes no --out, --levels or --exclude');
-    const { seeds, validation } = shippedSplits();
+    const { seeds, validation, ceiling } = shippedSplits();
     writeFileSync(SHIPPED_SPLITS.seeds.file, toJsonl(seeds));
     writeFileSync(SHIPPED_SPLITS.validation.file, toJsonl(validation));
-    console.log(`wrote ${seeds.length} seeds and ${validation.length} validation problems`);
+    writeFileSync(SHIPPED_SPLITS.ceiling.file, toJsonl(ceiling));
+    console.log(`wrote ${seeds.length} seeds, ${validation.length} validation problems and the ceiling's ${ceiling.length} seeds`);
     return;
   }
   if (!o.out) throw new UsageError('--out is required (or --shipped)');

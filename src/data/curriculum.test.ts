@@ -28,6 +28,22 @@ describe('the demo curriculum', () => {
     expect(findOverlap(seeds.map(asProblem), validation.map(asProblem))).toEqual([]);
   });
 
+  it('ships the ceiling\'s seeds: the 500 seeds, then as many of levels 3-5 in equal shares, none with a held-out problem\'s content', () => {
+    const { seeds, validation, ceiling } = shippedSplits();
+    expect(lines(SHIPPED_SPLITS.ceiling.file)).toEqual(ceiling);
+    expect(ceiling.slice(0, seeds.length)).toEqual(seeds);
+    const added = ceiling.slice(seeds.length);
+    expect(added).toHaveLength(seeds.length);
+    const count = (l: number) => added.filter((p) => p.level === l).length;
+    expect([1, 2, 3, 4, 5].map(count)).toEqual([0, 0, 167, 167, 166]);
+    expect(new Set(ceiling.map((p) => p.id)).size).toBe(ceiling.length);
+    const held = new Set(validation.map((p) => p.expression));
+    expect(ceiling.filter((p) => held.has(p.expression))).toEqual([]);
+    expect(findOverlap(ceiling.map(asProblem), validation.map(asProblem))).toEqual([]);
+    // Each added problem reads back to its level and expression, as a Challenger's would.
+    for (const p of added) expect(readStatement(p.question)).toEqual({ expression: p.expression, level: p.level });
+  });
+
   it('widens level 1 to operands 0-9, while the seeds show only 0-4', () => {
     const { seeds, validation } = shippedSplits();
     const operands = (ps: { level: number; expression: string }[]) => ps.filter((p) => p.level === 1).flatMap((p) => p.expression.split(/[+-]/).map(Number));

@@ -181,20 +181,31 @@ export function generateSet(levels: Readonly<Partial<Record<Level, number>>>, se
 }
 
 /**
- * What the lab and the CLIs ship: 500 seeds (levels 1-2, level 1's operands 0-4 only) and a
- * held-out split over all five levels at their full ranges.
+ * What the lab and the CLIs ship: 500 seeds (levels 1-2, level 1's operands 0-4 only), a
+ * held-out split over all five levels at their full ranges, and the ceiling's seeds: the 500
+ * seeds and as many problems of levels 3-5 (`npm run compare`'s rlvr-ceiling, what a perfect
+ * Challenger could give). As many: SAGE draws half of each Solver batch from the newest
+ * generated problems (the loop's newest-mix sampling), so a Challenger that wrote only right
+ * problems of the levels the seeds lack would give the Solver half its practice there, as the
+ * ceiling's uniform draw over its seeds does; levels 3-5 in equal shares, as the held-out split
+ * weighs them.
  */
 export const SHIPPED_SPLITS = {
   seeds: { file: 'data/seeds/curriculum-500.jsonl', levels: { 1: 400, 2: 100 }, seed: 1, operandCap: { 1: 4 } },
   validation: { file: 'data/validation/curriculum-1000.jsonl', levels: { 1: 200, 2: 200, 3: 200, 4: 200, 5: 200 }, seed: 2 },
+  ceiling: { file: 'data/seeds/curriculum-all-levels-1000.jsonl', levels: { 3: 167, 4: 167, 5: 166 }, seed: 3 },
 } as const;
 
-/** The shipped splits, as generated: no validation problem has a seed's expression. */
-export function shippedSplits(): { seeds: CurriculumRecord[]; validation: CurriculumRecord[] } {
-  const { seeds: s, validation: v } = SHIPPED_SPLITS;
+/**
+ * The shipped splits, as generated: no validation problem has a seed's expression, and the
+ * ceiling's seeds are the seeds followed by levels 3-5 drawn without any validation expression.
+ */
+export function shippedSplits(): { seeds: CurriculumRecord[]; validation: CurriculumRecord[]; ceiling: CurriculumRecord[] } {
+  const { seeds: s, validation: v, ceiling: c } = SHIPPED_SPLITS;
   const seeds = generateSet(s.levels, s.seed, { operandCap: s.operandCap });
   const validation = generateSet(v.levels, v.seed, { exclude: new Set(seeds.map((p) => p.expression)) });
-  return { seeds, validation };
+  const ceiling = [...seeds, ...generateSet(c.levels, c.seed, { exclude: new Set(validation.map((p) => p.expression)) })];
+  return { seeds, validation, ceiling };
 }
 
 interface Reader {

@@ -18,6 +18,7 @@ describe('seed files the repository ships', () => {
     ['seeds/mbppplus-109.jsonl', { mbppplus: 109 }],
     ['seeds/sage-500.jsonl', { math: 156, gsm8k: 148, humaneval: 87, mbppplus: 109 }],
     ['seeds/curriculum-500.jsonl', { curriculum: 500 }],
+    ['seeds/curriculum-all-levels-1000.jsonl', { curriculum: 1000 }],
     ['validation/gsm8k-test-1319.jsonl', { gsm8k: 1319 }],
     ['validation/math500-344.jsonl', { math: 344 }],
     ['validation/humaneval-77.jsonl', { humaneval: 77 }],
