@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { rng } from '../util/random';
-import { pairedBootstrap, pairedDifference, pairedGain, RESAMPLES, type Correct, type Group } from './pairedStats';
+import { gapShare, pairedBootstrap, pairedDifference, pairedGain, RESAMPLES, type Correct, type Group } from './pairedStats';
 
 /** Problem ids p0, p1, ... with the given values: one run's correctness. */
 const correct = (values: readonly number[]): Correct => new Map(values.map((v, j) => [`p${j}`, v]));
@@ -124,6 +124,34 @@ describe('the paired bootstrap against worked examples', () => {
     expect(r.hi).toBeGreaterThan(r.estimate);
     // Reproducible: the same records, the same interval.
     expect(pairedBootstrap(groups)).toEqual(r);
+  });
+
+  it('the share of a gap: a baseline right on nothing and a ceiling on everything make it the method\'s own accuracy, resample by resample', () => {
+    // (m − 0) / (1 − 0) = m in every resample, with the problems drawn as a one-group bootstrap draws them.
+    const method = correct([1, 0, 0, 1, 0, 1, 0, 0, 0, 0]);
+    const r = gapShare([method], [correct(Array(10).fill(0))], [correct(Array(10).fill(1))])!;
+    const alone = pairedBootstrap([{ sign: 1, runs: [[...method.values()]] }]);
+    expect(r).toEqual({ ...alone, seeds: [1, 1, 1] });
+    expect(r.estimate).toBeCloseTo(0.3, 15);
+  });
+
+  it('random runs: the share is the ratio of the mean differences, 0 for the baseline itself and 1 for the ceiling', () => {
+    const random = rng(11);
+    const n = 80;
+    const difficulty = Array.from({ length: n }, () => random());
+    const run = (skill: number) => correct(difficulty.map((d) => (random() < skill * d ? 1 : 0)));
+    const mean = (runs: Correct[]) => runs.reduce((a, r) => a + [...r.values()].reduce((x, y) => x + y, 0), 0) / (runs.length * n);
+    const [a, b, c] = [[run(0.6), run(0.6), run(0.6)], [run(0.3), run(0.3)], [run(1), run(1), run(1), run(1)]];
+    const r = gapShare(a, b, c)!;
+    expect(r.estimate).toBeCloseTo((mean(a) - mean(b)) / (mean(c) - mean(b)), 12);
+    expect(r.lo).toBeLessThan(r.estimate);
+    expect(r.hi).toBeGreaterThan(r.estimate);
+    expect(r).toMatchObject({ problems: n, seeds: [3, 2, 4], seedsResampled: true });
+    // One run a side: the baseline closes none of the gap and the ceiling all of it, in every resample.
+    expect(gapShare([b[0]!], [b[0]!], [c[0]!])).toMatchObject({ estimate: 0, lo: 0, hi: 0 });
+    expect(gapShare([c[0]!], [b[0]!], [c[0]!])).toMatchObject({ estimate: 1, lo: 1, hi: 1 });
+    expect(gapShare(a, b, c, new Set(['none']))).toBeNull();
+    expect(gapShare([], b, c)).toBeNull();
   });
 
   it('refuses what it cannot resample', () => {

@@ -2,7 +2,8 @@
  * A paired bootstrap over problems and seeds: how sure a comparison of methods can be when
  * every run is validated on the same held-out problems. A figure is a signed sum of group
  * means (a method minus the baseline; a method's final minus its start, one group of per-run
- * differences); each group is a set of runs (seeds), each run a vector of per-problem values
+ * differences), or a ratio of such sums (the share of a gap a method closes: gapShare); each
+ * group is a set of runs (seeds), each run a vector of per-problem values
  * aligned by problem. One resample draws the problems with replacement, the SAME draw for
  * every group (the pairing: a problem every method finds easy moves them all alike), and,
  * independently, each group's runs with replacement (the spread between seeds). The interval
@@ -56,27 +57,36 @@ export interface BootstrapOptions {
 
 /** The paired bootstrap of Σ sign × mean over a group's runs and problems (see the module's comment). */
 export function pairedBootstrap(groups: readonly Group[], o: BootstrapOptions = {}): Interval {
+  return bootstrapOf(groups.map((g) => g.runs), (means) => groups.reduce((s, g, k) => s + g.sign * means[k]!, 0), o);
+}
+
+/**
+ * The paired bootstrap of any statistic of the groups' means (each the mean over a group's
+ * runs and the problems): the same draws as pairedBootstrap, the statistic taken of each
+ * resample's means; a ratio of differences (gapShare) is one that no signed sum expresses.
+ */
+export function bootstrapOf(groups: readonly (readonly (readonly number[])[])[], statistic: (means: readonly number[]) => number, o: BootstrapOptions = {}): Interval {
   const resamples = o.resamples ?? RESAMPLES;
   if (!groups.length) throw new Error('paired bootstrap: no groups');
   if (!(Number.isInteger(resamples) && resamples >= 40)) throw new Error(`paired bootstrap: resamples must be an integer of at least 40 (got ${resamples})`);
-  const n = groups[0]!.runs[0]?.length ?? 0;
+  const n = groups[0]![0]?.length ?? 0;
   for (const g of groups) {
-    if (!g.runs.length) throw new Error('paired bootstrap: a group without runs');
-    if (g.runs.some((r) => r.length !== n)) throw new Error('paired bootstrap: runs over different numbers of problems');
+    if (!g.length) throw new Error('paired bootstrap: a group without runs');
+    if (g.some((r) => r.length !== n)) throw new Error('paired bootstrap: runs over different numbers of problems');
   }
   if (!n) throw new Error('paired bootstrap: no problems');
-  const rows = groups.map((g) => g.runs.map((r) => Float64Array.from(r)));
-  const estimate = groups.reduce((s, g, k) => s + g.sign * rows[k]!.reduce((t, r) => t + r.reduce((a, b) => a + b, 0), 0) / (g.runs.length * n), 0);
+  const rows = groups.map((g) => g.map((r) => Float64Array.from(r)));
+  const estimate = statistic(rows.map((rs) => rs.reduce((t, r) => t + r.reduce((a, b) => a + b, 0), 0) / (rs.length * n)));
 
   const random = rng(o.seed ?? BOOTSTRAP_SEED);
   const counts = new Float64Array(n);
   const stats = new Float64Array(resamples);
   const totals = new Float64Array(Math.max(...rows.map((rs) => rs.length)));
+  const means = new Array<number>(rows.length);
   for (let b = 0; b < resamples; b++) {
     // The problems' draw, shared by every group: how often each problem is in this resample.
     counts.fill(0);
     for (let k = 0; k < n; k++) counts[Math.floor(random() * n)]!++;
-    let stat = 0;
     for (let g = 0; g < rows.length; g++) {
       const rs = rows[g]!;
       const m = rs.length;
@@ -90,16 +100,16 @@ export function pairedBootstrap(groups: readonly Group[], o: BootstrapOptions = 
       let sum = 0;
       if (m === 1) sum = totals[0]!;
       else for (let s = 0; s < m; s++) sum += totals[Math.floor(random() * m)]!;
-      stat += (groups[g]!.sign * sum) / (m * n);
+      means[g] = sum / (m * n);
     }
-    stats[b] = stat;
+    stats[b] = statistic(means);
   }
   stats.sort();
   const lo = stats[Math.floor(0.025 * resamples)]!;
   const hi = stats[Math.ceil(0.975 * resamples) - 1]!;
   const mean = stats.reduce((a, b) => a + b, 0) / resamples;
   const se = Math.sqrt(stats.reduce((a, x) => a + (x - mean) ** 2, 0) / (resamples - 1));
-  const seeds = groups.map((g) => g.runs.length);
+  const seeds = groups.map((g) => g.length);
   return { estimate, lo, hi, se, insideNoise: lo <= 0 && hi >= 0, problems: n, seeds, seedsResampled: seeds.some((m) => m > 1), resamples };
 }
 
@@ -138,4 +148,19 @@ export function pairedGain(start: readonly Correct[], final: readonly Correct[],
   const ids = commonIds([...start, ...final], within);
   if (!ids.length) return null;
   return pairedBootstrap([{ sign: 1, runs: final.map((f, s) => ids.map((id) => f.get(id)! - start[s]!.get(id)!)) }], o);
+}
+
+/**
+ * The share of the gap between a baseline and a ceiling that a method closes, from their runs'
+ * results: (method − baseline) / (ceiling − baseline), the three drawn as one paired bootstrap
+ * (the same problems for all, each one's seeds on their own); null when they share no problem.
+ * A ratio divides by the gap's own noise: give it only where the gap is clearly above 0 (a
+ * resample whose gap is 0 gives an infinite or undefined share, sorted to the interval's ends).
+ */
+export function gapShare(method: readonly Correct[], baseline: readonly Correct[], ceiling: readonly Correct[], within?: ReadonlySet<string>, o?: BootstrapOptions): Interval | null {
+  if (!method.length || !baseline.length || !ceiling.length) return null;
+  const ids = commonIds([...method, ...baseline, ...ceiling], within);
+  if (!ids.length) return null;
+  const rows = (runs: readonly Correct[]) => runs.map((r) => ids.map((id) => r.get(id)!));
+  return bootstrapOf([rows(method), rows(baseline), rows(ceiling)], ([m, b, c]) => (m! - b!) / (c! - b!), o);
 }
