@@ -23,6 +23,7 @@ const SETTINGS: RunSettings = {
   warmupSteps: 3,
   warmupSolverShare: 0.7,
   warmupPlanVariants: 2,
+  challengerWarmup: 'seeds',
   evalEvery: 2,
   patience: 2,
   validationLimit: 10,

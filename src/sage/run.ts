@@ -13,7 +13,7 @@ import type { MethodConfig, RoleName } from './config';
 import { criticProbe, type CriticProbe } from './criticData';
 import { runShapeHints, SageLoop, type LoopModel, type LoopSettings, type Phase, type StepMetrics, type Transcript, type Validators } from './loop';
 import { EarlyStopping, validate, type Validated, type ValidationOptions, type ValidationOutcomes, type ValidationResult } from './validation';
-import { warmupPairs } from './warmup';
+import { warmupPairs, type ChallengerWarmup } from './warmup';
 
 export interface RunSettings extends LoopSettings {
   /** Loop steps in this run (more may follow on --resume). */
@@ -24,6 +24,8 @@ export interface RunSettings extends LoopSettings {
   warmupSolverShare: number;
   /** Per seed, plan variants taught to the Critic in the warm-up (WarmupOptions.planVariants). */
   warmupPlanVariants: number;
+  /** How the warm-up teaches the Challenger (CHALLENGER_WARMUPS). */
+  challengerWarmup: ChallengerWarmup;
   /** Validate every this many steps (and before the first). */
   evalEvery: number;
   /** Stop after this many evaluations without a new best. */
@@ -265,7 +267,7 @@ export class Evolution {
   async run(): Promise<RunState> {
     const s = this.settings;
     if (!this.state.warmedUp && s.warmupSteps > 0) {
-      const pairs = warmupPairs(this.seeds, { templates: s.templates, references: s.references, maxSolution: 160, solverShare: s.warmupSolverShare, planVariants: s.warmupPlanVariants }, rng(s.seed));
+      const pairs = warmupPairs(this.seeds, { templates: s.templates, challenger: s.challengerWarmup, references: s.references, maxSolution: 160, solverShare: s.warmupSolverShare, planVariants: s.warmupPlanVariants }, rng(s.seed));
       await this.model.warmup(pairs, s.warmupSteps, (step, loss) => this.emit({ type: 'warmup', step, of: s.warmupSteps, loss }));
       // Runs that compare methods start from this one warm-up (--model DIR --templates compact).
       await this.model.saveCheckpoint('warmup');

@@ -7,6 +7,7 @@ import { ADVANTAGE_NAMES } from './advantages';
 import { DEFAULT_LOOP, TRANSCRIPT_MODES, type LoopSettings } from './loop';
 import { DIFFICULTY_NAMES } from './rewards';
 import type { RunSettings } from './run';
+import { CHALLENGER_WARMUP_NAMES } from './warmup';
 
 export type MaxNewTokens = LoopSettings['maxNewTokens'];
 
@@ -45,11 +46,12 @@ export const RUN_SPECS = {
   seed: { integer: true, min: 0, help: 'seed of the sampling and the data order (and of a preset\'s weights)' },
 } as const satisfies Record<string, NumberSpec>;
 
-export const DEFAULT_RUN: Pick<RunSettings, keyof typeof RUN_SPECS> = {
+export const DEFAULT_RUN: Pick<RunSettings, keyof typeof RUN_SPECS | 'challengerWarmup'> = {
   steps: 20,
   warmupSteps: 400,
   warmupSolverShare: 0.7,
   warmupPlanVariants: 0,
+  challengerWarmup: 'seeds',
   evalEvery: 5,
   patience: 5,
   validationLimit: 200,
@@ -95,9 +97,12 @@ export function describeDefaults(d: ModelDefaults): string {
 /**
  * Settings that are not numbers: the token limits per role, the advantage estimator, dropping
  * zero-spread groups, which transcripts to keep, the Challenger's difficulty term, the Solver's
- * seeds kept at RLVR's count.
+ * seeds kept at RLVR's count, how the warm-up teaches the Challenger.
  */
-const OTHER_SETTINGS = ['maxNewTokens', 'advantage', 'dropZeroSpread', 'transcripts', 'difficulty', 'seedParity'] as const;
+const OTHER_SETTINGS = ['maxNewTokens', 'advantage', 'dropZeroSpread', 'transcripts', 'difficulty', 'seedParity', 'challengerWarmup'] as const;
+
+/** What each way of teaching the Challenger in the warm-up does (CHALLENGER_WARMUPS), for --help and the lab. */
+export const CHALLENGER_WARMUP_HELP = 'how the warm-up teaches the Challenger: seeds, another seed with its answer (teaches that a harder problem is a seed; the shipped tiny-curriculum\'s); format, the tags and the answer trained and the question only read, its content left to pretraining; none, no Challenger pairs';
 export type SettingName = keyof typeof SETTING_SPECS | keyof typeof RUN_SPECS | (typeof OTHER_SETTINGS)[number];
 /** The loop's settings, which a --config file may set. */
 export const SETTING_NAMES: readonly SettingName[] = [...(Object.keys(SETTING_SPECS) as (keyof typeof SETTING_SPECS)[]), ...OTHER_SETTINGS];
@@ -122,6 +127,7 @@ export function checkSetting(name: SettingName, value: unknown): string | null {
   if (name === 'dropZeroSpread' || name === 'seedParity') return typeof value === 'boolean' ? null : `${name} must be true or false (got ${JSON.stringify(value)})`;
   if (name === 'transcripts') return TRANSCRIPT_MODES.includes(value as never) ? null : `transcripts must be one of ${TRANSCRIPT_MODES.join(', ')} (got ${JSON.stringify(value)})`;
   if (name === 'difficulty') return DIFFICULTY_NAMES.includes(value as never) ? null : `difficulty must be one of ${DIFFICULTY_NAMES.join(', ')} (got ${JSON.stringify(value)})`;
+  if (name === 'challengerWarmup') return CHALLENGER_WARMUP_NAMES.includes(value as never) ? null : `challengerWarmup must be one of ${CHALLENGER_WARMUP_NAMES.join(', ')} (got ${JSON.stringify(value)})`;
   const s = ALL_SPECS[name]!;
   const n = value as number;
   const ok = typeof value === 'number' && Number.isFinite(n) && (!s.integer || Number.isInteger(n)) && (s.minExclusive ? n > s.min : n >= s.min) && (s.max === undefined || n <= s.max);

@@ -4,7 +4,9 @@ import { rng } from '../util/random';
 import { criticScore, parseOutput } from './parse';
 import { DEFAULT_TEMPLATES, OUTPUTS } from './templates';
 import { consistentVariant, planOf, PLAN_TARGETS, PROBLEM_TARGETS } from './criticData';
-import { warmupPairs } from './warmup';
+import { encodePair } from '../train/sft';
+import { ByteTokenizer } from '../model/tokenizer';
+import { CHALLENGER_WARMUP_NAMES, warmupPairs } from './warmup';
 
 const SEEDS: Problem[] = [
   { id: 'a', source: 't', format: 'curriculum', kind: 'math', statement: '9-2=?', answer: '7', expression: '9-2', level: 1, raw: {} },
@@ -20,7 +22,7 @@ const SEEDS: Problem[] = [
 
 describe('warm-up pairs', () => {
   it('teach every role its format: each target parses cleanly with that role’s parser', () => {
-    const pairs = warmupPairs(SEEDS, { templates: DEFAULT_TEMPLATES, references: 2, maxSolution: 200, solverShare: 0, planVariants: 0 }, rng(1));
+    const pairs = warmupPairs(SEEDS, { templates: DEFAULT_TEMPLATES, challenger: 'seeds' as const, references: 2, maxSolution: 200, solverShare: 0, planVariants: 0 }, rng(1));
     const kinds = { solver: 0, planner: 0, challenger: 0, challengerCode: 0, critic: 0 };
     for (const { prompt, response } of pairs) {
       const role = prompt.includes('<plan>') ? 'planner' : prompt.includes('<solution>') ? 'challengerCode' : prompt.includes('<question>') ? 'challenger' : prompt.includes('<score>') ? 'critic' : 'solver';
@@ -41,7 +43,7 @@ describe('warm-up pairs', () => {
   });
 
   it('repeats the Solver’s pairs to the share asked for, and keeps every other pair', () => {
-    const o = { templates: DEFAULT_TEMPLATES, references: 2, maxSolution: 200, solverShare: 0, planVariants: 0 };
+    const o = { templates: DEFAULT_TEMPLATES, challenger: 'seeds' as const, references: 2, maxSolution: 200, solverShare: 0, planVariants: 0 };
     const isSolver = (p: { response: string }) => p.response.includes('<answer>') && !p.response.startsWith('<question>');
     const natural = warmupPairs(SEEDS, o, rng(3));
     const others = natural.filter((p) => !isSolver(p));
@@ -60,6 +62,34 @@ describe('warm-up pairs', () => {
     expect(warmupPairs(SEEDS, { ...o, solverShare: 0.1, planVariants: 0 }, rng(3))).toHaveLength(natural.length);
   });
 
+  it('teaches the Challenger as asked: the seed whole, the format with the question read but not trained, or nothing, every other pair the same', () => {
+    const seed = Math.floor(Math.random() * 2 ** 31);
+    const o = { templates: DEFAULT_TEMPLATES, references: 2, maxSolution: 200, solverShare: 0, planVariants: 0 };
+    const sorted = (pairs: readonly object[]) => pairs.map((p) => JSON.stringify(p)).sort();
+    const [seeds, format, none] = (['seeds', 'format', 'none'] as const).map((challenger) => warmupPairs(SEEDS, { ...o, challenger }, rng(seed)));
+    const isChallenger = (p: { prompt: string }) => p.prompt.includes('harder');
+    const taught = seeds!.filter(isChallenger);
+    expect(taught).toHaveLength(6);
+    expect(none!.filter(isChallenger)).toEqual([]);
+    expect(sorted(none!)).toEqual(sorted(seeds!.filter((p) => !isChallenger(p))));
+    // Format: the same texts, the question an untrained span: its bytes carry no loss, the tags and the answer (or solution and tests) do.
+    expect(format!.map(({ prompt, response }) => ({ prompt, response }))).toEqual(seeds);
+    const tok = new ByteTokenizer();
+    for (const pair of format!) {
+      if (!isChallenger(pair)) {
+        expect(pair.untrained).toBeUndefined();
+        continue;
+      }
+      const question = /^<question>([\s\S]*?)<\/question>/.exec(pair.response)![1]!;
+      expect(SEEDS.map((p) => p.statement)).toContain(question);
+      expect(pair.untrained).toEqual([['<question>'.length, '<question>'.length + question.length]]);
+      const { ids, lossMask } = encodePair(tok, pair, 1024);
+      const trained = tok.decode(ids.filter((_, i) => lossMask[i]));
+      expect(trained).toBe(pair.response.replace(question, '') + '<|eos|>');
+    }
+    expect(CHALLENGER_WARMUP_NAMES).toEqual(['seeds', 'format', 'none']);
+  });
+
   it('plans are the expression or the solution’s steps without calculator notes', () => {
     expect(planOf(SEEDS[0]!)).toBe('Compute 9-2.');
     expect(planOf(SEEDS[2]!)).toBe('1. She has 3+2=5 pens.');
@@ -67,7 +97,7 @@ describe('warm-up pairs', () => {
   });
 
   it('grades the Critic: real problems and matching plans high, each corruption at its own lower target', () => {
-    const o = { templates: DEFAULT_TEMPLATES, references: 2, maxSolution: 200, solverShare: 0, planVariants: 0 };
+    const o = { templates: DEFAULT_TEMPLATES, challenger: 'seeds' as const, references: 2, maxSolution: 200, solverShare: 0, planVariants: 0 };
     const a = warmupPairs(SEEDS, o, rng(7));
     expect(warmupPairs(SEEDS, o, rng(7))).toEqual(a);
     const scoreOf = (p: { response: string }) => Number(/<score>(\d+)<\/score>/.exec(p.response)![1]);

@@ -2,10 +2,11 @@
  * The warm-up that teaches a model trained from scratch the roles' formats before the
  * loop: seeds rendered into each role's template as SFT pairs (section 4). Solver: problem
  * → worked answer; Planner: problem → the solution's steps as a plan; Challenger: reference
- * problems → another seed with its answer; Critic: graded scores (criticData.ts) — a real
- * problem high, a corrupted one lower by how it was corrupted; a problem's own plan high, the
- * same plan with a wrong number or another problem's plan low. A Critic taught only high
- * scores for plans scores every plan alike, and the gate it drives filters nothing.
+ * problems → a seed's problem in the Challenger's format, taught as CHALLENGER_WARMUPS says;
+ * Critic: graded scores (criticData.ts) — a real problem high, a corrupted one lower by how it
+ * was corrupted; a problem's own plan high, the same plan with a wrong number or another
+ * problem's plan low. A Critic taught only high scores for plans scores every plan alike, and
+ * the gate it drives filters nothing.
  */
 import { hasReference, type Problem } from '../data/problem';
 import type { SftPair } from '../train/sft';
@@ -13,8 +14,37 @@ import { shuffle } from '../util/random';
 import { alterNumber, consistentVariant, corruptProblem, PLAN_TARGETS, planOf, PROBLEM_TARGETS, steps, wrongPlan } from './criticData';
 import { assertLines, referenceList, render, type Templates } from './templates';
 
+/**
+ * How the warm-up teaches the Challenger, from a prompt of reference seeds and another seed
+ * written as its output (`<question>…</question>` and the answer, or the solution and tests):
+ * the pair to train on, or none. Whatever the warm-up trains the Challenger to write after
+ * "Harder" is what it proposes before the loop rewards anything.
+ */
+type ChallengerPair = (prompt: string, question: string, rest: string) => SftPair | null;
+
+export const CHALLENGER_WARMUPS = {
+  /**
+   * The seed's problem written whole: the format, and that a harder problem is another seed
+   * (the shipped tiny-curriculum checkpoint was warmed up so; kept to reproduce it).
+   */
+  seeds: (prompt, question, rest) => ({ prompt, response: `<question>${question}</question>${rest}` }),
+  /**
+   * The format alone: the seed's question is read but not trained on (an untrained span), its
+   * tags and answer are, so that what the Challenger writes between the tags is left to the
+   * model's pretraining. The answer stays taught: it is the question's value, not new content.
+   */
+  format: (prompt, question, rest) => ({ prompt, response: `<question>${question}</question>${rest}`, untrained: [['<question>'.length, '<question>'.length + question.length]] }),
+  /** No Challenger pairs: its format is left to the prompt (a model from scratch may not learn it). */
+  none: () => null,
+} as const satisfies Record<string, ChallengerPair>;
+
+export type ChallengerWarmup = keyof typeof CHALLENGER_WARMUPS;
+export const CHALLENGER_WARMUP_NAMES = Object.keys(CHALLENGER_WARMUPS) as ChallengerWarmup[];
+
 export interface WarmupOptions {
   templates: Templates;
+  /** How the Challenger is taught (CHALLENGER_WARMUPS). */
+  challenger: ChallengerWarmup;
   /** Reference problems shown to the Challenger. */
   references: number;
   /** Longest worked solution kept in a Solver target (bytes); longer ones give the answer alone. */
@@ -59,6 +89,7 @@ export function warmupPairs(seeds: readonly Problem[], o: WarmupOptions, random:
   const pairs: SftPair[] = [];
   const math = seeds.filter((p) => p.kind === 'math');
   const code = seeds.filter((p) => assertLines(p) && p.solution);
+  const teach: ChallengerPair = CHALLENGER_WARMUPS[o.challenger];
   for (const p of seeds) {
     const plan = planOf(p);
     // A question alone has no answer to teach the Solver or the Challenger: it teaches the Critic.
@@ -80,18 +111,16 @@ export function warmupPairs(seeds: readonly Problem[], o: WarmupOptions, random:
     pairs.push({ prompt: render(t.criticProblem, { problem: p.statement }), response: score(PROBLEM_TARGETS.real) });
     const bad = corruptProblem(p.statement, random);
     pairs.push({ prompt: render(t.criticProblem, { problem: bad.text }), response: score(PROBLEM_TARGETS[bad.variant]) });
+    const challenger = (pair: SftPair | null) => pair && pairs.push(pair);
     if (p.kind === 'math' && p.answer !== undefined && math.length > o.references) {
       const refs = shuffle(math.filter((q) => q.id !== p.id), random).slice(0, o.references);
-      pairs.push({ prompt: render(t.challenger, { references: referenceList(refs, t), kind: 'math' }), response: `<question>${p.statement}</question><answer>${p.answer}</answer>` });
+      challenger(teach(render(t.challenger, { references: referenceList(refs, t), kind: 'math' }), p.statement, `<answer>${p.answer}</answer>`));
     }
     // Code: another seed with its solution and its asserts (problems tested by asserts only).
     const asserts = assertLines(p);
     if (asserts && p.solution && code.length > o.references) {
       const refs = shuffle(code.filter((q) => q.id !== p.id), random).slice(0, o.references);
-      pairs.push({
-        prompt: render(t.challengerCode, { references: referenceList(refs, t), kind: 'code' }),
-        response: `<question>${p.statement}</question><solution>${p.solution.trim()}</solution><tests>${asserts.join('\n')}</tests>`,
-      });
+      challenger(teach(render(t.challengerCode, { references: referenceList(refs, t), kind: 'code' }), p.statement, `<solution>${p.solution.trim()}</solution><tests>${asserts.join('\n')}</tests>`));
     }
   }
   return shuffle(weightSolver(solver, pairs, o.solverShare, random), random);

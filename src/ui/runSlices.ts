@@ -7,7 +7,8 @@
 import type { StateCreator } from 'zustand';
 import { proxy } from 'comlink';
 import { METHODS, type MethodName } from '../sage/config';
-import { DEFAULT_LOOP, type LoopSettings } from '../sage/loop';
+import { DEFAULT_LOOP } from '../sage/loop';
+import type { RunSettings } from '../sage/run';
 import { checkSetting, DEFAULT_RUN, modelDefaults, RUN_SPECS, SETTING_SPECS, type SettingName } from '../sage/settings';
 import { PRESETS } from '../model/config';
 import { OVERLAP_REASON, type OverlapReport } from '../data/content';
@@ -39,15 +40,16 @@ export interface ProblemsSlice {
 
 /** Numeric settings of a run as typed (strings until they parse), and each one's refusal. */
 export type NumericSetting = Exclude<SettingName, 'maxNewTokens' | ChoiceSetting>;
-/** Settings picked from a list: the advantage estimator, dropping zero-spread groups, which transcripts to keep, the difficulty term, seed parity. */
-export type ChoiceSetting = 'advantage' | 'dropZeroSpread' | 'transcripts' | 'difficulty' | 'seedParity';
-export type Choices = Pick<LoopSettings, ChoiceSetting>;
+/** Settings picked from a list: the advantage estimator, dropping zero-spread groups, which transcripts to keep, the difficulty term, seed parity, the Challenger's warm-up. */
+export type ChoiceSetting = 'advantage' | 'dropZeroSpread' | 'transcripts' | 'difficulty' | 'seedParity' | 'challengerWarmup';
+export type Choices = Pick<RunSettings, ChoiceSetting>;
 export const DEFAULT_CHOICES: Choices = {
   advantage: DEFAULT_LOOP.advantage,
   dropZeroSpread: DEFAULT_LOOP.dropZeroSpread,
   transcripts: DEFAULT_LOOP.transcripts,
   difficulty: DEFAULT_LOOP.difficulty,
   seedParity: DEFAULT_LOOP.seedParity,
+  challengerWarmup: DEFAULT_RUN.challengerWarmup,
 };
 export const NUMERIC_SETTINGS = [...Object.keys(SETTING_SPECS), ...Object.keys(RUN_SPECS)] as NumericSetting[];
 const DEFAULTS: Record<NumericSetting, number> = { ...DEFAULT_LOOP, ...DEFAULT_RUN } as unknown as Record<NumericSetting, number>;
