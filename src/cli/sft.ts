@@ -18,7 +18,8 @@ import { PRESETS, type PresetName } from '../model/config';
 import { memoryEstimate, type BaseDtype } from '../model/memory';
 import { nodePlatform } from '../platform/node';
 import { accuracyByLevel, firstPerLevel, type LevelAccuracy } from '../train/evaluate';
-import { ModelSession, RateMeter, type ModelSource } from '../train/session';
+import { ModelSession, type ModelSource } from '../train/session';
+import { runSteps, stepLine } from '../train/trainLoop';
 import { DEFAULT_SFT, type SftSettings } from '../train/sftSettings';
 import { isMain, runCli, UsageError, type OptionValues } from './options';
 import { applyLora, describeTraining, LORA_OPTIONS } from './loraOptions';
@@ -101,8 +102,8 @@ async function main(o: OptionValues<typeof sftCli.options>): Promise<void> {
   );
   const trainer = await session.startSft(pairs, settings);
   if (trainer.optimizer.step > 0) console.log(`resuming AdamW at step ${trainer.optimizer.step}`);
+  await trainer.prepare();
   const every = o['log-every'];
-  const rate = new RateMeter();
   let trainingMs = 0;
   const evaluate = async (step: number) => {
     if (!evalSet) return;
@@ -111,19 +112,15 @@ async function main(o: OptionValues<typeof sftCli.options>): Promise<void> {
     console.log(`eval step ${step} (${(trainingMs / 1000).toFixed(0)} s of training): ${levels.map(describeLevel).join(' · ')} (${((performance.now() - t0) / 1000).toFixed(0)} s)`);
     if (o['eval-out']) appendFileSync(o['eval-out'], JSON.stringify({ step, trainingSeconds: Math.round(trainingMs / 1000), levels }) + '\n');
   };
-  for (let i = 0; i < settings.steps; i++) {
-    const r = await trainer.step();
-    rate.add(r);
-    trainingMs += r.ms;
-    if (!r.finite) console.warn(`step ${r.step}: non-finite gradient, update skipped`);
-    if ((i + 1) % every === 0 || i === 0 || i === settings.steps - 1) {
-      console.log(
-        `step ${String(r.step).padStart(5)}  loss ${r.loss.toFixed(4)}  grad-norm ${r.gradNorm.toFixed(3)}  ` +
-          `lr ${r.lr.toExponential(2)}  ${rate.tokensPerS > 0 ? `${rate.tokensPerS.toFixed(0)} tok/s` : `first step ${(r.ms / 1000).toFixed(1)} s (compiling, tuning)`}`,
-      );
-    }
-    if (((i + 1) % o['eval-every'] === 0 || i === settings.steps - 1)) await evaluate(r.step);
-  }
+  await runSteps(trainer, {
+    steps: settings.steps,
+    onStep(p) {
+      trainingMs += p.ms;
+      if (!p.finite) console.warn(`step ${p.step}: non-finite gradient, update skipped`);
+      if (p.step % every === 0 || p.first || p.last) console.log(stepLine(p));
+    },
+    periodic: [{ every: o['eval-every'], run: (p) => evaluate(p.step) }],
+  });
   if (o.out) {
     // Written a weight at a time: the model is never whole in host memory.
     const sink = folderSink(o.out);

@@ -14,7 +14,7 @@ import { checkHalfRange, Transformer } from '../model/transformer';
 import { AdamW, DEFAULT_ADAMW, type AdamWConfig } from './adamw';
 import { packRollouts, policyStep, type PolicyStepResult, type Rollout } from './policy';
 import type { PolicyLossCoefficients } from '../model/kernels/loss';
-import { SftTrainer, type SftPair } from './sft';
+import { SftTrainer, type DataCursor, type SftExample } from './sft';
 import { checkSftSettings, type SftSettings } from './sftSettings';
 
 /** `baseDtype` f16 stores the base weights in half precision: half the memory, frozen (LoRA only). */
@@ -50,6 +50,11 @@ export class RateMeter {
   /** 0 until a step after the first has completed. */
   get tokensPerS(): number {
     return this.ms > 0 ? this.tokens / (this.ms / 1000) : 0;
+  }
+
+  /** Mean milliseconds of a step after the first; 0 until one has completed. */
+  get msPerStep(): number {
+    return this.steps > 1 ? this.ms / (this.steps - 1) : 0;
   }
 }
 
@@ -212,12 +217,13 @@ export class ModelSession {
   }
 
   /**
-   * A trainer for `settings.steps` more steps on `pairs`. The schedule and the AdamW state
-   * continue from the previous run or the checkpoint, unless `resetOptimizer`.
+   * A trainer for `settings.steps` more steps on `examples` (pairs, documents). The schedule
+   * and the AdamW state continue from the previous run or the checkpoint, unless
+   * `resetOptimizer`; the data from `cursor` (a resumed run's), else from its beginning.
    */
-  async startSft(pairs: SftPair[], settings: SftSettings): Promise<SftTrainer> {
+  async startSft(examples: SftExample[], settings: SftSettings, cursor?: DataCursor): Promise<SftTrainer> {
     checkSftSettings(settings);
-    if (pairs.length === 0) throw new Error('no examples to train on');
+    if (examples.length === 0) throw new Error('no examples to train on');
     if (settings.seqLen > this.config.max_position_embeddings) {
       throw new Error(`seqLen ${settings.seqLen} exceeds the model's context of ${this.config.max_position_embeddings}`);
     }
@@ -229,13 +235,14 @@ export class ModelSession {
     this.policyOptimizer = null;
     this.pendingOptimizer = undefined;
     const start = resume?.step ?? 0;
-    const trainer = new SftTrainer(this.model, this.tokenizer, pairs, {
+    const trainer = new SftTrainer(this.model, this.tokenizer, examples, {
       batchSize: settings.batchSize,
       seqLen: settings.seqLen,
       accumulation: settings.accumulation,
       schedule: { lr: settings.lr, warmupSteps: settings.warmupSteps, totalSteps: start + settings.steps, kind: 'cosine' },
       packing: settings.packing,
       seed: settings.seed,
+      cursor,
     });
     if (resume) trainer.optimizer.load(resume.m, resume.v, resume.step);
     this.trainer = trainer;

@@ -1,3 +1,6 @@
+import { matmulTuner } from '../gpu/ops/matmul';
+import { sum } from '../gpu/ops/reduce';
+import { view } from '../gpu/tensor';
 import type { Batch, Transformer } from '../model/transformer';
 import type { Tokenizer } from '../model/tokenizer';
 import { rng, shuffle } from '../util/random';
@@ -59,6 +62,38 @@ export function encodePair(tokenizer: Tokenizer, pair: SftPair, maxLen: number):
   const ids = [...kept, ...response.ids.slice(0, responseLen)];
   const lossMask = [...kept.map(() => 0), ...response.loss.slice(0, responseLen)];
   return { ids, lossMask };
+}
+
+/** A document of plain text, trained with the loss on every token after BOS (pretraining). */
+export interface SftDocument {
+  text: string;
+}
+
+/** What the trainer learns from: a pair (the loss on its response) or a document (on all of it). */
+export type SftExample = SftPair | SftDocument;
+
+/**
+ * A document as BOS, its tokens and EOS, every token after BOS trained on. BOS is the plain one
+ * even where the tokenizer has a chat template: a document is not a turn. A document longer
+ * than maxLen is cut into windows of maxLen overlapping by one token (a window's last token is
+ * the next one's first, read there but not predicted), so each token is predicted exactly once
+ * and none is lost. Without a chat template, a document that fits is encodePair's
+ * {prompt: '', response: text}; a longer one is where they differ (encodePair cuts the response).
+ */
+export function encodeDocument(tokenizer: Tokenizer, text: string, maxLen: number): SftSequence[] {
+  if (maxLen < 2) throw new Error(`a window must hold at least 2 tokens (got ${maxLen})`);
+  const ids = [tokenizer.specials.bos, ...tokenizer.encode(text), tokenizer.specials.eos];
+  const windows: SftSequence[] = [];
+  for (let start = 0; start === 0 || start < ids.length - 1; start += maxLen - 1) {
+    const window = ids.slice(start, start + maxLen);
+    windows.push({ ids: window, lossMask: window.map((_, i) => (i === 0 ? 0 : 1)) });
+  }
+  return windows;
+}
+
+/** An example's sequences: one for a pair, a document's windows. */
+export function encodeExample(tokenizer: Tokenizer, example: SftExample, maxLen: number): SftSequence[] {
+  return 'text' in example ? encodeDocument(tokenizer, example.text, maxLen) : [encodePair(tokenizer, example, maxLen)];
 }
 
 /** A batch built here: plain arrays, so counting and re-weighting need no casts. */
@@ -158,6 +193,18 @@ export interface SftOptions {
    * per adapter; cached). Default true. Off makes runs bit-reproducible from the first step.
    */
   autotune?: boolean;
+  /** Where to start in the data (a resumed run's cursor); default the beginning. */
+  cursor?: DataCursor;
+}
+
+/**
+ * Where a trainer is in its data: epochs begun (each a shuffle of the examples with the run's
+ * seed) and micro-batches taken from the current one. A trainer started at a cursor goes on
+ * with the batches the trainer that reached it would have made next.
+ */
+export interface DataCursor {
+  epoch: number;
+  batch: number;
 }
 
 export interface SftStepResult {
@@ -172,31 +219,100 @@ export interface SftStepResult {
   ms: number;
 }
 
-/** Supervised fine-tuning of a Transformer: the engine API behind warm-up and the CLI. */
+/**
+ * Supervised fine-tuning and pretraining of a Transformer, on pairs, documents or both: the
+ * engine API behind the warm-up, `npm run sft`, `npm run pretrain` and the lab's panel.
+ */
 export class SftTrainer {
   readonly optimizer: AdamW;
   private readonly random: () => number;
   private queue: SftBatch[] = [];
+  private epoch = 0;
+  private taken = 0;
 
   constructor(
     readonly model: Transformer,
     readonly tokenizer: Tokenizer,
-    readonly pairs: SftPair[],
+    readonly examples: SftExample[],
     readonly options: SftOptions,
   ) {
-    if (pairs.length === 0) throw new Error('SFT needs at least one example');
+    if (examples.length === 0) throw new Error('SFT needs at least one example');
     this.optimizer = new AdamW(model.rt, model.trainable.params.size, model.trainable.specs, options.adamw ?? DEFAULT_ADAMW);
     this.random = rng(options.seed ?? 0);
+    if (options.cursor) this.seek(options.cursor);
   }
 
-  /** The next micro-batch: an epoch is the examples shuffled with the run's seed. */
-  private nextBatch(): SftBatch {
-    if (this.queue.length === 0) {
-      const { batchSize, seqLen, packing } = this.options;
-      const seqs = shuffle([...this.pairs], this.random).map((p) => encodePair(this.tokenizer, p, seqLen + 1));
-      this.queue = makeBatches(seqs, batchSize, seqLen, this.tokenizer.specials.pad, packing ?? false);
+  /** The examples' sequences in this order, as the trainer batches them. */
+  batchesOf(examples: readonly SftExample[]): SftBatch[] {
+    const { batchSize, seqLen, packing } = this.options;
+    const seqs = examples.flatMap((e) => encodeExample(this.tokenizer, e, seqLen + 1));
+    return makeBatches(seqs, batchSize, seqLen, this.tokenizer.specials.pad, packing ?? false);
+  }
+
+  /** Where the next micro-batch comes from. */
+  get cursor(): DataCursor {
+    return { epoch: this.epoch, batch: this.taken };
+  }
+
+  /** An epoch: the examples shuffled with the run's seed. */
+  private nextEpoch(): void {
+    this.queue = this.batchesOf(shuffle([...this.examples], this.random));
+    this.epoch++;
+    this.taken = 0;
+  }
+
+  /** Replays the shuffles before the cursor's epoch (the same draws: a shuffle's depend on the length alone), then drops its taken batches. */
+  private seek(c: DataCursor): void {
+    if (!(Number.isInteger(c.epoch) && Number.isInteger(c.batch) && c.epoch >= 0 && c.batch >= 0) || (c.epoch === 0 && c.batch > 0)) {
+      throw new Error(`bad data cursor ${JSON.stringify(c)}`);
     }
+    if (c.epoch === 0) return;
+    for (let e = 1; e < c.epoch; e++) shuffle([...this.examples], this.random);
+    this.epoch = c.epoch - 1;
+    this.nextEpoch();
+    if (c.batch > this.queue.length) {
+      throw new Error(`the data cursor is at batch ${c.batch} of epoch ${c.epoch}, which holds ${this.queue.length}: the examples or the batch settings are not the run's`);
+    }
+    this.queue.splice(0, c.batch);
+    this.taken = c.batch;
+  }
+
+  private nextBatch(): SftBatch {
+    if (this.queue.length === 0) this.nextEpoch();
+    this.taken++;
     return this.queue.shift()!;
+  }
+
+  /**
+   * Tunes the matmul kernels of a step's shapes before the first step (traced, not run; see
+   * tuneRun.ts), so that every step, the first included, runs on the kernels this machine
+   * measured: a run and the same run resumed then compute alike. Returns how many shape
+   * classes were tuned (none where an earlier run measured them).
+   */
+  async prepare(onProgress?: (done: number, total: number) => void): Promise<number> {
+    const { batchSize: B, seqLen: T } = this.options;
+    const zeros = new Array<number>(B * T).fill(0);
+    this.model.rt.trace(() => {
+      this.model.forwardLoss({ B, T, tokens: zeros, targets: zeros, weights: zeros });
+      this.model.backward();
+    });
+    return matmulTuner(this.model.rt).tunePending(3, onProgress);
+  }
+
+  /** The mean loss per trained token over `batches` (batchesOf's) with the weights as they are: a held-out loss. */
+  async meanLoss(batches: readonly SftBatch[]): Promise<number> {
+    const { model } = this;
+    const rt = model.rt;
+    const count = batches.reduce((n, b) => n + b.targets.filter((t) => t >= 0).length, 0);
+    if (count === 0) throw new Error('no token to compute a loss on');
+    const sums = rt.empty([batches.length]);
+    batches.forEach((b, i) => {
+      const out = model.forwardLoss({ ...b, weights: b.targets.map((t) => (t >= 0 ? 1 / count : 0)) });
+      sum(rt, out.loss, view(sums, [1], i));
+    });
+    const read = await rt.read(sums);
+    rt.release(sums);
+    return read.reduce((a, x) => a + x, 0);
   }
 
   /** One optimizer step over `accumulation` micro-batches. */

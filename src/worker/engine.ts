@@ -12,6 +12,7 @@ import { DEFAULT_LOOP } from '../sage/loop';
 import { ByteTokenizer } from '../model/tokenizer';
 import { memorisationRun } from '../train/memorise';
 import { ModelSession, RateMeter } from '../train/session';
+import { runSteps } from '../train/trainLoop';
 import { bankToJsonl, bankToVerlParquet } from '../sage/bankExport';
 import { MemoryRunStore, RUN_FILES } from '../sage/runRecords';
 import { opfsAutosave } from './autosave';
@@ -284,20 +285,12 @@ export function createEngine(platform: Platform): EngineApi {
         const s = held();
         stopRequested = false;
         const trainer = await s.startSft(pairs ?? sftPairs, settings);
-        const rate = new RateMeter();
-        let first = Number.NaN;
-        let last = Number.NaN;
-        let skipped = 0;
-        let done = 0;
-        for (; done < settings.steps && !stopRequested; done++) {
-          const r = await trainer.step();
-          if (done === 0) first = r.loss;
-          if (r.finite) last = r.loss;
-          else skipped++;
-          rate.add(r);
-          onStep({ step: r.step, loss: r.loss, gradNorm: r.gradNorm, tokensPerS: rate.tokensPerS, lr: r.lr, finite: r.finite });
-        }
-        return { model: summary(s), steps: done, firstLoss: first, finalLoss: last, tokensPerS: rate.tokensPerS, skipped, stopped: done < settings.steps };
+        const r = await runSteps(trainer, {
+          steps: settings.steps,
+          onStep: (p) => onStep({ step: p.step, loss: p.loss, gradNorm: p.gradNorm, tokensPerS: p.tokensPerS, lr: p.lr, finite: p.finite }),
+          stopped: () => stopRequested,
+        });
+        return { model: summary(s), steps: r.steps, firstLoss: r.firstLoss, finalLoss: r.finalLoss, tokensPerS: r.tokensPerS, skipped: r.skipped, stopped: r.stopped };
       });
     },
 

@@ -1,0 +1,93 @@
+/**
+ * The steps of a training run, the one loop `npm run sft`, `npm run pretrain` and the lab's
+ * fine-tuning panel share: the trainer's steps (data → batches → trainStep → schedule) with
+ * their pace, and the run's periodic work (a held-out loss, checkpoints, log lines) every N
+ * optimizer steps and where the schedule ends.
+ */
+import { RateMeter } from './session';
+import type { SftStepResult, SftTrainer } from './sft';
+
+export interface StepProgress extends SftStepResult {
+  /** Tokens per second over this call's steps after its first (which compiles); 0 until then. */
+  tokensPerS: number;
+  /** Seconds this call's remaining steps should take at its pace so far; null until it is known. */
+  etaS: number | null;
+  /** The first and the last step of this call. */
+  first: boolean;
+  last: boolean;
+}
+
+/** Work every `every` optimizer steps: counted from the run's start, so a resumed run does it at the same steps. */
+export interface Periodic {
+  every: number;
+  run(p: StepProgress): Promise<void> | void;
+}
+
+export interface RunStepsOptions {
+  /** Optimizer steps to take in this call. */
+  steps: number;
+  /** The step where the schedule ends: periodic work runs there too (default this call's last step). */
+  endStep?: number;
+  onStep?(p: StepProgress): Promise<void> | void;
+  periodic?: readonly Periodic[];
+  /** Asked before each step: true ends the call there (the lab's Stop, Ctrl-C). */
+  stopped?(): boolean;
+}
+
+export interface RunStepsResult {
+  /** Steps taken. */
+  steps: number;
+  firstLoss: number;
+  /** The loss of the last step whose update was applied. */
+  finalLoss: number;
+  tokensPerS: number;
+  /** Updates skipped for a non-finite gradient (weights unchanged). */
+  skipped: number;
+  /** Ended early by `stopped`. */
+  stopped: boolean;
+}
+
+export async function runSteps(trainer: SftTrainer, o: RunStepsOptions): Promise<RunStepsResult> {
+  const rate = new RateMeter();
+  const result: RunStepsResult = { steps: 0, firstLoss: Number.NaN, finalLoss: Number.NaN, tokensPerS: 0, skipped: 0, stopped: false };
+  const endStep = o.endStep ?? trainer.optimizer.step + o.steps;
+  for (let i = 0; i < o.steps; i++) {
+    if (o.stopped?.()) {
+      result.stopped = true;
+      break;
+    }
+    const r = await trainer.step();
+    rate.add(r);
+    result.steps++;
+    if (i === 0) result.firstLoss = r.loss;
+    if (r.finite) result.finalLoss = r.loss;
+    else result.skipped++;
+    const left = o.steps - i - 1;
+    const p: StepProgress = {
+      ...r,
+      tokensPerS: rate.tokensPerS,
+      etaS: rate.msPerStep > 0 ? (left * rate.msPerStep) / 1000 : left === 0 ? 0 : null,
+      first: i === 0,
+      last: left === 0,
+    };
+    await o.onStep?.(p);
+    for (const job of o.periodic ?? []) if (r.step % job.every === 0 || r.step === endStep) await job.run(p);
+  }
+  result.tokensPerS = rate.tokensPerS;
+  return result;
+}
+
+/** A duration as the progress lines show it: 42s, 7m05s, 3h12m. */
+export function formatDuration(seconds: number): string {
+  const s = Math.max(0, Math.round(seconds));
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
+  return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
+}
+
+/** A step's progress line: loss, gradient norm, learning rate, pace and what is left. */
+export function stepLine(p: StepProgress): string {
+  const pace = p.tokensPerS > 0 ? `${p.tokensPerS.toFixed(0)} tok/s` : `first step ${(p.ms / 1000).toFixed(1)} s (compiling)`;
+  const eta = p.etaS !== null && !p.last ? `  ETA ${formatDuration(p.etaS)}` : '';
+  return `step ${String(p.step).padStart(5)}  loss ${p.loss.toFixed(4)}  grad-norm ${p.gradNorm.toFixed(3)}  lr ${p.lr.toExponential(2)}  ${pace}${eta}`;
+}
