@@ -4,8 +4,11 @@
  * stopped when the command is given again, then reported per method: start and final as mean
  * ± standard error over seeds, and from the per-problem outcomes the gain from the start and
  * the difference from the baseline with 95% paired-bootstrap intervals over problems and seeds
- * (src/sage/pairedStats.ts), overall and per level; a Markdown table, a chart with bands and
- * the summary as JSON, under one folder:
+ * (src/sage/pairedStats.ts), overall, per level and pooled over the levels the seeds do not
+ * show; the ceiling (rlvr-ceiling: RLVR on seeds of all five levels, what a perfect Challenger
+ * could give) beside the methods, and each method's share of the gap from the baseline to it;
+ * the bank's growth and the levels of what it admitted; a Markdown table, a chart with bands
+ * and the summary as JSON, under one folder:
  *
  *   OUT/<method>/seed-<n>/   each run's folder (metrics, transcripts, bank, checkpoints)
  *   OUT/<method>/seed-<n>.log  its printed progress
@@ -18,9 +21,11 @@ import { spawn } from 'node:child_process';
 import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SHIPPED_SPLITS } from '../data/curriculum';
+import { readProblemFile } from '../data/nodeFile';
 import { PROMPT_SETS } from '../model/checkpoint';
 import { METHODS } from '../sage/config';
-import { compareChart, compareTable, summarize, type ComparedRun } from '../sage/compare';
+import { CEILING, compareChart, compareTable, summarize, type ComparedRun } from '../sage/compare';
+import type { BankEvent } from '../sage/bank';
 import type { MetricsRecord, RunState } from '../sage/run';
 import type { ValidationOutcomes } from '../sage/validation';
 import { parseJsonl, RUN_FILES } from '../sage/runRecords';
@@ -28,24 +33,27 @@ import { isMain, runCli, UsageError, type OptionValues } from './options';
 import { onInterrupt } from './interrupt';
 import { SHIPPED_MODEL } from './runFiles';
 
-const DEFAULT_METHODS = ['sage', 'rlvr', 'sage-no-quality-filter', 'mae'];
+const DEFAULT_METHODS = ['sage', 'rlvr', 'sage-no-quality-filter', 'mae', CEILING.name];
+/** What --methods names: the methods, and the ceiling (RLVR on --ceiling-seeds). */
+const ENTRIES = [...Object.keys(METHODS), CEILING.name];
 
 export const compareCli = {
   name: 'compare',
   summary: 'Several methods × several seeds from one checkpoint, run or resumed one after another, reported with paired-bootstrap intervals over problems and seeds.',
   options: {
-    methods: { type: 'string', multiple: true, choices: Object.keys(METHODS), arg: 'M,M', help: `methods to compare, comma-separated (default ${DEFAULT_METHODS.join(',')})` },
+    methods: { type: 'string', multiple: true, choices: ENTRIES, arg: 'M,M', help: `methods to compare, comma-separated (default ${DEFAULT_METHODS.join(',')}); ${CEILING.name} is ${CEILING.method} on --ceiling-seeds, the ${CEILING.label}` },
     repeats: { type: 'int', min: 1, default: 5, help: 'seeds per method (0, 1, ... N−1)' },
     steps: { type: 'int', min: 1, default: 40, help: 'loop steps of every run' },
     model: { type: 'string', arg: 'DIR', exists: 'dir', default: SHIPPED_MODEL, help: 'the starting checkpoint of every run (Hugging Face folder)' },
     templates: { type: 'string', choices: PROMPT_SETS, help: 'role prompts: compact for models trained from scratch, instruct for instruction-tuned ones (default: those the checkpoint records in sage_lab.json, else instruct)' },
     seeds: { type: 'string', arg: 'FILE', exists: 'file', default: SHIPPED_SPLITS.seeds.file, help: 'seed problems' },
+    'ceiling-seeds': { type: 'string', arg: 'FILE', exists: 'file', default: SHIPPED_SPLITS.ceiling.file, help: `seed problems of ${CEILING.name}: --seeds and problems of the levels they lack, none held out` },
     validation: { type: 'string', arg: 'FILE', exists: 'file', default: SHIPPED_SPLITS.validation.file, help: 'held-out problems' },
     'validation-limit': { type: 'int', min: 1, default: 400, help: 'held-out problems per validation (the same ones in every run)' },
     'eval-every': { type: 'int', min: 1, default: 10, help: 'validate every N steps (and before the first, and after the last)' },
     config: { type: 'string', arg: 'FILE', exists: 'file', help: 'JSON loop settings for every run (as evolve --config)' },
     lr: { type: 'number', min: 0, minExclusive: true, help: 'learning rate of every run (default: evolve\'s)' },
-    baseline: { type: 'string', choices: Object.keys(METHODS), default: 'rlvr', help: 'the method every other is compared with (difference with a paired 95% interval)' },
+    baseline: { type: 'string', choices: ENTRIES, default: 'rlvr', help: 'the method every other is compared with (difference with a paired 95% interval)' },
     out: { type: 'string', arg: 'DIR', default: 'runs/compare', help: 'the comparison folder (given again: finished runs are kept, unfinished ones resumed)' },
     'report-only': { type: 'flag', help: 'only write the report from the runs already in --out' },
   },
@@ -72,21 +80,29 @@ function collect(out: string, methods: readonly string[], repeats: number): Comp
       const outcomesFile = join(runDir(out, method, seed), RUN_FILES.outcomes);
       // Runs recorded before outcomes were kept have none: the report says no paired interval is possible for them.
       const outcomes = existsSync(outcomesFile) ? parseJsonl<ValidationOutcomes>(readFileSync(outcomesFile, 'utf8'), outcomesFile) : undefined;
-      if (records.some((r) => r.kind === 'step')) runs.push({ method, seed, records, ...(outcomes ? { outcomes } : {}) });
+      const bankFile = join(runDir(out, method, seed), RUN_FILES.bank);
+      const bankEvents = existsSync(bankFile) ? parseJsonl<BankEvent>(readFileSync(bankFile, 'utf8'), bankFile) : undefined;
+      if (records.some((r) => r.kind === 'step')) runs.push({ method, seed, records, ...(outcomes ? { outcomes } : {}), ...(bankEvents ? { bankEvents } : {}) });
     }
   }
   return runs;
 }
 
-function report(o: Options, methods: readonly string[]): string | null {
+/** The levels the seed problems show (none: their format has no levels). */
+async function seedLevels(file: string): Promise<string[]> {
+  const { problems } = await readProblemFile(file);
+  return [...new Set(problems.flatMap((p) => (p.level === undefined ? [] : [String(p.level)])))].sort();
+}
+
+async function report(o: Options, methods: readonly string[]): Promise<string | null> {
   const runs = collect(o.out, methods, o.repeats);
   if (!runs.length) return null;
-  const summaries = summarize(runs, o.baseline);
+  const summaries = summarize(runs, o.baseline, { ceiling: CEILING.name, seedLevels: await seedLevels(o.seeds) });
   const table = compareTable(summaries);
   const md = [
     `# Comparison: ${methods.join(', ')}`,
     '',
-    `From \`${o.model}\`, ${o.steps} steps a run, seeds 0-${o.repeats - 1}, validation on ${o.validation} (${o['validation-limit']} problems, greedy, the same in every run), every ${o['eval-every']} steps; baseline ${o.baseline}.`,
+    `From \`${o.model}\`, ${o.steps} steps a run, seeds 0-${o.repeats - 1}, seed problems ${o.seeds}${methods.includes(CEILING.name) ? ` (${CEILING.name}: ${o['ceiling-seeds']})` : ''}, validation on ${o.validation} (${o['validation-limit']} problems, greedy, the same in every run), every ${o['eval-every']} steps; baseline ${o.baseline}.`,
     'The final validation, not the best. "Own mode" is the method\'s inference (Planner, Critic gate, Solver for SAGE; the Solver alone otherwise); per level in own mode.',
     '',
     table,
@@ -127,7 +143,7 @@ async function main(o: Options): Promise<void> {
     // Every run makes every step: early stopping would end runs at different lengths.
     const patience = ['--patience', String(o.steps + 1)];
     const common = [
-      '--seeds', o.seeds, '--validation', o.validation, '--validation-limit', String(o['validation-limit']), '--eval-every', String(o['eval-every']),
+      '--validation', o.validation, '--validation-limit', String(o['validation-limit']), '--eval-every', String(o['eval-every']),
       ...patience,
       ...(o.config ? ['--config', o.config] : []),
       ...(o.lr !== undefined ? ['--lr', String(o.lr)] : []),
@@ -152,17 +168,19 @@ async function main(o: Options): Promise<void> {
           if (existsSync(dir)) renameSync(dir, `${dir}.unfinished-${Date.now()}`);
           mkdirSync(join(o.out, method), { recursive: true });
           // Without --templates each run takes the prompts the checkpoint records, as evolve does.
-          args = ['--model', o.model, ...(o.templates ? ['--templates', o.templates] : []), '--method', method, '--seed', String(seed), '--steps', String(o.steps), '--out', dir, ...common];
+          // The ceiling is RLVR on its own seeds; every other entry is its method on --seeds.
+          const [evolveMethod, seeds] = method === CEILING.name ? [CEILING.method, o['ceiling-seeds']] : [method, o.seeds];
+          args = ['--model', o.model, ...(o.templates ? ['--templates', o.templates] : []), '--method', evolveMethod, '--seeds', seeds, '--seed', String(seed), '--steps', String(o.steps), '--out', dir, ...common];
         }
         const code = await evolve(args, label, `${dir}.log`);
         // Ctrl-C reaches the run too: whatever it exited with then, the comparison stops as asked (saved runs resume).
         if (stopping) break outer;
         if (code !== 0) throw new Error(`${label} stopped with exit code ${code}: see ${dir}.log`);
-        report(o, methods);
+        await report(o, methods);
       }
     }
   }
-  const table = report(o, methods);
+  const table = await report(o, methods);
   if (!table) {
     console.log(`no runs with a step in ${o.out} yet`);
     return;

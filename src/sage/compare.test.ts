@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { compareChart, compareTable, intervalText, meanSe, PLANS_WINDOW, runOutcomes, summarize, type ComparedRun } from './compare';
-import { pairedDifference, pairedGain } from './pairedStats';
+import { generateProblem, LEVELS } from '../data/curriculum';
+import { rng } from '../util/random';
+import type { BankEvent } from './bank';
+import { admittedLevel, CEILING, compareChart, compareTable, intervalText, levelSpan, meanSe, PLANS_WINDOW, runOutcomes, shareText, summarize, UNREADABLE, type ComparedRun } from './compare';
+import { gapShare, pairedDifference, pairedGain } from './pairedStats';
 import type { MetricsRecord } from './run';
 import type { StepMetrics } from './loop';
 import type { ValidationOutcomes, ValidationResult } from './validation';
@@ -198,5 +201,114 @@ describe('paired figures from per-problem outcomes', () => {
     const i = { estimate: 0.0125, lo: -0.01, hi: 0.035, se: 0.01, insideNoise: true, problems: 400, seeds: [5, 5], seedsResampled: true, resamples: 2000 };
     expect(intervalText(i)).toBe('+1.3 [-1.0, +3.5] inside the noise');
     expect(intervalText({ ...i, lo: 0.005, insideNoise: false, seedsResampled: false })).toBe('+1.3 [+0.5, +3.5]†');
+  });
+});
+
+describe('the ceiling, the levels beyond the seeds and the bank\'s levels', () => {
+  // Twelve problems, three at each of levels 1-4; the seeds show levels 1-2.
+  const n = 12;
+  const ids = Array.from({ length: n }, (_, j) => `q${j}`);
+  const levelOf = (j: number) => 1 + Math.floor(j / 3);
+  const tally = (bits: readonly number[], keep: (j: number) => boolean) => {
+    const xs = bits.filter((_, j) => keep(j));
+    const correct = xs.reduce((a, b) => a + b, 0);
+    return { correct, total: xs.length, accuracy: correct / xs.length };
+  };
+  const result = (step: number, bits: readonly number[]): ValidationResult => ({
+    step, accuracy: tally(bits, () => true).accuracy, perSource: {},
+    perLevel: Object.fromEntries([1, 2, 3, 4].map((l) => [String(l), tally(bits, (j) => levelOf(j) === l)])),
+  });
+  const line = (step: number, bits: readonly number[]): ValidationOutcomes => ({ step, mode: 'solver', problems: bits.map((verdict, j) => ({ id: ids[j]!, source: 'curriculum', level: levelOf(j), verdict, answer: null })) });
+  const admit = (id: string, statement: string, stepAt: number, level?: number): BankEvent => ({
+    type: 'admit',
+    entry: { problem: { id, source: 'challenger', format: 'qa', kind: 'math', statement, answer: '0', raw: {}, ...(level ? { level } : {}) }, provenance: { origin: 'generated', parents: [], step: stepAt, quality: 1, passRates: [] } },
+  });
+  /** A run of 2 steps validated before the first and after the last (the Solver alone), right on each problem with the given odds. */
+  const random = rng(5);
+  const draw = (odds: (j: number) => number) => ids.map((_, j) => (random() < odds(j) ? 1 : 0));
+  const run = (method: string, seed: number, start: number[], final: number[], bankEvents?: BankEvent[]): ComparedRun => ({
+    method, seed,
+    records: [{ kind: 'validation', step: 0, validation: result(0, start) }, step(0, 0), step(1, 0, result(2, final))],
+    outcomes: [line(0, start), line(2, final)],
+    ...(bankEvents ? { bankEvents } : {}),
+  });
+  const easy = (j: number) => (levelOf(j) <= 2 ? 0.9 : 0.1);
+  const rlvr = [0, 1].map((s) => run('rlvr', s, draw(easy), draw(easy), []));
+  const ceiling = [0, 1].map((s) => run(CEILING.name, s, draw(easy), draw((j) => (levelOf(j) <= 2 ? 0.9 : 0.95)), []));
+  const sageEvents = [
+    [admit('g1', '3+4=?', 0), admit('g2', '12*3+5=?', 1), admit('g3', 'What is three and four?', 1), admit('g4', 'Whatever', 1, 2), admit('late', '2+2=?', 2)],
+    [admit('h1', '(2+3)*4=?', 0)],
+  ];
+  const sage = [0, 1].map((s) => run('sage', s, draw(easy), draw((j) => (levelOf(j) <= 2 ? 0.9 : 0.5)), sageEvents[s]));
+  const finals = (runs: ComparedRun[]) => runs.map((r) => new Map(r.outcomes!.at(-1)!.problems.map((p) => [p.id, p.verdict])));
+  const beyond = new Set(ids.filter((_, j) => levelOf(j) >= 3));
+  const mean = (runs: ComparedRun[], within: Set<string>) => {
+    const xs = finals(runs).flatMap((m) => [...m].filter(([id]) => within.has(id)).map(([, v]) => v));
+    return xs.reduce((a, b) => a + b, 0) / xs.length;
+  };
+
+  it('reads an admitted problem\'s level from its statement, else its own field, else unreadable', () => {
+    const random = rng(3);
+    for (const level of LEVELS) {
+      for (let k = 0; k < 20; k++) {
+        const p = generateProblem(level, random);
+        const read = Number(admittedLevel({ id: 'x', source: 'challenger', format: 'qa', kind: 'math', statement: p.question, answer: p.answer, raw: {} }));
+        // Level 2's sums and differences of numbers up to 9 are level 1's content; from level 2's products on, each shape is its level's own.
+        if (level >= 3) expect(read).toBe(level);
+        else expect(read === level || (level === 2 && read === 1)).toBe(true);
+      }
+    }
+    const problem = (e: BankEvent) => (e as Extract<BankEvent, { type: 'admit' }>).entry.problem;
+    expect(admittedLevel(problem(sageEvents[0]![2]!))).toBe(UNREADABLE);
+    expect(admittedLevel(problem(sageEvents[0]![3]!))).toBe('2');
+    expect(levelSpan(['3', '4', '5'])).toBe('3-5');
+    expect(levelSpan(['2', '4'])).toBe('2,4');
+  });
+
+  it('pools the levels beyond the seeds, places each method between the baseline and the ceiling, and counts the bank\'s levels', () => {
+    const [s, r, c] = summarize([...sage, ...rlvr, ...ceiling], 'rlvr', { ceiling: CEILING.name, seedLevels: ['1', '2'] });
+    expect([s!.method, r!.method, c!.method]).toEqual(['sage', 'rlvr', CEILING.name]);
+    expect(s!.beyondSeeds).toBe('3-4');
+    expect(Object.keys(s!.final.perLevel)).toEqual(['1', '2', '3', '4', '3-4']);
+    expect(s!.final.perLevel['3-4']!.mean).toBeCloseTo(mean(sage, beyond), 12);
+    expect(s!.paired!.perLevel['3-4']!.vsBaseline).toEqual(pairedDifference(finals(sage), finals(rlvr), beyond));
+    expect(s!.paired!.perLevel['3-4']!.vsBaseline!.estimate).toBeCloseTo(mean(sage, beyond) - mean(rlvr, beyond), 12);
+    // The share of the gap: where the ceiling is clearly above the baseline (levels 3-4 by construction), the paired bootstrap of the ratio.
+    expect(c!.paired!.perLevel['3-4']!.vsBaseline!.lo).toBeGreaterThan(0);
+    expect(s!.gap!.perLevel['3-4']).toEqual(gapShare(finals(sage), finals(rlvr), finals(ceiling), beyond));
+    expect(s!.gap!.perLevel['3-4']!.estimate).toBeCloseTo((mean(sage, beyond) - mean(rlvr, beyond)) / (mean(ceiling, beyond) - mean(rlvr, beyond)), 12);
+    // Where it is not (levels 1-2: both drawn alike), no share.
+    for (const l of ['1', '2']) if (!(c!.paired!.perLevel[l]!.vsBaseline!.lo > 0)) expect(s!.gap!.perLevel[l]).toBeNull();
+    expect(r!.gap).toBeNull();
+    expect(c!.gap).toBeNull();
+    // The bank: seed 0 admitted levels 1 (3+4), 3 (12*3+5) and 2 (by its field) and an unreadable one in its 2 steps (the step-2 one is beyond them); seed 1 one of level 4.
+    expect(s!.admittedLevels).toEqual({ '1': meanSe([1, 0]), '2': meanSe([1, 0]), '3': meanSe([1, 0]), '4': meanSe([0, 1]), [UNREADABLE]: meanSe([1, 0]) });
+    expect(r!.admittedLevels!['3']).toEqual(meanSe([0, 0]));
+
+    const table = compareTable([s!, r!, c!]);
+    expect(table).toContain(`| sage | 3-4 (beyond the seeds) | 6 |`);
+    expect(table).toContain(`Between rlvr and the ceiling (${CEILING.label})`);
+    expect(table).toContain(`| ${CEILING.name} − rlvr (points) | ${intervalText(c!.paired!.own.vsBaseline!)} |`);
+    const share = s!.gap!.perLevel['3-4']!;
+    expect(table).toContain(`sage closes ${shareText({ ...share, insideNoise: false })} of the gap between rlvr and the ceiling on levels 3-4 (beyond the seeds)${share.insideNoise ? ', inside the noise' : ''}.`);
+    expect(table).toContain(`${CEILING.name}: ${CEILING.label}.`);
+    expect(table).toMatch(/\| method \| admitted \| level 1 \| level 2 \| level 3 \| level 4 \| unreadable \|/);
+    expect(table).toContain('| sage | 0.0 ± 0.0 | 0.5 ± 0.5 | 0.5 ± 0.5 | 0.5 ± 0.5 | 0.5 ± 0.5 | 0.5 ± 0.5 |');
+    // The chart: the ceiling dashed in each panel, its legend saying what it is.
+    const svg = compareChart([s!, r!, c!]);
+    expect(svg.match(/stroke-dasharray="6 4"/g)).toHaveLength(3);
+    expect(svg).toContain('(what a perfect Challenger could give)');
+    expect(svg).not.toContain('NaN');
+    // Without a ceiling or seed levels: no pooled level, no gap, no ceiling note.
+    const [plain] = summarize([...sage, ...rlvr], 'rlvr');
+    expect(plain!.beyondSeeds).toBeNull();
+    expect(plain!.gap).toBeNull();
+    expect(compareTable([plain!])).not.toContain('ceiling');
+  });
+
+  it('writes a share in percent, infinite where a resample\'s gap was 0', () => {
+    const i = { estimate: 0.4, lo: -0.1, hi: 0.85, se: 0.2, insideNoise: true, problems: 600, seeds: [5, 5, 5], seedsResampled: true, resamples: 2000 };
+    expect(shareText(i)).toBe('40% [-10%, 85%] inside the noise');
+    expect(shareText({ ...i, lo: 0.1, hi: Infinity, insideNoise: false })).toBe('40% [10%, +∞]');
   });
 });

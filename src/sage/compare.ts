@@ -4,12 +4,17 @@
  * mean ± standard error over seeds, the Critic's AUC and the bank's growth, curves of the mean
  * with its band; and, from the per-problem outcomes, each method's gain from its start and its
  * difference from a baseline with a 95% interval of a paired bootstrap over problems and seeds
- * (pairedStats.ts), overall and per level. The final validation, not the best: picking the
- * best of several on the held-out split would report the noise's maximum. Pure data: the CLI
- * and the lab draw it.
+ * (pairedStats.ts), overall, per level and pooled over the levels the seeds do not show; with
+ * a ceiling among the methods, the share of the gap between the baseline and it that each
+ * method closes; and the levels of the problems each method's bank admitted. The final
+ * validation, not the best: picking the best of several on the held-out split would report the
+ * noise's maximum. Pure data: the CLI and the lab draw it.
  */
+import { readStatement } from '../data/curriculum';
+import type { Problem } from '../data/problem';
 import { mean, sampleStd } from '../util/stats';
-import { isRight, pairedDifference, pairedGain, RESAMPLES, type Correct, type Interval } from './pairedStats';
+import type { BankEvent } from './bank';
+import { gapShare, isRight, pairedDifference, pairedGain, RESAMPLES, type Correct, type Interval } from './pairedStats';
 import type { MetricsRecord } from './run';
 import { ownAccuracy, type ValidationOutcomes, type ValidationResult } from './validation';
 
@@ -19,6 +24,36 @@ export interface ComparedRun {
   records: readonly MetricsRecord[];
   /** Its outcomes.jsonl: every held-out problem's result at every validation (absent in records from before they were kept). */
   outcomes?: readonly ValidationOutcomes[];
+  /** Its bank-events.jsonl: what the bank admitted (absent: not read). */
+  bankEvents?: readonly BankEvent[];
+}
+
+/**
+ * The comparison's ceiling: RLVR on seeds of every level the held-out split has, where the
+ * method's own seeds show only the easy ones; a Challenger that wrote only right problems of
+ * the missing levels could give the Solver no more. `npm run compare` runs it on
+ * data/seeds/curriculum-all-levels-1000.jsonl.
+ */
+export const CEILING = {
+  name: 'rlvr-ceiling',
+  method: 'rlvr',
+  label: 'ceiling: RLVR on seeds of all five levels (what a perfect Challenger could give)',
+} as const;
+
+/** The level of an admitted problem as the curriculum reads its statement (else its own field), or this. */
+export const UNREADABLE = 'unreadable';
+
+/** An admitted problem's level: the curriculum style its statement is in, else its `level` field, else UNREADABLE. */
+export function admittedLevel(p: Problem): string {
+  const level = (p.kind === 'math' ? readStatement(p.statement)?.level : undefined) ?? p.level;
+  return level === undefined ? UNREADABLE : String(level);
+}
+
+/** Levels as a span where they run on ("3-5"), else listed ("2,4"). */
+export function levelSpan(levels: readonly string[]): string {
+  const ns = levels.map(Number);
+  const run = ns.length > 1 && ns.every((x, i) => Number.isInteger(x) && (i === 0 || x === ns[i - 1]! + 1));
+  return run ? `${levels[0]}-${levels.at(-1)}` : levels.join(',');
 }
 
 /** Mean and standard error of the mean (sample standard deviation / √n; null for one run). */
@@ -94,19 +129,52 @@ export interface PairedSummary {
   perLevel: Record<string, PairedFigures>;
 }
 
+/** Each level's held-out problems (ids), and the levels pooled under `pooled`'s key, from the runs' outcomes. */
+function levelScopes(runs: readonly RunOutcomes[], pooled: Pooled | null): Map<string, Set<string>> {
+  const byLevel = new Map<string, Set<string>>();
+  for (const r of runs) for (const [id, level] of r.levels) byLevel.set(level, (byLevel.get(level) ?? new Set()).add(id));
+  const scopes = new Map([...byLevel.keys()].sort().map((level) => [level, byLevel.get(level)!]));
+  const inPool = pooled ? [...byLevel.keys()].filter((l) => pooled.levels.includes(l)) : [];
+  if (pooled && inPool.length) scopes.set(pooled.key, new Set(inPool.flatMap((l) => [...byLevel.get(l)!])));
+  return scopes;
+}
+
+/** Held-out levels reported together as well as one by one: those the seeds do not show. */
+interface Pooled {
+  key: string;
+  levels: readonly string[];
+}
+
 /** A method's paired figures from its runs' outcomes, against the baseline's runs (null: none to compare with). */
-export function pairedSummary(mine: readonly RunOutcomes[], base: readonly RunOutcomes[] | null): PairedSummary {
+export function pairedSummary(mine: readonly RunOutcomes[], base: readonly RunOutcomes[] | null, pooled: Pooled | null = null): PairedSummary {
   const mode = (m: keyof ModeOutcomes, within?: ReadonlySet<string>): PairedFigures => ({
     gain: pairedGain(mine.map((r) => r.start[m]), mine.map((r) => r.final[m]), within),
     vsBaseline: base ? pairedDifference(mine.map((r) => r.final[m]), base.map((r) => r.final[m]), within) : null,
   });
-  const byLevel = new Map<string, Set<string>>();
-  for (const r of mine) for (const [id, level] of r.levels) byLevel.set(level, (byLevel.get(level) ?? new Set()).add(id));
   return {
     own: mode('own'),
     solver: mode('solver'),
-    perLevel: Object.fromEntries([...byLevel.keys()].sort().map((level) => [level, mode('own', byLevel.get(level))])),
+    perLevel: Object.fromEntries([...levelScopes(mine, pooled)].map(([level, ids]) => [level, mode('own', ids)])),
   };
+}
+
+/**
+ * The share of the gap between the baseline and the ceiling that a method closes, in its own
+ * mode, overall and per level (and pooled): null where the ceiling is not above the baseline
+ * beyond the noise (the share would divide by noise).
+ */
+export interface GapSummary {
+  own: Interval | null;
+  perLevel: Record<string, Interval | null>;
+}
+
+function gapSummary(mine: readonly RunOutcomes[], base: readonly RunOutcomes[], ceiling: readonly RunOutcomes[], pooled: Pooled | null): GapSummary {
+  const finals = (runs: readonly RunOutcomes[]) => runs.map((r) => r.final.own);
+  const share = (within?: ReadonlySet<string>) => {
+    const gap = pairedDifference(finals(ceiling), finals(base), within);
+    return gap && gap.lo > 0 ? gapShare(finals(mine), finals(base), finals(ceiling), within) : null;
+  };
+  return { own: share(), perLevel: Object.fromEntries([...levelScopes(mine, pooled)].map(([level, ids]) => [level, share(ids)])) };
 }
 
 export interface MethodSummary {
@@ -139,8 +207,23 @@ export interface MethodSummary {
   bank: { after: number; size: MeanSe }[];
   /** The baseline the paired differences are taken from (null: none given, or not among the methods). */
   baseline: string | null;
+  /** The ceiling among the methods (CEILING), or null. */
+  ceiling: string | null;
+  /** The key under which perLevel pools the held-out levels the seeds do not show ("3-5"), or null. */
+  beyondSeeds: string | null;
   /** From the per-problem outcomes; null where a run of the method (or of the baseline, for its differences) has none. */
   paired: PairedSummary | null;
+  /** Where this method is between the baseline and the ceiling; null for those two, without a ceiling, or without outcomes. */
+  gap: GapSummary | null;
+  /** Problems the bank admitted a run, per level (admittedLevel), mean ± SE over the runs whose bank events were read; null: none were. */
+  admittedLevels: Record<string, MeanSe> | null;
+}
+
+export interface SummaryOptions {
+  /** The method that is the ceiling (CEILING.name): each other's share of the gap from the baseline to it. */
+  ceiling?: string;
+  /** The levels the comparison's seeds show: the held-out levels beyond them are also reported pooled. */
+  seedLevels?: readonly string[];
 }
 
 const defined = <T>(xs: readonly (T | null | undefined)[]): T[] => xs.filter((x): x is T => x !== null && x !== undefined);
@@ -152,9 +235,22 @@ export const PLANS_WINDOW = 10;
  * Each method's summary; with a `baseline` among the methods, every other method's paired
  * differences from it (each method at its own final validation).
  */
-export function summarize(runs: readonly ComparedRun[], baseline?: string): MethodSummary[] {
+export function summarize(runs: readonly ComparedRun[], baseline?: string, options: SummaryOptions = {}): MethodSummary[] {
   const methods = [...new Set(runs.map((r) => r.method))];
   const base = baseline !== undefined && methods.includes(baseline) ? baseline : null;
+  const ceiling = options.ceiling !== undefined && methods.includes(options.ceiling) ? options.ceiling : null;
+  // The held-out levels the seeds do not show, pooled (where the seeds show some and not all).
+  const held = [...new Set(runs.flatMap((r) => validations(r.records).flatMap((p) => Object.keys((p.v.planned ?? p.v).perLevel))))].sort();
+  const seedLevels = options.seedLevels;
+  const beyond = seedLevels?.length ? held.filter((l) => !seedLevels.includes(l)) : [];
+  // One level beyond is its own row already.
+  const pooled: Pooled | null = beyond.length > 1 && beyond.length < held.length ? { key: levelSpan(beyond), levels: beyond } : null;
+  /** A validation's accuracy pooled over the levels beyond the seeds (own mode), where it has any. */
+  const pooledAccuracy = (v: ValidationResult) => {
+    const tallies = pooled ? defined(pooled.levels.map((l) => (v.planned ?? v).perLevel[l])) : [];
+    const total = tallies.reduce((a, t) => a + t.total, 0);
+    return total ? tallies.reduce((a, t) => a + t.correct, 0) / total : undefined;
+  };
   const summaries = methods.map((method) => {
     const mine = runs.filter((r) => r.method === method);
     const points = mine.map((r) => validations(r.records));
@@ -186,7 +282,10 @@ export function summarize(runs: readonly ComparedRun[], baseline?: string): Meth
       final: {
         own: meanSe(finals.map(ownAccuracy)),
         solver: meanSe(finals.map((v) => v.accuracy)),
-        perLevel: Object.fromEntries(levels.map((l) => [l, meanSe(defined(finals.map((v) => (v.planned ?? v).perLevel[l]?.accuracy)))])),
+        perLevel: Object.fromEntries([
+          ...levels.map((l) => [l, meanSe(defined(finals.map((v) => (v.planned ?? v).perLevel[l]?.accuracy)))]),
+          ...(pooled ? [[pooled.key, meanSe(defined(finals.map(pooledAccuracy)))]] : []),
+        ]),
         problemAuc: optional(finals.map((v) => v.critic?.problemAuc)),
         planAuc: optional(finals.map((v) => v.critic?.planAuc)),
         planShown: optional(finals.map((v) => v.planned?.planShown)),
@@ -200,11 +299,39 @@ export function summarize(runs: readonly ComparedRun[], baseline?: string): Meth
       curve: common.map((after) => ({ after, own: meanSe(at(after).map(ownAccuracy)), solver: meanSe(at(after).map((v) => v.accuracy)) })),
       bank: bankSteps.map((after) => ({ after, size: meanSe(defined(stepsRecords.map((rs) => rs.find((x) => x.step + 1 === after)?.bank.size))) })),
       baseline: base,
+      ceiling,
+      beyondSeeds: pooled?.key ?? null,
+      admittedCounts: admittedCounts(mine, steps),
       outcomes: outcomes.every((o) => o !== null) ? (outcomes as RunOutcomes[]) : null,
     };
   });
-  const baseOutcomes = summaries.find((s) => s.method === base)?.outcomes ?? null;
-  return summaries.map(({ outcomes, ...s }) => ({ ...s, paired: outcomes && pairedSummary(outcomes, s.method === base ? null : baseOutcomes) }));
+  const outcomesOf = (m: string | null) => summaries.find((s) => s.method === m)?.outcomes ?? null;
+  const baseOutcomes = outcomesOf(base);
+  const ceilingOutcomes = outcomesOf(ceiling);
+  // Every level any method's bank admitted, in every method's figures (0 where it admitted none).
+  const admitted = [...new Set(summaries.flatMap((s) => (s.admittedCounts ?? []).flatMap((c) => [...c.keys()])))].sort((a, b) =>
+    a === UNREADABLE ? 1 : b === UNREADABLE ? -1 : a.localeCompare(b, undefined, { numeric: true }),
+  );
+  return summaries.map(({ outcomes, admittedCounts, ...s }) => ({
+    ...s,
+    admittedLevels: admittedCounts && Object.fromEntries(admitted.map((l) => [l, meanSe(admittedCounts.map((c) => c.get(l) ?? 0))])),
+    paired: outcomes && pairedSummary(outcomes, s.method === base ? null : baseOutcomes, pooled),
+    gap: outcomes && baseOutcomes && ceilingOutcomes && s.method !== base && s.method !== ceiling ? gapSummary(outcomes, baseOutcomes, ceilingOutcomes, pooled) : null,
+  }));
+}
+
+/** Problems each run's bank admitted in its first `steps` steps, per level, for the runs whose events were read (null: none were). */
+function admittedCounts(runs: readonly ComparedRun[], steps: number): Map<string, number>[] | null {
+  const counts = defined(runs.map((r) => r.bankEvents)).map((events) => {
+    const c = new Map<string, number>();
+    for (const e of events) {
+      if (e.type !== 'admit' || e.entry.provenance.step >= steps) continue;
+      const level = admittedLevel(e.entry.problem);
+      c.set(level, (c.get(level) ?? 0) + 1);
+    }
+    return c;
+  });
+  return counts.length ? counts : null;
 }
 
 const pct = (m: MeanSe | null | undefined) => (!m || !m.n ? '-' : `${(100 * m.mean).toFixed(1)}${m.se === null ? '' : ` ± ${(100 * m.se).toFixed(1)}`}`);
@@ -220,17 +347,60 @@ export function intervalText(i: Interval): string {
   return `${points(i.estimate)} [${points(i.lo)}, ${points(i.hi)}]${i.seedsResampled ? '' : '†'}${i.insideNoise ? ' inside the noise' : ''}`;
 }
 
+/** A share of a gap in percent: the estimate, its 95% interval, † and "inside the noise" as intervalText. */
+export function shareText(i: Interval): string {
+  const p = (x: number) => (Number.isFinite(x) ? `${(100 * x).toFixed(0)}%` : x > 0 ? '+∞' : '−∞');
+  return `${p(i.estimate)} [${p(i.lo)}, ${p(i.hi)}]${i.seedsResampled ? '' : '†'}${i.insideNoise ? ' inside the noise' : ''}`;
+}
+
 /** What a comparison's table says of its figures, under the table. */
 function notes(summaries: readonly MethodSummary[]): string[] {
-  const intervals = defined(summaries.flatMap((s) => (s.paired ? [s.paired.own, s.paired.solver, ...Object.values(s.paired.perLevel)].flatMap((f) => [f.gain, f.vsBaseline]) : [])));
+  const intervals = defined(summaries.flatMap((s) => [
+    ...(s.paired ? [s.paired.own, s.paired.solver, ...Object.values(s.paired.perLevel)].flatMap((f) => [f.gain, f.vsBaseline]) : []),
+    ...(s.gap ? [s.gap.own, ...Object.values(s.gap.perLevel)] : []),
+  ]));
   const unpaired = summaries.filter((s) => !s.paired).map((s) => s.method);
+  const ceiling = summaries.find((s) => s.method === s.ceiling);
+  const beyond = summaries.find((s) => s.beyondSeeds)?.beyondSeeds;
   return [
+    ...(ceiling ? [`${ceiling.method}: ${CEILING.label}.`] : []),
     'Percent. Start and final: mean ± standard error over seeds. Gain: final − start of the same runs; vs the baseline: the difference of the finals; both in points.',
+    ...(beyond ? [`Level ${beyond}: the held-out levels no seed shows, pooled.`] : []),
     ...(intervals.length
       ? [`In brackets the 95% interval of a paired bootstrap over problems and seeds (${RESAMPLES} resamples, the same problem draw for both sides, each side's seeds drawn on their own); "inside the noise" where it covers 0.`]
       : []),
     ...(intervals.some((i) => !i.seedsResampled) ? ['† one seed a side: the interval covers the sampling of the problems only, not the spread between seeds.'] : []),
     ...(unpaired.length ? [`${unpaired.join(', ')}: no per-problem outcomes in the records (kept before they were), so no paired interval: gain and difference are plain differences of means.`] : []),
+    ...(summaries.some((s) => s.admittedLevels)
+      ? [`Admitted: problems the bank took in a run (mean ± standard error over seeds), by the level of the curriculum style its statement is in; ${UNREADABLE}: a statement no curriculum style reads.`]
+      : []),
+  ];
+}
+
+/** Where each method stands between the baseline and the ceiling: the gap itself, then each method's share of it, overall and per level. */
+function gapTable(summaries: readonly MethodSummary[], levels: readonly string[], levelName: (l: string) => string): string[] {
+  const ceiling = summaries.find((s) => s.method === s.ceiling);
+  const base = summaries.find((s) => s.method === s.baseline);
+  const placed = summaries.filter((s) => s.gap);
+  if (!ceiling?.paired || !base || !placed.length) return [];
+  const gapCell = (i: Interval | null | undefined) => (i ? intervalText(i) : '-');
+  const shareCell = (i: Interval | null | undefined) => (i ? shareText(i) : '-');
+  const rows = [
+    [`${ceiling.method} − ${base.method} (points)`, gapCell(ceiling.paired.own.vsBaseline), ...levels.map((l) => gapCell(ceiling.paired!.perLevel[l]?.vsBaseline))],
+    ...placed.map((s) => [`${s.method}: share closed`, shareCell(s.gap!.own), ...levels.map((l) => shareCell(s.gap!.perLevel[l]))]),
+  ];
+  const beyond = ceiling.beyondSeeds;
+  const headline = placed.flatMap((s) => {
+    const at = beyond ? s.gap!.perLevel[beyond] : s.gap!.own;
+    return at ? [`${s.method} closes ${shareText({ ...at, insideNoise: false })} of the gap between ${base.method} and the ceiling${beyond ? ` on levels ${beyond} (beyond the seeds)` : ''}${at.insideNoise ? ', inside the noise' : ''}.`] : [];
+  });
+  return [
+    `Between ${base.method} and the ceiling (${CEILING.label}), final, own mode:`,
+    '',
+    markdown(['', 'all levels', ...levels.map(levelName)], rows),
+    '',
+    `Share closed: (method − ${base.method}) / (${ceiling.method} − ${base.method}) of the finals, the three drawn as one paired bootstrap; "-" where ${ceiling.method} is not above ${base.method} beyond the noise there (the share would divide by noise).${headline.length ? ` ${headline.join(' ')}` : ''}`,
+    '',
   ];
 }
 
@@ -266,41 +436,71 @@ export function compareTable(summaries: readonly MethodSummary[]): string {
       pct(s.start.solver), pct(s.final.solver), gain(s, 'solver'), ...vs(s, 'solver'),
     ]),
   );
-  const levels = [...new Set(summaries.flatMap((s) => Object.keys(s.final.perLevel)))].sort();
+  // Each level, then the levels beyond the seeds pooled.
+  const beyond = summaries.find((s) => s.beyondSeeds)?.beyondSeeds;
+  const levels = [...[...new Set(summaries.flatMap((s) => Object.keys(s.final.perLevel)))].filter((l) => l !== beyond).sort(), ...(beyond ? [beyond] : [])];
+  const levelName = (l: string) => (l === beyond ? `${l} (beyond the seeds)` : l);
   const perLevel = markdown(
     ['method', 'level', 'problems', 'final (own mode)', 'gain (own mode)', ...vsHead('own mode')],
     summaries.flatMap((s) =>
       levels.map((l) => {
         const f = s.paired?.perLevel[l];
-        return [s.method, l, String(f?.gain?.problems ?? '-'), pct(s.final.perLevel[l]), f?.gain ? intervalText(f.gain) : '-', ...vs(s, 'own', l)];
+        return [s.method, levelName(l), String(f?.gain?.problems ?? '-'), pct(s.final.perLevel[l]), f?.gain ? intervalText(f.gain) : '-', ...vs(s, 'own', l)];
       }),
     ),
   );
+  const admittedLabels = [...new Set(summaries.flatMap((s) => Object.keys(s.admittedLevels ?? {})))];
+  const admitted = summaries.some((s) => s.admittedLevels)
+    ? markdown(
+        ['method', 'admitted', ...admittedLabels.map((l) => (l === UNREADABLE ? l : `level ${l}`))],
+        summaries.map((s) => [s.method, num(s.admitted, 1), ...admittedLabels.map((l) => num(s.admittedLevels?.[l], 1))]),
+      )
+    : null;
   const other = markdown(
     ['method', 'plans shown', `plans right (last ${PLANS_WINDOW} steps)`, 'Critic AUC problems', 'Critic AUC plans', 'admitted', 'Solver rollouts a step: seeds', 'generated'],
     summaries.map((s) => [s.method, pct(s.final.planShown), pct(s.plansRight), num(s.final.problemAuc), num(s.final.planAuc), num(s.admitted, 1), num(s.solverRollouts?.seeds, 1), num(s.solverRollouts?.generated, 1)]),
   );
-  return [accuracy, '', ...(levels.length ? ['Per level:', '', perLevel, ''] : []), other, '', notes(summaries).join('\n\n')].join('\n');
+  return [
+    accuracy,
+    '',
+    ...(levels.length ? ['Per level:', '', perLevel, ''] : []),
+    ...gapTable(summaries, levels, levelName),
+    other,
+    '',
+    ...(admitted ? ['What the bank admitted, by level:', '', admitted, ''] : []),
+    notes(summaries).join('\n\n'),
+  ].join('\n');
+}
+
+/** Words in lines of at most `width` characters (a longer word on its own line). */
+function wrap(text: string, width: number): string[] {
+  const lines: string[] = [];
+  for (const word of text.split(' ')) {
+    const last = lines.at(-1);
+    if (last !== undefined && last.length + 1 + word.length <= width) lines[lines.length - 1] = `${last} ${word}`;
+    else lines.push(word);
+  }
+  return lines;
 }
 
 const COLOURS = ['#2563eb', '#dc2626', '#16a34a', '#9333ea', '#ea580c', '#0891b2'];
 
 /** What the chart draws of a method: its held-out accuracy (own mode, and the Solver alone where recorded) and bank size over steps, mean ± SE over its seeds. */
-export type ChartSeries = Pick<MethodSummary, 'method' | 'seeds' | 'bank'> & { curve: { after: number; own: MeanSe; solver?: MeanSe }[] };
+export type ChartSeries = Pick<MethodSummary, 'method' | 'seeds' | 'bank'> & { curve: { after: number; own: MeanSe; solver?: MeanSe }[]; ceiling?: string | null };
 
 /**
  * The panels as one SVG, two a row: the held-out accuracy in each method's own mode, the
  * Solver alone (when any run recorded it: it differs from the own mode where plans are
  * shown), and the bank size over steps; each method's mean with a band of ±1 standard error
  * over its seeds (the spread between seeds only: the sampling of the problems is in the
- * table's paired intervals, not here), titled so; the legend in the grid's free cell, or
- * below it. The viewBox lets a page scale it to its width.
+ * table's paired intervals, not here), titled so; the ceiling dashed, its legend saying what it
+ * is; the legend in the grid's free cell, or below it. The viewBox lets a page scale it to its width.
  */
 export function compareChart(summaries: readonly ChartSeries[]): string {
   const PW = 480;
   const PH = 320;
   const M = { left: 60, right: 16, top: 34, bottom: 44 };
-  type Series = { colour: string; points: { x: number; y: MeanSe }[] };
+  type Series = { colour: string; dashed: boolean; points: { x: number; y: MeanSe }[] };
   const panel = (x0: number, y0: number, title: string, yLabel: string, series: Series[], scale: number) => {
     const pts = series.flatMap((s) => s.points);
     const maxX = Math.max(1, ...pts.map((p) => p.x));
@@ -332,33 +532,48 @@ export function compareChart(summaries: readonly ChartSeries[]): string {
       if (!s.points.length) continue;
       const band = [...s.points.map((p) => `${sx(p.x)},${sy(hi(p))}`), ...[...s.points].reverse().map((p) => `${sx(p.x)},${sy(lo(p))}`)].join(' ');
       out.push(`<polygon points="${band}" fill="${s.colour}" fill-opacity="0.15" stroke="none"/>`);
-      out.push(`<polyline fill="none" stroke="${s.colour}" stroke-width="2" points="${s.points.map((p) => `${sx(p.x)},${sy(scale * p.y.mean)}`).join(' ')}"/>`);
+      out.push(`<polyline fill="none" stroke="${s.colour}" stroke-width="2"${s.dashed ? ' stroke-dasharray="6 4"' : ''} points="${s.points.map((p) => `${sx(p.x)},${sy(scale * p.y.mean)}`).join(' ')}"/>`);
       for (const p of s.points) out.push(`<circle cx="${sx(p.x)}" cy="${sy(scale * p.y.mean)}" r="3" fill="${s.colour}"/>`);
     }
     return out.join('\n');
   };
   const colour = (i: number) => COLOURS[i % COLOURS.length]!;
+  // The ceiling is a reference, not a method: dashed, and its legend says what it is.
+  const dashed = (s: ChartSeries) => s.ceiling === s.method;
   const accuracy = (pick: (c: ChartSeries['curve'][number]) => MeanSe | undefined) =>
-    summaries.map((s, i) => ({ colour: colour(i), points: s.curve.flatMap((c) => (pick(c) ? [{ x: c.after, y: pick(c)! }] : [])) }));
+    summaries.map((s, i) => ({ colour: colour(i), dashed: dashed(s), points: s.curve.flatMap((c) => (pick(c) ? [{ x: c.after, y: pick(c)! }] : [])) }));
   const solver = accuracy((c) => c.solver);
   const panels = [
     { title: 'Held-out accuracy, own inference mode (mean ± 1 SE over seeds)', yLabel: 'accuracy (%)', series: accuracy((c) => c.own), scale: 100 },
     ...(solver.some((s) => s.points.length) ? [{ title: 'Held-out accuracy, the Solver alone (mean ± 1 SE over seeds)', yLabel: 'accuracy (%)', series: solver, scale: 100 }] : []),
-    { title: 'Problem bank (mean ± 1 SE over seeds)', yLabel: 'problems', series: summaries.map((s, i) => ({ colour: colour(i), points: s.bank.map((b) => ({ x: b.after, y: b.size })) })), scale: 1 },
+    { title: 'Problem bank (mean ± 1 SE over seeds)', yLabel: 'problems', series: summaries.map((s, i) => ({ colour: colour(i), dashed: dashed(s), points: s.bank.map((b) => ({ x: b.after, y: b.size })) })), scale: 1 },
   ];
   const cell = (k: number) => ({ x: (k % 2) * PW, y: Math.floor(k / 2) * PH });
-  const labels = summaries.map((s) => `${s.method}${s.seeds.length > 1 ? ` (${s.seeds.length} seeds)` : ''}`);
+  // Each entry's lines: the method and its seeds, then for the ceiling what it is, wrapped to a legend column.
+  const labels = summaries.map((s) => [`${s.method}${s.seeds.length > 1 ? ` (${s.seeds.length} seeds)` : ''}`, ...(dashed(s) ? wrap(CEILING.label, 44) : [])]);
+  const LINE = 15;
   // An odd panel count leaves the last row's right cell free: the legend goes there as a column.
   const free = panels.length % 2 === 1 ? cell(panels.length) : null;
   const rows = Math.ceil(panels.length / 2);
-  const legendAt = (i: number) => (free ? { x: free.x + M.left, y: free.y + M.top + 10 + i * 22 } : { x: M.left + (i % 3) * 300, y: rows * PH + 12 + Math.floor(i / 3) * 20 });
+  const extra = (i: number) => labels[i]!.length - 1;
+  const rowExtra = (r: number) => Math.max(0, ...labels.slice(3 * r, 3 * r + 3).map((l) => l.length - 1));
+  const legendAt = (i: number) => {
+    if (free) return { x: free.x + M.left, y: free.y + M.top + 10 + i * 22 + LINE * labels.slice(0, i).reduce((a, l) => a + l.length - 1, 0) };
+    const row = Math.floor(i / 3);
+    return { x: M.left + (i % 3) * 300, y: rows * PH + 12 + row * 20 + LINE * Array.from({ length: row }, (_, r) => rowExtra(r)).reduce((a, b) => a + b, 0) };
+  };
   const legend = labels
-    .map((label, i) => {
+    .map((lines, i) => {
       const at = legendAt(i);
-      return `<rect x="${at.x}" y="${at.y - 6}" width="14" height="4" fill="${colour(i)}"/><text x="${at.x + 20}" y="${at.y}">${label}</text>`;
+      const mark = dashed(summaries[i]!)
+        ? `<line x1="${at.x}" x2="${at.x + 14}" y1="${at.y - 4}" y2="${at.y - 4}" stroke="${colour(i)}" stroke-width="2" stroke-dasharray="4 2"/>`
+        : `<rect x="${at.x}" y="${at.y - 6}" width="14" height="4" fill="${colour(i)}"/>`;
+      const text = lines.map((line, k) => `<tspan x="${at.x + 20}" dy="${k ? LINE : 0}">${line}</tspan>`).join('');
+      return `${mark}<text x="${at.x + 20}" y="${at.y}">${extra(i) ? text : lines[0]}</text>`;
     })
     .join('\n');
-  const height = free ? rows * PH : rows * PH + 12 + Math.ceil(labels.length / 3) * 20;
+  const legendRows = Math.ceil(labels.length / 3);
+  const height = free ? rows * PH : rows * PH + 12 + legendRows * 20 + LINE * Array.from({ length: legendRows }, (_, r) => rowExtra(r)).reduce((a, b) => a + b, 0);
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${2 * PW}" height="${height}" viewBox="0 0 ${2 * PW} ${height}" font-family="sans-serif" font-size="12">
 <rect width="100%" height="100%" fill="white"/>
 ${panels.map((p, k) => panel(cell(k).x, cell(k).y, p.title, p.yLabel, p.series, p.scale)).join('\n')}
