@@ -80,7 +80,7 @@ export function unverifiedProblem(fields: Readonly<Record<string, string>>, kind
  * (with its level), or one ending in an expression ("…: 4+3=?"). Null when it reads neither;
  * an error when it reads one that does not evaluate.
  */
-function computedAnswer(statement: string): { answer: string; expression: string; level?: number } | { error: string } | null {
+export function computedAnswer(statement: string): { answer: string; expression: string; level?: number } | { error: string } | null {
   const curriculum = answerStatement(statement);
   if (!('error' in curriculum)) return { answer: curriculum.answer, expression: curriculum.expression, level: curriculum.level };
   if (curriculum.error !== 'not in a curriculum style') return { error: curriculum.error };
