@@ -2,6 +2,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { SHIPPED_SPLITS } from '../data/curriculum';
+import { CEILING } from '../sage/compare';
 import { compareCli } from './compare';
 import { expectEveryOptionChecked, runCliProcess } from './testing';
 
@@ -20,22 +22,26 @@ describe('compare command line', () => {
     writeFileSync(config, JSON.stringify({ proposals: 2, trainProblems: 2, solverSamples: 2, difficultySamples: 2, maxNewTokens: { challenger: 24, planner: 16, solver: 12, critic: 8 } }));
     const out = join(dir, 'cmp');
     const common = ['--config', config, '--validation-limit', '4', '--eval-every', '1', '--repeats', '2', '--out', out];
-    // RLVR keeps the test short (the Solver alone); the summary of SAGE's extra figures is tested in src/sage/compare.test.ts.
-    const r = runCliProcess('src/cli/compare.ts', [...common, '--methods', 'rlvr', '--steps', '1']);
+    // RLVR and the ceiling keep the test short (the Solver alone); the summary of SAGE's extra figures is tested in src/sage/compare.test.ts.
+    const r = runCliProcess('src/cli/compare.ts', [...common, '--methods', `rlvr,${CEILING.name}`, '--steps', '1']);
     expect(r.status, r.stderr).toBe(0);
-    for (const m of ['rlvr']) {
+    for (const [m, method, seeds] of [['rlvr', 'rlvr', SHIPPED_SPLITS.seeds.file], [CEILING.name, 'rlvr', SHIPPED_SPLITS.ceiling.file]] as const) {
       for (const s of [0, 1]) {
         const state = JSON.parse(readFileSync(join(out, m, `seed-${s}`, 'state.json'), 'utf8')) as { step: number };
         expect(state.step).toBe(1);
-        expect(JSON.parse(readFileSync(join(out, m, `seed-${s}`, 'config.json'), 'utf8'))).toMatchObject({ method: m, model: 'data/models/tiny-curriculum', settings: { seed: s, patience: 2 } });
+        expect(JSON.parse(readFileSync(join(out, m, `seed-${s}`, 'config.json'), 'utf8'))).toMatchObject({ method, seeds, model: 'data/models/tiny-curriculum', settings: { seed: s, patience: 2 } });
       }
     }
     const md = readFileSync(join(out, 'summary.md'), 'utf8');
+    // The ceiling beside the method, said what it is; the bank's levels (RLVR's admits none).
+    expect(md).toContain(`${CEILING.name}: ${CEILING.label}.`);
+    expect(md).toMatch(new RegExp(`\\| ${CEILING.name} \\| 2 \\| 4 \\|`));
+    expect(md).toContain('What the bank admitted, by level:');
     // Two seeds on the same 4 problems: start, final, and the gain with its paired interval.
     expect(md).toMatch(/\| rlvr \| 2 \| 4 \| [\d.]+ ± [\d.]+ \| [\d.]+ ± [\d.]+ \| [+-][\d.]+ \[[+-][\d.]+, [+-][\d.]+\]( inside the noise)? \|/);
     expect(md).not.toMatch(/\bSE\)/);
     const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as { method: string; final: { own: { n: number } }; paired: { own: { gain: { problems: number; seeds: number[] } } } }[];
-    expect(summary.map((s) => s.method)).toEqual(['rlvr']);
+    expect(summary.map((s) => s.method)).toEqual(['rlvr', CEILING.name]);
     expect(summary[0]!.final.own.n).toBe(2);
     expect(summary[0]!.paired.own.gain).toMatchObject({ problems: 4, seeds: [2] });
     expect(readFileSync(join(out, 'chart.svg'), 'utf8')).toContain('<polygon');

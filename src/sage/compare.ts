@@ -365,7 +365,7 @@ function notes(summaries: readonly MethodSummary[]): string[] {
   return [
     ...(ceiling ? [`${ceiling.method}: ${CEILING.label}.`] : []),
     'Percent. Start and final: mean ± standard error over seeds. Gain: final − start of the same runs; vs the baseline: the difference of the finals; both in points.',
-    ...(beyond ? [`Level ${beyond}: the held-out levels no seed shows, pooled.`] : []),
+    ...(beyond ? [`Levels ${beyond}: the held-out levels no seed shows, pooled.`] : []),
     ...(intervals.length
       ? [`In brackets the 95% interval of a paired bootstrap over problems and seeds (${RESAMPLES} resamples, the same problem draw for both sides, each side's seeds drawn on their own); "inside the noise" where it covers 0.`]
       : []),
