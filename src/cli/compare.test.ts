@@ -13,6 +13,10 @@ describe('compare command line', () => {
     const r = runCliProcess('src/cli/compare.ts', ['--methods', 'rlvr,rlvr']);
     expect(r.status).toBe(2);
     expect(r.stderr.trim().split('\n').at(-1)).toBe('compare: --methods: a method given twice');
+    // The shipped ceiling's seeds extend the shipped seeds only.
+    const other = runCliProcess('src/cli/compare.ts', ['--seeds', 'data/seeds/gsm8k-148.jsonl', '--methods', `rlvr,${CEILING.name}`]);
+    expect(other.status).toBe(2);
+    expect(other.stderr.trim().split('\n').at(-1)).toBe(`compare: --methods ${CEILING.name}: its seeds (--ceiling-seeds, default ${SHIPPED_SPLITS.ceiling.file}) extend the shipped seeds, not data/seeds/gsm8k-148.jsonl: give --ceiling-seeds too`);
   });
 
   it('runs methods × seeds from the shipped checkpoint, reports paired intervals from the outcomes, keeps finished runs and resumes the rest', () => {

@@ -33,7 +33,7 @@ import { isMain, runCli, UsageError, type OptionValues } from './options';
 import { onInterrupt } from './interrupt';
 import { SHIPPED_MODEL } from './runFiles';
 
-const DEFAULT_METHODS = ['sage', 'rlvr', 'sage-no-quality-filter', 'mae', CEILING.name];
+const DEFAULT_METHODS = ['sage', 'rlvr', 'sage-no-quality-filter', 'mae'];
 /** What --methods names: the methods, and the ceiling (RLVR on --ceiling-seeds). */
 const ENTRIES = [...Object.keys(METHODS), CEILING.name];
 
@@ -41,7 +41,7 @@ export const compareCli = {
   name: 'compare',
   summary: 'Several methods × several seeds from one checkpoint, run or resumed one after another, reported with paired-bootstrap intervals over problems and seeds.',
   options: {
-    methods: { type: 'string', multiple: true, choices: ENTRIES, arg: 'M,M', help: `methods to compare, comma-separated (default ${DEFAULT_METHODS.join(',')}); ${CEILING.name} is ${CEILING.method} on --ceiling-seeds, the ${CEILING.label}` },
+    methods: { type: 'string', multiple: true, choices: ENTRIES, arg: 'M,M', help: `methods to compare, comma-separated (default ${[...DEFAULT_METHODS, CEILING.name].join(',')}, the last only on the shipped seeds or with --ceiling-seeds); ${CEILING.name}: ${CEILING.method} on --ceiling-seeds (${CEILING.label})` },
     repeats: { type: 'int', min: 1, default: 5, help: 'seeds per method (0, 1, ... N−1)' },
     steps: { type: 'int', min: 1, default: 40, help: 'loop steps of every run' },
     model: { type: 'string', arg: 'DIR', exists: 'dir', default: SHIPPED_MODEL, help: 'the starting checkpoint of every run (Hugging Face folder)' },
@@ -130,8 +130,11 @@ function evolve(args: string[], prefix: string, log: string): Promise<number> {
   });
 }
 
-async function main(o: Options): Promise<void> {
-  const methods = o.methods.length ? o.methods : DEFAULT_METHODS;
+async function main(o: Options, given: ReadonlySet<string>): Promise<void> {
+  // The shipped ceiling's seeds are the shipped seeds and harder ones: other seeds need a ceiling of their own.
+  const ceilingFits = !given.has('seeds') || given.has('ceiling-seeds');
+  const methods = o.methods.length ? o.methods : [...DEFAULT_METHODS, ...(ceilingFits ? [CEILING.name] : [])];
+  if (methods.includes(CEILING.name) && !ceilingFits) throw new UsageError(`--methods ${CEILING.name}: its seeds (--ceiling-seeds, default ${SHIPPED_SPLITS.ceiling.file}) extend the shipped seeds, not ${o.seeds}: give --ceiling-seeds too`);
   if (new Set(methods).size !== methods.length) throw new UsageError('--methods: a method given twice');
   mkdirSync(o.out, { recursive: true });
   let stopping = false;

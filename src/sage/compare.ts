@@ -238,7 +238,7 @@ export const PLANS_WINDOW = 10;
 export function summarize(runs: readonly ComparedRun[], baseline?: string, options: SummaryOptions = {}): MethodSummary[] {
   const methods = [...new Set(runs.map((r) => r.method))];
   const base = baseline !== undefined && methods.includes(baseline) ? baseline : null;
-  const ceiling = options.ceiling !== undefined && methods.includes(options.ceiling) ? options.ceiling : null;
+  const ceiling = options.ceiling !== undefined && options.ceiling !== base && methods.includes(options.ceiling) ? options.ceiling : null;
   // The held-out levels the seeds do not show, pooled (where the seeds show some and not all).
   const held = [...new Set(runs.flatMap((r) => validations(r.records).flatMap((p) => Object.keys((p.v.planned ?? p.v).perLevel))))].sort();
   const seedLevels = options.seedLevels;
