@@ -140,7 +140,7 @@ function levelScopes(runs: readonly RunOutcomes[], pooled: Pooled | null): Map<s
 }
 
 /** Held-out levels reported together as well as one by one: those the seeds do not show. */
-interface Pooled {
+export interface Pooled {
   key: string;
   levels: readonly string[];
 }
