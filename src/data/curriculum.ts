@@ -29,7 +29,7 @@ type Range = readonly [number, number];
  * statement styles that render it. In a style, `{a}` is a number, `{name}` a first name and
  * `{items}` a plural noun; a slot may appear twice (the same value both times).
  */
-interface Kind {
+export interface Kind {
   expr: string;
   slots: Readonly<Record<string, Range>>;
   styles: readonly string[];
@@ -37,8 +37,8 @@ interface Kind {
   max?: number;
 }
 
-const NAMES = ['Ann', 'Bo', 'Cy', 'Di', 'Ed', 'Flo', 'Gus', 'Hal', 'Ivy', 'Jo', 'Kai', 'Lu'] as const;
-const ITEMS = ['apples', 'pens', 'cards', 'eggs', 'coins', 'books', 'cups', 'toys', 'shells', 'stamps'] as const;
+export const NAMES = ['Ann', 'Bo', 'Cy', 'Di', 'Ed', 'Flo', 'Gus', 'Hal', 'Ivy', 'Jo', 'Kai', 'Lu'] as const;
+export const ITEMS = ['apples', 'pens', 'cards', 'eggs', 'coins', 'books', 'cups', 'toys', 'shells', 'stamps'] as const;
 
 const DIGIT: Range = [0, 9];
 const SMALL: Range = [0, 20];
@@ -50,7 +50,7 @@ const SMALL: Range = [0, 20];
  * its operands 0-4 (`operandCap`), so the held-out split has sums no seed shows. Each level
  * after adds numbers, operations, parentheses or words.
  */
-const KINDS: Readonly<Record<Level, readonly Kind[]>> = {
+export const KINDS: Readonly<Record<Level, readonly Kind[]>> = {
   1: [
     {
       expr: '{a}+{b}',
@@ -121,7 +121,7 @@ const KINDS: Readonly<Record<Level, readonly Kind[]>> = {
 
 const PLACEHOLDER = /\{(\w+)\}/g;
 
-function fill(template: string, values: Readonly<Record<string, string | number>>): string {
+export function fill(template: string, values: Readonly<Record<string, string | number>>): string {
   return template.replace(PLACEHOLDER, (_, k: string) => String(values[k]));
 }
 
@@ -133,6 +133,20 @@ export function generateProblem(level: Level, random: () => number, operandCap =
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
   const kind = pick(KINDS[level]);
   const style = pick(kind.styles);
+  const { values, expression, value } = drawValues(kind, random, operandCap);
+  return { level, question: fill(style, values), answer: String(value), expression };
+}
+
+/** A draw of one kind: its slots' numbers, a name and items, its expression and value. */
+export interface KindDraw {
+  values: Record<string, string | number>;
+  expression: string;
+  value: number;
+}
+
+/** Draws `kind`'s slots (see generateProblem's `operandCap`), a name and items. */
+export function drawValues(kind: Kind, random: () => number, operandCap = Infinity): KindDraw {
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
   // Rejection sampling: a draw whose answer is negative, fractional or too long is redrawn.
   for (;;) {
     const values: Record<string, string | number> = { name: pick(NAMES), items: pick(ITEMS) };
@@ -142,9 +156,7 @@ export function generateProblem(level: Level, random: () => number, operandCap =
     }
     const expression = fill(kind.expr, values);
     const r = evaluateExpression(expression);
-    if ('value' in r && r.value >= 0 && r.value <= (kind.max ?? 999)) {
-      return { level, question: fill(style, values), answer: String(r.value), expression };
-    }
+    if ('value' in r && r.value >= 0 && r.value <= (kind.max ?? 999)) return { values, expression, value: r.value };
   }
 }
 
