@@ -118,8 +118,8 @@ async function main(o: OptionValues<typeof sftCli.options>): Promise<void> {
       trainingMs += p.ms;
       if (!p.finite) console.warn(`step ${p.step}: non-finite gradient, update skipped`);
       if (p.step % every === 0 || p.first || p.last) console.log(stepLine(p));
+      if (p.step % o['eval-every'] === 0 || p.last) return evaluate(p.step);
     },
-    periodic: [{ every: o['eval-every'], run: (p) => evaluate(p.step) }],
   });
   if (o.out) {
     // Written a weight at a time: the model is never whole in host memory.

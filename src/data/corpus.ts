@@ -67,6 +67,11 @@ export async function readCorpus(chunks: AsyncIterable<Uint8Array>, split: Docum
   return out;
 }
 
+/** How a corpus was read, in words. */
+export function describeCorpusFormat(format: CorpusReport['format'], split: DocumentSplit): string {
+  return format === 'jsonl' ? 'JSONL, each record\'s "text"' : split === 'lines' ? 'text, one a line' : 'text, paragraphs';
+}
+
 /**
  * The documents split by content for a held-out loss: `fraction` of the distinct texts, drawn
  * with `seed`, every copy of a drawn text held out, so no held-out document is also trained

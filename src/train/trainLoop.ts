@@ -1,8 +1,8 @@
 /**
  * The steps of a training run, the one loop `npm run sft`, `npm run pretrain` and the lab's
  * fine-tuning panel share: the trainer's steps (data → batches → trainStep → schedule) with
- * their pace, and the run's periodic work (a held-out loss, checkpoints, log lines) every N
- * optimizer steps and where the schedule ends.
+ * their pace and what is left, each handed to the caller for its own work (progress lines, a
+ * held-out loss, checkpoints) before the next.
  */
 import { RateMeter } from './session';
 import type { SftStepResult, SftTrainer } from './sft';
@@ -17,19 +17,11 @@ export interface StepProgress extends SftStepResult {
   last: boolean;
 }
 
-/** Work every `every` optimizer steps: counted from the run's start, so a resumed run does it at the same steps. */
-export interface Periodic {
-  every: number;
-  run(p: StepProgress): Promise<void> | void;
-}
-
 export interface RunStepsOptions {
   /** Optimizer steps to take in this call. */
   steps: number;
-  /** The step where the schedule ends: periodic work runs there too (default this call's last step). */
-  endStep?: number;
+  /** After each step, before the next (awaited). */
   onStep?(p: StepProgress): Promise<void> | void;
-  periodic?: readonly Periodic[];
   /** Asked before each step: true ends the call there (the lab's Stop, Ctrl-C). */
   stopped?(): boolean;
 }
@@ -50,7 +42,6 @@ export interface RunStepsResult {
 export async function runSteps(trainer: SftTrainer, o: RunStepsOptions): Promise<RunStepsResult> {
   const rate = new RateMeter();
   const result: RunStepsResult = { steps: 0, firstLoss: Number.NaN, finalLoss: Number.NaN, tokensPerS: 0, skipped: 0, stopped: false };
-  const endStep = o.endStep ?? trainer.optimizer.step + o.steps;
   for (let i = 0; i < o.steps; i++) {
     if (o.stopped?.()) {
       result.stopped = true;
@@ -71,7 +62,6 @@ export async function runSteps(trainer: SftTrainer, o: RunStepsOptions): Promise
       last: left === 0,
     };
     await o.onStep?.(p);
-    for (const job of o.periodic ?? []) if (r.step % job.every === 0 || r.step === endStep) await job.run(p);
   }
   result.tokensPerS = rate.tokensPerS;
   return result;
@@ -85,9 +75,9 @@ export function formatDuration(seconds: number): string {
   return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
 }
 
-/** A step's progress line: loss, gradient norm, learning rate, pace and what is left. */
-export function stepLine(p: StepProgress): string {
+/** A step's progress line: loss, gradient norm, learning rate, pace and what is left; `of` the schedule's last step. */
+export function stepLine(p: StepProgress, of?: number): string {
   const pace = p.tokensPerS > 0 ? `${p.tokensPerS.toFixed(0)} tok/s` : `first step ${(p.ms / 1000).toFixed(1)} s (compiling)`;
   const eta = p.etaS !== null && !p.last ? `  ETA ${formatDuration(p.etaS)}` : '';
-  return `step ${String(p.step).padStart(5)}  loss ${p.loss.toFixed(4)}  grad-norm ${p.gradNorm.toFixed(3)}  lr ${p.lr.toExponential(2)}  ${pace}${eta}`;
+  return `step ${String(p.step).padStart(5)}${of ? `/${of}` : ''}  loss ${p.loss.toFixed(4)}  grad-norm ${p.gradNorm.toFixed(3)}  lr ${p.lr.toExponential(2)}  ${pace}${eta}`;
 }
