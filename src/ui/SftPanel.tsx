@@ -1,5 +1,6 @@
 import { useShallow } from 'zustand/react/shallow';
 import { useEffect, useState, type DragEvent } from 'react';
+import { describeCorpusFormat, type DocumentSplit } from '../data/corpus';
 import { describeCounts } from '../data/import';
 import { PRESETS, type PresetName } from '../model/config';
 import { DEFAULT_SFT, type SftSettings } from '../train/sftSettings';
@@ -12,6 +13,13 @@ const CURRICULUM_SEEDS = 'curriculum-500.jsonl';
 const GSM8K_SEEDS = 'gsm8k-148.jsonl';
 /** How many skipped lines are listed; the rest are counted. */
 const LISTED_ERRORS = 12;
+
+/** How a picked file is read: prompt → response pairs, or a corpus of documents (the loss on every token). */
+const READ_AS: { value: 'pairs' | DocumentSplit; label: string }[] = [
+  { value: 'pairs', label: 'prompt → response pairs' },
+  { value: 'lines', label: 'documents, one a line (or JSONL "text")' },
+  { value: 'paragraphs', label: 'documents, paragraphs' },
+];
 
 const NUMERIC_FIELDS: { key: keyof SftSettings; label: string; min: number; step: number | 'any' }[] = [
   { key: 'steps', label: 'steps', min: 1, step: 1 },
@@ -26,11 +34,12 @@ const NUMERIC_FIELDS: { key: keyof SftSettings; label: string; min: number; step
 /** Supervised fine-tuning in the engine worker: seeds in, live loss, checkpoint out. */
 export function SftPanel() {
   // Only what this panel shows: a loop run's events must not re-render it.
-  const lab = useLab(useShallow((s) => pick(s, ['device', 'exportModel', 'exported', 'importModel', 'loadSeeds', 'loadShippedSeeds', 'model', 'modelBusy', 'modelError', 'newModel', 'remapSeeds', 'runSft', 'seeds', 'seedsError', 'sftError', 'sftResult', 'sftStatus', 'sftSteps', 'stopSft'])));
+  const lab = useLab(useShallow((s) => pick(s, ['corpus', 'device', 'exportModel', 'exported', 'importModel', 'loadCorpus', 'loadSeeds', 'loadShippedSeeds', 'model', 'modelBusy', 'modelError', 'newModel', 'readLoadedAs', 'remapSeeds', 'runSft', 'seeds', 'seedsError', 'sftError', 'sftResult', 'sftStatus', 'sftSteps', 'stopSft'])));
   const [settings, setSettings] = useState<SftSettings>({ ...DEFAULT_SFT, steps: 100 });
   const [preset, setPreset] = useState<PresetName>('tiny');
   const [dragging, setDragging] = useState(false);
   const [fields, setFields] = useState('');
+  const [readAs, setReadAs] = useState<'pairs' | DocumentSplit>('pairs');
   const { device, seeds, loadShippedSeeds } = lab;
   useEffect(() => {
     if (device && !seeds) void loadShippedSeeds(CURRICULUM_SEEDS);
@@ -42,7 +51,8 @@ export function SftPanel() {
   const last = lab.sftSteps[lab.sftSteps.length - 1];
 
   const readSeedFile = async (file: File | undefined) => {
-    if (file) await lab.loadSeeds(file.name, file);
+    if (!file) return;
+    await (readAs === 'pairs' ? lab.loadSeeds(file.name, file) : lab.loadCorpus(file.name, file, readAs));
   };
   const onDrop = (e: DragEvent) => {
     e.preventDefault();
@@ -55,11 +65,12 @@ export function SftPanel() {
     <section className="panel wide">
       <h2>Supervised fine-tuning</h2>
       <p className="muted">
-        Trains the held model on prompt → response pairs (loss on response tokens only) in the engine worker, then exports it
-        as a Hugging Face folder that <code>transformers</code> loads unchanged.
+        Trains the held model on prompt → response pairs (loss on response tokens only), or on a corpus of documents (loss on
+        every token: pretraining, or continuing a model on domain text, as <code>npm run pretrain</code>), in the engine
+        worker, then exports it as a Hugging Face folder that <code>transformers</code> loads unchanged.
       </p>
 
-      <h3>Seed examples</h3>
+      <h3>Training data</h3>
       <div
         className={`dropzone${dragging ? ' over' : ''}`}
         data-testid="seed-drop"
@@ -70,19 +81,75 @@ export function SftPanel() {
         onDragLeave={() => setDragging(false)}
         onDrop={onDrop}
       >
-        <span>Drop a JSONL file here, or</span>
+        <label>
+          read as{' '}
+          <select
+            value={readAs}
+            data-testid="seed-read-as"
+            onChange={(e) => {
+              const as = e.target.value as 'pairs' | DocumentSplit;
+              setReadAs(as);
+              void lab.readLoadedAs(as);
+            }}
+          >
+            {READ_AS.map((r) => (
+              <option key={r.value} value={r.value}>
+                {r.label}
+              </option>
+            ))}
+          </select>
+        </label>
+        <span>Drop a JSONL or text file here, or</span>
         <label className="file-button">
           choose one…
           <input type="file" accept=".jsonl,.json,.txt" data-testid="seed-file" onChange={(e) => void readSeedFile(e.target.files?.[0])} />
         </label>
-        <button type="button" onClick={() => void lab.loadShippedSeeds(CURRICULUM_SEEDS)} data-testid="seed-curriculum">
+        <button
+          type="button"
+          onClick={() => {
+            setReadAs('pairs');
+            void lab.loadShippedSeeds(CURRICULUM_SEEDS);
+          }}
+          data-testid="seed-curriculum"
+        >
           Demo curriculum (500)
         </button>
-        <button type="button" onClick={() => void lab.loadShippedSeeds(GSM8K_SEEDS)} data-testid="seed-demo">
+        <button
+          type="button"
+          onClick={() => {
+            setReadAs('pairs');
+            void lab.loadShippedSeeds(GSM8K_SEEDS);
+          }}
+          data-testid="seed-demo"
+        >
           GSM8K demo seeds (148)
         </button>
       </div>
       {lab.seedsError ? <p className="error-text">{lab.seedsError}</p> : null}
+      {lab.corpus ? (
+        <div data-testid="corpus-summary">
+          <p>
+            <strong>{lab.corpus.documents}</strong> documents from <code>{lab.corpus.name}</code> ({describeCorpusFormat(lab.corpus.format, lab.corpus.split)},{' '}
+            {lab.corpus.characters} characters): trained with the loss on every token
+            {lab.corpus.errorCount ? (
+              <span className="error-text">
+                {' '}
+                · {lab.corpus.errorCount} line{lab.corpus.errorCount > 1 ? 's' : ''} skipped
+              </span>
+            ) : null}
+          </p>
+          {lab.corpus.errors.length ? (
+            <ul className="line-errors">
+              {lab.corpus.errors.slice(0, LISTED_ERRORS).map((e) => (
+                <li key={e.line}>
+                  line {e.line}: {e.reason}
+                </li>
+              ))}
+              {lab.corpus.errorCount > LISTED_ERRORS ? <li>… and {lab.corpus.errorCount - LISTED_ERRORS} more</li> : null}
+            </ul>
+          ) : null}
+        </div>
+      ) : null}
       {lab.seeds ? (
         <div data-testid="seed-summary">
           <p>
@@ -197,7 +264,7 @@ export function SftPanel() {
         </label>
       </div>
       <div className="row-controls">
-        <button type="button" disabled={busy || !lab.seeds?.pairs} onClick={() => void lab.runSft(settings)} data-testid="sft-start">
+        <button type="button" disabled={busy || !(lab.seeds?.pairs || lab.corpus?.documents)} onClick={() => void lab.runSft(settings)} data-testid="sft-start">
           {running ? 'Training…' : lab.model?.optimizerStep ? 'Continue training' : 'Start'}
         </button>
         <button type="button" disabled={!running} onClick={lab.stopSft} data-testid="sft-stop">

@@ -12,6 +12,7 @@ import type {
   ModelSummary,
   PresetName,
   SelfCheckResult,
+  SftCorpusReport,
   SftRunResult,
   SftSeedsReport,
   SftSettings,
@@ -30,6 +31,7 @@ import { SHIPPED_SEEDS, shippedModelFiles } from './shippedData';
 import { DEFAULT_RUN } from '../sage/settings';
 import { chooseTemplates } from '../sage/templates';
 import { errorText } from '../util/errorText';
+import type { DocumentSplit } from '../data/corpus';
 
 type Status = 'idle' | 'running' | 'done' | 'error';
 
@@ -58,6 +60,8 @@ export interface TrainCheckSlice {
 export interface SftSlice {
   /** The seed file read for fine-tuning (its pairs held in the engine). */
   seeds: SftSeedsReport | null;
+  /** Or a corpus read in its place (its documents held in the engine): trained with the loss on every token. */
+  corpus: SftCorpusReport | null;
   seedsError: string | null;
   model: ModelSummary | null;
   /** What the model controls are doing: loading a preset, importing, exporting. */
@@ -79,6 +83,10 @@ export interface SftSlice {
   loadSeeds(name: string, file: Blob, fields?: string): Promise<void>;
   /** Re-reads the loaded seed file with a field mapping (empty: detection). */
   remapSeeds(fields: string): Promise<void>;
+  /** Reads a file as a corpus of documents, in place of the seed pairs; a later load wins, as for seeds. */
+  loadCorpus(name: string, file: Blob, split: DocumentSplit): Promise<void>;
+  /** Re-reads the loaded file as pairs or as documents. */
+  readLoadedAs(as: 'pairs' | DocumentSplit): Promise<void>;
   /** Fetches a seed file the lab ships (data/seeds/, by file name). */
   loadShippedSeeds(name: string): Promise<void>;
   newModel(preset: PresetName, seed: number): Promise<void>;
@@ -162,7 +170,7 @@ const trainCheckSlice: StateCreator<LabState, [], [], TrainCheckSlice> = (set, g
 });
 
 const sftSlice: StateCreator<LabState, [], [], SftSlice> = (set, get) => {
-  /** The file behind `seeds`, kept to re-read it with a mapping; and the latest load's number. */
+  /** The file behind `seeds` or `corpus`, kept to re-read it; and the latest load's number. */
   let seedFile: Blob | null = null;
   let seedLoad = 0;
   /** Runs a model action, showing what it does and any refusal beside the model. */
@@ -188,6 +196,7 @@ const sftSlice: StateCreator<LabState, [], [], SftSlice> = (set, get) => {
   };
   return {
     seeds: null,
+    corpus: null,
     seedsError: null,
     model: null,
     modelBusy: null,
@@ -204,10 +213,26 @@ const sftSlice: StateCreator<LabState, [], [], SftSlice> = (set, get) => {
         const seeds = await callEngine((e) => e.readSftSeeds(name, file, fields));
         if (load !== seedLoad) return;
         seedFile = file;
-        set({ seeds, seedsError: null });
+        set({ seeds, corpus: null, seedsError: null });
       } catch (e) {
         if (load === seedLoad) set({ seedsError: errorText(e) });
       }
+    },
+    async loadCorpus(name, file, split) {
+      const load = ++seedLoad;
+      try {
+        const corpus = await callEngine((e) => e.readSftCorpus(name, file, split));
+        if (load !== seedLoad) return;
+        seedFile = file;
+        set({ corpus, seeds: null, seedsError: null });
+      } catch (e) {
+        if (load === seedLoad) set({ seedsError: errorText(e) });
+      }
+    },
+    async readLoadedAs(as) {
+      const name = get().seeds?.name ?? get().corpus?.name;
+      if (!seedFile || !name) return;
+      await (as === 'pairs' ? get().loadSeeds(name, seedFile) : get().loadCorpus(name, seedFile, as));
     },
     async remapSeeds(fields) {
       const name = get().seeds?.name;
@@ -253,8 +278,8 @@ const sftSlice: StateCreator<LabState, [], [], SftSlice> = (set, get) => {
       await get().importModel(files, name);
     },
     async runSft(settings) {
-      if (!get().seeds?.pairs) {
-        set({ sftStatus: 'error', sftError: 'load seed examples first' });
+      if (!get().seeds?.pairs && !get().corpus?.documents) {
+        set({ sftStatus: 'error', sftError: 'load seed examples or a corpus first' });
         return;
       }
       set({ sftStatus: 'running', sftError: null, sftResult: null, exported: null });

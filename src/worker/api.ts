@@ -7,13 +7,14 @@ import type { LoraConfig } from '../model/lora';
 import type { BaseDtype } from '../model/memory';
 import type { ModelMemory } from '../train/memorySummary';
 import type { OverlapReport } from '../data/content';
+import type { CorpusReport, DocumentSplit } from '../data/corpus';
 import type { Format, Problem } from '../data/problem';
 import type { BankEvent } from '../sage/bank';
 import type { MethodName } from '../sage/config';
 import type { RunEvent, RunSettings, RunState } from '../sage/run';
 import type { Validated } from '../sage/validation';
 import type { LoadProgress } from '../train/session';
-import type { SftPair } from '../train/sft';
+import type { SftExample, SftPair } from '../train/sft';
 import type { SftSettings } from '../train/sftSettings';
 import type { AutosaveInfo } from './autosave';
 
@@ -148,6 +149,18 @@ export interface SftSeedsReport {
   fields: string;
 }
 
+/** What the page is told of a corpus read for training with the loss on every token (the documents stay in the engine). */
+export interface SftCorpusReport {
+  name: string;
+  documents: number;
+  characters: number;
+  format: CorpusReport['format'];
+  split: DocumentSplit;
+  /** The first lines that could not be used, with their numbers and reasons (all counted in errorCount). */
+  errors: { line: number; reason: string }[];
+  errorCount: number;
+}
+
 /** The settings of a loop run that a request may give (the rest keep their defaults). */
 export type EvolveSettings = Partial<Omit<RunSettings, 'method' | 'templates'>>;
 
@@ -217,8 +230,13 @@ export interface EngineApi {
    * format detection.
    */
   readSftSeeds(name: string, file: Blob, fields: string): Promise<SftSeedsReport>;
-  /** Fine-tunes the held model on prompt → response pairs (null: the seed file read last), reporting every step. */
-  sft(pairs: SftPair[] | null, settings: SftSettings, onStep: (report: SftStepReport) => void): Promise<SftRunResult>;
+  /**
+   * Reads a corpus off the page's thread as documents (one a line, JSONL records' text, or
+   * paragraphs) and holds them for sft(null, …) in place of the seed pairs: the loss on every token.
+   */
+  readSftCorpus(name: string, file: Blob, split: DocumentSplit): Promise<SftCorpusReport>;
+  /** Fine-tunes the held model on pairs or documents (null: the seed file or corpus read last), reporting every step. */
+  sft(examples: SftExample[] | null, settings: SftSettings, onStep: (report: SftStepReport) => void): Promise<SftRunResult>;
   /** Ends a running sft() after its current step. */
   stopSft(): void;
   /**

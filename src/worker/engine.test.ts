@@ -19,6 +19,25 @@ function engine() {
 }
 
 describe('engine: fine-tuning the held model', () => {
+  it('trains on a corpus read in the engine, the loss on every token: a document is a pair with an empty prompt', async () => {
+    const e = engine();
+    const documents = ['3+4=7', 'Twelve minus five is seven.', '6*7=42'];
+    const read = await e.readSftCorpus('corpus.txt', new Blob([documents.join('\n')]), 'lines');
+    expect(read).toMatchObject({ name: 'corpus.txt', documents: 3, format: 'text', split: 'lines', errorCount: 0 });
+    // One step from the same initial weights: its loss is measured before the update.
+    const first = async (examples: Parameters<typeof e.sft>[0]) => {
+      await e.loadPreset('tiny', 11);
+      const steps: SftStepReport[] = [];
+      await e.sft(examples, { ...SMALL, seqLen: 32, steps: 1 }, (r) => steps.push(r));
+      return steps[0]!.loss;
+    };
+    const corpus = await first(null);
+    const pairs = await first(documents.map((d) => ({ prompt: '', response: d })));
+    expect(Number.isFinite(corpus)).toBe(true);
+    // The same terms (f32 sums in the same order; only the kernels the first step tuned may differ).
+    expect(Math.abs(corpus - pairs)).toBeLessThan(1e-4 * corpus);
+  });
+
   it('trains a preset, exports it, and imports the export with its optimizer state', async () => {
     const e = engine();
     await expect(e.sft(PAIRS, SMALL, () => {})).rejects.toThrow(/no model loaded/);

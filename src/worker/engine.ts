@@ -13,6 +13,8 @@ import { ByteTokenizer } from '../model/tokenizer';
 import { memorisationRun } from '../train/memorise';
 import { ModelSession, RateMeter } from '../train/session';
 import { runSteps } from '../train/trainLoop';
+import type { SftExample } from '../train/sft';
+import { readSftCorpus } from './corpusFile';
 import { bankToJsonl, bankToVerlParquet } from '../sage/bankExport';
 import { MemoryRunStore, RUN_FILES } from '../sage/runRecords';
 import { opfsAutosave } from './autosave';
@@ -32,7 +34,6 @@ import type {
   EvolveSettings,
   ModelSummary,
   SelfCheckResult,
-  SftPair,
   SftRunResult,
   TrainCheckResult,
   TrainStepReport,
@@ -92,8 +93,8 @@ export function createEngine(platform: Platform): EngineApi {
   /** The seed and validation files' names, for the reports of a split taken from them. */
   let seedName = '';
   let validationName = '';
-  /** The pairs of the seed file read for fine-tuning. */
-  let sftPairs: SftPair[] = [];
+  /** What fine-tuning trains on: the pairs of the seed file or the documents of the corpus read last. */
+  let sftExamples: SftExample[] = [];
   /** Files read by stageFiles, until an import or a resume takes them. */
   let staged: CheckpointFile[] | null = null;
   const takeFiles = (files: CheckpointFile[] | null): CheckpointFile[] => {
@@ -276,15 +277,21 @@ export function createEngine(platform: Platform): EngineApi {
 
     async readSftSeeds(name, file, fields) {
       const read = await readSftSeeds(name, file, fields);
-      sftPairs = read.pairs;
+      sftExamples = read.pairs;
       return read.report;
     },
 
-    async sft(pairs, settings, onStep): Promise<SftRunResult> {
+    async readSftCorpus(name, file, split) {
+      const read = await readSftCorpus(name, file, split);
+      sftExamples = read.documents;
+      return read.report;
+    },
+
+    async sft(examples, settings, onStep): Promise<SftRunResult> {
       return exclusive('fine-tuning', async () => {
         const s = held();
         stopRequested = false;
-        const trainer = await s.startSft(pairs ?? sftPairs, settings);
+        const trainer = await s.startSft(examples ?? sftExamples, settings);
         const r = await runSteps(trainer, {
           steps: settings.steps,
           onStep: (p) => onStep({ step: p.step, loss: p.loss, gradNorm: p.gradNorm, tokensPerS: p.tokensPerS, lr: p.lr, finite: p.finite }),
