@@ -27,3 +27,25 @@ test('the lab loads the demo curriculum by default, counts problems per format a
   await expect(page.getByTestId('seed-formats')).toContainText('148 gsm8k');
   expect(errors).toEqual([]);
 });
+
+test('a file read as a corpus holds documents, trained with the loss on every token; read as pairs again, it is seeds', async ({ page }) => {
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  await openEngine(page);
+  await expect(page.getByTestId('seed-summary')).toContainText('500 examples from curriculum-500.jsonl');
+  await page.getByTestId('seed-read-as').selectOption('lines');
+  // The loaded seed file is re-read as documents: a JSONL file without "text" fields holds none.
+  await expect(page.getByText('curriculum-500.jsonl: no documents (line 1: no "text" field')).toBeVisible();
+  const notes = ['3+4=7', 'Twelve minus five is seven.', '', '6*7=42'].join('\n');
+  await page.getByTestId('seed-file').setInputFiles({ name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from(notes) });
+  const corpus = page.getByTestId('corpus-summary');
+  await expect(corpus).toContainText('3 documents from notes.txt (text, one a line, 38 characters): trained with the loss on every token');
+  await expect(page.getByTestId('seed-summary')).toHaveCount(0);
+  await page.getByTestId('seed-read-as').selectOption('paragraphs');
+  await expect(corpus).toContainText('2 documents from notes.txt (text, paragraphs');
+  await expect(page.getByTestId('sft-start')).toBeEnabled();
+  await page.getByTestId('seed-read-as').selectOption('pairs');
+  await expect(page.getByTestId('seed-summary')).toContainText('0 examples from notes.txt');
+  await expect(corpus).toHaveCount(0);
+  expect(errors).toEqual([]);
+});
