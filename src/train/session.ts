@@ -51,11 +51,6 @@ export class RateMeter {
   get tokensPerS(): number {
     return this.ms > 0 ? this.tokens / (this.ms / 1000) : 0;
   }
-
-  /** Mean milliseconds of a step after the first; 0 until one has completed. */
-  get msPerStep(): number {
-    return this.steps > 1 ? this.ms / (this.steps - 1) : 0;
-  }
 }
 
 /** How the loop's policy-gradient updates run. */

@@ -10,7 +10,10 @@ import type { SftStepResult, SftTrainer } from './sft';
 export interface StepProgress extends SftStepResult {
   /** Tokens per second over this call's steps after its first (which compiles); 0 until then. */
   tokensPerS: number;
-  /** Seconds this call's remaining steps should take at its pace so far; null until it is known. */
+  /**
+   * Seconds this call's remaining steps should take at its pace so far (the time between two
+   * steps, the caller's work after each included); null until it is known.
+   */
   etaS: number | null;
   /** The first and the last step of this call. */
   first: boolean;
@@ -41,6 +44,9 @@ export interface RunStepsResult {
 
 export async function runSteps(trainer: SftTrainer, o: RunStepsOptions): Promise<RunStepsResult> {
   const rate = new RateMeter();
+  /** Wall time from the end of the first step to the end of the latest. */
+  let since: number | null = null;
+  let wallMs = 0;
   const result: RunStepsResult = { steps: 0, firstLoss: Number.NaN, finalLoss: Number.NaN, tokensPerS: 0, skipped: 0, stopped: false };
   for (let i = 0; i < o.steps; i++) {
     if (o.stopped?.()) {
@@ -48,6 +54,9 @@ export async function runSteps(trainer: SftTrainer, o: RunStepsOptions): Promise
       break;
     }
     const r = await trainer.step();
+    const now = performance.now();
+    if (since !== null) wallMs = now - since;
+    else since = now;
     rate.add(r);
     result.steps++;
     if (i === 0) result.firstLoss = r.loss;
@@ -57,7 +66,7 @@ export async function runSteps(trainer: SftTrainer, o: RunStepsOptions): Promise
     const p: StepProgress = {
       ...r,
       tokensPerS: rate.tokensPerS,
-      etaS: rate.msPerStep > 0 ? (left * rate.msPerStep) / 1000 : left === 0 ? 0 : null,
+      etaS: i > 0 ? (left * wallMs) / i / 1000 : left === 0 ? 0 : null,
       first: i === 0,
       last: left === 0,
     };
