@@ -51,18 +51,26 @@ export function ModelChoice() {
             {p} from scratch
           </button>
         ))}
-        {Object.keys(SHIPPED_MODELS).map((name) => (
-          <button
-            key={name}
-            className="secondary"
-            disabled={disabled}
-            title="shipped with the lab: the tiny preset after the warm-up on the demo curriculum (data/models/README.md)"
-            onClick={() => void loadShippedModel(name)}
-            data-testid={`model-shipped-${name}`}
-          >
-            {name} (warmed up)
-          </button>
-        ))}
+        {Object.entries(SHIPPED_MODELS).map(([name, files]) => {
+          // A checkpoint that records its role prompts was warmed up on them; one without is a pretrained base.
+          const warmed = 'sage_lab.json' in files;
+          return (
+            <button
+              key={name}
+              className="secondary"
+              disabled={disabled}
+              title={
+                warmed
+                  ? 'shipped with the lab: the tiny preset after the warm-up on the demo curriculum (data/models/README.md)'
+                  : 'shipped with the lab: the tiny preset pretrained on the arithmetic corpus, no role taught yet (data/models/README.md)'
+              }
+              onClick={() => void loadShippedModel(name)}
+              data-testid={`model-shipped-${name}`}
+            >
+              {name} ({warmed ? 'warmed up' : 'pretrained base'})
+            </button>
+          );
+        })}
         <label className={`file-button${disabled ? ' disabled' : ''}`}>
           import a checkpoint folder
           {/* @ts-expect-error webkitdirectory is not in React's input attributes */}
