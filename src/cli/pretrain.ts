@@ -40,10 +40,10 @@ export const pretrainCli = {
   summary: 'Language-model training on plain text (the loss on every token), packed, on the GPU through Dawn; checkpoints that --resume continues exactly.',
   options: {
     corpus: { type: 'string', arg: 'FILE', exists: 'file', help: 'the documents: one a line (plain text, or JSONL with a "text" field, detected), or see --documents' },
-    documents: { type: 'string', choices: DOCUMENT_SPLITS, default: 'lines', help: 'how a text corpus is cut into documents: each line, or paragraphs between blank lines' },
-    holdout: { type: 'number', min: 0, minExclusive: true, max: 0.5, help: 'hold out this fraction of the distinct documents (drawn with --seed) for the held-out loss, never trained on' },
+    documents: { type: 'string', arg: 'HOW', choices: DOCUMENT_SPLITS, default: 'lines', help: 'how a text corpus is cut into documents: each line, or paragraphs between blank lines' },
+    holdout: { type: 'number', arg: 'FRACTION', min: 0, minExclusive: true, max: 0.5, help: 'hold out this fraction of the distinct documents (drawn with --seed) for the held-out loss, never trained on' },
     'eval-corpus': { type: 'string', arg: 'FILE', exists: 'file', help: 'documents for the held-out loss instead (read as --corpus; corpus documents equal to one are left out of training)' },
-    'eval-every': { type: 'int', min: 1, default: 100, help: 'the held-out loss every N steps (and at the start and the end)' },
+    'eval-every': { type: 'int', min: 1, default: 100, help: 'the held-out loss every N steps, at step 0 and at the end' },
     preset: { type: 'string', choices: Object.keys(PRESETS), default: 'tiny', help: 'model preset trained from scratch' },
     from: { type: 'string', arg: 'DIR', exists: 'dir', help: 'continue this checkpoint\'s model (Hugging Face layout, e.g. trained elsewhere) on the corpus, with a fresh schedule and AdamW' },
     resume: { type: 'string', arg: 'DIR', exists: 'dir', help: 'continue a pretraining run from its checkpoint: its schedule, AdamW state and place in the data, its settings as recorded' },
