@@ -188,7 +188,7 @@ describe('corpus command line', () => {
     const text = readFileSync(out, 'utf8');
     const sha = createHash('sha256').update(text).digest('hex');
     expect(r.stdout).toMatch(new RegExp(`^wrote \\d+ documents, 200\\d\\d tokens, to .*; ${heldOut.size} held-out expressions excluded \\(${SHIPPED_SPLITS.validation.file}\\); sha256 ${sha}\\n$`));
-    // The first lines of the 6 M-token corpus in data/README.md (npm run corpus -- --tokens 6000000 --seed 0).
+    // The first lines of the corpus the shipped base model was trained on (data/README.md: npm run corpus -- --tokens 12000000 --seed 0).
     expect(sha).toBe(CORPUS_PREFIX_SHA256);
     const bad = runCliProcess('src/cli/corpus.ts', ['--tokens', '10']);
     expect(bad.status).toBe(2);
