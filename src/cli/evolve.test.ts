@@ -104,10 +104,10 @@ describe('evolve on Dawn, end to end', () => {
     writeFileSync(config, JSON.stringify({ proposals: 4, trainProblems: 4, solverSamples: 2, difficultySamples: 2, maxNewTokens: { challenger: 32, planner: 24, solver: 16, critic: 8 } }));
     const out = join(dir, 'run');
     const common = ['--seeds', seeds, '--config', config, '--validation-limit', '4', '--eval-every', '2'];
-    const r = runCliProcess('src/cli/evolve.ts', [...common, '--preset', 'tiny', '--steps', '2', '--warmup-steps', String(WARMUP_STEPS), '--challenger-warmup', 'format', '--out', out]);
+    const r = runCliProcess('src/cli/evolve.ts', [...common, '--preset', 'tiny', '--steps', '2', '--warmup-steps', String(WARMUP_STEPS), '--challenger-warmup', 'none', '--out', out]);
     expect(r.stdout).toMatch(/model: the tiny preset from scratch \(seed 0\), warmed up for \d+ steps/);
     expect(r.status, r.stderr).toBe(0);
-    expect(JSON.parse(readFileSync(join(out, 'config.json'), 'utf8')).settings.challengerWarmup).toBe('format');
+    expect(JSON.parse(readFileSync(join(out, 'config.json'), 'utf8')).settings.challengerWarmup).toBe('none');
     expect(r.stdout).toMatch(/done \(steps\) after 2 steps/);
     const records = readFileSync(join(out, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, any>);
     expect(records.map((m) => [m.kind, m.step])).toEqual([['validation', 0], ['step', 0], ['step', 1]]);
@@ -158,7 +158,7 @@ describe('evolve on Dawn, end to end', () => {
     expect(other.stderr.trim().split('\n').at(-1)).toBe('evolve: --resume continues the run as it began (--method sage): --method rlvr does not apply');
     const teach = runCliProcess('src/cli/evolve.ts', ['--steps', '1', '--resume', out, '--challenger-warmup', 'seeds']);
     expect(teach.status).toBe(2);
-    expect(teach.stderr.trim().split('\n').at(-1)).toBe('evolve: --resume continues the run as it began (--challenger-warmup format, its warm-up done): --challenger-warmup seeds does not apply');
+    expect(teach.stderr.trim().split('\n').at(-1)).toBe('evolve: --resume continues the run as it began (--challenger-warmup none, its warm-up done): --challenger-warmup seeds does not apply');
     expect(readFileSync(join(out, 'metrics.jsonl'), 'utf8').trim().split('\n')).toHaveLength(4);
 
     // A run on a LoRA adapter over the base in f16: it steps, records the mode, and its last

@@ -115,6 +115,23 @@ describe('an evolution run', () => {
     }
   });
 
+  it('warms the Challenger up on problems the model wrote itself, continuing reference seeds, when asked (own)', async () => {
+    const model = new ScriptedModel();
+    const events: RunEvent[] = [];
+    await new Evolution({ ...SETTINGS, steps: 1, challengerWarmup: 'own' }, SEEDS, VALIDATION, model, validators, new MemoryStore(), (e) => events.push(e)).run();
+    // One continuation per math seed, sampled as the loop samples, each stopped at its line's end.
+    const first = model.requests[0]!;
+    expect(first.prompts).toHaveLength(SEEDS.length);
+    expect(first).toMatchObject({ stop: ['\n'], temperature: SETTINGS.temperature, maxNewTokens: SETTINGS.maxNewTokens.challenger });
+    for (const p of first.prompts) expect(p.endsWith('</answer>\n')).toBe(true);
+    // The unreadable one dropped; the others taught in turn as the Challenger's output.
+    const own = events.find((e) => e.type === 'own-problems');
+    expect(own).toMatchObject({ written: SEEDS.length, read: SEEDS.length - 1 });
+    const challenger = model.warmups[0]!.filter((p) => p.prompt.includes('harder'));
+    expect(challenger).toHaveLength(SEEDS.length);
+    expect(challenger.every((p) => /^<question>(\d+)\*\1=\?<\/question><answer>\d+<\/answer>$/.test(p.response))).toBe(true);
+  });
+
   it('resumes from its saved state and bank events where it left off', async () => {
     const first = new MemoryStore();
     const a = new Evolution({ ...SETTINGS, steps: 2, patience: 10 }, SEEDS, VALIDATION, new ScriptedModel(), validators, first, () => {});

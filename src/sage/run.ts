@@ -13,7 +13,7 @@ import type { MethodConfig, RoleName } from './config';
 import { criticProbe, type CriticProbe } from './criticData';
 import { runShapeHints, SageLoop, type LoopModel, type LoopSettings, type Phase, type StepMetrics, type Transcript, type Validators } from './loop';
 import { EarlyStopping, validate, type Validated, type ValidationOptions, type ValidationOutcomes, type ValidationResult } from './validation';
-import { warmupPairs, type ChallengerWarmup } from './warmup';
+import { ownProblemPrompts, readOwnProblem, warmupPairs, type ChallengerWarmup } from './warmup';
 
 export interface RunSettings extends LoopSettings {
   /** Loop steps in this run (more may follow on --resume). */
@@ -74,6 +74,8 @@ export interface RunState {
 }
 
 export type RunEvent =
+  /** Problems the model wrote before the warm-up for the `own` Challenger warm-up: how many it wrote, how many read as a problem, a few. */
+  | { type: 'own-problems'; written: number; read: number; examples: { question: string; answer: string }[] }
   | { type: 'warmup'; step: number; of: number; loss: number }
   /** Kernels being tuned for the run's shapes before its first step: `done` of `total` shape classes. */
   | { type: 'tuning'; done: number; total: number }
@@ -259,6 +261,24 @@ export class Evolution {
     return result;
   }
 
+  /**
+   * Problems the model writes before its warm-up (the `own` Challenger warm-up): as many as
+   * there are math seeds, each continuing a list of reference seeds in their own style, sampled
+   * as the loop samples; the lines that read as a problem and its answer are kept.
+   */
+  private async ownProblems(): Promise<{ question: string; answer: string }[]> {
+    const s = this.settings;
+    const n = this.seeds.filter((p) => p.kind === 'math' && p.answer !== undefined).length;
+    if (!n) throw new Error('the own Challenger warm-up continues math seeds: the seeds hold none with an answer');
+    // A stream of its own: the warm-up's pairs are drawn from rng(seed) as with any other Challenger warm-up.
+    const prompts = ownProblemPrompts(this.seeds, n, s, rng(s.seed + 1));
+    const outs = await this.model.generate({ prompts, maxNewTokens: s.maxNewTokens.challenger, temperature: s.temperature, topK: s.topK, topP: s.topP, seed: s.seed, stop: ['\n'] });
+    const read = outs.flatMap((c) => readOwnProblem(c.text, s.templates) ?? []);
+    this.emit({ type: 'own-problems', written: outs.length, read: read.length, examples: read.slice(0, 5) });
+    if (!read.length) throw new Error(`the own Challenger warm-up: none of the ${outs.length} continuations the model wrote reads as a problem and its answer (choose another challengerWarmup)`);
+    return read;
+  }
+
   private async saveLast(): Promise<void> {
     await this.model.saveCheckpoint('last');
     await this.store.checkpointing?.saved({ ...this.state });
@@ -267,7 +287,8 @@ export class Evolution {
   async run(): Promise<RunState> {
     const s = this.settings;
     if (!this.state.warmedUp && s.warmupSteps > 0) {
-      const pairs = warmupPairs(this.seeds, { templates: s.templates, challenger: s.challengerWarmup, references: s.references, maxSolution: 160, solverShare: s.warmupSolverShare, planVariants: s.warmupPlanVariants }, rng(s.seed));
+      const ownProblems = s.challengerWarmup === 'own' ? await this.ownProblems() : undefined;
+      const pairs = warmupPairs(this.seeds, { templates: s.templates, challenger: s.challengerWarmup, ownProblems, references: s.references, maxSolution: 160, solverShare: s.warmupSolverShare, planVariants: s.warmupPlanVariants }, rng(s.seed));
       await this.model.warmup(pairs, s.warmupSteps, (step, loss) => this.emit({ type: 'warmup', step, of: s.warmupSteps, loss }));
       // Runs that compare methods start from this one warm-up (--model DIR --templates compact).
       await this.model.saveCheckpoint('warmup');

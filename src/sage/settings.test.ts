@@ -28,7 +28,7 @@ describe('loop settings', () => {
     expect(checkSetting('seedParity', 'yes')).toBe('seedParity must be true or false (got "yes")');
     expect(checkSetting('challengerWarmup', DEFAULT_RUN.challengerWarmup)).toBeNull();
     expect(checkSetting('challengerWarmup', 'none')).toBeNull();
-    expect(checkSetting('challengerWarmup', 'harder')).toBe('challengerWarmup must be one of seeds, format, none (got "harder")');
+    expect(checkSetting('challengerWarmup', 'harder')).toBe('challengerWarmup must be one of seeds, own, none (got "harder")');
   });
 
   it('parses overrides, keeps the other roles\' token limits, and refuses unknown settings', () => {
@@ -40,7 +40,7 @@ describe('loop settings', () => {
     expect(parseSettings({ advantage: 'grpo', dropZeroSpread: true })).toEqual({ advantage: 'grpo', dropZeroSpread: true });
     expect(parseSettings({ difficulty: 'band', seedParity: true })).toEqual({ difficulty: 'band', seedParity: true });
     // A --config file may choose how the warm-up teaches the Challenger.
-    expect(parseSettings({ challengerWarmup: 'format' })).toEqual({ challengerWarmup: 'format' });
+    expect(parseSettings({ challengerWarmup: 'own' })).toEqual({ challengerWarmup: 'own' });
     // The paper's difficulty and the shared budget are the defaults.
     expect(DEFAULT_LOOP).toMatchObject({ difficulty: 'paper', seedParity: false });
   });

@@ -102,7 +102,7 @@ export function describeDefaults(d: ModelDefaults): string {
 const OTHER_SETTINGS = ['maxNewTokens', 'advantage', 'dropZeroSpread', 'transcripts', 'difficulty', 'seedParity', 'challengerWarmup'] as const;
 
 /** What each way of teaching the Challenger in the warm-up does (CHALLENGER_WARMUPS), for --help and the lab. */
-export const CHALLENGER_WARMUP_HELP = 'how the warm-up teaches the Challenger: seeds, another seed with its answer (teaches that a harder problem is a seed; the shipped tiny-curriculum\'s); format, the tags and the answer trained and the question only read, its content left to pretraining; none, no Challenger pairs';
+export const CHALLENGER_WARMUP_HELP = "how the warm-up teaches the Challenger: seeds, another seed with its answer (teaches that a harder problem is a seed; the shipped tiny-curriculum's); own, problems the model writes itself before the warm-up, continuing reference seeds in their style, in the Challenger's tags (the format taught, the content its pretraining's); none, no Challenger pairs";
 export type SettingName = keyof typeof SETTING_SPECS | keyof typeof RUN_SPECS | (typeof OTHER_SETTINGS)[number];
 /** The loop's settings, which a --config file may set. */
 export const SETTING_NAMES: readonly SettingName[] = [...(Object.keys(SETTING_SPECS) as (keyof typeof SETTING_SPECS)[]), ...OTHER_SETTINGS];

@@ -2,11 +2,9 @@ import { describe, expect, it } from 'vitest';
 import type { Problem } from '../data/problem';
 import { rng } from '../util/random';
 import { criticScore, parseOutput } from './parse';
-import { DEFAULT_TEMPLATES, OUTPUTS } from './templates';
+import { COMPACT_TEMPLATES, DEFAULT_TEMPLATES, OUTPUTS } from './templates';
 import { consistentVariant, planOf, PLAN_TARGETS, PROBLEM_TARGETS } from './criticData';
-import { encodePair } from '../train/sft';
-import { ByteTokenizer } from '../model/tokenizer';
-import { CHALLENGER_WARMUP_NAMES, warmupPairs } from './warmup';
+import { CHALLENGER_WARMUP_NAMES, ownProblemPrompts, readOwnProblem, warmupPairs } from './warmup';
 
 const SEEDS: Problem[] = [
   { id: 'a', source: 't', format: 'curriculum', kind: 'math', statement: '9-2=?', answer: '7', expression: '9-2', level: 1, raw: {} },
@@ -62,32 +60,46 @@ describe('warm-up pairs', () => {
     expect(warmupPairs(SEEDS, { ...o, solverShare: 0.1, planVariants: 0 }, rng(3))).toHaveLength(natural.length);
   });
 
-  it('teaches the Challenger as asked: the seed whole, the format with the question read but not trained, or nothing, every other pair the same', () => {
+  it('teaches the Challenger as asked: another seed, the model\'s own problems in turn, or nothing, every other pair the same', () => {
     const seed = Math.floor(Math.random() * 2 ** 31);
-    const o = { templates: DEFAULT_TEMPLATES, references: 2, maxSolution: 200, solverShare: 0, planVariants: 0 };
+    const o = { templates: COMPACT_TEMPLATES, references: 2, maxSolution: 200, solverShare: 0, planVariants: 0 };
     const sorted = (pairs: readonly object[]) => pairs.map((p) => JSON.stringify(p)).sort();
-    const [seeds, format, none] = (['seeds', 'format', 'none'] as const).map((challenger) => warmupPairs(SEEDS, { ...o, challenger }, rng(seed)));
-    const isChallenger = (p: { prompt: string }) => p.prompt.includes('harder');
+    const ownProblems = [{ question: '(2+3)*4=?', answer: '20' }, { question: 'Bo has 3 eggs.', answer: '3' }];
+    const [seeds, own, none] = (['seeds', 'own', 'none'] as const).map((challenger) => warmupPairs(SEEDS, { ...o, challenger, ownProblems }, rng(seed)));
+    const isChallenger = (p: { prompt: string }) => p.prompt.includes('\nHarder ');
     const taught = seeds!.filter(isChallenger);
     expect(taught).toHaveLength(6);
     expect(none!.filter(isChallenger)).toEqual([]);
     expect(sorted(none!)).toEqual(sorted(seeds!.filter((p) => !isChallenger(p))));
-    // Format: the same texts, the question an untrained span: its bytes carry no loss, the tags and the answer (or solution and tests) do.
-    expect(format!.map(({ prompt, response }) => ({ prompt, response }))).toEqual(seeds);
-    const tok = new ByteTokenizer();
-    for (const pair of format!) {
-      if (!isChallenger(pair)) {
-        expect(pair.untrained).toBeUndefined();
-        continue;
-      }
-      const question = /^<question>([\s\S]*?)<\/question>/.exec(pair.response)![1]!;
-      expect(SEEDS.map((p) => p.statement)).toContain(question);
-      expect(pair.untrained).toEqual([['<question>'.length, '<question>'.length + question.length]]);
-      const { ids, lossMask } = encodePair(tok, pair, 1024);
-      const trained = tok.decode(ids.filter((_, i) => lossMask[i]));
-      expect(trained).toBe(pair.response.replace(question, '') + '<|eos|>');
+    // Own: the math Challenger's targets are the model's problems, taken in turn; code has none; the prompts are the seeds' ones.
+    const mine = own!.filter(isChallenger);
+    expect(mine).toHaveLength(3);
+    expect(mine.map((p) => p.prompt).sort()).toEqual(taught.filter((p) => p.prompt.endsWith('Harder math:\n')).map((p) => p.prompt).sort());
+    expect(mine.map((p) => p.response).sort()).toEqual(['<question>(2+3)*4=?</question><answer>20</answer>', '<question>(2+3)*4=?</question><answer>20</answer>', '<question>Bo has 3 eggs.</question><answer>3</answer>']);
+    expect(sorted(own!.filter((p) => !isChallenger(p)))).toEqual(sorted(none!));
+    expect(() => warmupPairs(SEEDS, { ...o, challenger: 'own' }, rng(seed))).toThrow(/needs problems the model wrote/);
+    expect(CHALLENGER_WARMUP_NAMES).toEqual(['seeds', 'own', 'none']);
+  });
+
+  it('prompts the model to continue reference seeds in their own style, and reads back the line it writes', () => {
+    const random = rng(Math.floor(Math.random() * 2 ** 31));
+    const prompts = ownProblemPrompts(SEEDS, 20, { templates: COMPACT_TEMPLATES, references: 2 }, random);
+    const lines = SEEDS.filter((p) => p.kind === 'math').map((p) => `${p.statement} ${p.answer}`);
+    for (const p of prompts) {
+      expect(p.endsWith('\n')).toBe(true);
+      const refs = p.slice(0, -1).split('\n');
+      expect(refs).toHaveLength(2);
+      for (const r of refs) expect(lines).toContain(r);
+      // A reference line reads back as the problem and answer it renders.
+      for (const r of refs) expect(lines[lines.indexOf(r)]).toBe(`${readOwnProblem(r, COMPACT_TEMPLATES)!.question} ${readOwnProblem(r, COMPACT_TEMPLATES)!.answer}`);
     }
-    expect(CHALLENGER_WARMUP_NAMES).toEqual(['seeds', 'format', 'none']);
+    expect(readOwnProblem('Kai has 4 bags of 4 stamps, shared by 2. How many? 8\nmore text', COMPACT_TEMPLATES)).toEqual({ question: 'Kai has 4 bags of 4 stamps, shared by 2. How many?', answer: '8' });
+    expect(readOwnProblem('(3+4)*5=? The answer is 35', COMPACT_TEMPLATES)).toEqual({ question: '(3+4)*5=? The answer is', answer: '35' });
+    expect(readOwnProblem('3+4=? seven', COMPACT_TEMPLATES)).toBeNull();
+    expect(readOwnProblem('12', COMPACT_TEMPLATES)).toBeNull();
+    // The instruct references are tagged: the line reads back through the same template.
+    expect(readOwnProblem('<question>2*(3+1)=?</question><answer>8</answer>', DEFAULT_TEMPLATES)).toEqual({ question: '2*(3+1)=?', answer: '8' });
+    expect(readOwnProblem('<question>2*(3+1)=?</question>', DEFAULT_TEMPLATES)).toBeNull();
   });
 
   it('plans are the expression or the solution’s steps without calculator notes', () => {

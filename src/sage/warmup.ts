@@ -14,26 +14,34 @@ import { shuffle } from '../util/random';
 import { alterNumber, consistentVariant, corruptProblem, PLAN_TARGETS, planOf, PROBLEM_TARGETS, steps, wrongPlan } from './criticData';
 import { assertLines, referenceList, render, type Templates } from './templates';
 
+/** What a Challenger writes: its question, and what follows it (the answer, or the solution and tests). */
+export interface ChallengerTarget {
+  question: string;
+  rest: string;
+}
+
 /**
- * How the warm-up teaches the Challenger, from a prompt of reference seeds and another seed
- * written as its output (`<question>…</question>` and the answer, or the solution and tests):
- * the pair to train on, or none. Whatever the warm-up trains the Challenger to write after
- * "Harder" is what it proposes before the loop rewards anything.
+ * How the warm-up teaches the Challenger, from a prompt of reference seeds: the pair to train
+ * on, or none, given another seed written as the Challenger's output and, when the model wrote
+ * one, a problem of its own (ownProblems). Whatever the warm-up trains the Challenger to write
+ * after "Harder" is what it proposes before the loop rewards anything.
  */
-type ChallengerPair = (prompt: string, question: string, rest: string) => SftPair | null;
+type ChallengerPair = (prompt: string, seed: ChallengerTarget, own: ChallengerTarget | undefined) => SftPair | null;
+
+const written = (prompt: string, t: ChallengerTarget): SftPair => ({ prompt, response: `<question>${t.question}</question>${t.rest}` });
 
 export const CHALLENGER_WARMUPS = {
   /**
-   * The seed's problem written whole: the format, and that a harder problem is another seed
-   * (the shipped tiny-curriculum checkpoint was warmed up so; kept to reproduce it).
+   * Another seed's problem: the format, and that a harder problem is another seed (the
+   * shipped tiny-curriculum checkpoint was warmed up so; kept to reproduce it).
    */
-  seeds: (prompt, question, rest) => ({ prompt, response: `<question>${question}</question>${rest}` }),
+  seeds: (prompt, seed) => written(prompt, seed),
   /**
-   * The format alone: the seed's question is read but not trained on (an untrained span), its
-   * tags and answer are, so that what the Challenger writes between the tags is left to the
-   * model's pretraining. The answer stays taught: it is the question's value, not new content.
+   * A problem the model wrote itself before the warm-up, continuing a list of reference seeds
+   * in their own style (ownProblemPrompts, readOwnProblem), in the Challenger's tags: the format
+   * is taught, the content is what its pretraining puts after such problems. Math only.
    */
-  format: (prompt, question, rest) => ({ prompt, response: `<question>${question}</question>${rest}`, untrained: [['<question>'.length, '<question>'.length + question.length]] }),
+  own: (prompt, _seed, own) => (own ? written(prompt, own) : null),
   /** No Challenger pairs: its format is left to the prompt (a model from scratch may not learn it). */
   none: () => null,
 } as const satisfies Record<string, ChallengerPair>;
@@ -41,10 +49,44 @@ export const CHALLENGER_WARMUPS = {
 export type ChallengerWarmup = keyof typeof CHALLENGER_WARMUPS;
 export const CHALLENGER_WARMUP_NAMES = Object.keys(CHALLENGER_WARMUPS) as ChallengerWarmup[];
 
+/**
+ * Prompts whose continuation is one more problem in the references' own style: `references`
+ * math seeds rendered as the Challenger's references are, one a line, and a line break.
+ */
+export function ownProblemPrompts(seeds: readonly Problem[], n: number, o: { templates: Templates; references: number }, random: () => number): string[] {
+  const math = seeds.filter((p) => p.kind === 'math' && p.answer !== undefined);
+  return Array.from({ length: n }, () => `${referenceList(shuffle([...math], random).slice(0, o.references), o.templates)}\n`);
+}
+
+/**
+ * A continuation's first line read as a reference line (the reference template inverted: the
+ * problem, then its answer, a number), or null when it is not one.
+ */
+export function readOwnProblem(text: string, templates: Templates): { question: string; answer: string } | null {
+  const line = text.split('\n')[0]!.trim();
+  const names: string[] = [];
+  const pattern = templates.reference
+    .split(/(\{\{\w+\}\})/)
+    .map((part) => {
+      const name = /^\{\{(\w+)\}\}$/.exec(part)?.[1];
+      if (!name) return part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+      names.push(name);
+      return name === 'answer' ? '(-?\\d+(?:\\.\\d+)?)' : '(.+)';
+    })
+    .join('');
+  const m = new RegExp(`^${pattern}$`).exec(line);
+  if (!m) return null;
+  const field = (name: string) => m[names.indexOf(name) + 1]?.trim() ?? '';
+  const question = field('problem');
+  return question ? { question, answer: field('answer') } : null;
+}
+
 export interface WarmupOptions {
   templates: Templates;
   /** How the Challenger is taught (CHALLENGER_WARMUPS). */
   challenger: ChallengerWarmup;
+  /** The model's own problems (readOwnProblem), taken in turn by the math Challenger's pairs: what `own` teaches. */
+  ownProblems?: readonly { question: string; answer: string }[];
   /** Reference problems shown to the Challenger. */
   references: number;
   /** Longest worked solution kept in a Solver target (bytes); longer ones give the answer alone. */
@@ -90,6 +132,12 @@ export function warmupPairs(seeds: readonly Problem[], o: WarmupOptions, random:
   const math = seeds.filter((p) => p.kind === 'math');
   const code = seeds.filter((p) => assertLines(p) && p.solution);
   const teach: ChallengerPair = CHALLENGER_WARMUPS[o.challenger];
+  if (o.challenger === 'own' && !o.ownProblems?.length) throw new Error('the own Challenger warm-up needs problems the model wrote (ownProblems)');
+  let owned = 0;
+  const own = () => {
+    const p = o.ownProblems?.[owned++ % o.ownProblems.length];
+    return p && { question: p.question, rest: `<answer>${p.answer}</answer>` };
+  };
   for (const p of seeds) {
     const plan = planOf(p);
     // A question alone has no answer to teach the Solver or the Challenger: it teaches the Critic.
@@ -114,13 +162,13 @@ export function warmupPairs(seeds: readonly Problem[], o: WarmupOptions, random:
     const challenger = (pair: SftPair | null) => pair && pairs.push(pair);
     if (p.kind === 'math' && p.answer !== undefined && math.length > o.references) {
       const refs = shuffle(math.filter((q) => q.id !== p.id), random).slice(0, o.references);
-      challenger(teach(render(t.challenger, { references: referenceList(refs, t), kind: 'math' }), p.statement, `<answer>${p.answer}</answer>`));
+      challenger(teach(render(t.challenger, { references: referenceList(refs, t), kind: 'math' }), { question: p.statement, rest: `<answer>${p.answer}</answer>` }, own()));
     }
     // Code: another seed with its solution and its asserts (problems tested by asserts only).
     const asserts = assertLines(p);
     if (asserts && p.solution && code.length > o.references) {
       const refs = shuffle(code.filter((q) => q.id !== p.id), random).slice(0, o.references);
-      challenger(teach(render(t.challengerCode, { references: referenceList(refs, t), kind: 'code' }), p.statement, `<solution>${p.solution.trim()}</solution><tests>${asserts.join('\n')}</tests>`));
+      challenger(teach(render(t.challengerCode, { references: referenceList(refs, t), kind: 'code' }), { question: p.statement, rest: `<solution>${p.solution.trim()}</solution><tests>${asserts.join('\n')}</tests>` }, undefined));
     }
   }
   return shuffle(weightSolver(solver, pairs, o.solverShare, random), random);

@@ -31,22 +31,6 @@ describe('SFT data', () => {
     expect(long.lossMask.filter(Boolean).length).toBe(8);
   });
 
-  it('reads an untrained span of the response without loss, and trains the rest as before', () => {
-    const tok = new ByteTokenizer();
-    const random = rng(freshSeed());
-    const word = (n: number) => Array.from({ length: n }, () => String.fromCharCode(97 + Math.floor(random() * 26))).join('');
-    const [a, b, c] = [word(1 + Math.floor(random() * 6)), word(1 + Math.floor(random() * 6)), word(Math.floor(random() * 6))];
-    const response = `<q>${a}</q>${b}${c}`;
-    const spans = [[3, 3 + a.length], [response.length - c.length, response.length]] as const;
-    const s = encodePair(tok, { prompt: 'p', response, untrained: spans }, 64);
-    // The same tokens as the response trained whole; only the spans' tokens lose their loss.
-    expect(s.ids).toEqual(encodePair(tok, { prompt: 'p', response }, 64).ids);
-    const trained = [...response].map((_, i) => spans.every(([start, end]) => i < start || i >= end));
-    expect(s.lossMask).toEqual([0, 0, ...trained.map(Number), 1]);
-    expect(() => encodePair(tok, { prompt: 'p', response, untrained: [[2, response.length + 1]] }, 64)).toThrow(/not inside the response/);
-    expect(() => encodePair(tok, { prompt: 'p', response, untrained: [[0, 4], [2, 5]] }, 64)).toThrow(/overlaps/);
-  });
-
   it('packs whole examples into rows, none cut at a row end, each its own sequence, nothing lost', () => {
     const tok = new ByteTokenizer();
     const random = rng(freshSeed());

@@ -12,32 +12,6 @@ import { trainStep } from './step';
 export interface SftPair {
   prompt: string;
   response: string;
-  /**
-   * Character spans [start, end) of the response read but not trained on: text a target needs
-   * in place without teaching the model to write it (the warm-up's Challenger format, whose
-   * question is left to pretraining). Each part of the response is encoded on its own.
-   */
-  untrained?: readonly (readonly [number, number])[];
-}
-
-/** The response's tokens and, per token, whether it carries loss (its untrained spans not). */
-function encodeResponse(tokenizer: Tokenizer, pair: SftPair): { ids: number[]; loss: number[] } {
-  const ids: number[] = [];
-  const loss: number[] = [];
-  const add = (text: string, trained: boolean) => {
-    const part = tokenizer.encode(text);
-    ids.push(...part);
-    loss.push(...part.map(() => (trained ? 1 : 0)));
-  };
-  let at = 0;
-  for (const [start, end] of [...(pair.untrained ?? [])].sort((a, b) => a[0] - b[0])) {
-    if (start < at || end < start || end > pair.response.length) throw new Error(`untrained span [${start}, ${end}) is not inside the response (${pair.response.length} characters) or overlaps another`);
-    if (start > at) add(pair.response.slice(at, start), true);
-    if (end > start) add(pair.response.slice(start, end), false);
-    at = end;
-  }
-  if (at < pair.response.length) add(pair.response.slice(at), true);
-  return { ids: [...ids, tokenizer.specials.eos], loss: [...loss, 1] };
 }
 
 /** A tokenised example: ids and which of them are trained on. */
@@ -55,12 +29,12 @@ export interface SftSequence {
  */
 export function encodePair(tokenizer: Tokenizer, pair: SftPair, maxLen: number): SftSequence {
   const prompt = tokenizer.encodePrompt(pair.prompt);
-  const response = encodeResponse(tokenizer, pair);
-  const responseLen = Math.min(response.ids.length, maxLen - Math.min(prompt.length, Math.floor(maxLen / 2)));
+  const response = [...tokenizer.encode(pair.response), tokenizer.specials.eos];
+  const responseLen = Math.min(response.length, maxLen - Math.min(prompt.length, Math.floor(maxLen / 2)));
   const promptLen = Math.min(prompt.length, maxLen - responseLen);
   const kept = promptLen === prompt.length ? prompt : [prompt[0]!, ...prompt.slice(prompt.length - promptLen + 1)];
-  const ids = [...kept, ...response.ids.slice(0, responseLen)];
-  const lossMask = [...kept.map(() => 0), ...response.loss.slice(0, responseLen)];
+  const ids = [...kept, ...response.slice(0, responseLen)];
+  const lossMask = ids.map((_, i) => (i >= kept.length ? 1 : 0));
   return { ids, lossMask };
 }
 
