@@ -40,7 +40,7 @@ const model = sessionRunModel(session, {
   checkpointSink: () => folderSink(out!),
 });
 const random = rng(7);
-const pairs = Array.from({ length: 8 }, () => warmupPairs(seeds, { templates, challenger: 'seeds', references: 3, maxSolution: 200, solverShare: 0, planVariants: Number(variants) }, random))
+const pairs = Array.from({ length: 8 }, () => warmupPairs(seeds, { templates, challenger: 'seeds', solverTarget: 'answer', references: 3, maxSolution: 200, solverShare: 0, planVariants: Number(variants) }, random))
   .flat()
   .filter((p) => p.prompt.startsWith(templates.criticPlan.slice(0, templates.criticPlan.indexOf('{{'))));
 console.log(`${pairs.length} Critic plan pairs from ${seeds.length} seeds; probe: ${probe.plans.length / 2} held-out problems`);

@@ -21,8 +21,8 @@ import { METHODS, type MethodName } from '../sage/config';
 import { DEFAULT_LOOP, TRANSCRIPT_MODES } from '../sage/loop';
 import { checkReferences, Evolution, type RunEvent, type RunSettings } from '../sage/run';
 import { ownAccuracy, type Accuracy } from '../sage/validation';
-import { CHALLENGER_WARMUP_HELP, DEFAULT_RUN, describeDefaults, modelDefaults, parseSettings, RUN_SPECS, SETTING_NAMES } from '../sage/settings';
-import { CHALLENGER_WARMUP_NAMES } from '../sage/warmup';
+import { CHALLENGER_WARMUP_HELP, SOLVER_TARGET_HELP, DEFAULT_RUN, describeDefaults, modelDefaults, parseSettings, RUN_SPECS, SETTING_NAMES } from '../sage/settings';
+import { CHALLENGER_WARMUP_NAMES, SOLVER_TARGET_NAMES } from '../sage/warmup';
 import { chooseTemplates, TEMPLATE_SETS } from '../sage/templates';
 import { createValidators } from '../sage/validators';
 import { CodeVerifier } from '../verify/python/codeVerifier';
@@ -52,6 +52,7 @@ export const evolveCli = {
     'warmup-steps': { type: 'int', min: 0, help: `SFT warm-up steps on the seeds rendered into every role (default ${DEFAULT_RUN.warmupSteps} with --preset, 0 with --model: give it to warm a checkpoint up further)` },
     'warmup-solver-share': { type: 'number', min: 0, max: 1, default: DEFAULT_RUN.warmupSolverShare, help: RUN_SPECS.warmupSolverShare.help },
     'warmup-plan-variants': { type: 'int', min: 0, default: DEFAULT_RUN.warmupPlanVariants, help: RUN_SPECS.warmupPlanVariants.help },
+    'warmup-solver-target': { type: 'string', choices: SOLVER_TARGET_NAMES, help: `${SOLVER_TARGET_HELP} (default ${DEFAULT_RUN.warmupSolverTarget}, or the --config file's)` },
     'challenger-warmup': { type: 'string', choices: CHALLENGER_WARMUP_NAMES, help: `${CHALLENGER_WARMUP_HELP} (default ${DEFAULT_RUN.challengerWarmup}, or the --config file's)` },
     lr: { type: 'number', min: 0, minExclusive: true, help: `learning rate of the policy-gradient updates (default ${DEFAULT_LOOP.lr} for a model from scratch, 1e-6 for a pretrained one in full, 1e-5 with LoRA; or the --config file's)` },
     'eval-every': { type: 'int', min: 1, default: DEFAULT_RUN.evalEvery, help: 'validate every N steps' },
@@ -85,9 +86,10 @@ const OPTION_SETTINGS = {
   'warmup-solver-share': 'warmupSolverShare',
   'warmup-plan-variants': 'warmupPlanVariants',
   'challenger-warmup': 'challengerWarmup',
+  'warmup-solver-target': 'warmupSolverTarget',
 } as const satisfies Partial<Record<keyof Options, keyof RunSettings>>;
 /** Settings of the warm-up, which a resumed run did before its first step: another value would not apply. */
-const WARMUP_SETTINGS: readonly string[] = ['warmupSteps', 'warmupSolverShare', 'warmupPlanVariants', 'challengerWarmup'];
+const WARMUP_SETTINGS: readonly string[] = ['warmupSteps', 'warmupSolverShare', 'warmupPlanVariants', 'challengerWarmup', 'warmupSolverTarget'];
 
 /** The line for a recorded value that an option given on resume replaces; null when it is the same. */
 function replaces(option: string, value: unknown, recorded: unknown): string | null {

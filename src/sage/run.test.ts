@@ -24,6 +24,7 @@ const SETTINGS: RunSettings = {
   warmupSolverShare: 0.7,
   warmupPlanVariants: 2,
   challengerWarmup: 'seeds',
+  warmupSolverTarget: 'answer',
   evalEvery: 2,
   patience: 2,
   validationLimit: 10,

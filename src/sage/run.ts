@@ -13,7 +13,7 @@ import type { MethodConfig, RoleName } from './config';
 import { criticProbe, type CriticProbe } from './criticData';
 import { runShapeHints, SageLoop, type LoopModel, type LoopSettings, type Phase, type StepMetrics, type Transcript, type Validators } from './loop';
 import { EarlyStopping, validate, type Validated, type ValidationOptions, type ValidationOutcomes, type ValidationResult } from './validation';
-import { ownProblemPrompts, readOwnProblem, warmupPairs, type ChallengerWarmup } from './warmup';
+import { ownProblemPrompts, readOwnProblem, warmupPairs, type ChallengerWarmup, type SolverTarget } from './warmup';
 
 export interface RunSettings extends LoopSettings {
   /** Loop steps in this run (more may follow on --resume). */
@@ -26,6 +26,8 @@ export interface RunSettings extends LoopSettings {
   warmupPlanVariants: number;
   /** How the warm-up teaches the Challenger (CHALLENGER_WARMUPS). */
   challengerWarmup: ChallengerWarmup;
+  /** What the warm-up's Solver targets work before the answer (SOLVER_TARGETS). */
+  warmupSolverTarget: SolverTarget;
   /** Validate every this many steps (and before the first). */
   evalEvery: number;
   /** Stop after this many evaluations without a new best. */
@@ -288,7 +290,7 @@ export class Evolution {
     const s = this.settings;
     if (!this.state.warmedUp && s.warmupSteps > 0) {
       const ownProblems = s.challengerWarmup === 'own' ? await this.ownProblems() : undefined;
-      const pairs = warmupPairs(this.seeds, { templates: s.templates, challenger: s.challengerWarmup, ownProblems, references: s.references, maxSolution: 160, solverShare: s.warmupSolverShare, planVariants: s.warmupPlanVariants }, rng(s.seed));
+      const pairs = warmupPairs(this.seeds, { templates: s.templates, challenger: s.challengerWarmup, ownProblems, references: s.references, maxSolution: 160, solverTarget: s.warmupSolverTarget, solverShare: s.warmupSolverShare, planVariants: s.warmupPlanVariants }, rng(s.seed));
       await this.model.warmup(pairs, s.warmupSteps, (step, loss) => this.emit({ type: 'warmup', step, of: s.warmupSteps, loss }));
       // Runs that compare methods start from this one warm-up (--model DIR --templates compact).
       await this.model.saveCheckpoint('warmup');

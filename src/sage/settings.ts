@@ -7,7 +7,7 @@ import { ADVANTAGE_NAMES } from './advantages';
 import { DEFAULT_LOOP, TRANSCRIPT_MODES, type LoopSettings } from './loop';
 import { DIFFICULTY_NAMES } from './rewards';
 import type { RunSettings } from './run';
-import { CHALLENGER_WARMUP_NAMES } from './warmup';
+import { CHALLENGER_WARMUP_NAMES, SOLVER_TARGET_NAMES } from './warmup';
 
 export type MaxNewTokens = LoopSettings['maxNewTokens'];
 
@@ -46,12 +46,13 @@ export const RUN_SPECS = {
   seed: { integer: true, min: 0, help: 'seed of the sampling and the data order (and of a preset\'s weights)' },
 } as const satisfies Record<string, NumberSpec>;
 
-export const DEFAULT_RUN: Pick<RunSettings, keyof typeof RUN_SPECS | 'challengerWarmup'> = {
+export const DEFAULT_RUN: Pick<RunSettings, keyof typeof RUN_SPECS | 'challengerWarmup' | 'warmupSolverTarget'> = {
   steps: 20,
   warmupSteps: 400,
   warmupSolverShare: 0.7,
   warmupPlanVariants: 0,
   challengerWarmup: 'seeds',
+  warmupSolverTarget: 'answer',
   evalEvery: 5,
   patience: 5,
   validationLimit: 200,
@@ -97,9 +98,12 @@ export function describeDefaults(d: ModelDefaults): string {
 /**
  * Settings that are not numbers: the token limits per role, the advantage estimator, dropping
  * zero-spread groups, which transcripts to keep, the Challenger's difficulty term, the Solver's
- * seeds kept at RLVR's count, how the warm-up teaches the Challenger.
+ * seeds kept at RLVR's count, how the warm-up teaches the Challenger and writes the Solver's targets.
  */
-const OTHER_SETTINGS = ['maxNewTokens', 'advantage', 'dropZeroSpread', 'transcripts', 'difficulty', 'seedParity', 'challengerWarmup'] as const;
+const OTHER_SETTINGS = ['maxNewTokens', 'advantage', 'dropZeroSpread', 'transcripts', 'difficulty', 'seedParity', 'challengerWarmup', 'warmupSolverTarget'] as const;
+
+/** What each way of writing the warm-up's Solver targets does (SOLVER_TARGETS), for --help and the lab. */
+export const SOLVER_TARGET_HELP = "what the warm-up's Solver targets work before the answer: answer, a seed's worked solution when it has one, else nothing (the shipped tiny-curriculum's); worked, also a curriculum seed's expression and value as an arithmetic corpus writes them (2+3 = 5), which a pretrained model computes";
 
 /** What each way of teaching the Challenger in the warm-up does (CHALLENGER_WARMUPS), for --help and the lab. */
 export const CHALLENGER_WARMUP_HELP = "how the warm-up teaches the Challenger: seeds, another seed with its answer (teaches that a harder problem is a seed; the shipped tiny-curriculum's); own, problems the model writes itself before the warm-up, continuing reference seeds in their style, in the Challenger's tags (the format taught, the content its pretraining's); none, no Challenger pairs";
@@ -127,6 +131,7 @@ export function checkSetting(name: SettingName, value: unknown): string | null {
   if (name === 'dropZeroSpread' || name === 'seedParity') return typeof value === 'boolean' ? null : `${name} must be true or false (got ${JSON.stringify(value)})`;
   if (name === 'transcripts') return TRANSCRIPT_MODES.includes(value as never) ? null : `transcripts must be one of ${TRANSCRIPT_MODES.join(', ')} (got ${JSON.stringify(value)})`;
   if (name === 'difficulty') return DIFFICULTY_NAMES.includes(value as never) ? null : `difficulty must be one of ${DIFFICULTY_NAMES.join(', ')} (got ${JSON.stringify(value)})`;
+  if (name === 'warmupSolverTarget') return SOLVER_TARGET_NAMES.includes(value as never) ? null : `warmupSolverTarget must be one of ${SOLVER_TARGET_NAMES.join(', ')} (got ${JSON.stringify(value)})`;
   if (name === 'challengerWarmup') return CHALLENGER_WARMUP_NAMES.includes(value as never) ? null : `challengerWarmup must be one of ${CHALLENGER_WARMUP_NAMES.join(', ')} (got ${JSON.stringify(value)})`;
   const s = ALL_SPECS[name]!;
   const n = value as number;

@@ -4,7 +4,7 @@ import { rng } from '../util/random';
 import { criticScore, parseOutput } from './parse';
 import { COMPACT_TEMPLATES, DEFAULT_TEMPLATES, OUTPUTS } from './templates';
 import { consistentVariant, planOf, PLAN_TARGETS, PROBLEM_TARGETS } from './criticData';
-import { CHALLENGER_WARMUP_NAMES, ownProblemPrompts, readOwnProblem, warmupPairs } from './warmup';
+import { CHALLENGER_WARMUP_NAMES, ownProblemPrompts, readOwnProblem, SOLVER_TARGET_NAMES, warmupPairs } from './warmup';
 
 const SEEDS: Problem[] = [
   { id: 'a', source: 't', format: 'curriculum', kind: 'math', statement: '9-2=?', answer: '7', expression: '9-2', level: 1, raw: {} },
@@ -20,7 +20,7 @@ const SEEDS: Problem[] = [
 
 describe('warm-up pairs', () => {
   it('teach every role its format: each target parses cleanly with that role’s parser', () => {
-    const pairs = warmupPairs(SEEDS, { templates: DEFAULT_TEMPLATES, challenger: 'seeds' as const, references: 2, maxSolution: 200, solverShare: 0, planVariants: 0 }, rng(1));
+    const pairs = warmupPairs(SEEDS, { templates: DEFAULT_TEMPLATES, challenger: 'seeds' as const, solverTarget: 'answer' as const, references: 2, maxSolution: 200, solverShare: 0, planVariants: 0 }, rng(1));
     const kinds = { solver: 0, planner: 0, challenger: 0, challengerCode: 0, critic: 0 };
     for (const { prompt, response } of pairs) {
       const role = prompt.includes('<plan>') ? 'planner' : prompt.includes('<solution>') ? 'challengerCode' : prompt.includes('<question>') ? 'challenger' : prompt.includes('<score>') ? 'critic' : 'solver';
@@ -41,7 +41,7 @@ describe('warm-up pairs', () => {
   });
 
   it('repeats the Solver’s pairs to the share asked for, and keeps every other pair', () => {
-    const o = { templates: DEFAULT_TEMPLATES, challenger: 'seeds' as const, references: 2, maxSolution: 200, solverShare: 0, planVariants: 0 };
+    const o = { templates: DEFAULT_TEMPLATES, challenger: 'seeds' as const, solverTarget: 'answer' as const, references: 2, maxSolution: 200, solverShare: 0, planVariants: 0 };
     const isSolver = (p: { response: string }) => p.response.includes('<answer>') && !p.response.startsWith('<question>');
     const natural = warmupPairs(SEEDS, o, rng(3));
     const others = natural.filter((p) => !isSolver(p));
@@ -62,7 +62,7 @@ describe('warm-up pairs', () => {
 
   it('teaches the Challenger as asked: another seed, the model\'s own problems in turn, or nothing, every other pair the same', () => {
     const seed = Math.floor(Math.random() * 2 ** 31);
-    const o = { templates: COMPACT_TEMPLATES, references: 2, maxSolution: 200, solverShare: 0, planVariants: 0 };
+    const o = { templates: COMPACT_TEMPLATES, solverTarget: 'answer' as const, references: 2, maxSolution: 200, solverShare: 0, planVariants: 0 };
     const sorted = (pairs: readonly object[]) => pairs.map((p) => JSON.stringify(p)).sort();
     const ownProblems = [{ question: '(2+3)*4=?', answer: '20' }, { question: 'Bo has 3 eggs.', answer: '3' }];
     const [seeds, own, none] = (['seeds', 'own', 'none'] as const).map((challenger) => warmupPairs(SEEDS, { ...o, challenger, ownProblems }, rng(seed)));
@@ -79,6 +79,29 @@ describe('warm-up pairs', () => {
     expect(sorted(own!.filter((p) => !isChallenger(p)))).toEqual(sorted(none!));
     expect(() => warmupPairs(SEEDS, { ...o, challenger: 'own' }, rng(seed))).toThrow(/needs problems the model wrote/);
     expect(CHALLENGER_WARMUP_NAMES).toEqual(['seeds', 'own', 'none']);
+  });
+
+  it('writes the Solver\'s targets as asked: the answer alone, or a curriculum seed\'s expression and value first; worked solutions either way', () => {
+    const seed = Math.floor(Math.random() * 2 ** 31);
+    const o = { templates: COMPACT_TEMPLATES, challenger: 'none' as const, references: 2, maxSolution: 200, solverShare: 0, planVariants: 0 };
+    const [answer, worked] = (['answer', 'worked'] as const).map((solverTarget) => warmupPairs(SEEDS, { ...o, solverTarget }, rng(seed)));
+    const solverOf = (pairs: typeof answer, p: Problem) => pairs!.filter((x) => x.prompt.startsWith(`Solve: ${p.statement}\n`)).map((x) => x.response);
+    for (const p of SEEDS.filter((q) => q.kind === 'math')) {
+      if (p.kind !== 'math') continue;
+      const a = solverOf(answer, p);
+      const w = solverOf(worked, p);
+      expect(a.length).toBeGreaterThan(0);
+      expect(w).toHaveLength(a.length);
+      if (p.solution) expect(w).toEqual(a);
+      else if (p.expression) {
+        expect(new Set(a)).toEqual(new Set([`<answer>${p.answer}</answer>`]));
+        expect(new Set(w)).toEqual(new Set([`${p.expression} = ${p.answer}\n<answer>${p.answer}</answer>`]));
+      }
+    }
+    // Every other pair the same.
+    const notSolver = (pairs: typeof answer) => pairs!.filter((x) => !x.prompt.startsWith('Solve: ')).map((x) => JSON.stringify(x)).sort();
+    expect(notSolver(worked)).toEqual(notSolver(answer));
+    expect(SOLVER_TARGET_NAMES).toEqual(['answer', 'worked']);
   });
 
   it('prompts the model to continue reference seeds in their own style, and reads back the line it writes', () => {
@@ -109,7 +132,7 @@ describe('warm-up pairs', () => {
   });
 
   it('grades the Critic: real problems and matching plans high, each corruption at its own lower target', () => {
-    const o = { templates: DEFAULT_TEMPLATES, challenger: 'seeds' as const, references: 2, maxSolution: 200, solverShare: 0, planVariants: 0 };
+    const o = { templates: DEFAULT_TEMPLATES, challenger: 'seeds' as const, solverTarget: 'answer' as const, references: 2, maxSolution: 200, solverShare: 0, planVariants: 0 };
     const a = warmupPairs(SEEDS, o, rng(7));
     expect(warmupPairs(SEEDS, o, rng(7))).toEqual(a);
     const scoreOf = (p: { response: string }) => Number(/<score>(\d+)<\/score>/.exec(p.response)![1]);

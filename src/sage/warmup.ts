@@ -91,6 +91,8 @@ export interface WarmupOptions {
   references: number;
   /** Longest worked solution kept in a Solver target (bytes); longer ones give the answer alone. */
   maxSolution: number;
+  /** What the Solver's math targets work before the answer (SOLVER_TARGETS). */
+  solverTarget: SolverTarget;
   /**
    * The Solver's share of the pairs, reached by repeating its pairs (never by dropping the
    * other roles'): the loop's rewards carry signal only once the Solver answers some problems.
@@ -117,10 +119,34 @@ function weightSolver(solver: SftPair[], others: SftPair[], share: number, rando
   return [...repeated, ...shuffle(solver, random).slice(0, wanted - repeated.length), ...others];
 }
 
-function solverTarget(p: Problem, maxSolution: number): string {
-  if (p.kind === 'code') return `<answer>\n${(p.solution ?? '').trim()}\n</answer>`;
-  const worked = p.solution ? steps(p.solution).join(' ') : '';
+/** A math target: the worked steps (when they fit in maxSolution bytes), then the answer. */
+function answered(p: Problem & { kind: 'math' }, worked: string, maxSolution: number): string {
   return worked && worked.length <= maxSolution ? `${worked}\n<answer>${p.answer}</answer>` : `<answer>${p.answer}</answer>`;
+}
+
+/**
+ * How the warm-up writes the Solver's target for a problem with a reference answer: a code
+ * problem's is its solution; a math problem's its answer, after what each choice works first.
+ */
+export const SOLVER_TARGETS = {
+  /** The seed's worked solution when it has one (GSM8K's steps), else the answer alone: the shipped tiny-curriculum's. */
+  answer: (p: Problem & { kind: 'math' }, maxSolution: number) => answered(p, p.solution ? steps(p.solution).join(' ') : '', maxSolution),
+  /**
+   * Also a curriculum seed's computation, its expression and value as an arithmetic corpus
+   * writes them (`(2+3)*4 = 20`), before the answer: a model pretrained on such text then
+   * computes as it learned to before it answers; with the answer alone, the tiny base model
+   * answered 1 or 0 to most problems after a 50-step warm-up (data/models/README.md).
+   */
+  worked: (p: Problem & { kind: 'math' }, maxSolution: number) =>
+    answered(p, p.solution ? steps(p.solution).join(' ') : p.expression ? `${p.expression} = ${p.answer}` : '', maxSolution),
+} as const satisfies Record<string, (p: Problem & { kind: 'math' }, maxSolution: number) => string>;
+
+export type SolverTarget = keyof typeof SOLVER_TARGETS;
+export const SOLVER_TARGET_NAMES = Object.keys(SOLVER_TARGETS) as SolverTarget[];
+
+function solverTarget(p: Problem, o: WarmupOptions): string {
+  if (p.kind === 'code') return `<answer>\n${(p.solution ?? '').trim()}\n</answer>`;
+  return SOLVER_TARGETS[o.solverTarget](p, o.maxSolution);
 }
 
 const score = (n: number) => `<score>${n}</score>`;
@@ -141,9 +167,9 @@ export function warmupPairs(seeds: readonly Problem[], o: WarmupOptions, random:
   for (const p of seeds) {
     const plan = planOf(p);
     // A question alone has no answer to teach the Solver or the Challenger: it teaches the Critic.
-    if (hasReference(p)) solver.push({ prompt: render(t.solver, { problem: p.statement }), response: solverTarget(p, o.maxSolution) });
+    if (hasReference(p)) solver.push({ prompt: render(t.solver, { problem: p.statement }), response: solverTarget(p, o) });
     if (plan) {
-      solver.push({ prompt: render(t.solverWithPlan, { problem: p.statement, plan }), response: solverTarget(p, o.maxSolution) });
+      solver.push({ prompt: render(t.solverWithPlan, { problem: p.statement, plan }), response: solverTarget(p, o) });
       pairs.push({ prompt: render(t.planner, { problem: p.statement }), response: `<plan>${plan}</plan>` });
       pairs.push({ prompt: render(t.criticPlan, { problem: p.statement, plan }), response: score(PLAN_TARGETS.matching) });
       const wrong = wrongPlan(p, seeds, random);

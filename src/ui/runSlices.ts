@@ -40,8 +40,8 @@ export interface ProblemsSlice {
 
 /** Numeric settings of a run as typed (strings until they parse), and each one's refusal. */
 export type NumericSetting = Exclude<SettingName, 'maxNewTokens' | ChoiceSetting>;
-/** Settings picked from a list: the advantage estimator, dropping zero-spread groups, which transcripts to keep, the difficulty term, seed parity, the Challenger's warm-up. */
-export type ChoiceSetting = 'advantage' | 'dropZeroSpread' | 'transcripts' | 'difficulty' | 'seedParity' | 'challengerWarmup';
+/** Settings picked from a list: the advantage estimator, dropping zero-spread groups, which transcripts to keep, the difficulty term, seed parity, the warm-up's Challenger and Solver targets. */
+export type ChoiceSetting = 'advantage' | 'dropZeroSpread' | 'transcripts' | 'difficulty' | 'seedParity' | 'challengerWarmup' | 'warmupSolverTarget';
 export type Choices = Pick<RunSettings, ChoiceSetting>;
 export const DEFAULT_CHOICES: Choices = {
   advantage: DEFAULT_LOOP.advantage,
@@ -50,6 +50,7 @@ export const DEFAULT_CHOICES: Choices = {
   difficulty: DEFAULT_LOOP.difficulty,
   seedParity: DEFAULT_LOOP.seedParity,
   challengerWarmup: DEFAULT_RUN.challengerWarmup,
+  warmupSolverTarget: DEFAULT_RUN.warmupSolverTarget,
 };
 export const NUMERIC_SETTINGS = [...Object.keys(SETTING_SPECS), ...Object.keys(RUN_SPECS)] as NumericSetting[];
 const DEFAULTS: Record<NumericSetting, number> = { ...DEFAULT_LOOP, ...DEFAULT_RUN } as unknown as Record<NumericSetting, number>;

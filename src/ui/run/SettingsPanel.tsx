@@ -1,6 +1,6 @@
 import { METHODS, type MethodName } from '../../sage/config';
-import { CHALLENGER_WARMUP_HELP, describeDefaults, modelDefaults, RUN_SPECS, SETTING_SPECS } from '../../sage/settings';
-import { CHALLENGER_WARMUP_NAMES } from '../../sage/warmup';
+import { CHALLENGER_WARMUP_HELP, SOLVER_TARGET_HELP, describeDefaults, modelDefaults, RUN_SPECS, SETTING_SPECS } from '../../sage/settings';
+import { CHALLENGER_WARMUP_NAMES, SOLVER_TARGET_NAMES } from '../../sage/warmup';
 import { DEFAULT_CHOICES, fromScratch, NUMERIC_SETTINGS, settingDefault, type NumericSetting } from '../runSlices';
 import { ADVANTAGE_NAMES } from '../../sage/advantages';
 import { TRANSCRIPT_MODES } from '../../sage/loop';
@@ -100,6 +100,15 @@ export function SettingsPanel() {
           disabled={locked}
           onChange={(v) => setChoice('challengerWarmup', v)}
           testId="setting-challengerWarmup"
+        />
+        <ListSelect
+          label="Solver warm-up"
+          title={SOLVER_TARGET_HELP}
+          value={choices.warmupSolverTarget}
+          options={SOLVER_TARGET_NAMES}
+          disabled={locked}
+          onChange={(v) => setChoice('warmupSolverTarget', v)}
+          testId="setting-warmupSolverTarget"
         />
         <label title="train the Solver on as many seeds a step as RLVR, the generated problems added on top rather than taking seeds' places">
           <input type="checkbox" checked={choices.seedParity} disabled={locked} onChange={(e) => setChoice('seedParity', e.target.checked)} data-testid="setting-seedParity" /> seed parity with RLVR
