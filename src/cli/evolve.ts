@@ -165,7 +165,7 @@ function progressLine(e: RunEvent, total: number, started: number, firstStep: nu
   const elapsed = (Date.now() - started) / 1000;
   if (e.type === 'tuning') return e.total === 0 ? null : e.done === 0 || e.done === e.total || e.done % 10 === 0 ? `tuning kernels for this run: ${e.done}/${e.total} shapes (kept for later runs)` : null;
   if (e.type === 'own-problems') {
-    return `the Challenger's warm-up: ${e.read} of the ${e.written} problems the model wrote read as a problem and its answer, e.g. ${e.examples.slice(0, 3).map((x) => JSON.stringify(`${x.question} ${x.answer}`)).join(', ')}`;
+    return `the Challenger's warm-up: ${e.read} of the ${e.written} continuations the model wrote state a problem the environment reads with an answer, e.g. ${e.examples.slice(0, 3).map((x) => JSON.stringify(`${x.question} ${x.answer}`)).join(', ')}`;
   }
   if (e.type === 'warmup') return e.step % 25 === 0 || e.step === e.of ? `warm-up ${e.step}/${e.of} · loss ${e.loss.toFixed(3)}` : null;
   if (e.type === 'validation') {

@@ -131,6 +131,7 @@ describe('an evolution run', () => {
     const challenger = model.warmups[0]!.filter((p) => p.prompt.includes('harder'));
     expect(challenger).toHaveLength(SEEDS.length);
     expect(challenger.every((p) => /^<question>(\d+)\*\1=\?<\/question><answer>\d+<\/answer>$/.test(p.response))).toBe(true);
+    expect(challenger.map((p) => p.response)).toContain('<question>2*2=?</question><answer>4</answer>');
   });
 
   it('resumes from its saved state and bank events where it left off', async () => {

@@ -264,9 +264,9 @@ export class Evolution {
   }
 
   /**
-   * Problems the model writes before its warm-up (the `own` Challenger warm-up): as many as
-   * there are math seeds, each continuing a list of reference seeds in their own style, sampled
-   * as the loop samples; the lines that read as a problem and its answer are kept.
+   * Problems the model writes before its warm-up (the `own` Challenger warm-up): as many
+   * continuations as there are math seeds, each of a list of reference seeds, sampled as the
+   * loop samples; the first problem each states with its answer is kept (readOwnProblem).
    */
   private async ownProblems(): Promise<{ question: string; answer: string }[]> {
     const s = this.settings;
@@ -275,9 +275,9 @@ export class Evolution {
     // A stream of its own: the warm-up's pairs are drawn from rng(seed) as with any other Challenger warm-up.
     const prompts = ownProblemPrompts(this.seeds, n, s, rng(s.seed + 1));
     const outs = await this.model.generate({ prompts, maxNewTokens: s.maxNewTokens.challenger, temperature: s.temperature, topK: s.topK, topP: s.topP, seed: s.seed, stop: ['\n'] });
-    const read = outs.flatMap((c) => readOwnProblem(c.text, s.templates) ?? []);
+    const read = outs.flatMap((c) => readOwnProblem(c.text) ?? []);
     this.emit({ type: 'own-problems', written: outs.length, read: read.length, examples: read.slice(0, 5) });
-    if (!read.length) throw new Error(`the own Challenger warm-up: none of the ${outs.length} continuations the model wrote reads as a problem and its answer (choose another challengerWarmup)`);
+    if (!read.length) throw new Error(`the own Challenger warm-up: none of the ${outs.length} continuations the model wrote states a problem the environment reads with an answer (choose another challengerWarmup)`);
     return read;
   }
 

@@ -12,7 +12,7 @@ const bytes = (s: string) => Array.from(new TextEncoder().encode(s));
 /**
  * A scripted policy for the orchestration: each role answers in its format, the Solver
  * right on sums and wrong on differences, the Challenger writes sums numbered by prompt, and
- * a list of references is continued with products (instruct's tagged reference style).
+ * a list of references is continued with products as an arithmetic corpus writes them.
  * It checks the loop's bookkeeping, not learning (the Dawn test of the loop does that).
  */
 export class ScriptedModel implements RunModel {
@@ -24,7 +24,7 @@ export class ScriptedModel implements RunModel {
     return r.prompts.map((prompt, i) => {
       let text: string;
       // Continuing a list of references (the own Challenger warm-up): a product in their style, the first one unreadable.
-      if (r.stop.includes('\n')) text = i === 0 ? 'garbage' : `<question>${i}*${i}=?</question><answer>${i * i}</answer>`;
+      if (r.stop.includes('\n')) text = i === 0 ? 'garbage' : `${i}*${i}=? The answer is ${i * i}.`;
       else if (prompt.includes('harder')) text = i === 0 ? 'garbage' : `<question>${i}+${i + 10}=?</question><answer>${2 * i + 10}</answer>`;
       else if (prompt.includes('Rate')) text = '<score>9</score>';
       else if (prompt.includes('<plan>')) text = '<plan>Compute it.</plan>';

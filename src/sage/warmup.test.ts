@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { generateProblem, LEVELS } from '../data/curriculum';
 import type { Problem } from '../data/problem';
 import { rng } from '../util/random';
 import { criticScore, parseOutput } from './parse';
@@ -104,7 +105,7 @@ describe('warm-up pairs', () => {
     expect(SOLVER_TARGET_NAMES).toEqual(['answer', 'worked']);
   });
 
-  it('prompts the model to continue reference seeds in their own style, and reads back the line it writes', () => {
+  it('prompts the model to continue reference seeds, and reads back the first problem it states with its claim', () => {
     const random = rng(Math.floor(Math.random() * 2 ** 31));
     const prompts = ownProblemPrompts(SEEDS, 20, { templates: COMPACT_TEMPLATES, references: 2 }, random);
     const lines = SEEDS.filter((p) => p.kind === 'math').map((p) => `${p.statement} ${p.answer}`);
@@ -113,16 +114,20 @@ describe('warm-up pairs', () => {
       const refs = p.slice(0, -1).split('\n');
       expect(refs).toHaveLength(2);
       for (const r of refs) expect(lines).toContain(r);
-      // A reference line reads back as the problem and answer it renders.
-      for (const r of refs) expect(lines[lines.indexOf(r)]).toBe(`${readOwnProblem(r, COMPACT_TEMPLATES)!.question} ${readOwnProblem(r, COMPACT_TEMPLATES)!.answer}`);
     }
-    expect(readOwnProblem('Kai has 4 bags of 4 stamps, shared by 2. How many? 8\nmore text', COMPACT_TEMPLATES)).toEqual({ question: 'Kai has 4 bags of 4 stamps, shared by 2. How many?', answer: '8' });
-    expect(readOwnProblem('(3+4)*5=? The answer is 35', COMPACT_TEMPLATES)).toEqual({ question: '(3+4)*5=? The answer is', answer: '35' });
-    expect(readOwnProblem('3+4=? seven', COMPACT_TEMPLATES)).toBeNull();
-    expect(readOwnProblem('12', COMPACT_TEMPLATES)).toBeNull();
-    // The instruct references are tagged: the line reads back through the same template.
-    expect(readOwnProblem('<question>2*(3+1)=?</question><answer>8</answer>', DEFAULT_TEMPLATES)).toEqual({ question: '2*(3+1)=?', answer: '8' });
-    expect(readOwnProblem('<question>2*(3+1)=?</question>', DEFAULT_TEMPLATES)).toBeNull();
+    // The first problem stated, the longest question the environment reads, and the claim after it, right or wrong.
+    expect(readOwnProblem('2-0 = 2. Ivy has 3 toys and gets 15 more. How many? 3+15 = 19. 5+5=? The answer is 10.')).toEqual({ question: 'Ivy has 3 toys and gets 15 more. How many?', answer: '19' });
+    expect(readOwnProblem('6 = 48. (6+10)*2-7=? (6+10)*2-7 = 15. 2+2=? 4')).toEqual({ question: '(6+10)*2-7=?', answer: '15' });
+    expect(readOwnProblem('Sum: 2+3=? 5\nHal adds 1 to 2: 2+1=? 3')).toEqual({ question: 'Sum: 2+3=?', answer: '5' });
+    // Skipped: a question the environment does not read, one without an answer, a line after the first.
+    expect(readOwnProblem('How are you? Fine, 3 of us. 4-1=? The answer is 3.')).toEqual({ question: '4-1=?', answer: '3' });
+    expect(readOwnProblem('4-1=? The answer is three. How old is Bo? 7. 5+2 = 7.')).toBeNull();
+    expect(readOwnProblem('The answer is 0.\n4-1=? 3')).toBeNull();
+    // A reference line of any level reads back as the problem and answer it renders.
+    for (let i = 0; i < 50; i++) {
+      const p = generateProblem(LEVELS[i % LEVELS.length]!, random);
+      expect(readOwnProblem(`${p.question} ${p.answer}`)).toEqual({ question: p.question, answer: p.answer });
+    }
   });
 
   it('plans are the expression or the solution’s steps without calculator notes', () => {

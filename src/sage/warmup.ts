@@ -13,6 +13,7 @@ import type { SftPair } from '../train/sft';
 import { shuffle } from '../util/random';
 import { alterNumber, consistentVariant, corruptProblem, PLAN_TARGETS, planOf, PROBLEM_TARGETS, steps, wrongPlan } from './criticData';
 import { assertLines, referenceList, render, type Templates } from './templates';
+import { computedAnswer } from './validators';
 
 /** What a Challenger writes: its question, and what follows it (the answer, or the solution and tests). */
 export interface ChallengerTarget {
@@ -38,8 +39,9 @@ export const CHALLENGER_WARMUPS = {
   seeds: (prompt, seed) => written(prompt, seed),
   /**
    * A problem the model wrote itself before the warm-up, continuing a list of reference seeds
-   * in their own style (ownProblemPrompts, readOwnProblem), in the Challenger's tags: the format
-   * is taught, the content is what its pretraining puts after such problems. Math only.
+   * (ownProblemPrompts, readOwnProblem), in the Challenger's tags with the answer it gave: the
+   * format is taught, the content and the claim are what its pretraining puts after such
+   * problems. Math only.
    */
   own: (prompt, _seed, own) => (own ? written(prompt, own) : null),
   /** No Challenger pairs: its format is left to the prompt (a model from scratch may not learn it). */
@@ -59,26 +61,24 @@ export function ownProblemPrompts(seeds: readonly Problem[], n: number, o: { tem
 }
 
 /**
- * A continuation's first line read as a reference line (the reference template inverted: the
- * problem, then its answer, a number), or null when it is not one.
+ * The first problem a continuation states, with the answer it gives, or null: a question ending
+ * in "?" that the environment reads and can evaluate (a curriculum style, or `…=?`), the shortest
+ * that starts the text or a sentence (no fact before it taken in), and the last number of the sentence after it ("The answer
+ * is 27.", "(6+10)*2-7 = 15.", or a reference line's "5"), right or wrong: the model's claim.
  */
-export function readOwnProblem(text: string, templates: Templates): { question: string; answer: string } | null {
-  const line = text.split('\n')[0]!.trim();
-  const names: string[] = [];
-  const pattern = templates.reference
-    .split(/(\{\{\w+\}\})/)
-    .map((part) => {
-      const name = /^\{\{(\w+)\}\}$/.exec(part)?.[1];
-      if (!name) return part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-      names.push(name);
-      return name === 'answer' ? '(-?\\d+(?:\\.\\d+)?)' : '(.+)';
-    })
-    .join('');
-  const m = new RegExp(`^${pattern}$`).exec(line);
-  if (!m) return null;
-  const field = (name: string) => m[names.indexOf(name) + 1]?.trim() ?? '';
-  const question = field('problem');
-  return question ? { question, answer: field('answer') } : null;
+export function readOwnProblem(text: string): { question: string; answer: string } | null {
+  const line = text.split('\n')[0]!.slice(0, 400);
+  for (let q = line.indexOf('?'); q >= 0; q = line.indexOf('?', q + 1)) {
+    const answer = /^[^\n]*?(?:\.(?=\s|$)|$)/.exec(line.slice(q + 1))![0].match(/\d+(?:\.\d+)?/g)?.at(-1);
+    if (!answer) continue;
+    const starts = [0, ...[...line.slice(0, q).matchAll(/[.!?]\s+/g)].map((m) => m.index + m[0].length)];
+    for (const start of starts.reverse()) {
+      const question = line.slice(start, q + 1).trim();
+      const read = question.length > 1 ? computedAnswer(question) : null;
+      if (read && !('error' in read)) return { question, answer };
+    }
+  }
+  return null;
 }
 
 export interface WarmupOptions {
