@@ -167,7 +167,7 @@ async function benchMethod(rt: Runtime, checkpoint: Map<string, Uint8Array>, see
   const session = ModelSession.create(rt, { kind: 'checkpoint', checkpoint: importCheckpoint(checkpoint), name: LOOP_CHECKPOINT });
   try {
     session.resetOptimizer();
-    const model = sessionRunModel(session, { policy: DEFAULT_POLICY, warmup: warmupSft(session, 0), checkpointSink: () => memorySink() });
+    const model = sessionRunModel(session, { policy: DEFAULT_POLICY, warmup: warmupSft(session, 0, DEFAULT_RUN.warmupLr), checkpointSink: () => memorySink() });
     const { bank } = ProblemBank.fromSeeds(seeds, { alpha: method.rewards.alpha, nearDuplicate: DEFAULT_RUN.nearDuplicate });
     const settings: LoopSettings = { ...DEFAULT_LOOP, method, templates: COMPACT_TEMPLATES };
     // Each phase's generation: rows, tokens and time, counted around the model's generate.

@@ -197,7 +197,7 @@ async function main(o: OptionValues<typeof cli.options>): Promise<void> {
   async function measureSteps(): Promise<void> {
     const seeds = (await readProblemFile('data/seeds/curriculum-500.jsonl')).problems.slice(0, 8);
     const { bank } = ProblemBank.fromSeeds(seeds, { alpha: METHODS.sage.rewards.alpha, nearDuplicate: DEFAULT_RUN.nearDuplicate });
-    const model = sessionRunModel(session, { policy: DEFAULT_POLICY, warmup: warmupSft(session, 0), checkpointSink: () => memorySink() });
+    const model = sessionRunModel(session, { policy: DEFAULT_POLICY, warmup: warmupSft(session, 0, DEFAULT_RUN.warmupLr), checkpointSink: () => memorySink() });
     const settings = {
       ...DEFAULT_LOOP, method: METHODS.sage, templates: COMPACT_TEMPLATES,
       proposals: 1, references: 1, difficultySamples: 2, trainProblems: 1, solverSamples: 2,

@@ -23,6 +23,7 @@ import { heldOutCriticProbe } from '../src/sage/run';
 import { COMPACT_TEMPLATES } from '../src/sage/templates';
 import { criticScores } from '../src/sage/validation';
 import { warmupPairs } from '../src/sage/warmup';
+import { DEFAULT_RUN } from '../src/sage/settings';
 import { sessionRunModel, warmupSft } from '../src/train/runModel';
 import { DEFAULT_POLICY, ModelSession } from '../src/train/session';
 import { rng } from '../src/util/random';
@@ -36,7 +37,7 @@ const probe = heldOutCriticProbe(validation, validation.length);
 const session = ModelSession.create(await Runtime.create(nodePlatform()), { kind: 'checkpoint', checkpoint: importCheckpoint(readCheckpointFolder(dir)), name: dir });
 const model = sessionRunModel(session, {
   policy: DEFAULT_POLICY,
-  warmup: warmupSft(session, 0),
+  warmup: warmupSft(session, 0, DEFAULT_RUN.warmupLr),
   checkpointSink: () => folderSink(out!),
 });
 const random = rng(7);
@@ -54,7 +55,7 @@ async function measure(step: number): Promise<void> {
 }
 
 await measure(0);
-const trainer = await session.startSft(pairs, { ...warmupSft(session, 0), batchSize: Number(rows), steps: Number(steps), lr: Number(lr), resetOptimizer: true });
+const trainer = await session.startSft(pairs, { ...warmupSft(session, 0, DEFAULT_RUN.warmupLr), batchSize: Number(rows), steps: Number(steps), lr: Number(lr), resetOptimizer: true });
 for (let i = 1; i <= Number(steps); i++) {
   const { loss } = await trainer.step();
   if (i % 10 === 0) console.log(`sft ${i} loss ${loss.toFixed(4)}`);

@@ -30,7 +30,7 @@ const rt = await Runtime.create(nodePlatform());
 const seeds = (await readProblemFile('data/seeds/curriculum-500.jsonl')).problems;
 const session = ModelSession.create(rt, { kind: 'checkpoint', checkpoint: importCheckpoint(readCheckpointFolder('data/models/tiny-curriculum')), name: 'tiny-curriculum' });
 session.resetOptimizer();
-const model = sessionRunModel(session, { policy: DEFAULT_POLICY, warmup: warmupSft(session, 0), checkpointSink: () => memorySink() });
+const model = sessionRunModel(session, { policy: DEFAULT_POLICY, warmup: warmupSft(session, 0, DEFAULT_RUN.warmupLr), checkpointSink: () => memorySink() });
 const method = METHODS[name];
 const { bank } = ProblemBank.fromSeeds(seeds, { alpha: method.rewards.alpha, nearDuplicate: DEFAULT_RUN.nearDuplicate });
 const loop = new SageLoop(model, createValidators(), bank, { ...DEFAULT_LOOP, method, templates: COMPACT_TEMPLATES });

@@ -52,6 +52,7 @@ export const evolveCli = {
     'warmup-steps': { type: 'int', min: 0, help: `SFT warm-up steps on the seeds rendered into every role (default ${DEFAULT_RUN.warmupSteps} with --preset, 0 with --model: give it to warm a checkpoint up further)` },
     'warmup-solver-share': { type: 'number', min: 0, max: 1, default: DEFAULT_RUN.warmupSolverShare, help: RUN_SPECS.warmupSolverShare.help },
     'warmup-plan-variants': { type: 'int', min: 0, default: DEFAULT_RUN.warmupPlanVariants, help: RUN_SPECS.warmupPlanVariants.help },
+    'warmup-lr': { type: 'number', min: 0, minExclusive: true, default: DEFAULT_RUN.warmupLr, help: RUN_SPECS.warmupLr.help },
     'warmup-solver-target': { type: 'string', choices: SOLVER_TARGET_NAMES, help: `${SOLVER_TARGET_HELP} (default ${DEFAULT_RUN.warmupSolverTarget}, or the --config file's)` },
     'challenger-warmup': { type: 'string', choices: CHALLENGER_WARMUP_NAMES, help: `${CHALLENGER_WARMUP_HELP} (default ${DEFAULT_RUN.challengerWarmup}, or the --config file's)` },
     lr: { type: 'number', min: 0, minExclusive: true, help: `learning rate of the policy-gradient updates (default ${DEFAULT_LOOP.lr} for a model from scratch, 1e-6 for a pretrained one in full, 1e-5 with LoRA; or the --config file's)` },
@@ -85,11 +86,12 @@ const OPTION_SETTINGS = {
   'warmup-steps': 'warmupSteps',
   'warmup-solver-share': 'warmupSolverShare',
   'warmup-plan-variants': 'warmupPlanVariants',
+  'warmup-lr': 'warmupLr',
   'challenger-warmup': 'challengerWarmup',
   'warmup-solver-target': 'warmupSolverTarget',
 } as const satisfies Partial<Record<keyof Options, keyof RunSettings>>;
 /** Settings of the warm-up, which a resumed run did before its first step: another value would not apply. */
-const WARMUP_SETTINGS: readonly string[] = ['warmupSteps', 'warmupSolverShare', 'warmupPlanVariants', 'challengerWarmup', 'warmupSolverTarget'];
+const WARMUP_SETTINGS: readonly string[] = ['warmupSteps', 'warmupSolverShare', 'warmupPlanVariants', 'warmupLr', 'challengerWarmup', 'warmupSolverTarget'];
 
 /** The line for a recorded value that an option given on resume replaces; null when it is the same. */
 function replaces(option: string, value: unknown, recorded: unknown): string | null {
@@ -280,7 +282,7 @@ async function main(o: Options, given: CommandLine<typeof evolveCli.options>['gi
   applyLora(session, o, settings.seed);
   const model = sessionRunModel(session, {
     policy: DEFAULT_POLICY,
-    warmup: warmupSft(session, settings.seed),
+    warmup: warmupSft(session, settings.seed, settings.warmupLr),
     checkpointSink: (tag) => folder.checkpointSink(tag),
   });
   console.log(`adapter ${rt.ctx.adapter.key} · ${(session.parameters / 1e6).toFixed(2)}M params · ${describeTraining(session, session.model.trainable.size)} · ${method.summary} · run folder ${out}`);

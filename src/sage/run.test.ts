@@ -25,6 +25,7 @@ const SETTINGS: RunSettings = {
   warmupPlanVariants: 2,
   challengerWarmup: 'seeds',
   warmupSolverTarget: 'answer',
+  warmupLr: 2e-3,
   evalEvery: 2,
   patience: 2,
   validationLimit: 10,

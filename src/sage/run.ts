@@ -22,6 +22,8 @@ export interface RunSettings extends LoopSettings {
   warmupSteps: number;
   /** The Solver's share of the warm-up's pairs (its pairs repeated to reach it). */
   warmupSolverShare: number;
+  /** Peak learning rate of the warm-up's SFT. */
+  warmupLr: number;
   /** Per seed, plan variants taught to the Critic in the warm-up (WarmupOptions.planVariants). */
   warmupPlanVariants: number;
   /** How the warm-up teaches the Challenger (CHALLENGER_WARMUPS). */

@@ -9,11 +9,11 @@ import { tuneRunShapes } from './tuneRun';
 import { DEFAULT_SFT, type SftSettings } from './sftSettings';
 
 /**
- * The warm-up's SFT: the curriculum's measured recipe (packed 8 × 128-token batches, lr 2e-3),
- * sequences no longer than the model's context.
+ * The warm-up's SFT: the curriculum's measured recipe (packed 8 × 128-token batches, peak lr
+ * `lr`: 2e-3 for a model from scratch), sequences no longer than the model's context.
  */
-export function warmupSft(session: ModelSession, seed: number): Omit<SftSettings, 'steps'> {
-  return { ...DEFAULT_SFT, batchSize: 8, seqLen: Math.min(128, session.config.max_position_embeddings), packing: true, lr: 2e-3, seed };
+export function warmupSft(session: ModelSession, seed: number, lr: number): Omit<SftSettings, 'steps'> {
+  return { ...DEFAULT_SFT, batchSize: 8, seqLen: Math.min(128, session.config.max_position_embeddings), packing: true, lr, seed };
 }
 
 export interface RunModelOptions {

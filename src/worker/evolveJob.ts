@@ -130,7 +130,7 @@ export class EvolveJob {
     this.flush = events.flush;
     const model = sessionRunModel(session, {
       policy: DEFAULT_POLICY,
-      warmup: warmupSft(session, settings.seed),
+      warmup: warmupSft(session, settings.seed, settings.warmupLr),
       // The browser's run keeps its checkpoints in memory, for the autosave and the export.
       checkpointSink: (tag) => {
         const sink = memorySink();

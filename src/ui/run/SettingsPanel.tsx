@@ -14,7 +14,7 @@ const HELP: Record<NumericSetting, string> = Object.fromEntries(
 
 /** Groups of the settings table, in the order a researcher reads them. */
 const GROUPS: { title: string; names: NumericSetting[] }[] = [
-  { title: 'Run', names: ['steps', 'warmupSteps', 'warmupSolverShare', 'evalEvery', 'patience', 'validationLimit', 'seed'] },
+  { title: 'Run', names: ['steps', 'warmupSteps', 'warmupSolverShare', 'warmupLr', 'evalEvery', 'patience', 'validationLimit', 'seed'] },
   { title: 'Roles and batches', names: ['proposals', 'references', 'difficultySamples', 'trainProblems', 'solverSamples', 'nearDuplicate'] },
   { title: 'Sampling and update', names: ['temperature', 'topK', 'topP', 'lr'] },
 ];
