@@ -21,7 +21,7 @@ import { METHODS, type MethodName } from '../sage/config';
 import { DEFAULT_LOOP, TRANSCRIPT_MODES } from '../sage/loop';
 import { checkReferences, Evolution, type RunEvent, type RunSettings } from '../sage/run';
 import { ownAccuracy, type Accuracy } from '../sage/validation';
-import { CHALLENGER_WARMUP_HELP, SOLVER_TARGET_HELP, DEFAULT_RUN, describeDefaults, modelDefaults, parseSettings, RUN_SPECS, SETTING_NAMES } from '../sage/settings';
+import { CHALLENGER_WARMUP_HELP, SOLVER_TARGET_HELP, DEFAULT_RUN, describeDefaults, describeWarmup, modelDefaults, parseSettings, RUN_SPECS, SETTING_NAMES, warmupRecipe } from '../sage/settings';
 import { CHALLENGER_WARMUP_NAMES, SOLVER_TARGET_NAMES } from '../sage/warmup';
 import { chooseTemplates, TEMPLATE_SETS } from '../sage/templates';
 import { createValidators } from '../sage/validators';
@@ -52,9 +52,9 @@ export const evolveCli = {
     'warmup-steps': { type: 'int', min: 0, help: `SFT warm-up steps on the seeds rendered into every role (default ${DEFAULT_RUN.warmupSteps} with --preset, 0 with --model: give it to warm a checkpoint up further)` },
     'warmup-solver-share': { type: 'number', min: 0, max: 1, default: DEFAULT_RUN.warmupSolverShare, help: RUN_SPECS.warmupSolverShare.help },
     'warmup-plan-variants': { type: 'int', min: 0, default: DEFAULT_RUN.warmupPlanVariants, help: RUN_SPECS.warmupPlanVariants.help },
-    'warmup-lr': { type: 'number', min: 0, minExclusive: true, default: DEFAULT_RUN.warmupLr, help: RUN_SPECS.warmupLr.help },
-    'warmup-solver-target': { type: 'string', choices: SOLVER_TARGET_NAMES, help: `${SOLVER_TARGET_HELP} (default ${DEFAULT_RUN.warmupSolverTarget}, or the --config file's)` },
-    'challenger-warmup': { type: 'string', choices: CHALLENGER_WARMUP_NAMES, help: `${CHALLENGER_WARMUP_HELP} (default ${DEFAULT_RUN.challengerWarmup}, or the --config file's)` },
+    'warmup-lr': { type: 'number', min: 0, minExclusive: true, help: `${RUN_SPECS.warmupLr.help} (default ${warmupRecipe(true).warmupLr} with --preset, ${warmupRecipe(false).warmupLr} from a checkpoint)` },
+    'warmup-solver-target': { type: 'string', choices: SOLVER_TARGET_NAMES, help: `${SOLVER_TARGET_HELP} (default ${warmupRecipe(true).warmupSolverTarget} with --preset, ${warmupRecipe(false).warmupSolverTarget} from a checkpoint, or the --config file's)` },
+    'challenger-warmup': { type: 'string', choices: CHALLENGER_WARMUP_NAMES, help: `${CHALLENGER_WARMUP_HELP} (default ${warmupRecipe(true).challengerWarmup} with --preset, ${warmupRecipe(false).challengerWarmup} from a checkpoint, or the --config file's)` },
     lr: { type: 'number', min: 0, minExclusive: true, help: `learning rate of the policy-gradient updates (default ${DEFAULT_LOOP.lr} for a model from scratch, 1e-6 for a pretrained one in full, 1e-5 with LoRA; or the --config file's)` },
     'eval-every': { type: 'int', min: 1, default: DEFAULT_RUN.evalEvery, help: 'validate every N steps' },
     patience: { type: 'int', min: 1, default: DEFAULT_RUN.patience, help: 'stop after N validations without a new best' },
@@ -225,7 +225,8 @@ async function main(o: Options, given: CommandLine<typeof evolveCli.options>['gi
   const defaults = modelDefaults(templateSet, Boolean(lora || o.adapter || (resumed?.config as { lora?: unknown } | undefined)?.lora));
   // A resumed run goes on with every setting it recorded (its seed above all), each replaced
   // only by an option given on this command line, or a key of --config, with a line saying so.
-  const base: Omit<RunSettings, 'method' | 'templates'> = { ...DEFAULT_LOOP, lr: defaults.lr, maxNewTokens: defaults.maxNewTokens, ...DEFAULT_RUN, ...began.settings };
+  // A checkpoint warms up as a pretrained model does, a preset from scratch as the seeds alone teach it (warmupRecipe).
+  const base: Omit<RunSettings, 'method' | 'templates'> = { ...DEFAULT_LOOP, lr: defaults.lr, maxNewTokens: defaults.maxNewTokens, ...DEFAULT_RUN, ...warmupRecipe(!modelDir), ...began.settings };
   const overrides = [
     ...Object.entries(o.config ? readConfig(o.config) : {}).map(([key, value]) => ({ option: `--config ${key}`, key, value })),
     ...Object.entries(OPTION_SETTINGS)
@@ -287,6 +288,7 @@ async function main(o: Options, given: CommandLine<typeof evolveCli.options>['gi
   });
   console.log(`adapter ${rt.ctx.adapter.key} · ${(session.parameters / 1e6).toFixed(2)}M params · ${describeTraining(session, session.model.trainable.size)} · ${method.summary} · run folder ${out}`);
   if (!resumed) console.log(`${describeDefaults(defaults)}${o.config || o.lr !== undefined ? ' (before --config and --lr)' : ''}`);
+  if (!resumed && settings.warmupSteps > 0) console.log(describeWarmup(settings, !modelDir));
   console.log(`base weights in ${session.baseDtype} · ${describeMemory(modelMemory(session.config, session.lora, settings.proposals * settings.difficultySamples))}`);
   // A process killed between two checkpoints: the steps after last/ run again, their records dropped.
   const rewound = resumed ? folder.rewind(resumed) : null;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_LOOP } from './loop';
-import { checkSetting, DEFAULT_RUN, describeDefaults, modelDefaults, parseSettings, RUN_SPECS, SETTING_SPECS } from './settings';
+import { checkSetting, DEFAULT_RUN, describeDefaults, describeWarmup, modelDefaults, parseSettings, RUN_SPECS, SETTING_SPECS, warmupRecipe } from './settings';
 
 describe('loop settings', () => {
   it('accepts every default and refuses values out of range, naming the setting', () => {
@@ -49,6 +49,13 @@ describe('loop settings', () => {
 });
 
 describe('defaults per kind of model', () => {
+  it('warms a preset from scratch up on the seeds alone, and a checkpoint so that its pretraining speaks', () => {
+    expect(warmupRecipe(true)).toEqual({ challengerWarmup: 'seeds', warmupSolverTarget: 'answer', warmupLr: DEFAULT_RUN.warmupLr });
+    expect(warmupRecipe(false)).toMatchObject({ challengerWarmup: 'own', warmupSolverTarget: 'worked' });
+    for (const [name, value] of Object.entries(warmupRecipe(false))) expect(checkSetting(name as never, value)).toBeNull();
+    expect(describeWarmup(warmupRecipe(true), true)).toBe(`warm-up for a model from scratch: Challenger seeds, Solver targets answer, lr ${DEFAULT_RUN.warmupLr}`);
+  });
+
   it('a model from scratch keeps the loop defaults; a pretrained one gets lr 1e-6 in full, 1e-5 with LoRA, and room to reason', () => {
     expect(modelDefaults('compact', false)).toMatchObject({ kind: 'from scratch', lr: DEFAULT_LOOP.lr, maxNewTokens: DEFAULT_LOOP.maxNewTokens });
     expect(modelDefaults('compact', true).lr).toBe(DEFAULT_LOOP.lr);

@@ -47,6 +47,7 @@ export const RUN_SPECS = {
   seed: { integer: true, min: 0, help: 'seed of the sampling and the data order (and of a preset\'s weights)' },
 } as const satisfies Record<string, NumberSpec>;
 
+/** The warm-up's defaults for a model from scratch (warmupRecipe gives a pretrained checkpoint's). */
 export const DEFAULT_RUN: Pick<RunSettings, keyof typeof RUN_SPECS | 'challengerWarmup' | 'warmupSolverTarget'> = {
   steps: 20,
   warmupSteps: 400,
@@ -61,6 +62,28 @@ export const DEFAULT_RUN: Pick<RunSettings, keyof typeof RUN_SPECS | 'challenger
   nearDuplicate: 0.85,
   seed: 0,
 };
+
+/** The warm-up settings whose defaults depend on where the model starts. */
+export type WarmupRecipe = Pick<RunSettings, 'challengerWarmup' | 'warmupSolverTarget' | 'warmupLr'>;
+
+/** A pretrained checkpoint's warm-up (measured on tiny-arith-base: data/models/README.md, tiny-arith). */
+const PRETRAINED_WARMUP: WarmupRecipe = { challengerWarmup: 'own', warmupSolverTarget: 'worked', warmupLr: 2e-3 };
+
+/**
+ * The warm-up by where the model starts. A preset from scratch learns everything from the
+ * seeds: another seed as the Challenger's output, the answer alone, lr 2e-3 (tiny-curriculum's
+ * recipe; a model that knows nothing writes nothing of its own to learn from). A checkpoint
+ * is taught the roles' formats while its pretraining speaks: the Challenger on problems it
+ * writes itself, the Solver's targets worked as a corpus writes them.
+ */
+export function warmupRecipe(fromScratch: boolean): WarmupRecipe {
+  return fromScratch ? { challengerWarmup: DEFAULT_RUN.challengerWarmup, warmupSolverTarget: DEFAULT_RUN.warmupSolverTarget, warmupLr: DEFAULT_RUN.warmupLr } : PRETRAINED_WARMUP;
+}
+
+/** The recipe as one line, for the CLI. */
+export function describeWarmup(r: WarmupRecipe, fromScratch: boolean): string {
+  return `warm-up for ${fromScratch ? 'a model from scratch' : 'a checkpoint'}: Challenger ${r.challengerWarmup}, Solver targets ${r.warmupSolverTarget}, lr ${r.warmupLr}`;
+}
 
 /**
  * Defaults that depend on the model: a model trained here from scratch (compact templates)

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_RUN } from '../sage/settings';
+import { DEFAULT_RUN, warmupRecipe } from '../sage/settings';
 import type { ModelSummary } from '../worker/api';
 import { fromScratch, settingDefault } from './runSlices';
 import { DEFAULT_SHIPPED_MODEL, SHIPPED_MODELS } from './shippedData';
@@ -20,6 +20,9 @@ describe('the model a run starts from', () => {
     expect(settingDefault('warmupSteps', 'compact', false, true)).toBe(DEFAULT_RUN.warmupSteps);
     expect(settingDefault('warmupSteps', 'compact', false, false)).toBe(0);
     expect(settingDefault('warmupSteps', 'instruct', true, false)).toBe(0);
+    // The warm-up's rate is the recipe's for where the model starts (a preset's: the seeds alone teach it).
+    expect(settingDefault('warmupLr', 'compact', false, true)).toBe(warmupRecipe(true).warmupLr);
+    expect(settingDefault('warmupLr', 'compact', false, false)).toBe(warmupRecipe(false).warmupLr);
     // Other settings do not depend on it.
     expect(settingDefault('steps', 'compact', false, true)).toBe(settingDefault('steps', 'compact', false, false));
   });

@@ -9,7 +9,7 @@ import { proxy } from 'comlink';
 import { METHODS, type MethodName } from '../sage/config';
 import { DEFAULT_LOOP } from '../sage/loop';
 import type { RunSettings } from '../sage/run';
-import { checkSetting, DEFAULT_RUN, modelDefaults, RUN_SPECS, SETTING_SPECS, type SettingName } from '../sage/settings';
+import { checkSetting, DEFAULT_RUN, modelDefaults, RUN_SPECS, SETTING_SPECS, warmupRecipe, type SettingName } from '../sage/settings';
 import { PRESETS } from '../model/config';
 import { OVERLAP_REASON, type OverlapReport } from '../data/content';
 import type { AutosaveInfo, CheckpointFile, EvolveEvent, EvolveResult, EvolveSettings, ModelSummary, ProblemSetReport } from '../worker/api';
@@ -42,15 +42,14 @@ export interface ProblemsSlice {
 export type NumericSetting = Exclude<SettingName, 'maxNewTokens' | ChoiceSetting>;
 /** Settings picked from a list: the advantage estimator, dropping zero-spread groups, which transcripts to keep, the difficulty term, seed parity, the warm-up's Challenger and Solver targets. */
 export type ChoiceSetting = 'advantage' | 'dropZeroSpread' | 'transcripts' | 'difficulty' | 'seedParity' | 'challengerWarmup' | 'warmupSolverTarget';
-export type Choices = Pick<RunSettings, ChoiceSetting>;
+/** The warm-up's choices are unset until picked: their default depends on the model held (warmupRecipe), and the engine applies it. */
+export type Choices = Pick<RunSettings, Exclude<ChoiceSetting, 'challengerWarmup' | 'warmupSolverTarget'>> & Partial<Pick<RunSettings, 'challengerWarmup' | 'warmupSolverTarget'>>;
 export const DEFAULT_CHOICES: Choices = {
   advantage: DEFAULT_LOOP.advantage,
   dropZeroSpread: DEFAULT_LOOP.dropZeroSpread,
   transcripts: DEFAULT_LOOP.transcripts,
   difficulty: DEFAULT_LOOP.difficulty,
   seedParity: DEFAULT_LOOP.seedParity,
-  challengerWarmup: DEFAULT_RUN.challengerWarmup,
-  warmupSolverTarget: DEFAULT_RUN.warmupSolverTarget,
 };
 export const NUMERIC_SETTINGS = [...Object.keys(SETTING_SPECS), ...Object.keys(RUN_SPECS)] as NumericSetting[];
 const DEFAULTS: Record<NumericSetting, number> = { ...DEFAULT_LOOP, ...DEFAULT_RUN } as unknown as Record<NumericSetting, number>;
@@ -58,7 +57,7 @@ const DEFAULTS: Record<NumericSetting, number> = { ...DEFAULT_LOOP, ...DEFAULT_R
 export const fromScratch = (model: ModelSummary | null): boolean => model !== null && model.origin in PRESETS;
 /** A setting's default for the prompts chosen, whether a LoRA adapter trains (see modelDefaults) and whether the model starts from scratch. */
 export const settingDefault = (name: NumericSetting, templates: 'compact' | 'instruct' = 'compact', lora = false, scratch = false): number =>
-  name === 'lr' ? modelDefaults(templates, lora).lr : name === 'warmupSteps' && !scratch ? 0 : DEFAULTS[name];
+  name === 'lr' ? modelDefaults(templates, lora).lr : name === 'warmupSteps' && !scratch ? 0 : name === 'warmupLr' ? warmupRecipe(scratch).warmupLr : DEFAULTS[name];
 
 export interface SettingsSlice {
   method: MethodName;

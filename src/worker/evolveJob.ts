@@ -9,13 +9,14 @@ import { problemToPair, readSftPairs } from '../data/sftPairs';
 import { checkHeldOut } from '../data/content';
 import { parseFieldMapping, type Problem } from '../data/problem';
 import { memorySink } from '../model/checkpoint';
+import { PRESETS } from '../model/config';
 import type { LoraConfig } from '../model/lora';
 import type { ProblemBank } from '../sage/bank';
 import { METHODS, type MethodName } from '../sage/config';
 import { DEFAULT_LOOP } from '../sage/loop';
 import { Evolution, type RunSettings, type RunState, type RunStore } from '../sage/run';
 import { MemoryRunStore } from '../sage/runRecords';
-import { DEFAULT_RUN, modelDefaults, parseSettings } from '../sage/settings';
+import { DEFAULT_RUN, modelDefaults, parseSettings, warmupRecipe } from '../sage/settings';
 import { COMPACT_TEMPLATES, INSTRUCT_TEMPLATES } from '../sage/templates';
 import { createValidators } from '../sage/validators';
 import { sessionRunModel, warmupSft } from '../train/runModel';
@@ -89,7 +90,7 @@ interface RunConfigRecord {
 }
 
 /** Defaults, then a resumed run's recorded settings, then the request's (each checked). */
-function runSettings(method: MethodName, templates: 'compact' | 'instruct', lora: boolean, overrides: EvolveSettings, recorded: Partial<RunSettings> = {}): RunSettings {
+function runSettings(method: MethodName, templates: 'compact' | 'instruct', lora: boolean, fromScratch: boolean, overrides: EvolveSettings, recorded: Partial<RunSettings> = {}): RunSettings {
   if (!(method in METHODS)) throw new Error(`unknown method "${method}" (methods: ${Object.keys(METHODS).join(', ')})`);
   const defaults = modelDefaults(templates, lora);
   return {
@@ -97,6 +98,8 @@ function runSettings(method: MethodName, templates: 'compact' | 'instruct', lora
     lr: defaults.lr,
     maxNewTokens: defaults.maxNewTokens,
     ...DEFAULT_RUN,
+    // A checkpoint warms up as a pretrained model does, a preset from scratch as the seeds alone teach it.
+    ...warmupRecipe(fromScratch),
     ...recorded,
     ...parseSettings(overrides, { run: true }),
     method: METHODS[method],
@@ -178,7 +181,7 @@ export class EvolveJob {
     autosave: RunAutosave | null = null,
   ): EvolveJob {
     checkHeldOut(problems.seeds, problems.validation);
-    const settings = runSettings(request.method, request.templates, session.lora !== null, request.settings);
+    const settings = runSettings(request.method, request.templates, session.lora !== null, session.origin in PRESETS, request.settings);
     const { method: _m, templates: _t, ...recorded } = settings;
     const config: RunConfigRecord = { method: request.method, templates: request.templates, model: session.origin, lora: session.lora, settings: recorded, policy: DEFAULT_POLICY };
     session.resetOptimizer();
@@ -199,7 +202,7 @@ export class EvolveJob {
   ): EvolveJob {
     const config = store.config as Partial<RunConfigRecord>;
     if (!config.method || !config.templates || !config.settings) throw new Error('not a run export: config.json has no method, templates or settings');
-    const settings = runSettings(config.method, config.templates, Boolean(config.lora), overrides, config.settings);
+    const settings = runSettings(config.method, config.templates, Boolean(config.lora), (config.model ?? '') in PRESETS, overrides, config.settings);
     const { method: _m, templates: _t, ...recorded } = settings;
     store.config = { ...config, settings: recorded };
     session.templates = config.templates;

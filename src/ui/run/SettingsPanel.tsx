@@ -1,5 +1,5 @@
 import { METHODS, type MethodName } from '../../sage/config';
-import { CHALLENGER_WARMUP_HELP, SOLVER_TARGET_HELP, describeDefaults, modelDefaults, RUN_SPECS, SETTING_SPECS } from '../../sage/settings';
+import { CHALLENGER_WARMUP_HELP, SOLVER_TARGET_HELP, describeDefaults, modelDefaults, RUN_SPECS, SETTING_SPECS, warmupRecipe } from '../../sage/settings';
 import { CHALLENGER_WARMUP_NAMES, SOLVER_TARGET_NAMES } from '../../sage/warmup';
 import { DEFAULT_CHOICES, fromScratch, NUMERIC_SETTINGS, settingDefault, type NumericSetting } from '../runSlices';
 import { ADVANTAGE_NAMES } from '../../sage/advantages';
@@ -95,7 +95,7 @@ export function SettingsPanel() {
         <ListSelect
           label="Challenger warm-up"
           title={CHALLENGER_WARMUP_HELP}
-          value={choices.challengerWarmup}
+          value={choices.challengerWarmup ?? warmupRecipe(scratch).challengerWarmup}
           options={CHALLENGER_WARMUP_NAMES}
           disabled={locked}
           onChange={(v) => setChoice('challengerWarmup', v)}
@@ -104,7 +104,7 @@ export function SettingsPanel() {
         <ListSelect
           label="Solver warm-up"
           title={SOLVER_TARGET_HELP}
-          value={choices.warmupSolverTarget}
+          value={choices.warmupSolverTarget ?? warmupRecipe(scratch).warmupSolverTarget}
           options={SOLVER_TARGET_NAMES}
           disabled={locked}
           onChange={(v) => setChoice('warmupSolverTarget', v)}
