@@ -100,6 +100,62 @@ describe('runtime', () => {
     }
   });
 
+  it('reuses bind groups: the same dispatches recorded again create none, whatever their parameters', async () => {
+    const rt = await testRuntime();
+    const x = rt.upload(Float32Array.from({ length: 6 }, (_, i) => i), [6]);
+    const y = rt.empty([6]);
+    const z = rt.empty([6]);
+    // A step of three dispatches on fixed buffers; the parameters (alpha) change every time.
+    const step = (k: number) => {
+      scale(rt, x, k, y);
+      add(rt, x, y, z);
+      scale(rt, z, 0.5, y);
+    };
+    step(1);
+    await rt.read(y);
+    const before = { ...rt.counters };
+    for (let k = 2; k <= 5; k++) {
+      step(k);
+      // (x + k·x) / 2, exactly: small integers and halves.
+      expect(Array.from(await rt.read(y)), `step ${k}`).toEqual(Array.from({ length: 6 }, (_, i) => ((1 + k) * i) / 2));
+    }
+    expect(rt.counters.bindGroups - before.bindGroups).toBe(0);
+    expect(rt.counters.dispatches - before.dispatches).toBe(12);
+    // One submit per read, and each read awaited right after it: four host waits.
+    expect(rt.counters.submits - before.submits).toBe(4);
+    expect(rt.counters.hostWaits - before.hostWaits).toBe(4);
+    // Another buffer in one binding is another bind group.
+    const w = rt.empty([6]);
+    scale(rt, x, 3, w);
+    await rt.read(w);
+    expect(rt.counters.bindGroups - before.bindGroups).toBe(1);
+    rt.release(x, y, z, w);
+  });
+
+  it('readLater: reads awaited after later work was submitted are not host waits, and see their own step', async () => {
+    const rt = await testRuntime();
+    const x = rt.upload(new Float32Array([1, 2, 3, 4]), [4]);
+    const before = { ...rt.counters };
+    // Each step doubles x in place (through y) and starts reading it; the reads are awaited
+    // two steps late, so each must still hold its own step's values.
+    const y = rt.empty([4]);
+    const pending: (() => Promise<Float32Array>)[] = [];
+    const got: number[][] = [];
+    for (let k = 0; k < 6; k++) {
+      scale(rt, x, 2, y);
+      rt.copy(y, x);
+      pending.push(rt.readLater(x));
+      if (pending.length > 2) got.push(Array.from(await pending.shift()!()));
+    }
+    while (pending.length) got.push(Array.from(await pending.shift()!()));
+    expect(got).toEqual(Array.from({ length: 6 }, (_, k) => [1, 2, 3, 4].map((v) => v * 2 ** (k + 1))));
+    expect(rt.counters.submits - before.submits).toBe(6);
+    // Only the last read drains the queue: every other was awaited after a later submit.
+    expect(rt.counters.hostWaits - before.hostWaits).toBe(1);
+    expect(rt.counters.readbacks - before.readbacks).toBe(6);
+    rt.release(x, y);
+  });
+
   it('a trace records nothing: no dispatch, copy or write reaches the GPU, nothing counts, reads are refused', async () => {
     const rt = await testRuntime();
     const a = rt.upload(Float32Array.from({ length: 12 }, (_, i) => i + 1), [3, 4]);

@@ -50,10 +50,32 @@ export interface RuntimeCounters {
   readbacks: number;
   /** Floating-point operations of the matmuls recorded (2·M·N·K each). */
   matmulFlops: number;
+  /** Command buffers submitted to the queue. */
+  submits: number;
+  /** Bind groups created (a dispatch whose bindings were seen before reuses its bind group). */
+  bindGroups: number;
+  /**
+   * Times the host waited for GPU results with no later work submitted (a read or sync
+   * awaited right after the submit it depends on): each one drains the queue, so the GPU idles
+   * while the host receives the results and records what follows. Reads awaited after later
+   * work was submitted (see readLater) overlap with it and do not count.
+   */
+  hostWaits: number;
 }
+
+/** A read started by readLater: resolves to the values once the GPU has copied them. */
+export type PendingRead<D extends DType> = () => Promise<TypedArrayFor<D>>;
 
 const UNIFORM_USAGE = 0x40 /* UNIFORM */ | 0x08; /* COPY_DST */
 const MAX_PROFILED_DISPATCHES = 2048;
+/**
+ * Bind groups kept for reuse (least recently used dropped first): a decode step or training
+ * step binds the same buffers at the same parameter offsets every time, a few hundred to a
+ * few thousand dispatches each.
+ */
+const MAX_BIND_GROUPS = 8192;
+/** Free staging buffers kept per size class. */
+const MAX_FREE_STAGING = 4;
 
 /** Bytes rounded up to whole 32-bit words. */
 const wordBytes = (bytes: number) => Math.ceil(bytes / 4) * 4;
@@ -77,10 +99,17 @@ export class Runtime {
   private readonly cacheWrites: Promise<void>[] = [];
   private readonly staging = new Map<number, GPUBuffer[]>();
   private readSubmit: Promise<void> | null = null;
+  /** Bind groups by layout, parameter offset and size, and the buffers bound (see bindGroup). */
+  private readonly bindGroups = new Map<string, GPUBindGroup>();
+  /** Identities of layouts and buffers in bind-group keys (a destroyed buffer's id is never reused). */
+  private readonly ids = new WeakMap<object, number>();
+  private nextId = 0;
+  /** The submit whose results the host last waited for (reads sharing a submit wait once). */
+  private waitedSubmit = -1;
   /** > 0 inside trace(): dispatches, copies and writes are dropped. */
   private tracing = 0;
   /** Running totals of the work recorded; a copy is a snapshot. */
-  readonly counters: RuntimeCounters = { dispatches: 0, readbacks: 0, matmulFlops: 0 };
+  readonly counters: RuntimeCounters = { dispatches: 0, readbacks: 0, matmulFlops: 0, submits: 0, bindGroups: 0, hostWaits: 0 };
 
   /**
    * Row-wise kernels should give each invocation a whole row instead of sharing rows across
@@ -272,6 +301,8 @@ export class Runtime {
       if (!this.arena || this.arena.size < total) {
         this.arena?.destroy();
         this.arena = this.device.createBuffer({ size: Math.max(total * 2, 4096), usage: UNIFORM_USAGE, label: 'params' });
+        // Every cached bind group binds the old arena.
+        this.bindGroups.clear();
       }
       const staging = new Uint8Array(total);
       let i = 0;
@@ -293,13 +324,7 @@ export class Runtime {
       }
       const { d, paramBytes } = c;
       const { pipeline, layout } = this.pipelines.get(d.kernel);
-      const entries: GPUBindGroupEntry[] = [
-        { binding: 0, resource: { buffer: this.arena!, offset: offsets[i]!, size: paramBytes.byteLength } },
-      ];
-      d.buffers.forEach((buffer, k) => {
-        if (buffer) entries.push({ binding: k + 1, resource: { buffer } });
-      });
-      const bindGroup = this.device.createBindGroup({ layout, entries });
+      const bindGroup = this.bindGroup(layout, offsets[i]!, paramBytes.byteLength, d.buffers);
       if (querySet) {
         // One pass per dispatch so that each has its own begin/end timestamps.
         pass?.end();
@@ -327,7 +352,46 @@ export class Runtime {
     pass?.end();
     const collect = profiler && labels.length ? profiler.resolve(encoder, labels) : null;
     this.device.queue.submit([encoder.finish()]);
+    this.counters.submits++;
     collect?.();
+  }
+
+  /**
+   * The bind group of a dispatch: its parameters at `offset` in the arena and `buffers` at
+   * bindings 1, 2, ...; made once per distinct binding and reused (a decode step records the
+   * same dispatches at the same offsets every token).
+   */
+  private bindGroup(layout: GPUBindGroupLayout, offset: number, size: number, buffers: readonly (GPUBuffer | null)[]): GPUBindGroup {
+    let key = `${this.idOf(layout)}:${offset}:${size}`;
+    for (const b of buffers) key += b ? `,${this.idOf(b)}` : ',';
+    const cached = this.bindGroups.get(key);
+    if (cached) {
+      // Re-inserted: the map's order is the order of last use.
+      this.bindGroups.delete(key);
+      this.bindGroups.set(key, cached);
+      return cached;
+    }
+    const entries: GPUBindGroupEntry[] = [{ binding: 0, resource: { buffer: this.arena!, offset, size } }];
+    buffers.forEach((buffer, k) => {
+      if (buffer) entries.push({ binding: k + 1, resource: { buffer } });
+    });
+    const group = this.device.createBindGroup({ layout, entries });
+    this.counters.bindGroups++;
+    this.bindGroups.set(key, group);
+    if (this.bindGroups.size > MAX_BIND_GROUPS) this.bindGroups.delete(this.bindGroups.keys().next().value!);
+    return group;
+  }
+
+  private idOf(o: object): number {
+    let id = this.ids.get(o);
+    if (id === undefined) this.ids.set(o, (id = this.nextId++));
+    return id;
+  }
+
+  /** Counts a host wait for the results of submit `serial` when nothing was submitted after it. */
+  private waitFor(serial: number): void {
+    if (serial === this.counters.submits && serial !== this.waitedSubmit) this.counters.hostWaits++;
+    this.waitedSubmit = Math.max(this.waitedSubmit, serial);
   }
 
   /** A tensor read back as float32, one stored in half precision widened on the host. */
@@ -339,19 +403,7 @@ export class Runtime {
   /** Submits recorded work and reads a tensor back to the host (one submit for reads issued together). */
   async read<D extends DType>(t: Tensor<D>): Promise<TypedArrayFor<D>> {
     if (this.tracing) throw new Error('read: nothing is computed while tracing');
-    this.counters.readbacks++;
-    const bpe = BYTES_PER_ELEMENT[t.dtype];
-    // Copies move whole 32-bit words: a half-precision view is read with the words around it.
-    const first = Math.floor((t.offset * bpe) / 4) * 4;
-    const skip = t.offset * bpe - first;
-    const bytes = wordBytes(skip + t.size * bpe);
-    // Staging buffers are reused by size class: a read per training step should not
-    // allocate GPU memory each time.
-    const size = sizeClass(Math.max(bytes, 4));
-    const staging = this.staging.get(size)?.pop() ?? this.device.createBuffer({ size, usage: 0x01 | 0x08 /* MAP_READ|COPY_DST */ });
-    if (bytes > 0) {
-      this.commands.push({ kind: 'copy', src: t.buffer, srcOffset: first, dst: staging, dstOffset: 0, bytes });
-    }
+    const staged = this.stage(t);
     // Reads requested together (e.g. a step's loss and its gradient statistics) share one
     // submit: it happens once the current synchronous code has finished recording.
     this.readSubmit ??= Promise.resolve().then(() => {
@@ -359,25 +411,76 @@ export class Runtime {
       this.submit();
     });
     await this.readSubmit;
-    await staging.mapAsync(0x0001 /* READ */);
-    const copy = staging.getMappedRange(0, bytes).slice(0);
-    staging.unmap();
-    const free = this.staging.get(size) ?? [];
-    if (free.length < 4) {
-      free.push(staging);
-      this.staging.set(size, free);
+    const mapped = staged.buffer.mapAsync(0x0001 /* READ */);
+    this.waitFor(this.counters.submits);
+    await mapped;
+    return this.unstage(t, staged);
+  }
+
+  /**
+   * Submits the work recorded so far with a copy of `t` and starts mapping it, without
+   * waiting: the host records and submits later work (the next decode steps) while the GPU
+   * finishes this one, and awaits the returned read afterwards. Mapping starts before any
+   * later submit, so the read resolves when this work is done, not the work after it.
+   */
+  readLater<D extends DType>(t: Tensor<D>): PendingRead<D> {
+    if (this.tracing) throw new Error('read: nothing is computed while tracing');
+    const staged = this.stage(t);
+    this.submit();
+    const serial = this.counters.submits;
+    // Settled into a value, so that a read never awaited cannot reject unhandled.
+    const mapped = staged.buffer.mapAsync(0x0001 /* READ */).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    return async () => {
+      this.waitFor(serial);
+      const failed = await mapped;
+      if (failed !== null) throw failed;
+      return this.unstage(t, staged);
+    };
+  }
+
+  /** Records a copy of `t` into a staging buffer (whole words around it) for a read. */
+  private stage(t: Tensor): { buffer: GPUBuffer; size: number; bytes: number; skip: number } {
+    this.counters.readbacks++;
+    const bpe = BYTES_PER_ELEMENT[t.dtype];
+    // Copies move whole 32-bit words: a half-precision view is read with the words around it.
+    const first = Math.floor((t.offset * bpe) / 4) * 4;
+    const skip = t.offset * bpe - first;
+    const bytes = wordBytes(skip + t.size * bpe);
+    // Staging buffers are reused by size class: a read per training step or decode step
+    // should not allocate GPU memory each time.
+    const size = sizeClass(Math.max(bytes, 4));
+    const buffer = this.staging.get(size)?.pop() ?? this.device.createBuffer({ size, usage: 0x01 | 0x08 /* MAP_READ|COPY_DST */ });
+    if (bytes > 0) {
+      this.commands.push({ kind: 'copy', src: t.buffer, srcOffset: first, dst: buffer, dstOffset: 0, bytes });
+    }
+    return { buffer, size, bytes, skip };
+  }
+
+  /** The values of a mapped staging buffer; returns it to the free list. */
+  private unstage<D extends DType>(t: Tensor<D>, s: { buffer: GPUBuffer; size: number; bytes: number; skip: number }): TypedArrayFor<D> {
+    const copy = s.buffer.getMappedRange(0, s.bytes).slice(0);
+    s.buffer.unmap();
+    const free = this.staging.get(s.size) ?? [];
+    if (free.length < MAX_FREE_STAGING) {
+      free.push(s.buffer);
+      this.staging.set(s.size, free);
     } else {
-      staging.destroy();
+      s.buffer.destroy();
     }
     this.check();
     const Ctor = { f32: Float32Array, i32: Int32Array, u32: Uint32Array, f16: Uint16Array }[t.dtype];
-    return new Ctor(copy, skip, t.size) as TypedArrayFor<D>;
+    return new Ctor(copy, s.skip, t.size) as TypedArrayFor<D>;
   }
 
   /** Submits recorded work and waits until the GPU has finished it. */
   async sync(): Promise<void> {
     this.submit();
-    await this.device.queue.onSubmittedWorkDone();
+    const done = this.device.queue.onSubmittedWorkDone();
+    this.waitFor(this.counters.submits);
+    await done;
     this.check();
   }
 
@@ -391,6 +494,7 @@ export class Runtime {
 
   destroy(): void {
     this.commands = [];
+    this.bindGroups.clear();
     this.pool.destroy();
     for (const list of this.staging.values()) for (const b of list) b.destroy();
     this.staging.clear();
