@@ -4,7 +4,7 @@
  * run, not the token limits an untrained model runs to) on the shipped curriculum seeds.
  * Each run first tunes its kernels (LoopModel.prepare, from an empty tuning cache) and then
  * times every step, the first included. Per phase: wall time, GPU busy time (timestamp
- * queries), matmul FLOPs, dispatches and readbacks, and the achieved share of this adapter's
+ * queries), matmul FLOPs, dispatches, submits, bind groups made, host waits and readbacks, and the achieved share of this adapter's
  * matmul peak (the best variant's best rate at 512³, measured in the same run); generation against
  * the decode rate of the same model at the same batch (64-token prompts, 128 new tokens).
  * The page's suite (bench/suites/loop.ts) and its Node half (bench/node/loop.ts) run this
@@ -22,6 +22,7 @@ import { COMPACT_TEMPLATES } from '../src/sage/templates';
 import { createValidators } from '../src/sage/validators';
 import { sessionRunModel, warmupSft } from '../src/train/runModel';
 import { DEFAULT_POLICY, ModelSession } from '../src/train/session';
+import { addCounts, countsBetween, decodeStepCounts, formatCounts, WORK_COUNT_COLUMNS, zeroCounts, type WorkCounts } from './counts';
 import { median, type Table } from './suite';
 
 /** The shipped checkpoint the loop starts from, and its files. */
@@ -42,8 +43,8 @@ export interface PhaseFigures {
   /** Sum of the phase's dispatches' GPU time (timestamp queries). */
   gpuS: number;
   matmulGflop: number;
-  dispatches: number;
-  readbacks: number;
+  /** Dispatches, submits, bind groups made, host waits and readbacks. */
+  work: WorkCounts;
   /** The phase's generation: its rows, tokens, seconds, and the decode rate at its rows. */
   generation?: { rows: number; tokens: number; seconds: number; decodeTokensPerS: number };
 }
@@ -74,8 +75,8 @@ export interface LoopBenchRow {
 /** One decode setting of the shipped model: the matmul prologues fused (Runtime.fusedPrologues) or apart. */
 export interface PrologueFigures {
   fused: boolean;
-  /** Dispatches of one decode step, sampling included. */
-  dispatchesPerStep: number;
+  /** Work of one decode step, sampling included. */
+  perStep: WorkCounts;
   /** Decode tokens/s at PROLOGUE_ROWS rows and the prefill of their 64-token prompts. */
   decodeTokensPerS: number;
   prefillMs: number;
@@ -135,15 +136,11 @@ async function prologueFigures(rt: Runtime, checkpoint: Map<string, Uint8Array>)
   const adapterDefault = rt.fusedPrologues;
   try {
     const prompts = decodePrompts(PROLOGUE_ROWS);
-    const figures = [adapterDefault, !adapterDefault].map((fused) => ({ fused, dispatchesPerStep: 0, decodeTokensPerS: 0, prefillMs: Infinity }));
+    const figures = [adapterDefault, !adapterDefault].map((fused) => ({ fused, perStep: zeroCounts(), decodeTokensPerS: 0, prefillMs: Infinity }));
     for (const f of figures) {
       rt.fusedPrologues = f.fused;
-      const count = async (steps: number) => {
-        const before = rt.counters.dispatches;
-        await session.generate(prompts, { ...DECODE_OPTS, maxNewTokens: steps + 1 });
-        return rt.counters.dispatches - before;
-      };
-      f.dispatchesPerStep = ((await count(9)) - (await count(1))) / 8;
+      // Plain calls (no timing), as the loop makes them.
+      f.perStep = await decodeStepCounts(rt, (newTokens) => session.generate(prompts, { ...DECODE_OPTS, timing: false, maxNewTokens: newTokens }));
     }
     for (let round = 0; round < 3; round++) {
       for (const f of figures) {
@@ -160,7 +157,6 @@ async function prologueFigures(rt: Runtime, checkpoint: Map<string, Uint8Array>)
   }
 }
 
-const diff = (a: RuntimeCounters, b: RuntimeCounters) => ({ dispatches: b.dispatches - a.dispatches, readbacks: b.readbacks - a.readbacks, flops: b.matmulFlops - a.matmulFlops });
 
 async function benchMethod(rt: Runtime, checkpoint: Map<string, Uint8Array>, seeds: readonly Problem[], name: MethodName, steps: number, log: (m: string) => void): Promise<LoopBenchRow> {
   const method = METHODS[name];
@@ -197,12 +193,10 @@ async function benchMethod(rt: Runtime, checkpoint: Map<string, Uint8Array>, see
       const gpuMs = (await rt.profile()).reduce((s, e) => s + e.totalMs, 0);
       rt.profiler?.reset();
       if (current) {
-        const d = diff(current.counters, rt.counters);
-        const f = (perStep[current.phase] ??= { gpuS: 0, matmulGflop: 0, dispatches: 0, readbacks: 0 });
+        const f = (perStep[current.phase] ??= { gpuS: 0, matmulGflop: 0, work: zeroCounts() });
         f.gpuS += gpuMs / 1e3;
-        f.matmulGflop += d.flops / 1e9;
-        f.dispatches += d.dispatches;
-        f.readbacks += d.readbacks;
+        f.matmulGflop += (rt.counters.matmulFlops - current.counters.matmulFlops) / 1e9;
+        addCounts(f.work, countsBetween(current.counters, rt.counters));
         current = null;
       }
     };
@@ -234,8 +228,10 @@ async function benchMethod(rt: Runtime, checkpoint: Map<string, Uint8Array>, see
     let ideal = 0;
     let actual = 0;
     for (const [phase, runs] of Object.entries(phaseRuns) as [Phase, Omit<PhaseFigures, 'generation'>[]][]) {
-      const pm = (k: 'wallS' | 'gpuS' | 'matmulGflop' | 'dispatches' | 'readbacks') => median(runs.map((r) => r[k]));
-      phases[phase] = { wallS: pm('wallS'), gpuS: pm('gpuS'), matmulGflop: pm('matmulGflop'), dispatches: pm('dispatches'), readbacks: pm('readbacks') };
+      const pm = (k: 'wallS' | 'gpuS' | 'matmulGflop') => median(runs.map((r) => r[k]));
+      const work = zeroCounts();
+      for (const k of Object.keys(work) as (keyof WorkCounts)[]) work[k] = median(runs.map((r) => r.work[k]));
+      phases[phase] = { wallS: pm('wallS'), gpuS: pm('gpuS'), matmulGflop: pm('matmulGflop'), work };
       const gens = genRuns[phase];
       if (gens?.length) {
         const rows = Math.max(...gens.map((g) => g.rows));
@@ -283,7 +279,7 @@ export async function benchLoop(
   for (const name of o.methods ?? LOOP_METHODS) rows.push(await benchMethod(rt, checkpoint, seeds, name, o.steps ?? (o.quick ? 2 : 5), o.log));
   // After the methods: their tuning covers the decode shapes measured here.
   const prologues = await prologueFigures(rt, checkpoint);
-  o.log(`loop: decode step ${prologues.map((f) => `${f.fused ? 'fused' : 'apart'} ${f.dispatchesPerStep} dispatches, ${f.decodeTokensPerS.toFixed(0)} tok/s`).join('; ')}`);
+  o.log(`loop: decode step ${prologues.map((f) => `${f.fused ? 'fused' : 'apart'} ${f.perStep.dispatches} dispatches, ${f.perStep.bindGroups} bind groups made, ${f.perStep.hostWaits} host waits, ${f.decodeTokensPerS.toFixed(0)} tok/s`).join('; ')}`);
   return { peakGflops, prologues, rows };
 }
 
@@ -299,7 +295,7 @@ export function loopTables(platform: string, bench: LoopBench): Table[] {
       const g = f.generation;
       return [
         r.method, p, fmt(f.wallS, 2), fmt(f.gpuS, 2), fmt(f.matmulGflop, 2), fmt(f.matmulGflop / f.wallS, 2),
-        pct(f.matmulGflop / f.wallS / bench.peakGflops), String(Math.round(f.dispatches)), String(Math.round(f.readbacks)),
+        pct(f.matmulGflop / f.wallS / bench.peakGflops), ...formatCounts(f.work, 1),
         g ? `${g.rows}` : '-', g ? fmt(g.tokens / g.seconds, 0) : '-', g ? fmt(g.decodeTokensPerS, 0) : '-', g ? pct(g.tokens / g.seconds / g.decodeTokensPerS) : '-',
       ];
     }),
@@ -324,23 +320,24 @@ export function loopTables(platform: string, bench: LoopBench): Table[] {
   return [
     {
       title: `Loop step by phase, ${platform} (matmul peak at 512³: ${fmt(bench.peakGflops, 2)} GFLOP/s, this run)`,
-      columns: ['method', 'phase', 'wall s', 'GPU s', 'matmul GFLOP', 'GFLOP/s', 'share of peak', 'dispatches', 'readbacks', 'rows', 'generated tok/s', 'decode tok/s at rows', 'share of decode'],
+      columns: ['method', 'phase', 'wall s', 'GPU s', 'matmul GFLOP', 'GFLOP/s', 'share of peak', ...WORK_COUNT_COLUMNS, 'rows', 'generated tok/s', 'decode tok/s at rows', 'share of decode'],
       rows: phaseRows,
       notes: [
         'medians over the timed steps; GPU s: the sum of the phase\'s dispatches\' timestamp-query times; GFLOP: the matmuls\' 2·M·N·K',
         '(attention, norms and the rest are a few % of the arithmetic here); share of peak: the phase\'s matmul GFLOP/s over the peak;',
-        'decode tok/s at rows: the same model decoding that many rows (64-token prompts, 128 new tokens, no EOS), measured in this run',
+        'decode tok/s at rows: the same model decoding that many rows (64-token prompts, 128 new tokens, no EOS), measured in this run;',
+        'the update phase is one training step. Host waits: results awaited with nothing submitted after them (each drains the queue)',
       ],
     },
     {
       title: `Decode step of the shipped model with the matmul prologues fused and apart, ${platform} (${PROLOGUE_ROWS} rows)`,
-      columns: ['RMSNorm and SwiGLU', 'dispatches per decode step', 'decode tok/s', 'prefill ms'],
+      columns: ['RMSNorm and SwiGLU', ...WORK_COUNT_COLUMNS.map((c) => `${c} per decode step`), 'decode tok/s', 'prefill ms'],
       rows: bench.prologues.map((f) => [
         `${f.fused ? 'in the matmuls after them' : 'kernels of their own'}${f.fused === bench.prologues[0]!.fused ? ' (this adapter\'s default)' : ''}`,
-        fmt(f.dispatchesPerStep, 0), fmt(f.decodeTokensPerS, 0), fmt(f.prefillMs, 0),
+        ...formatCounts(f.perStep), fmt(f.decodeTokensPerS, 0), fmt(f.prefillMs, 0),
       ]),
       notes: [
-        'dispatches per decode step: two generations 8 steps apart, sampling included; tok/s and prefill: best of 3, alternating,',
+        'work per decode step: two plain generations 8 steps apart, sampling included; tok/s and prefill: best of 3, alternating,',
         '64-token prompts, 128 new tokens, no EOS',
       ],
     },

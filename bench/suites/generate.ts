@@ -15,6 +15,7 @@ import { ByteTokenizer } from '../../src/model/tokenizer';
 import { initialParams, Transformer } from '../../src/model/transformer';
 import { browserPlatform } from '../../src/platform/browser';
 import { createJaxLlamaDecoder } from '../peers/jaxLlama';
+import { decodeStepCounts, formatCounts, WORK_COUNT_COLUMNS, type WorkCounts } from '../counts';
 import { errorMessage, median, type Suite, type Table } from '../suite';
 import { INIT_SEED, isolatedCache, makeBatches } from '../trainCore';
 
@@ -49,7 +50,7 @@ function prompts(w: Workload): number[][] {
 interface Result {
   workload: Workload;
   /** Ours, cached: decode tokens/s (steps after the prefill, sampling and readback included) and the split. */
-  ours?: { decodeTokensPerS: number; endToEndTokensPerS: number; stats: GenerateStats };
+  ours?: { decodeTokensPerS: number; endToEndTokensPerS: number; stats: GenerateStats; perStep: WorkCounts };
   /** Ours recomputing: ms of one step at each of RECOMPUTE_AT, and the tokens/s they imply. */
   recompute?: { stepMs: number[]; tokensPerS: number };
   jax?: { decodeTokensPerS: number; prefillMs: number; decodeMs: number; maxLogpGap: number };
@@ -100,8 +101,10 @@ async function prepareOurs(gen: Generator, w: Workload, input: number[][], log: 
   // A timed call (a GPU sync after every phase) gives the split, and the prefill time to leave
   // out of the decode time of plain calls, made as an application makes them.
   const timed = await gen.generate(input, { ...opts, timing: true });
+  const perStep = await decodeStepCounts(gen.model.rt, (newTokens) => gen.generate(input, { ...opts, maxNewTokens: newTokens }));
   return {
     timed: timed.stats,
+    perStep,
     async once(): Promise<GenerateStats> {
       const out = await gen.generate(input, opts);
       if (out.stats.newTokens !== w.B * w.newTokens) throw new Error(`${out.stats.newTokens} tokens, expected ${w.B * w.newTokens}`);
@@ -186,6 +189,7 @@ async function runWorkload(
       decodeTokensPerS: (w.B * best.steps) / ((best.ms - ours.timed.timing!.prefillMs) / 1000),
       endToEndTokensPerS: best.newTokens / (best.ms / 1000),
       stats: ours.timed,
+      perStep: ours.perStep,
     };
   }
   if (jaxRuns.length) {
@@ -283,5 +287,14 @@ export const generateSuite: Suite = async ({ quick, log }) => {
       }),
     notes: ['Bandwidth: a 64 MiB copyBufferToBuffer on the same adapter, (read + write bytes) / time; the bound reads the f32 weights once per token.'],
   };
-  return { suite: 'generate', tables: [throughput, split, bound], data: { quick, bandwidth, weightBytes, results }, failures };
+  const work: Table = {
+    title: 'Work per decode step of ours (KV cache): counts that hold on any adapter',
+    columns: ['preset, B', ...WORK_COUNT_COLUMNS],
+    rows: results.flatMap((r) => (r.ours ? [[label(r.workload), ...formatCounts(r.ours.perStep)]] : [])),
+    notes: [
+      'per decode step (one new token per row): two plain calls 8 steps apart, their difference over 8, so the prefill and the',
+      'first step fall out. Host waits: results awaited with nothing submitted after them (each drains the queue).',
+    ],
+  };
+  return { suite: 'generate', tables: [throughput, split, bound, work], data: { quick, bandwidth, weightBytes, results }, failures };
 };
