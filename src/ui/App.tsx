@@ -4,6 +4,7 @@ import { GeneratePanel } from './GeneratePanel';
 import { ModelPanel } from './ModelPanel';
 import { BankTable } from './run/BankTable';
 import { EvaluatePanel } from './run/EvaluatePanel';
+import { FirstVisit } from './run/FirstVisit';
 import { ModelChoice } from './run/ModelChoice';
 import { RunControls } from './run/RunControls';
 import { RunsPanel } from './run/RunsPanel';
@@ -44,14 +45,16 @@ export function App() {
       </header>
       {deviceError && <DevicePanel />}
       <main>
+        <FirstVisit />
         <RunControls />
-        <Suspense fallback={<section className="panel wide muted">loading charts …</section>}>
-          <RunCharts />
-        </Suspense>
+        {/* The set-up before the charts: a first visitor meets what Start will use before charts that are empty until it runs. */}
         <SeedsPanel />
         <ModelChoice />
         <EvaluatePanel />
         <SettingsPanel />
+        <Suspense fallback={<section className="panel wide muted">loading charts …</section>}>
+          <RunCharts />
+        </Suspense>
         <Transcripts />
         <BankTable />
         <RunsPanel />

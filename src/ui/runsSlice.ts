@@ -15,6 +15,8 @@ export interface RunsSlice {
   /** The record of the run in flight (or the last one), null before any. */
   currentRunId: string | null;
   runsError: string | null;
+  /** Whether the kept runs have been read (an empty list before is not "none kept"). */
+  runsLoaded: boolean;
   loadRuns(): Promise<void>;
   toggleOverlay(id: string): void;
   removeRun(id: string): Promise<void>;
@@ -51,14 +53,15 @@ export const runsSlice: StateCreator<LabState, [], [], RunsSlice> = (set, get) =
     overlay: [],
     currentRunId: null,
     runsError: null,
+    runsLoaded: false,
     async loadRuns() {
       try {
         const stored = await listRuns();
         // The run in flight is the page's own version, newer than what was last written.
         const live = get().runs.find((r) => r.id === current?.id);
-        set({ runs: live ? [live, ...stored.filter((r) => r.id !== live.id)] : stored });
+        set({ runs: live ? [live, ...stored.filter((r) => r.id !== live.id)] : stored, runsLoaded: true });
       } catch (e) {
-        set({ runsError: `could not read the runs kept in this browser: ${errorText(e)}` });
+        set({ runsError: `could not read the runs kept in this browser: ${errorText(e)}`, runsLoaded: true });
       }
     },
     toggleOverlay(id) {

@@ -11,11 +11,12 @@ import { overlayColor, REJECT_COLORS, ROLE_COLORS, SERIES_COLORS } from './theme
 
 const HEIGHT = 250;
 
-/** One chart over loop steps: its title and its plot (a note over it until it has points). */
-function StepChart(p: { title: string; testId: string; rows: PlotRow[]; empty?: string | undefined; left: PlotAxis; right?: PlotAxis; format: (v: number) => string; series: readonly PlotSeries[]; marks?: readonly PlotMark[] }): ReactNode {
+/** One chart over loop steps: its title, what rising or falling means in plain words, and its plot (a note over it until it has points). */
+function StepChart(p: { title: string; reading: string; testId: string; rows: PlotRow[]; empty?: string | undefined; left: PlotAxis; right?: PlotAxis; format: (v: number) => string; series: readonly PlotSeries[]; marks?: readonly PlotMark[] }): ReactNode {
   return (
     <div className="chart-card" data-testid={p.testId} data-points={p.rows.length}>
       <h4>{p.title}</h4>
+      <p className="chart-reading">{p.reading}</p>
       <StepPlot rows={p.rows} series={p.series} xLabel="loop step" left={p.left} right={p.right} format={p.format} marks={p.marks ?? []} height={HEIGHT} empty={p.empty ?? 'no points yet'} />
     </div>
   );
@@ -32,7 +33,7 @@ const BankChart = memo(function BankChart({ steps, overlays }: { steps: StepPoin
     ...reasons.map((r): PlotSeries => ({ key: `rejected: ${r}`, axis: 'right', color: REJECT_COLORS[r], dashed: true, stack: 'rejected' })),
     ...overlaySeries(overlays),
   ];
-  return <StepChart title="Problem bank" testId="chart-bank" rows={withOverlays(rows, overlays)} left={{ label: 'problems in bank', integer: true }} right={{ label: 'rejected (stacked by reason)', min: 0, integer: true }} format={(v) => v.toFixed(0)} series={series} />;
+  return <StepChart title="Problem bank" reading="Rising: the Challenger’s problems pass the checks and join the bank. Rising dashed lines (right axis): more of what it writes is refused, by reason." testId="chart-bank" rows={withOverlays(rows, overlays)} left={{ label: 'problems in bank', integer: true }} right={{ label: 'rejected (stacked by reason)', min: 0, integer: true }} format={(v) => v.toFixed(0)} series={series} />;
 });
 
 /** Held-out accuracy overall and per level (or source), the best point and an early stop marked. */
@@ -61,7 +62,8 @@ const ValidationChart = memo(function ValidationChart({ validations, best, early
   ];
   return (
     <StepChart
-      title="Validation accuracy (greedy pass@1, held out; overall and levels: the Solver alone)"
+      title="Validation accuracy (greedy pass@1 on held-out problems)"
+      reading="Rising: the model solves more problems it never trained on. Overall and per level: the Solver alone; “with plans”: with the Planner’s plan the Critic passed."
       testId="chart-validation"
       rows={withOverlays(rows, overlays)}
       left={{ label: 'accuracy (%)', min: 0, unit: '%' }}
@@ -84,7 +86,8 @@ const CriticChart = memo(function CriticChart({ validations }: { validations: Va
     .map((v) => ({ step: v.step, ...(v.problemAuc !== null ? { 'problems: real vs corrupted': v.problemAuc } : {}), ...(v.planAuc !== null ? { 'plans: own vs wrong': v.planAuc } : {}) }));
   return (
     <StepChart
-      title="Critic discrimination (AUC on held-out pairs; 0.5 = chance)"
+      title="Critic discrimination (AUC on held-out pairs)"
+      reading="Rising towards 1: the Critic tells real problems from corrupted ones, and a problem’s own plan from a wrong one. At 0.5 it is guessing."
       testId="chart-critic"
       rows={rows}
       empty={validations.length ? 'this method has no Critic' : undefined}
@@ -109,13 +112,13 @@ const SignalChart = memo(function SignalChart({ steps }: { steps: StepPoint[] })
     { key: 'Solver on generated problems', color: '#34d399', width: 2.5, dashed: true },
     ...(steps.some((p) => p.plansRight !== null) ? [{ key: 'plans computing the answer', color: '#a78bfa', width: 2.5, dashed: true }] : []),
   ];
-  return <StepChart title="Learning signal (% of groups with equal rewards; % of Solver rollouts on generated problems; % of readable plans computing the answer)" testId="chart-signal" rows={rows} left={{ label: '%', min: 0, max: 100, unit: '%' }} format={(v) => `${v.toFixed(0)}%`} series={series} />;
+  return <StepChart title="Learning signal" reading="Falling “no spread” lines: more groups of samples differ in reward, so the update has something to learn from (equal rewards teach nothing). Rising dashed lines: the Solver trains more on generated problems; more plans compute the answer." testId="chart-signal" rows={rows} left={{ label: '%', min: 0, max: 100, unit: '%' }} format={(v) => `${v.toFixed(0)}%`} series={series} />;
 });
 
 const RewardChart = memo(function RewardChart({ steps }: { steps: StepPoint[] }) {
   const rows = steps.map((p) => ({ step: p.step, ...p.rewards }));
   const series = ROLES.filter((r) => steps.some((p) => p.rewards[r] !== undefined)).map((r): PlotSeries => ({ key: r, color: ROLE_COLORS[r], width: 2 }));
-  return <StepChart title="Mean reward per role" testId="chart-rewards" rows={rows} left={{ label: 'mean reward', min: 0, max: 1 }} format={(v) => v.toFixed(3)} series={series} />;
+  return <StepChart title="Mean reward per role" reading="Rising: a role earns more of its reward. For the Solver, more right answers; for the Challenger, valid problems the Solver finds hard, so its line can fall as the Solver improves." testId="chart-rewards" rows={rows} left={{ label: 'mean reward', min: 0, max: 1 }} format={(v) => v.toFixed(3)} series={series} />;
 });
 
 const UPDATE_SERIES: PlotSeries[] = [
@@ -129,6 +132,7 @@ const UpdateChart = memo(function UpdateChart({ steps }: { steps: StepPoint[] })
   return (
     <StepChart
       title="Policy update"
+      reading="Rising clip fraction or KL: each update moves the model further from the one that sampled (high values: unstable steps); near 0: it barely moves."
       testId="chart-update"
       rows={rows}
       empty={steps.length ? 'no update yet: within every role’s group the rewards were equal, so every advantage was zero' : undefined}
@@ -147,7 +151,7 @@ const THROUGHPUT_SERIES: PlotSeries[] = [
 
 const ThroughputChart = memo(function ThroughputChart(p: { steps: StepPoint[] }) {
   const rows = p.steps.map((p) => ({ step: p.step, 'tokens/s': p.tokensPerS, 's/step': p.seconds }));
-  return <StepChart title="Throughput" testId="chart-throughput" rows={rows} left={{ label: 'tokens/s' }} right={{ label: 'seconds per step' }} format={(v) => v.toFixed(1)} series={THROUGHPUT_SERIES} />;
+  return <StepChart title="Throughput" reading="Rising tokens/s, falling seconds a step: faster. Seconds a step also rise when the roles write longer outputs." testId="chart-throughput" rows={rows} left={{ label: 'tokens/s' }} right={{ label: 'seconds per step' }} format={(v) => v.toFixed(1)} series={THROUGHPUT_SERIES} />;
 });
 
 /** The live charts of the run, a point per step (validation: per evaluation). */

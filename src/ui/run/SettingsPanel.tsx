@@ -1,60 +1,155 @@
+import type { ReactNode } from 'react';
 import { METHODS, type MethodName } from '../../sage/config';
-import { CHALLENGER_WARMUP_HELP, SOLVER_TARGET_HELP, describeDefaults, modelDefaults, RUN_SPECS, SETTING_SPECS, warmupRecipe } from '../../sage/settings';
+import { describeDefaults, modelDefaults, warmupRecipe } from '../../sage/settings';
 import { CHALLENGER_WARMUP_NAMES, SOLVER_TARGET_NAMES } from '../../sage/warmup';
-import { DEFAULT_CHOICES, fromScratch, NUMERIC_SETTINGS, settingDefault, type NumericSetting } from '../runSlices';
 import { ADVANTAGE_NAMES } from '../../sage/advantages';
 import { TRANSCRIPT_MODES } from '../../sage/loop';
 import { DIFFICULTY_NAMES } from '../../sage/rewards';
+import { DEFAULT_CHOICES, fromScratch, settingDefault, type ChoiceSetting, type NumericSetting } from '../runSlices';
 import { isActive } from '../runView';
-import { useLab } from '../store';
+import { useShallow } from 'zustand/react/shallow';
+import { useLab, type LabState } from '../store';
+import { groupSettings, SETTING_ENTRIES, SETTING_GROUPS, settingHelp, type GroupName, type ShownSetting } from './settingGroups';
 
-const HELP: Record<NumericSetting, string> = Object.fromEntries(
-  Object.entries({ ...SETTING_SPECS, ...RUN_SPECS }).map(([k, v]) => [k, v.help]),
-) as Record<NumericSetting, string>;
+/** The choices picked from a list, with their options; the other choices are on or off. */
+const LISTS = {
+  advantage: ADVANTAGE_NAMES,
+  transcripts: TRANSCRIPT_MODES,
+  difficulty: DIFFICULTY_NAMES,
+  challengerWarmup: CHALLENGER_WARMUP_NAMES,
+  warmupSolverTarget: SOLVER_TARGET_NAMES,
+} as const satisfies Partial<Record<ChoiceSetting, readonly string[]>>;
+type ListSetting = keyof typeof LISTS;
+type FlagSetting = Exclude<ChoiceSetting, ListSetting>;
 
-/** Groups of the settings table, in the order a researcher reads them. */
-const GROUPS: { title: string; names: NumericSetting[] }[] = [
-  { title: 'Run', names: ['steps', 'warmupSteps', 'warmupSolverShare', 'warmupLr', 'evalEvery', 'patience', 'validationLimit', 'seed'] },
-  { title: 'Roles and batches', names: ['proposals', 'references', 'difficultySamples', 'trainProblems', 'solverSamples', 'nearDuplicate'] },
-  { title: 'Sampling and update', names: ['temperature', 'topK', 'topP', 'lr'] },
-];
+const isChoice = (name: ShownSetting): name is ChoiceSetting => name in DEFAULT_CHOICES || name === 'challengerWarmup' || name === 'warmupSolverTarget';
 
-/** A labelled drop-down over a list of names. */
-function ListSelect<T extends string>(p: { label: string; title?: string; value: T; options: readonly T[]; disabled: boolean; onChange: (v: T) => void; testId: string }) {
-  return (
-    <label title={p.title}>
-      {p.label}{' '}
-      <select value={p.value} disabled={p.disabled} onChange={(e) => p.onChange(e.target.value as T)} data-testid={p.testId}>
-        {p.options.map((o) => (
+interface SettingState {
+  value: string | boolean;
+  fallback: string | boolean;
+  error: string | undefined;
+}
+
+/** A setting's value as the panel shows it, its default, and its refusal. */
+function settingState(s: LabState, name: ShownSetting): SettingState {
+  if (isChoice(name)) {
+    // The warm-up's choices default by where the model starts (warmupRecipe); the engine applies it until one is picked.
+    const fallback = name === 'challengerWarmup' || name === 'warmupSolverTarget' ? warmupRecipe(fromScratch(s.model))[name] : DEFAULT_CHOICES[name];
+    return { value: s.choices[name] ?? fallback, fallback, error: undefined };
+  }
+  const fallback = String(settingDefault(name, s.templates, Boolean(s.model?.lora), fromScratch(s.model)));
+  return { value: s.typed[name] ?? fallback, fallback, error: s.settingErrors[name] };
+}
+
+/** Whether a setting differs from its default (a typed number compared as a number: 1e-4 is 0.0001). */
+const isChanged = ({ value, fallback, error }: SettingState): boolean =>
+  !error && value !== fallback && !(typeof value === 'string' && value.trim() !== '' && Number(value) === Number(fallback));
+
+/** The input of one setting: a number typed, a list picked, or a box ticked. */
+function Control({ name, value, error, locked }: { name: ShownSetting; value: string | boolean; error: string | undefined; locked: boolean }): ReactNode {
+  const { setSetting, setChoice } = useLab.getState();
+  if (name in LISTS) {
+    const list = name as ListSetting;
+    return (
+      <select value={String(value)} disabled={locked} onChange={(e) => setChoice(list, e.target.value as never)} data-testid={`setting-${name}`}>
+        {LISTS[list].map((o) => (
           <option key={o} value={o}>
             {o}
           </option>
         ))}
       </select>
-    </label>
+    );
+  }
+  if (isChoice(name)) {
+    const flag = name as FlagSetting;
+    return <input type="checkbox" checked={Boolean(value)} disabled={locked} onChange={(e) => setChoice(flag, e.target.checked)} data-testid={`setting-${name}`} />;
+  }
+  return (
+    <input
+      type="text"
+      inputMode="decimal"
+      value={String(value)}
+      disabled={locked}
+      aria-invalid={Boolean(error)}
+      onChange={(e) => setSetting(name as NumericSetting, e.target.value)}
+      data-testid={`setting-${name}`}
+    />
   );
 }
 
-/** Every loop setting with its default and one line of explanation; refused values are named inline. */
+/** One setting: its label in words and its input, then its identifier and explanation (or its refusal) at reading width. */
+function Setting({ name, locked }: { name: ShownSetting; locked: boolean }): ReactNode {
+  const state = useLab(useShallow((s) => settingState(s, name)));
+  const { value, fallback, error } = state;
+  const changed = isChanged(state);
+  return (
+    <div className={`setting${error ? ' invalid' : ''}${changed ? ' changed' : ''}`}>
+      <label className="setting-head">
+        <span className="setting-label">{SETTING_ENTRIES[name].label}</span>
+        <Control name={name} value={value} error={error} locked={locked} />
+      </label>
+      <p className="setting-help">
+        <code>{name}</code> {error ? <span className="error-text">{error}</span> : settingHelp(name)}
+        {changed && <span className="setting-default"> (default {String(fallback)})</span>}
+      </p>
+    </div>
+  );
+}
+
+/** How many of the folded settings differ from their defaults, for the fold's summary. */
+function ChangedCount({ names }: { names: ShownSetting[] }): ReactNode {
+  const changed = useLab((s) => names.filter((n) => isChanged(settingState(s, n))).length);
+  return changed ? <span className="setting-default"> · {changed} changed</span> : null;
+}
+
+function Group({ name, title, about, locked }: { name: GroupName; title: string; about: string; locked: boolean }): ReactNode {
+  const { shown, folded } = groupSettings(name);
+  return (
+    <div className="setting-group" data-testid={`settings-group-${name}`}>
+      <h3>{title}</h3>
+      <p className="muted small group-about">{about}</p>
+      {shown.map((n) => (
+        <Setting key={n} name={n} locked={locked} />
+      ))}
+      {folded.length > 0 && (
+        <details className="more-settings">
+          <summary>
+            {folded.length} more: {folded.map((n) => SETTING_ENTRIES[n].label).join(', ')}
+            <ChangedCount names={folded} />
+          </summary>
+          {folded.map((n) => (
+            <Setting key={n} name={n} locked={locked} />
+          ))}
+        </details>
+      )}
+    </div>
+  );
+}
+
+/** The method, the prompts, and every loop setting grouped, each with its default and one line of explanation; refused values are named inline. */
 export function SettingsPanel() {
   const method = useLab((s) => s.method);
   const templates = useLab((s) => s.templates);
-  const typed = useLab((s) => s.typed);
-  const errors = useLab((s) => s.settingErrors);
-  const choices = useLab((s) => s.choices);
-  const { setMethod, setTemplates, setSetting, setChoice, resetSettings } = useLab.getState();
+  const untouched = useLab((s) => Object.keys(s.typed).length === 0 && JSON.stringify(s.choices) === JSON.stringify(DEFAULT_CHOICES));
+  const { setMethod, setTemplates, resetSettings } = useLab.getState();
   const locked = useLab((s) => isActive(s.run.status));
   const lora = useLab((s) => Boolean(s.model?.lora));
-  const defaults = modelDefaults(templates, lora);
-  const scratch = useLab((s) => fromScratch(s.model));
-  const fallback = (name: NumericSetting) => settingDefault(name, templates, lora, scratch);
-  const missing = NUMERIC_SETTINGS.filter((n) => !GROUPS.some((g) => g.names.includes(n)));
-  const groups = missing.length ? [...GROUPS, { title: 'Other', names: missing }] : GROUPS;
   return (
-    <section className="panel settings" data-testid="settings-panel">
+    <section className="panel wide settings" data-testid="settings-panel">
       <h2>Method and settings {locked && <span className="chip off">read-only while the run lasts</span>}</h2>
       <div className="row-controls">
-        <ListSelect label="method" value={method} options={Object.keys(METHODS) as MethodName[]} disabled={locked} onChange={setMethod} testId="method" />
+        <label>
+          method{' '}
+          <select value={method} disabled={locked} onChange={(e) => setMethod(e.target.value as MethodName)} data-testid="method">
+            {(Object.keys(METHODS) as MethodName[]).map((m) => (
+              <option key={m} value={m}>
+                {m}
+              </option>
+            ))}
+          </select>
+        </label>
+        <span className="muted small" data-testid="method-summary">{METHODS[method].summary}</span>
+        <span className="spacer" />
         <label>
           prompts{' '}
           <select value={templates} disabled={locked} onChange={(e) => setTemplates(e.target.value as 'compact' | 'instruct')}>
@@ -62,96 +157,18 @@ export function SettingsPanel() {
             <option value="instruct">instruct (instruction-tuned model)</option>
           </select>
         </label>
-        <ListSelect
-          label="advantage"
-          title="how rewards become advantages: task-whiten is SAGE's (Task-Relative REINFORCE++); the others baseline each problem's samples"
-          value={choices.advantage}
-          options={ADVANTAGE_NAMES}
-          disabled={locked}
-          onChange={(v) => setChoice('advantage', v)}
-          testId="setting-advantage"
-        />
-        <label title="leave groups whose rewards are all equal out of the update (DAPO's dynamic sampling)">
-          <input type="checkbox" checked={choices.dropZeroSpread} disabled={locked} onChange={(e) => setChoice('dropZeroSpread', e.target.checked)} data-testid="setting-dropZeroSpread" /> drop zero-spread groups
-        </label>
-        <ListSelect
-          label="transcripts"
-          title="transcripts kept per step: one of each role and template drawn at random, or every rollout with its reward and advantage"
-          value={choices.transcripts}
-          options={TRANSCRIPT_MODES}
-          disabled={locked}
-          onChange={(v) => setChoice('transcripts', v)}
-          testId="setting-transcripts"
-        />
-        <ListSelect
-          label="difficulty"
-          title="the Challenger's difficulty term: paper, 1 − the Solver's pass rate (a problem nobody solves pays the most); band, AZR's: 0 when every attempt or none passes"
-          value={choices.difficulty}
-          options={DIFFICULTY_NAMES}
-          disabled={locked}
-          onChange={(v) => setChoice('difficulty', v)}
-          testId="setting-difficulty"
-        />
-        <ListSelect
-          label="Challenger warm-up"
-          title={CHALLENGER_WARMUP_HELP}
-          value={choices.challengerWarmup ?? warmupRecipe(scratch).challengerWarmup}
-          options={CHALLENGER_WARMUP_NAMES}
-          disabled={locked}
-          onChange={(v) => setChoice('challengerWarmup', v)}
-          testId="setting-challengerWarmup"
-        />
-        <ListSelect
-          label="Solver warm-up"
-          title={SOLVER_TARGET_HELP}
-          value={choices.warmupSolverTarget ?? warmupRecipe(scratch).warmupSolverTarget}
-          options={SOLVER_TARGET_NAMES}
-          disabled={locked}
-          onChange={(v) => setChoice('warmupSolverTarget', v)}
-          testId="setting-warmupSolverTarget"
-        />
-        <label title="train the Solver on as many seeds a step as RLVR, the generated problems added on top rather than taking seeds' places">
-          <input type="checkbox" checked={choices.seedParity} disabled={locked} onChange={(e) => setChoice('seedParity', e.target.checked)} data-testid="setting-seedParity" /> seed parity with RLVR
-        </label>
-        <button className="secondary" disabled={locked || (Object.keys(typed).length === 0 && JSON.stringify(choices) === JSON.stringify(DEFAULT_CHOICES))} onClick={resetSettings}>
+        <button className="secondary" disabled={locked || untouched} onClick={resetSettings}>
           defaults
         </button>
       </div>
-      <p className="muted small">{METHODS[method].summary}</p>
       <p className="muted small" data-testid="model-defaults">
-        {describeDefaults(defaults)}
+        {describeDefaults(modelDefaults(templates, lora))}
       </p>
-      {groups.map((g) => (
-        <div key={g.title}>
-          <h3>{g.title}</h3>
-          <table className="settings-table">
-            <tbody>
-              {g.names.map((name) => (
-                <tr key={name} className={errors[name] ? 'invalid' : ''}>
-                  <td className="name">{name}</td>
-                  <td>
-                    <input
-                      type="text"
-                      inputMode="decimal"
-                      value={typed[name] ?? String(fallback(name))}
-                      disabled={locked}
-                      aria-invalid={Boolean(errors[name])}
-                      onChange={(e) => setSetting(name, e.target.value)}
-                      data-testid={`setting-${name}`}
-                    />
-                  </td>
-                  <td className="help">
-                    {errors[name] ? <span className="error-text">{errors[name]}</span> : HELP[name]}
-                    {typed[name] !== undefined && !errors[name] && Number(typed[name]) !== fallback(name) && (
-                      <span className="muted"> (default {fallback(name)})</span>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      ))}
+      <div className="setting-groups">
+        {SETTING_GROUPS.map((g) => (
+          <Group key={g.name} {...g} locked={locked} />
+        ))}
+      </div>
     </section>
   );
 }
