@@ -1,4 +1,4 @@
-// Pictures of the lab during a live loop run, for the README.
+// Pictures of the lab during a live loop run, for the README and docs/lab.md.
 //   node scripts/screenshot-run.mjs [--steps N] [--at K] [--eval-every E] [--validation-limit V] [--url URL] [--out FOLDER]
 // The run is long-tasks.mjs's (the shipped warmed-up checkpoint, the demo curriculum, small
 // settings), validated every E steps on V held-out problems (default 2 and 100: enough problems

@@ -46,7 +46,7 @@ const SMALL: Range = [0, 20];
 /**
  * Level 1 is one operation on the numbers 0-9: 155 sums and differences. Every style ends with
  * the bare sum ("… 3+2=?"), so the answer always follows the same few bytes: a 1M-parameter
- * byte-level model learns the level in minutes (see the README). The shipped seeds show only
+ * byte-level model learns the level in minutes (docs/problems.md, *The demo curriculum*). The shipped seeds show only
  * its operands 0-4 (`operandCap`), so the held-out split has sums no seed shows. Each level
  * after adds numbers, operations, parentheses or words.
  */
