@@ -20,7 +20,16 @@ fn loadW(i: u32) -> f32 { return W[i]; }
 #endif
 @group(0) @binding(3) var<storage, read_write> Out: array<f32>;
 #include grid
-
+// The forward with GATHER: row t's token is tokens[offTokens + index[offIndex + t]] (a decode
+// step reads each row's token where the sampler left it, by batch row, on the GPU). The
+// backward: index = [token_0 .. token_{U-1}, start_0 .. start_U, positions...], the positions
+// of token_u being positions[start_u .. start_{u+1}).
+@group(0) @binding(4) var<storage, read> index: array<u32>;
+#if GATHER
+fn tokenAt(t: u32) -> u32 { return tokens[p.offTokens + index[p.offIndex + t]]; }
+#else
+fn tokenAt(t: u32) -> u32 { return tokens[p.offTokens + t]; }
+#endif
 
 @compute @workgroup_size(256)
 fn embedding_forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -29,12 +38,9 @@ fn embedding_forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgro
   if (idx >= p.n * p.H) { return; }
   let t = idx / p.H;
   let c = idx - t * p.H;
-  Out[p.offOut + idx] = loadW(p.offW + tokens[p.offTokens + t] * p.H + c);
+  Out[p.offOut + idx] = loadW(p.offW + tokenAt(t) * p.H + c);
 }
 
-// index = [token_0 .. token_{U-1}, start_0 .. start_U, positions...]: the positions of
-// token_u are positions[start_u .. start_{u+1}).
-@group(0) @binding(4) var<storage, read> index: array<u32>;
 @group(0) @binding(5) var<storage, read> Dy: array<f32>;
 
 // Out = dW: Out[token_u, c] += Σ Dy[pos, c].

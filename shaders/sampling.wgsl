@@ -19,17 +19,20 @@
 // the model's distribution at the sampling temperature, softmax(z · invTemp) over the whole
 // vocabulary (untempered when greedy): the policy-gradient ratio's denominator, as verl and
 // TRL compute it (the training forward scales its logits the same way). Floats as their bits.
+// With feed = 1 the token is also written to Feed[offFeed + stream]: the next decode step's
+// embedding reads it there, so the host need not see a token before the step that consumes it.
 
 struct Params {
   rows: u32, vocab: u32, offZ: u32, offStreams: u32,
   topK: u32, seed: u32, step: u32, offOut: u32,
-  invTemp: f32, topP: f32, _pad0: u32, _pad1: u32,
+  invTemp: f32, topP: f32, offFeed: u32, feed: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> Z: array<f32>;
 @group(0) @binding(2) var<storage, read> streams: array<u32>;
 @group(0) @binding(3) var<storage, read_write> Out: array<u32>;
+@group(0) @binding(4) var<storage, read_write> Feed: array<u32>;
 
 #include grid
 #if SERIAL
@@ -196,5 +199,6 @@ fn sample(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
     Out[o] = tok;
     Out[o + 1u] = bitcast<u32>(logq);
     Out[o + 2u] = bitcast<u32>((Z[base + tok] - m) * tau - logNorm);
+    if (p.feed == 1u) { Feed[p.offFeed + streams[p.offStreams + row]] = tok; }
   }
 }

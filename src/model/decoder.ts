@@ -76,8 +76,17 @@ export class Decoder {
   private readonly cache: Tensor[] = [];
   /** Decode-step activations for up to B rows; its residual also holds the prefill's last rows. */
   private readonly scratch: Scratch;
-  /** A decode step's inputs: tokens, positions, rows and cache starts, n of each. */
+  /**
+   * A decode step's inputs: each batch row's latest token (B, see `feed`), then positions,
+   * rows and cache starts of the n rows stepped.
+   */
   private readonly io: Tensor<'u32'>;
+  /**
+   * Each batch row's latest token [B], read by the next step's embedding: written by the
+   * sampler on the GPU (sampleTokens' `feed`), so a step can be recorded before the host
+   * has seen the tokens it consumes; or by the host (`step` with tokens).
+   */
+  readonly feed: Tensor<'u32'>;
   private readonly lnf: Tensor;
   private readonly rstdf: Tensor;
   private readonly logits: Tensor;
@@ -103,6 +112,7 @@ export class Decoder {
     }
     this.scratch = new Scratch(rt, model, B);
     this.io = rt.empty([4 * B], 'u32', 'decode.io');
+    this.feed = view(this.io, [B]);
     this.lnf = rt.empty([B, c.hidden_size], 'f32', 'lnf');
     this.rstdf = rt.empty([B], 'f32', 'rstdf');
     this.logits = rt.empty([B, c.vocab_size], 'f32', 'logits');
@@ -126,33 +136,37 @@ export class Decoder {
 
   /**
    * Records one decode step for the running rows `rows` (batch indices, ascending or not),
-   * whose latest tokens are `tokens`; returns their next-token logits [rows.length, vocab].
+   * whose latest tokens are `tokens`, or without `tokens` those the sampler wrote into `feed`
+   * (with the cache only); returns their next-token logits [rows.length, vocab].
    */
-  step(rows: readonly number[], tokens: readonly number[]): Tensor {
+  step(rows: readonly number[], tokens?: readonly number[]): Tensor {
     const n = rows.length;
-    if (n === 0 || n > this.B || tokens.length !== n) throw new Error(`decoder: a step of ${n} rows and ${tokens.length} tokens`);
+    if (n === 0 || n > this.B || (tokens && tokens.length !== n)) throw new Error(`decoder: a step of ${n} rows and ${tokens?.length} tokens`);
     const slot = this.promptLen + this.decoded;
     if (slot >= this.T) throw new Error(`decoder: step ${this.decoded + 1} needs slot ${slot} of ${this.T}`);
     this.decoded++;
     if (!this.useCache) {
+      if (!tokens) throw new Error('decoder: recomputing every step needs the tokens on the host');
       rows.forEach((b, i) => this.seqs[b]!.push(tokens[i]!));
       return this.forwardFull(rows.map((b) => this.seqs[b]!), false);
     }
     const rt = this.rt;
     const c = this.model.config;
-    const io = new Uint32Array(4 * n);
+    // The host's tokens go into `feed` in the same write; tokens fed on the GPU are left alone.
+    const B = tokens ? this.B : 0;
+    const io = new Uint32Array(B + 3 * n);
     rows.forEach((b, i) => {
-      io[i] = tokens[i]!;
-      io[n + i] = this.lengths[b]! + this.decoded - 1;
-      io[2 * n + i] = b;
-      io[3 * n + i] = this.promptLen - this.lengths[b]!;
+      if (tokens) io[b] = tokens[i]!;
+      io[B + i] = this.lengths[b]! + this.decoded - 1;
+      io[B + n + i] = b;
+      io[B + 2 * n + i] = this.promptLen - this.lengths[b]!;
     });
-    rt.write(view(this.io, [4 * n]), io);
-    const [tok, pos, rowsT, starts] = [0, 1, 2, 3].map((k) => view(this.io, [n], k * n)) as Tensor<'u32'>[];
+    rt.write(view(this.io, [B + 3 * n], this.B - B), io);
+    const [pos, rowsT, starts] = [0, 1, 2].map((k) => view(this.io, [n], this.B + k * n)) as Tensor<'u32'>[];
     const s = this.scratch.rows(n);
     const heads = c.num_attention_heads;
     const where = { rows: rowsT!, starts: starts!, slot };
-    this.model.embed(tok!, s.x);
+    this.model.embed(this.feed, s.x, rowsT);
     for (let l = 0; l < c.num_hidden_layers; l++) {
       this.model.layerForward(
         l, s.x, s.x, s.acts, pos!,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { assertClose, freshSeed, rng, testRuntime } from '../gpu/testing';
-import type { Runtime } from '../gpu/runtime';
+import type { Runtime, RuntimeCounters } from '../gpu/runtime';
 import { BYTE_VOCAB_SIZE, paramSpecs, type LlamaConfig } from './config';
 import { Decoder } from './decoder';
 import { Generator, type GeneratedRow } from './generate';
@@ -253,6 +253,81 @@ describe('generation: ending rows', () => {
     m.destroy();
   });
 });
+
+describe('generation: steps in flight', () => {
+  it.each([
+    ['sampled (top-k, top-p)', { temperature: 1, topK: 20, topP: 0.9 }],
+    ['greedy', { temperature: 0 }],
+  ])('%s: reading tokens 1, 2 or 4 steps late keeps exactly the tokens and log-probs of reading every step', async (_, sampling) => {
+    const rt = await testRuntime(POISON);
+    const seed = freshSeed();
+    const m = model(rt, CONFIGS[2]![1], seed);
+    const tok = new ByteTokenizer();
+    const g = new Generator(m, tok);
+    const r = rng(seed);
+    // Random prompts, two of them shared (one prefill for both).
+    const input = prompts(Array.from({ length: 5 }, () => 1 + Math.floor(r() * 20)), seed);
+    input.push(input[1]!);
+    const base = { ...sampling, seed, maxNewTokens: 20 };
+    // EOS ids and a stop string taken from a free run, so that rows end at different steps for each reason.
+    const free = (await g.generate(input, { ...base, eosTokenIds: [], stepsInFlight: 0 })).rows;
+    const opts = {
+      ...base,
+      eosTokenIds: [free[0]!.completionIds[2]!, free[3]!.completionIds[9]!],
+      stop: [tok.decode(free[4]!.completionIds.slice(5, 7))],
+    };
+    const sync = await g.generate(input, { ...opts, stepsInFlight: 0 });
+    const ended = sync.rows.map((row) => row.completionIds.length);
+    expect(new Set(ended).size, `seed ${seed}: rows ending at ${ended}`).toBeGreaterThan(1);
+    for (const stepsInFlight of [1, 2, 4]) {
+      const late = await g.generate(input, { ...opts, stepsInFlight });
+      expect(late.rows, `seed ${seed}, ${stepsInFlight} steps in flight`).toEqual(sync.rows);
+      // A row that ended costs at most the steps in flight.
+      expect(late.stats.steps).toBeGreaterThanOrEqual(sync.stats.steps);
+      expect(late.stats.steps).toBeLessThanOrEqual(sync.stats.steps + stepsInFlight);
+    }
+    g.release();
+    m.destroy();
+  });
+
+  it('no bind group is made after the first decode step, one submit per step, and the host waits once per call', async () => {
+    const rt = await testRuntime();
+    const seed = freshSeed();
+    const m = model(rt, base, seed);
+    const g = new Generator(m, new ByteTokenizer());
+    const input = prompts([4, 9, 2], seed);
+    const opts = { seed, maxNewTokens: 12, eosTokenIds: [] };
+    // Reading every step: the counters after step 1's read (decode step 1 recorded) against the end.
+    let afterStep1: RuntimeCounters | null = null;
+    await g.generate(input, { ...opts, stepsInFlight: 0 }, (p) => {
+      if (p.step === 1) afterStep1 = { ...rt.counters };
+    });
+    expect(afterStep1).not.toBeNull();
+    const sync = countsSince(afterStep1!, rt);
+    // Decode steps 2..11: each one submit, one read, one wait.
+    expect(sync).toMatchObject({ bindGroups: 0, submits: 10, readbacks: 10, hostWaits: 10 });
+    // Reading late: a wait only for the last read; no bind group made after step 0's read
+    // (decode steps 1 and 2 recorded by then).
+    const before = { ...rt.counters };
+    let afterStep0: RuntimeCounters | null = null;
+    const out = await g.generate(input, { ...opts, stepsInFlight: 2 }, (p) => {
+      if (p.step === 0) afterStep0 = { ...rt.counters };
+    });
+    expect(out.stats.steps).toBe(11);
+    expect(countsSince(afterStep0!, rt)).toMatchObject({ bindGroups: 0, submits: 9 });
+    const late = countsSince(before, rt);
+    expect(late.hostWaits).toBe(1);
+    expect(late.hostWaits / out.stats.steps).toBeLessThan(1);
+    expect(late.readbacks).toBe(12);
+    g.release();
+    m.destroy();
+  });
+});
+
+function countsSince(before: RuntimeCounters, rt: Runtime) {
+  const c = rt.counters;
+  return { bindGroups: c.bindGroups - before.bindGroups, submits: c.submits - before.submits, readbacks: c.readbacks - before.readbacks, hostWaits: c.hostWaits - before.hostWaits };
+}
 
 describe('generation: resources', () => {
   it('runs within WebGPU default limits, with the cooperative (workgroup per row) sampler too', async () => {

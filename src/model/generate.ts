@@ -3,10 +3,17 @@
  * row, sampled on the GPU. Each step reads back only the chosen ids and their two
  * log-probabilities (3 words per running row), never the logits; the host decodes text,
  * watches for EOS, stop strings and the token limit, and drops finished rows from the next
- * step.
+ * step it records.
+ *
+ * The host never stalls the queue: the sampler writes each token where the next step's
+ * embedding reads it, and the host records and submits up to `stepsInFlight` steps before it
+ * reads a step's tokens (one submit per step, its read mapped while later steps run). A row
+ * that ended is learnt of late, so it runs up to that many steps more; those tokens are
+ * discarded, and the tokens kept are those the synchronous schedule gives (every row's
+ * computation is its own: its sampling stream, its cache rows, its matmul rows).
  */
 import { view, type Tensor } from '../gpu/tensor';
-import type { Runtime } from '../gpu/runtime';
+import type { PendingRead, Runtime } from '../gpu/runtime';
 import { stopTokenIds } from './config';
 import { Decoder } from './decoder';
 import { findStop, IncrementalText } from './detokenize';
@@ -61,6 +68,15 @@ export interface GenerateProgress {
 
 /** Cache slots come in multiples of this, so that calls with similar lengths reuse one cache. */
 const SLOT_GRANULE = 32;
+/** Decode steps recorded ahead of the host's reads (GenerateOptions.stepsInFlight). */
+const STEPS_IN_FLIGHT = 2;
+
+/** A step's samples being read: its index, the batch rows it sampled (in order) and the read. */
+interface InFlight {
+  k: number;
+  rows: number[];
+  read: PendingRead<'u32'>;
+}
 
 class Row {
   readonly completion: number[] = [];
@@ -186,28 +202,54 @@ export class Generator {
       mark = now;
     };
 
-    let running = rows.map((_, b) => b);
-    let changed = true;
-    let logits = decoder.prefill(ids);
-    await phase('prefillMs');
-    let steps = 0;
-    for (let k = 0; ; k++) {
-      const n = running.length;
-      // Each running row samples from its own stream (its batch index): rewritten only when a row finished.
-      if (changed) rt.write(view(streams, [n]), Uint32Array.from(running));
+    const useCache = o.useCache ?? true;
+    // Timing syncs between phases, and recomputing needs each token on the host: both read
+    // every step before recording the next.
+    const ahead = o.timing || !useCache ? 0 : (o.stepsInFlight ?? STEPS_IN_FLIGHT);
+    const feed = useCache ? decoder.feed : undefined;
+    const inFlight: InFlight[] = [];
+    let streamRows: number[] = [];
+    /** Samples step k's logits for `stepRows`, feeding the tokens to the next step, and starts reading them. */
+    const sample = async (k: number, stepRows: number[], logits: Tensor) => {
+      const n = stepRows.length;
+      // Each row samples from its own stream (its batch index): rewritten only when rows ended.
+      if (n !== streamRows.length) rt.write(view(streams, [n]), Uint32Array.from(stepRows));
+      streamRows = stepRows;
       const picked = view(out, [n * SAMPLE_FIELDS]);
-      sampleTokens(rt, { logits, streams: view(streams, [n]), out: picked }, o, k);
+      sampleTokens(rt, { logits, streams: view(streams, [n]), out: picked, feed }, o, k);
       await phase('sampleMs');
-      const sampled = unpackSamples(await rt.read(picked), n);
+      inFlight.push({ k, rows: stepRows, read: rt.readLater(picked) });
+    };
+
+    let stepRows = rows.map((_, b) => b);
+    const first = decoder.prefill(ids);
+    await phase('prefillMs');
+    await sample(0, stepRows, first);
+    let k = 0;
+    let steps = 0;
+    for (;;) {
+      // The next step: the rows not known to have ended, while the token limit allows one more.
+      const next = stepRows.filter((b) => rows[b]!.finish === null);
+      if (next.length > 0 && k + 1 < o.maxNewTokens && inFlight.length <= ahead) {
+        const logits = decoder.step(next, feed ? undefined : next.map((b) => rows[b]!.completion[k]!));
+        steps++;
+        await phase('decodeMs');
+        stepRows = next;
+        await sample(++k, stepRows, logits);
+        continue;
+      }
+      const done = inFlight.shift();
+      if (!done) break;
+      const sampled = unpackSamples(await done.read(), done.rows.length);
       await phase('readbackMs');
-      running.forEach((b, i) => rows[b]!.add(sampled[i]!));
-      onToken?.({ step: k, texts: rows.map((r) => r.streamed), finished: rows.map((r) => r.finish !== null) });
-      running = running.filter((b) => rows[b]!.finish === null);
-      changed = running.length < n;
-      if (running.length === 0) break;
-      logits = decoder.step(running, running.map((b) => rows[b]!.completion[k]!));
-      steps++;
-      await phase('decodeMs');
+      // Rows that ended at an earlier step ran on until the host learnt of it: their tokens are dropped.
+      let added = false;
+      done.rows.forEach((b, i) => {
+        if (rows[b]!.finish !== null) return;
+        rows[b]!.add(sampled[i]!);
+        added = true;
+      });
+      if (added) onToken?.({ step: done.k, texts: rows.map((r) => r.streamed), finished: rows.map((r) => r.finish !== null) });
     }
     const results = rows.map((r) => r.result());
     return {

@@ -33,6 +33,14 @@ export interface GenerateOptions extends SamplingSettings {
   timing?: boolean;
   /** False recomputes every step from the whole sequences: the reference and benchmark baseline. */
   useCache?: boolean;
+  /**
+   * Decode steps recorded ahead of the host's reads (default 2): the GPU feeds each sampled
+   * token to the next step itself, and the host reads a step's tokens while later steps run.
+   * A row that ends costs at most this many extra steps, their tokens discarded; the tokens
+   * kept are the same as with 0 (every step read before the next is recorded). 0 when timing
+   * or recomputing.
+   */
+  stepsInFlight?: number;
 }
 
 export const DEFAULT_GENERATE: GenerateOptions = { maxNewTokens: 64, temperature: 1, topK: 0, topP: 1, seed: 0, stop: [] };
@@ -41,4 +49,7 @@ export const DEFAULT_GENERATE: GenerateOptions = { maxNewTokens: 64, temperature
 export function checkGenerateOptions(o: GenerateOptions): void {
   checkSampling(o);
   if (!Number.isInteger(o.maxNewTokens) || o.maxNewTokens < 1) throw new Error(`maxNewTokens must be an integer ≥ 1 (got ${o.maxNewTokens})`);
+  if (o.stepsInFlight !== undefined && !(Number.isInteger(o.stepsInFlight) && o.stepsInFlight >= 0)) {
+    throw new Error(`stepsInFlight must be an integer ≥ 0 (got ${o.stepsInFlight})`);
+  }
 }

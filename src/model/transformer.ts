@@ -515,9 +515,9 @@ export class Transformer {
     return ws.logits;
   }
 
-  /** Records x[n, H] = the token embeddings of `tokens` (u32 [n]). */
-  embed(tokens: Tensor<'u32'>, x: Tensor): void {
-    embeddingForward(this.rt, tokens, this.param('model.embed_tokens.weight'), x);
+  /** Records x[n, H] = the token embeddings of `tokens` (u32 [n]), or of tokens[via[t]] with `via` (u32 [n]). */
+  embed(tokens: Tensor<'u32'>, x: Tensor, via?: Tensor<'u32'>): void {
+    embeddingForward(this.rt, tokens, this.param('model.embed_tokens.weight'), x, via);
   }
 
   /**

@@ -3,16 +3,20 @@ import { Params } from '../../gpu/params';
 import type { Runtime } from '../../gpu/runtime';
 import type { Tensor } from '../../gpu/tensor';
 
-/** out[t, :] = W[tokens[t], :]. tokens: u32 [n]; W: [vocab, H], f32 or f16; out: [n, H]. */
-export function embeddingForward(rt: Runtime, tokens: Tensor<'u32'>, W: Tensor, out: Tensor): Tensor {
+/**
+ * out[t, :] = W[tokens[t], :]. tokens: u32 [n]; W: [vocab, H], f32 or f16; out: [n, H].
+ * With `via` (u32 [n]) row t takes tokens[via[t]] instead: tokens held by batch row on the GPU.
+ */
+export function embeddingForward(rt: Runtime, tokens: Tensor<'u32'>, W: Tensor, out: Tensor, via?: Tensor<'u32'>): Tensor {
   const H = W.shape[W.shape.length - 1]!;
-  if (out.size !== tokens.size * H) throw new Error(`embedding: output holds ${out.size}, need ${tokens.size}×${H}`);
+  const n = via?.size ?? tokens.size;
+  if (out.size !== n * H) throw new Error(`embedding: output holds ${out.size}, need ${n}×${H}`);
   distinctBuffers('embedding', [out], [W]);
   rt.dispatch({
-    kernel: { shader: 'embedding', entry: 'embedding_forward', defines: { W_F16: W.dtype === 'f16' } },
-    params: new Params().u32(tokens.size, H, W.offset, out.offset, 0, 0, 0, tokens.offset),
-    buffers: [tokens.buffer, W.buffer, out.buffer],
-    workgroups: grid(rt, tokens.size * H),
+    kernel: { shader: 'embedding', entry: 'embedding_forward', defines: { W_F16: W.dtype === 'f16', GATHER: via !== undefined } },
+    params: new Params().u32(n, H, W.offset, out.offset, 0, via?.offset ?? 0, 0, tokens.offset),
+    buffers: via ? [tokens.buffer, W.buffer, out.buffer, via.buffer] : [tokens.buffer, W.buffer, out.buffer],
+    workgroups: grid(rt, n * H),
     label: 'embedding_forward',
   });
   return out;

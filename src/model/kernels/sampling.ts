@@ -13,11 +13,12 @@ const WORKGROUP = 64;
 /**
  * Samples one token per row of `logits` [rows, vocab]. `streams` [rows] (u32) names each
  * row's random stream and `step` its position in it, so that a row draws the same numbers
- * whatever else is in the batch. Writes SAMPLE_FIELDS u32 per row into `out`.
+ * whatever else is in the batch. Writes SAMPLE_FIELDS u32 per row into `out`, and with
+ * `feed` each token also at feed[stream] (the next decode step's input, on the GPU).
  */
 export function sampleTokens(
   rt: Runtime,
-  t: { logits: Tensor; streams: Tensor<'u32'>; out: Tensor<'u32'> },
+  t: { logits: Tensor; streams: Tensor<'u32'>; out: Tensor<'u32'>; feed?: Tensor<'u32'> },
   s: SamplingSettings,
   step: number,
 ): void {
@@ -34,8 +35,8 @@ export function sampleTokens(
       .u32(rows, vocab, t.logits.offset, t.streams.offset)
       .u32(s.topK, s.seed, step, t.out.offset)
       .f32(s.temperature > 0 ? 1 / s.temperature : 0, s.topP)
-      .u32(0, 0),
-    buffers: [t.logits.buffer, t.streams.buffer, t.out.buffer],
+      .u32(t.feed?.offset ?? 0, t.feed ? 1 : 0),
+    buffers: [t.logits.buffer, t.streams.buffer, t.out.buffer, t.feed?.buffer ?? rt.placeholder],
     workgroups: grid(rt, rows, rt.serialRows ? 64 : 1),
     label: 'sample',
   });
