@@ -477,3 +477,159 @@ fn matmul_gemv(@builtin(global_invocation_id) gid: vec3<u32>) {
   }
 }
 #endif
+
+// matmul_splitk: decode-sized M on GPUs. A workgroup computes SK_ROWS rows × 4 columns of C,
+// its SK_WG invocations striding K together: for x·Wᵀ (VEC4) consecutive invocations read
+// consecutive vec4s of a weight row, so every load is coalesced, each weight vec4 serving
+// SK_ROWS rows and each vec4 of A four columns. The partial sums are then reduced with
+// subgroupAdd and one slot per subgroup (SUBGROUP), or by a tree in workgroup memory.
+// N = 896 makes 224 workgroups, where matmul_gemv's 256 columns per workgroup make 4: enough
+// to keep every compute unit of a GPU streaming weights, which bounds a decode step.
+// Without VEC4 (any transpose, any alignment) the invocations stride K one element at a time.
+// Compiled only where SK_ROWS is defined (the modules of the other variants leave it out).
+#if SK_ROWS
+const SK_WG = 64u;
+// The rows of a workgroup: the SK_ROWS define (which unrolls them) as a number.
+override SK_ROWS_U: u32 = 1u;
+// Values reduced per workgroup: SK_ROWS × 4 sums, then with A_NORM each row's Σ A².
+override SK_VALUES: u32 = 4u;
+// Partial sums kept per value: one per invocation (tree), or one per subgroup.
+override SK_SLOTS: u32 = 64u;
+var<workgroup> skPartial: array<f32, SK_SLOTS * SK_VALUES>;
+#if SUBGROUP
+// Slots handed to subgroups in the order they arrive: WebGPU does not promise which
+// invocations form a subgroup, so a slot cannot be derived from local_invocation_index.
+var<workgroup> skSlotsUsed: atomic<u32>;
+#endif
+
+@compute @workgroup_size(SK_WG, 1, 1)
+#if SUBGROUP
+fn matmul_splitk(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32,
+                 @builtin(subgroup_invocation_id) sid: u32) {
+#else
+fn matmul_splitk(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+#endif
+  let b = wid.z;
+  let n0 = wid.x * 4u;
+  let m0 = wid.y * SK_ROWS_U;
+  // Rows and columns past the edge are clamped onto the last one: computed, never stored.
+#for r in 0..SK_ROWS
+  var ss{{r}} = 0.0;
+#for c in 0..4
+  var acc{{r}}_{{c}} = 0.0;
+#endfor
+#endfor
+#if VEC4
+  let K4 = p.K / 4u;
+  let ldA4 = p.ldA / 4u;
+  let bA = baseA(b) >> 2u;
+  let bB = baseB(b) >> 2u;
+#for c in 0..4
+  let w{{c}} = bB + min(n0 + {{c}}u, p.N - 1u) * K4;
+#endfor
+#for r in 0..SK_ROWS
+  let a{{r}} = bA + min(m0 + {{r}}u, p.M - 1u) * ldA4;
+#endfor
+  for (var k = lid; k < K4; k += SK_WG) {
+#if A_NORM
+    let g = vec4<f32>(loadNorm(4u * k), loadNorm(4u * k + 1u), loadNorm(4u * k + 2u), loadNorm(4u * k + 3u));
+#endif
+#for c in 0..4
+    let vw{{c}} = loadB4(w{{c}} + k);
+#endfor
+#for r in 0..SK_ROWS
+#if A_NORM
+    let rx{{r}} = loadA4(a{{r}} + k);
+    ss{{r}} += dot(rx{{r}}, rx{{r}});
+    let vx{{r}} = rx{{r}} * g;
+#else
+    let vx{{r}} = loadA4(a{{r}} + k);
+#endif
+#for c in 0..4
+    acc{{r}}_{{c}} += dot(vx{{r}}, vw{{c}});
+#endfor
+#endfor
+  }
+#else
+  let bA = baseA(b);
+  let bB = baseB(b);
+  for (var k = lid; k < p.K; k += SK_WG) {
+#if A_NORM
+    let g = loadNorm(k);
+#endif
+#for c in 0..4
+    let vw{{c}} = loadB(idxB(bB, k, min(n0 + {{c}}u, p.N - 1u)));
+#endfor
+#for r in 0..SK_ROWS
+#if A_NORM
+    let rx{{r}} = loadA(idxA(bA, min(m0 + {{r}}u, p.M - 1u), k));
+    ss{{r}} += rx{{r}} * rx{{r}};
+    let vx{{r}} = rx{{r}} * g;
+#else
+    let vx{{r}} = loadA(idxA(bA, min(m0 + {{r}}u, p.M - 1u), k));
+#endif
+#for c in 0..4
+    acc{{r}}_{{c}} += vx{{r}} * vw{{c}};
+#endfor
+#endfor
+  }
+#endif
+  // Value r·4 + c is C[m0 + r, n0 + c]; value SK_ROWS·4 + r is row r's Σ A² (A_NORM).
+#if SUBGROUP
+#for r in 0..SK_ROWS
+#for c in 0..4
+  let t{{r}}_{{c}} = subgroupAdd(acc{{r}}_{{c}});
+#endfor
+#if A_NORM
+  let tss{{r}} = subgroupAdd(ss{{r}});
+#endif
+#endfor
+  if (sid == 0u) {
+    let at = atomicAdd(&skSlotsUsed, 1u) * SK_VALUES;
+#for r in 0..SK_ROWS
+#for c in 0..4
+    skPartial[at + {{r}}u * 4u + {{c}}u] = t{{r}}_{{c}};
+#endfor
+#if A_NORM
+    skPartial[at + SK_ROWS_U * 4u + {{r}}u] = tss{{r}};
+#endif
+#endfor
+  }
+  workgroupBarrier();
+  let slots = atomicLoad(&skSlotsUsed);
+#else
+  let at = lid * SK_VALUES;
+#for r in 0..SK_ROWS
+#for c in 0..4
+  skPartial[at + {{r}}u * 4u + {{c}}u] = acc{{r}}_{{c}};
+#endfor
+#if A_NORM
+  skPartial[at + SK_ROWS_U * 4u + {{r}}u] = ss{{r}};
+#endif
+#endfor
+  for (var stride = SK_WG / 2u; stride > 0u; stride /= 2u) {
+    workgroupBarrier();
+    if (lid < stride) {
+      for (var v = 0u; v < SK_VALUES; v++) { skPartial[lid * SK_VALUES + v] += skPartial[(lid + stride) * SK_VALUES + v]; }
+    }
+  }
+  workgroupBarrier();
+  let slots = 1u;
+#endif
+  // One invocation per output: C[m0 + lid / 4, n0 + lid % 4].
+  let r = lid / 4u;
+  let m = m0 + r;
+  let n = n0 + (lid & 3u);
+  if (lid < SK_ROWS_U * 4u && m < p.M && n < p.N) {
+    var total = 0.0;
+    var ss = 0.0;
+    for (var s = 0u; s < slots; s++) {
+      total += skPartial[s * SK_VALUES + lid];
+#if A_NORM
+      ss += skPartial[s * SK_VALUES + SK_ROWS_U * 4u + r];
+#endif
+    }
+    storeOne(b, m, n, total * rowScale(ss));
+  }
+}
+#endif

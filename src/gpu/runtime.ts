@@ -46,10 +46,17 @@ export interface RuntimeOptions {
 /** Work recorded since the runtime started (see Runtime.counters): what the benchmarks report per phase. */
 export interface RuntimeCounters {
   dispatches: number;
+  /** Workgroups those dispatches launch: how much of a GPU's compute units a step can occupy. */
+  workgroups: number;
   /** Reads back to the host. */
   readbacks: number;
   /** Floating-point operations of the matmuls recorded (2·M·N·K each). */
   matmulFlops: number;
+  /**
+   * Bytes of the matmuls' B operands (a linear layer's weight) their kernels request: B once
+   * per tile row of op(A) (at one row, each weight once), whatever caches then serve.
+   */
+  matmulWeightBytes: number;
   /** Command buffers submitted to the queue. */
   submits: number;
   /** Bind groups created (a dispatch whose bindings were seen before reuses its bind group). */
@@ -109,7 +116,7 @@ export class Runtime {
   /** > 0 inside trace(): dispatches, copies and writes are dropped. */
   private tracing = 0;
   /** Running totals of the work recorded; a copy is a snapshot. */
-  readonly counters: RuntimeCounters = { dispatches: 0, readbacks: 0, matmulFlops: 0, submits: 0, bindGroups: 0, hostWaits: 0 };
+  readonly counters: RuntimeCounters = { dispatches: 0, workgroups: 0, readbacks: 0, matmulFlops: 0, matmulWeightBytes: 0, submits: 0, bindGroups: 0, hostWaits: 0 };
 
   /**
    * Row-wise kernels should give each invocation a whole row instead of sharing rows across
@@ -260,6 +267,7 @@ export class Runtime {
     }
     this.commands.push({ kind: 'dispatch', d, paramBytes: d.params.bytes() });
     this.counters.dispatches++;
+    this.counters.workgroups += d.workgroups.reduce<number>((n, w) => n * (w ?? 1), 1);
     // A query set holds at most 4096 timestamps: two per profiled dispatch.
     if (this.profiler && this.commands.length >= MAX_PROFILED_DISPATCHES) this.submit();
   }

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { matmulRef } from '../reference';
 import { assertClose, freshSeed, poisoned, rng, testRuntime, uniform, uploadHalf } from '../testing';
 import { view } from '../tensor';
-import { MATMUL_VARIANTS, matmul, matmulTuner, shapeClass, type MatmulVariant } from './matmul';
+import type { OptionalFeature } from '../device';
+import { MATMUL_VARIANTS, matmul, matmulTuner, shapeClass, untunedVariant, type MatmulVariant } from './matmul';
 
 interface Case {
   batch: number;
@@ -73,7 +74,7 @@ async function check(variant: MatmulVariant, shape: Case, subgroupMatmul = true)
   let bT, biasT, normT;
   if (c.half) {
     // vec4 loads need B on a 4-element boundary; the scalar paths get an odd one.
-    const half = uploadHalf(rt, b, bShape, variant === 'reg-vec4' || variant === 'gemv' ? 4 : 3);
+    const half = uploadHalf(rt, b, bShape, ['reg-vec4', 'gemv', 'splitk', 'splitk-sg'].includes(variant) ? 4 : 3);
     [bT, b] = [half.tensor, half.values];
     if (bias) {
       const h = uploadHalf(rt, bias, [c.N], 1);
@@ -109,6 +110,8 @@ const SUBGROUP_PATHS: Record<MatmulVariant, boolean[]> = {
   'reg-vec4': [true, false],
   tiled: [true],
   gemv: [true],
+  splitk: [true],
+  'splitk-sg': [true],
 };
 
 describe('matmul', () => {
@@ -169,6 +172,34 @@ describe('matmul', () => {
     expect(rt.ctx.subgroupSize).toBe(4);
     expect(rt.subgroupMatmul).toBe(true);
     expect((await testRuntime({ subgroupMatmul: false })).subgroupMatmul).toBe(false);
+  });
+
+  it('runs decode rows split over K on GPUs: N = 896 at one row launches ≥ 100 workgroups (gemv: 4)', async () => {
+    const rt = await testRuntime();
+    const gpu = { adapter: { ...rt.ctx.adapter, architecture: 'ampere' }, features: new Set<OptionalFeature>(['subgroups']) };
+    const swiftshader = { ...gpu, adapter: { ...gpu.adapter, architecture: 'swiftshader' } };
+    const shape = { batch: 1, M: 1, N: 896, K: 896, transA: false, transB: true };
+    expect(untunedVariant(shape, gpu)).toBe('splitk-sg');
+    expect(untunedVariant({ ...shape, M: 8 }, { ...gpu, features: new Set() })).toBe('splitk');
+    expect(untunedVariant({ ...shape, M: 9 }, gpu)).toBe('tiled');
+    expect(untunedVariant(shape, swiftshader)).toBe('gemv');
+    const seed = freshSeed();
+    const r = rng(seed);
+    const x = uniform(shape.K, r);
+    const w = uploadHalf(rt, uniform(shape.N * shape.K, r), [shape.N, shape.K]);
+    const xT = rt.upload(x, [1, shape.K]);
+    const ref = matmulRef({ a: x, b: w.values, ...shape });
+    const launched: Partial<Record<MatmulVariant, number>> = {};
+    for (const variant of ['splitk', 'splitk-sg', 'gemv'] as const) {
+      const out = poisoned(rt, [1, shape.N]);
+      const before = rt.counters.workgroups;
+      matmul(rt, { a: xT, b: w.tensor, out, transB: true, variant });
+      launched[variant] = rt.counters.workgroups - before;
+      assertClose(`${variant} 1×896×896, f16 weights, seed ${seed}`, await rt.read(out), ref, shape.N);
+      rt.release(out);
+    }
+    expect(launched).toEqual({ splitk: 224, 'splitk-sg': 224, gemv: 4 });
+    rt.release(xT, w.tensor);
   });
 
   it('respects tensor offsets (views into one buffer)', async () => {
@@ -234,6 +265,8 @@ describe('matmul', () => {
     for (const t of Object.values(times)) expect(t).toBeGreaterThan(0);
     const decode = await tuner.tune({ batch: 1, M: 4, N: 64, K: 64, transA: false, transB: true }, 1);
     expect(decode.gemv).toBeGreaterThan(0);
+    expect(decode.splitk).toBeGreaterThan(0);
+    expect(decode['splitk-sg'] !== undefined).toBe(rt.ctx.features.has('subgroups'));
     // reg-vec4 is timed only where it can run.
     expect(Object.keys(await tuner.tune({ batch: 1, M: 30, N: 64, K: 64, transA: false, transB: false }, 1))).not.toContain('reg-vec4');
     const winner = Object.entries(times).sort((x, y) => x[1] - y[1])[0]![0];

@@ -1,10 +1,15 @@
+import type { GpuContext } from '../device';
 import type { Runtime } from '../runtime';
 import { Params } from '../params';
+import type { KernelSpec } from '../pipelines';
 import type { Tensor } from '../tensor';
-import { shapeString } from '../tensor';
+import { BYTES_PER_ELEMENT, shapeString } from '../tensor';
 
-/** Kernel variants; see shaders/matmul.wgsl. */
-export const MATMUL_VARIANTS = ['reg', 'reg-wide', 'reg-vec4', 'tiled', 'gemv'] as const;
+/**
+ * Kernel variants; see shaders/matmul.wgsl. splitk-sg reduces with subgroup operations and
+ * exists only where the adapter has them (see availableVariants).
+ */
+export const MATMUL_VARIANTS = ['reg', 'reg-wide', 'reg-vec4', 'tiled', 'gemv', 'splitk', 'splitk-sg'] as const;
 export type MatmulVariant = (typeof MATMUL_VARIANTS)[number];
 
 export interface MatmulArgs {
@@ -100,7 +105,7 @@ const ceil = (x: number, d: number) => Math.ceil(x / d);
 /** Outputs per invocation along each axis in matmul_reg. */
 const REG_TILE = 8;
 
-function plan(variant: MatmulVariant, g: Geometry, subgroups: boolean, args: MatmulArgs) {
+function plan(variant: MatmulVariant, g: Geometry, subgroups: boolean, args: MatmulArgs): { kernel: KernelSpec; workgroups: readonly [number, number, number] } {
   const defines = {
     TRANS_A: g.transA,
     TRANS_B: g.transB,
@@ -132,13 +137,42 @@ function plan(variant: MatmulVariant, g: Geometry, subgroups: boolean, args: Mat
       };
     case 'gemv': {
       // x·Wᵀ with rows of A and B that start on 16 bytes reads vec4s along K, 4×4 outputs per invocation.
-      const vec4 = g.transB && !g.transA && [g.K, args.a.offset, args.b.offset, g.strideA, g.strideB].every((x) => x % 4 === 0);
+      const vec4 = rowsVec4(g, args);
       return {
         kernel: { shader: 'matmul', entry: 'matmul_gemv', defines: { ...defines, VEC4: vec4 }, constants: { WG_X: 64, WG_Y: 1 } },
         workgroups: [ceil(g.N, vec4 ? 256 : 64), ceil(g.M, 4), g.batch] as const,
       };
     }
+    case 'splitk':
+    case 'splitk-sg': {
+      // A workgroup per SPLITK_COLS columns × `rows` rows (the next power of two of M, at most 8).
+      const rows = Math.min(8, 2 ** Math.ceil(Math.log2(g.M)));
+      const subgroup = variant === 'splitk-sg';
+      return {
+        kernel: {
+          shader: 'matmul',
+          entry: 'matmul_splitk',
+          defines: { ...defines, VEC4: rowsVec4(g, args), SUBGROUP: subgroup, SK_ROWS: rows },
+          constants: {
+            SK_ROWS_U: rows,
+            SK_VALUES: rows * SPLITK_COLS + (args.norm ? rows : 0),
+            // Subgroups have at least 4 invocations: at most 16 of them in a workgroup of 64.
+            SK_SLOTS: subgroup ? SPLITK_WG / 4 : SPLITK_WG,
+          },
+        },
+        workgroups: [ceil(g.N, SPLITK_COLS), ceil(g.M, rows), g.batch] as const,
+      };
+    }
   }
+}
+
+/** Output columns per workgroup of matmul_splitk, and its invocations (SK_WG). */
+export const SPLITK_COLS = 4;
+const SPLITK_WG = 64;
+
+/** x·Wᵀ whose rows of A and B all start on 16 bytes: the decode kernels read them as vec4s along K. */
+function rowsVec4(g: Geometry, args: MatmulArgs): boolean {
+  return g.transB && !g.transA && [g.K, args.a.offset, args.b.offset, g.strideA, g.strideB].every((x) => x % 4 === 0);
 }
 
 /** Whether A and B can be read as vec4: every row, column group and batch starts on 16 bytes. */
@@ -181,6 +215,14 @@ export function matmul(rt: Runtime, args: MatmulArgs): Tensor {
     }
     variant = 'reg';
   }
+  if (variant === 'splitk-sg' && !rt.ctx.features.has('subgroups')) {
+    throw new Error('matmul variant splitk-sg needs an adapter with subgroups');
+  }
+  // Past the 65,535 column groups of one dispatch dimension (a vocabulary over 262,140), a
+  // chosen split-K runs as gemv; a forced one is refused by the dispatch.
+  if (variant.startsWith('splitk') && !args.variant && Math.ceil(g.N / SPLITK_COLS) > rt.ctx.limits.maxComputeWorkgroupsPerDimension) {
+    variant = 'gemv';
+  }
   const { kernel, workgroups } = plan(variant, g, rt.subgroupMatmul, args);
   const params = new Params()
     .u32(g.M, g.N, g.K, g.batch)
@@ -190,7 +232,10 @@ export function matmul(rt: Runtime, args: MatmulArgs): Tensor {
     .u32(g.ldA, g.upA)
     .f32(norm?.eps ?? 0)
     .u32(norm?.weight.offset ?? 0, 0, 0);
-  if (!rt.isTracing) rt.counters.matmulFlops += 2 * g.batch * g.M * g.N * g.K;
+  if (!rt.isTracing) {
+    rt.counters.matmulFlops += 2 * g.batch * g.M * g.N * g.K;
+    rt.counters.matmulWeightBytes += (g.strideB ? g.batch : 1) * g.K * g.N * BYTES_PER_ELEMENT[args.b.dtype] * workgroups[1];
+  }
   rt.dispatch({
     kernel,
     params,
@@ -207,7 +252,21 @@ export function shapeClass(s: MatmulShape): string {
   return `${s.transA ? 'T' : 'N'}${s.transB ? 'T' : 'N'}|m${b(s.M)}|n${b(s.N)}|k${b(s.K)}`;
 }
 
-const CACHE_VERSION = 'matmul-autotune:v4';
+/** The variant a shape runs before its class is tuned, on an adapter described by `ctx`. */
+export function untunedVariant(s: MatmulShape, ctx: Pick<GpuContext, 'adapter' | 'features'>): MatmulVariant {
+  const swiftshader = ctx.adapter.architecture === 'swiftshader';
+  if (s.M <= 8) {
+    // Decode steps of a few rows. On SwiftShader the vec4 gemv measured 1.5–8× faster than the
+    // register-tiled kernels at M ≤ 8. A GPU needs the weights streamed by every compute unit:
+    // split-K spreads each column's K over a workgroup (N = 896: 224 workgroups, gemv's 4).
+    if (swiftshader) return 'gemv';
+    return ctx.features.has('subgroups') ? 'splitk-sg' : 'splitk';
+  }
+  return swiftshader ? 'reg' : 'tiled';
+}
+
+// v5: the split-K decode variants, timed against gemv where decode shapes were tuned before.
+const CACHE_VERSION = 'matmul-autotune:v5';
 
 /**
  * Measures the variants once per adapter and shape class and remembers the fastest in the
@@ -249,9 +308,7 @@ export class MatmulTuner {
     if (!this.pending.has(key)) {
       this.pending.set(key, { batch: s.batch, M: s.M, N: s.N, K: s.K, transA: s.transA, transB: s.transB });
     }
-    // Decode steps of a few rows: the vec4 gemv measured 1.5–8× faster than the register-tiled kernels at M ≤ 8 on SwiftShader.
-    if (s.M <= 8) return 'gemv';
-    return this.rt.ctx.adapter.architecture === 'swiftshader' ? 'reg' : 'tiled';
+    return untunedVariant(s, this.rt.ctx);
   }
 
   /**
@@ -289,7 +346,7 @@ export class MatmulTuner {
     const out = rt.empty([s.batch, s.M, s.N]);
     const times: Partial<Record<MatmulVariant, number>> = {};
     try {
-      for (const variant of tuneCandidates(s)) {
+      for (const variant of tuneCandidates(s, rt.ctx.features.has('subgroups'))) {
         const once = async () => {
           const t0 = performance.now();
           matmul(rt, { a, b, out, transA: s.transA, transB: s.transB, variant });
@@ -320,14 +377,20 @@ export class MatmulTuner {
 }
 
 /**
- * The variants worth timing for a shape: gemv (one output column per invocation) only for
- * decode-sized M, where it can win (on larger M it is many times slower and timing it would
- * only lengthen tuning); reg-vec4 only where M, N and K are multiples of 4.
+ * The variants worth timing for a shape: the decode variants only for decode-sized M, where
+ * they can win; reg-vec4 only where M, N and K are multiples of 4; splitk-sg where the
+ * adapter has subgroups.
  */
-function tuneCandidates(s: MatmulShape): MatmulVariant[] {
+function tuneCandidates(s: MatmulShape, subgroups: boolean): MatmulVariant[] {
   const aligned = s.M % 4 === 0 && s.N % 4 === 0 && s.K % 4 === 0;
-  return MATMUL_VARIANTS.filter((v) => (v !== 'gemv' || s.M <= 16) && (v !== 'reg-vec4' || aligned));
+  const decode = s.M <= 16;
+  return MATMUL_VARIANTS.filter(
+    (v) => (decode || !DECODE_VARIANTS.includes(v)) && (v !== 'reg-vec4' || aligned) && (v !== 'splitk-sg' || subgroups),
+  );
 }
+
+/** Variants for a few rows only: on larger M they are many times slower, and timing them would only lengthen tuning. */
+const DECODE_VARIANTS: readonly MatmulVariant[] = ['gemv', 'splitk', 'splitk-sg'];
 
 const tuners = new WeakMap<Runtime, MatmulTuner>();
 
