@@ -5,18 +5,27 @@
 // Row i of a decode step is the one new token of sequence table[offRows + i], at slot p.slot.
 // Finished sequences have no row: the batch is compacted, while their cache stays in place.
 //
-// decode_attention: one new query per row against its sequence's cache slots
-//                   start..p.slot (start = table[offStarts + i], the first real token of a
-//                   left-padded prompt), online softmax; one invocation per (row, head),
-//                   query head h reading kv head h / (heads / kvHeads).
-// HD4 (= ceil(hd / 4)) unrolls the head vectors into vec4 registers (SwiftShader keeps
-// arrays in memory); lanes past hd in the last vec4 load as zero and are never stored.
+// One new query per row against its sequence's cache slots start..p.slot (start =
+// table[offStarts + i], the first real token of a left-padded prompt); query head h reads kv
+// head h / (heads / kvHeads). Two ways (src/model/kernels/kvcache.ts picks by adapter):
+//
+// decode_attention: one invocation per (row, head) walks every slot, online softmax (on
+//                   SwiftShader, where a barrier costs a switch per invocation). HD4 (=
+//                   ceil(hd / 4)) unrolls the head vectors into vec4 registers (SwiftShader
+//                   keeps arrays in memory); lanes past hd in the last vec4 load as zero.
+// decode_attention_split + decode_attention_combine (flash-decoding, for GPUs): the slots
+//                   are cut into `splits` chunks of `chunk`; a workgroup per (chunk, kv head,
+//                   row) scores its slots against all the query heads of that kv head (each K
+//                   and V row loaded once for the group), and writes each head's max, sum
+//                   and unnormalised weighted V; the combine rescales the chunks to their
+//                   common max. With one chunk the split kernel writes O itself.
 
 struct Params {
   rows: u32, kvd: u32, T: u32, B: u32,
   offQKV: u32, stride: u32, slot: u32, offRows: u32,
   offStarts: u32, heads: u32, kvHeads: u32, hd: u32,
-  offO: u32, scale: f32, offCache: u32, _pad0: u32,
+  offO: u32, scale: f32, offCache: u32, chunk: u32,
+  splits: u32, _pad0: u32, _pad1: u32, _pad2: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -81,4 +90,107 @@ fn decode_attention(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgrou
 #for d in 0..HD4
   for (var c = 0u; c < min(p.hd - {{d}}u * 4u, 4u); c++) { O[oBase + {{d}}u * 4u + c] = acc{{d}}[c] * inv; }
 #endfor
+}
+
+// Partial results of the chunks: weighted V [rows, heads, splits, hd], then (max, sum)
+// [rows, heads, splits, 2].
+@group(0) @binding(5) var<storage, read_write> part: array<f32>;
+
+const LOWEST = bitcast<f32>(0xff7fffffu);
+const ATT_WG = 64u;
+// Scores of a chunk for the query heads of one kv head, [chunk, group]: chunk · group ≤ this
+// (src/model/kernels/kvcache.ts sizes the chunks), 8 KiB of workgroup memory.
+const ATT_SCORES = 2048u;
+var<workgroup> scores: array<f32, ATT_SCORES>;
+// Per query head of the group (at most ATT_WG): its max and sum of exp over the chunk.
+var<workgroup> headMax: array<f32, ATT_WG>;
+var<workgroup> headSum: array<f32, ATT_WG>;
+
+fn partML(i: u32, h: u32, s: u32) -> u32 {
+  return p.rows * p.heads * p.splits * p.hd + ((i * p.heads + h) * p.splits + s) * 2u;
+}
+
+@compute @workgroup_size(ATT_WG)
+fn decode_attention_split(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  let s = wid.x;
+  let g = wid.y;
+  let i = wid.z;
+  let group = p.heads / p.kvHeads;
+  let b = table[p.offRows + i];
+  let start = table[p.offStarts + i];
+  // This chunk's live slots: [lo, lo + n).
+  let lo = max(start, s * p.chunk);
+  let hi = min(p.slot + 1u, (s + 1u) * p.chunk);
+  let n = select(0u, hi - lo, hi > lo);
+  let kRow = p.offCache + (b * p.T + lo) * p.kvd + g * p.hd;
+  let vRow = kRow + p.B * p.T * p.kvd;
+  let qRow = p.offQKV + i * p.stride + g * group * p.hd;
+  // Score e = j·group + h: the heads sharing a K row are neighbouring invocations, so each
+  // row is fetched once for them all.
+  for (var e = lid; e < n * group; e += ATT_WG) {
+    let j = e / group;
+    let h = e - j * group;
+    let k = kRow + j * p.kvd;
+    let q = qRow + h * p.hd;
+    var qk = 0.0;
+    for (var d = 0u; d < p.hd; d++) { qk += QKV[q + d] * cache[k + d]; }
+    scores[e] = qk * p.scale;
+  }
+  workgroupBarrier();
+  if (lid < group) {
+    var m = LOWEST;
+    for (var j = 0u; j < n; j++) { m = max(m, scores[j * group + lid]); }
+    var l = 0.0;
+    for (var j = 0u; j < n; j++) {
+      let w = exp(scores[j * group + lid] - m);
+      scores[j * group + lid] = w;
+      l += w;
+    }
+    headMax[lid] = m;
+    headSum[lid] = l;
+  }
+  workgroupBarrier();
+  // Output o = h·hd + d: the hd invocations of a head read a V row's consecutive values.
+  for (var o = lid; o < group * p.hd; o += ATT_WG) {
+    let h = o / p.hd;
+    let d = o - h * p.hd;
+    var acc = 0.0;
+    for (var j = 0u; j < n; j++) { acc += scores[j * group + h] * cache[vRow + j * p.kvd + d]; }
+    let hq = g * group + h;
+    if (p.splits == 1u) {
+      let l = headSum[h];
+      O[p.offO + (i * p.heads + hq) * p.hd + d] = acc * select(0.0, 1.0 / l, l > 0.0);
+    } else {
+      part[((i * p.heads + hq) * p.splits + s) * p.hd + d] = acc;
+    }
+  }
+  if (p.splits > 1u && lid < group) {
+    let at = partML(i, g * group + lid, s);
+    part[at] = headMax[lid];
+    part[at + 1u] = headSum[lid];
+  }
+}
+
+// One invocation per output value (row, head, d): the chunks rescaled to their common max.
+@compute @workgroup_size(64)
+fn decode_attention_combine(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                            @builtin(local_invocation_id) lid: vec3<u32>) {
+  let idx = gridIndex(wid, nwg, lid, 64u);
+  if (idx >= p.rows * p.heads * p.hd) { return; }
+  let ih = idx / p.hd;
+  let d = idx - ih * p.hd;
+  let i = ih / p.heads;
+  let h = ih - i * p.heads;
+  var m = LOWEST;
+  for (var s = 0u; s < p.splits; s++) { m = max(m, part[partML(i, h, s)]); }
+  var l = 0.0;
+  var acc = 0.0;
+  for (var s = 0u; s < p.splits; s++) {
+    let at = partML(i, h, s);
+    // A chunk with no live slot has sum 0 and adds nothing.
+    let w = exp(part[at] - m);
+    l += part[at + 1u] * w;
+    acc += part[(ih * p.splits + s) * p.hd + d] * w;
+  }
+  O[p.offO + ih * p.hd + d] = acc * select(0.0, 1.0 / l, l > 0.0);
 }

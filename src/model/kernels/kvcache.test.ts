@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { assertClose, freshSeed, poisoned, rng, testRuntime, uniform } from '../../gpu/testing';
 import { view, type Tensor } from '../../gpu/tensor';
 import type { Runtime } from '../../gpu/runtime';
-import { decodeAttention, kvLayerSize, ropeKvStore, type KvLayout } from './kvcache';
+import { attentionSplits, decodeAttention, kvLayerSize, ropeKvStore, type KvLayout } from './kvcache';
 import { rope, ropeTables, type RopeTables } from './rope';
 
 /** Rotary tables of one position, 0, where the rotation is exactly the identity. */
@@ -12,80 +12,111 @@ function identityRope(rt: Runtime, hd: number): RopeTables {
 }
 
 describe('kv cache', () => {
+  // Serial: one invocation per (row, head), SwiftShader's; flash-decoding otherwise. P = 7 is one
+  // chunk (the split kernel writes O); P = 90 cuts the slots into chunks, the first two empty
+  // for the row whose prompt starts at 40.
   it.each([
-    ['head_dim 8, GQA', 8, 4, 2],
-    ['head_dim 6 (not a multiple of 4), MHA', 6, 3, 3],
-    ['head_dim 32, GQA 4:1', 32, 4, 1],
-  ])('stores prefill and decode rows, and decode attention reads only the live slots (%s)', async (_, hd, heads, kvHeads) => {
-    const rt = await testRuntime();
-    const seed = freshSeed();
-    const r = rng(seed);
-    const B = 3;
-    const T = 11;
-    const P = 7;
-    const layout: KvLayout = { B, T, kvHeads, hd };
-    const qd = heads * hd;
-    const kvd = kvHeads * hd;
-    const S = qd + 2 * kvd;
-    // Never-written slots stay NaN: any read of one shows in the output.
-    const cache = poisoned(rt, [kvLayerSize(layout)]);
-    const pre = uniform(B * P * S, r);
-    const tPre = rt.upload(pre, [B * P, S]);
-    // Stored at position 0, where the rotation is exactly the identity (cos 1, sin 0): the cache holds k and v as given.
-    const tables = identityRope(rt, hd);
-    const zeros = rt.upload(new Uint32Array(B * P), [B * P], 'u32');
-    ropeKvStore(rt, layout, cache, { qkv: tPre, stride: S, colK: qd, n: B * P }, { seqLen: P }, heads, zeros, tables);
-    // A decode step of two of the three sequences, in a compacted order, at slot P.
-    const rows = [2, 0];
-    const starts = [3, 1];
-    const n = rows.length;
-    const dec = uniform(n * S, r);
-    const tDec = rt.upload(dec, [n, S]);
-    const table = rt.upload(Uint32Array.from([...rows, ...starts]), [2 * n], 'u32');
-    const where = { rows: view(table, [n], 0), starts: view(table, [n], n), slot: P };
-    const f = { qkv: tDec, stride: S, colK: qd, n };
-    ropeKvStore(rt, layout, cache, f, where, heads, view(zeros, [n]), tables);
-    const o = poisoned(rt, [n, qd]);
-    decodeAttention(rt, layout, cache, f, where, heads, o);
-
-    // Reference: the cache as it should be, and attention over each row's live slots in float64.
-    const kv = (b: number, slot: number, which: 0 | 1): number[] => {
-      const decodeRow = rows.indexOf(b);
-      const src = slot < P ? pre.subarray((b * P + slot) * S, (b * P + slot + 1) * S) : dec.subarray(decodeRow * S, (decodeRow + 1) * S);
-      return Array.from(src.subarray(qd + which * kvd, qd + (which + 1) * kvd));
-    };
-    const got = await rt.read(cache);
-    for (let b = 0; b < B; b++) {
-      for (let slot = 0; slot < T; slot++) {
-        const written = slot < P || (slot === P && rows.includes(b));
-        for (const which of [0, 1] as const) {
-          const at = which * B * T * kvd + (b * T + slot) * kvd;
-          const cell = Array.from(got.subarray(at, at + kvd));
-          if (written) expect(cell, `seed ${seed}: b ${b} slot ${slot}`).toEqual(kv(b, slot, which).map(Math.fround));
-          else expect(cell.every(Number.isNaN), `seed ${seed}: b ${b} slot ${slot} written`).toBe(true);
-        }
-      }
-    }
-    const ref = new Float64Array(n * qd);
-    rows.forEach((b, i) => {
-      for (let h = 0; h < heads; h++) {
-        const g = Math.floor(h / (heads / kvHeads));
-        const q = dec.subarray(i * S + h * hd, i * S + (h + 1) * hd);
-        const slots = Array.from({ length: P + 1 - starts[i]! }, (_, j) => starts[i]! + j);
-        const scores = slots.map((s) => kv(b, s, 0).slice(g * hd, (g + 1) * hd).reduce((a, k, d) => a + k * q[d]!, 0) / Math.sqrt(hd));
-        const m = Math.max(...scores);
-        const w = scores.map((x) => Math.exp(x - m));
-        const z = w.reduce((a, x) => a + x, 0);
-        slots.forEach((s, j) => {
-          const v = kv(b, s, 1).slice(g * hd, (g + 1) * hd);
-          for (let d = 0; d < hd; d++) ref[i * qd + h * hd + d]! += (w[j]! / z) * v[d]!;
-        });
-      }
-    });
-    assertClose(`decode attention, seed ${seed}`, await rt.read(o), ref, hd, 1e-5);
-    rt.release(cache, tPre, tDec, table, o, zeros, tables.cos, tables.sin);
+    ['head_dim 8, GQA', 8, 4, 2, 7, [3, 1]],
+    ['head_dim 6 (not a multiple of 4), MHA', 6, 3, 3, 7, [3, 1]],
+    ['head_dim 32, GQA 4:1', 32, 4, 1, 7, [3, 1]],
+    ['head_dim 8, GQA, 91 slots', 8, 4, 2, 90, [3, 40]],
+    ['head_dim 6, MHA, 91 slots', 6, 3, 3, 90, [40, 0]],
+    ['Qwen2.5-0.5B heads (14 over 2 kv heads, head_dim 64), 91 slots', 64, 14, 2, 90, [3, 40]],
+  ] as const)('stores prefill and decode rows, and decode attention reads only the live slots (%s)', async (_, hd, heads, kvHeads, P, starts) => {
+    for (const serialRows of [true, false]) await storeAndAttend(await testRuntime({ serialRows }), hd, heads, kvHeads, P, starts);
   });
 
+  it('flash-decoding launches a workgroup per chunk, kv head and row, then one invocation per output to combine them', async () => {
+    const rt = await testRuntime({ serialRows: false });
+    // Qwen2.5-0.5B's attention: 14 query heads over 2 kv heads of 64, one row, 300 slots.
+    const layout: KvLayout = { B: 1, T: 512, kvHeads: 2, hd: 64 };
+    const { splits, chunk } = attentionSplits(layout, 1, 14, 299);
+    expect(chunk).toBeGreaterThanOrEqual(16);
+    expect(splits * chunk).toBeGreaterThanOrEqual(300);
+    expect(splits).toBeGreaterThanOrEqual(Math.floor(300 / 16));
+    const cache = rt.empty([kvLayerSize(layout)]);
+    const qkv = rt.empty([1, 18 * 64]);
+    const table = rt.upload(Uint32Array.from([0, 0]), [2], 'u32');
+    const o = rt.empty([1, 14 * 64]);
+    const before = { ...rt.counters };
+    decodeAttention(rt, layout, cache, { qkv, stride: 18 * 64, colK: 14 * 64, n: 1 }, { rows: view(table, [1]), starts: view(table, [1], 1), slot: 299 }, 14, o);
+    expect(rt.counters.dispatches - before.dispatches).toBe(2);
+    expect(rt.counters.workgroups - before.workgroups).toBe(splits * 2 + (14 * 64) / 64);
+    // A short context is one chunk: one dispatch, as many workgroups as kv heads.
+    expect(attentionSplits(layout, 1, 14, 10)).toEqual({ splits: 1, chunk: 11 });
+    await rt.sync();
+    rt.release(cache, qkv, table, o);
+  });
+});
+
+async function storeAndAttend(rt: Runtime, hd: number, heads: number, kvHeads: number, P: number, starts: readonly number[]): Promise<void> {
+  const seed = freshSeed();
+  const r = rng(seed);
+  const B = 3;
+  const T = P + 4;
+  const layout: KvLayout = { B, T, kvHeads, hd };
+  const qd = heads * hd;
+  const kvd = kvHeads * hd;
+  const S = qd + 2 * kvd;
+  // Never-written slots stay NaN: any read of one shows in the output.
+  const cache = poisoned(rt, [kvLayerSize(layout)]);
+  const pre = uniform(B * P * S, r);
+  const tPre = rt.upload(pre, [B * P, S]);
+  // Stored at position 0, where the rotation is exactly the identity (cos 1, sin 0): the cache holds k and v as given.
+  const tables = identityRope(rt, hd);
+  const zeros = rt.upload(new Uint32Array(B * P), [B * P], 'u32');
+  ropeKvStore(rt, layout, cache, { qkv: tPre, stride: S, colK: qd, n: B * P }, { seqLen: P }, heads, zeros, tables);
+  // A decode step of two of the three sequences, in a compacted order, at slot P.
+  const rows = [2, 0];
+  const n = rows.length;
+  const dec = uniform(n * S, r);
+  const tDec = rt.upload(dec, [n, S]);
+  const table = rt.upload(Uint32Array.from([...rows, ...starts]), [2 * n], 'u32');
+  const where = { rows: view(table, [n], 0), starts: view(table, [n], n), slot: P };
+  const f = { qkv: tDec, stride: S, colK: qd, n };
+  ropeKvStore(rt, layout, cache, f, where, heads, view(zeros, [n]), tables);
+  const o = poisoned(rt, [n, qd]);
+  decodeAttention(rt, layout, cache, f, where, heads, o);
+
+  // Reference: the cache as it should be, and attention over each row's live slots in float64.
+  const kv = (b: number, slot: number, which: 0 | 1): number[] => {
+    const decodeRow = rows.indexOf(b);
+    const src = slot < P ? pre.subarray((b * P + slot) * S, (b * P + slot + 1) * S) : dec.subarray(decodeRow * S, (decodeRow + 1) * S);
+    return Array.from(src.subarray(qd + which * kvd, qd + (which + 1) * kvd));
+  };
+  const got = await rt.read(cache);
+  for (let b = 0; b < B; b++) {
+    for (let slot = 0; slot < T; slot++) {
+      const written = slot < P || (slot === P && rows.includes(b));
+      for (const which of [0, 1] as const) {
+        const at = which * B * T * kvd + (b * T + slot) * kvd;
+        const cell = Array.from(got.subarray(at, at + kvd));
+        if (written) expect(cell, `seed ${seed}: b ${b} slot ${slot}`).toEqual(kv(b, slot, which).map(Math.fround));
+        else expect(cell.every(Number.isNaN), `seed ${seed}: b ${b} slot ${slot} written`).toBe(true);
+      }
+    }
+  }
+  const ref = new Float64Array(n * qd);
+  rows.forEach((b, i) => {
+    for (let h = 0; h < heads; h++) {
+      const g = Math.floor(h / (heads / kvHeads));
+      const q = dec.subarray(i * S + h * hd, i * S + (h + 1) * hd);
+      const slots = Array.from({ length: P + 1 - starts[i]! }, (_, j) => starts[i]! + j);
+      const scores = slots.map((s) => kv(b, s, 0).slice(g * hd, (g + 1) * hd).reduce((a, k, d) => a + k * q[d]!, 0) / Math.sqrt(hd));
+      const m = Math.max(...scores);
+      const w = scores.map((x) => Math.exp(x - m));
+      const z = w.reduce((a, x) => a + x, 0);
+      slots.forEach((s, j) => {
+        const v = kv(b, s, 1).slice(g * hd, (g + 1) * hd);
+        for (let d = 0; d < hd; d++) ref[i * qd + h * hd + d]! += (w[j]! / z) * v[d]!;
+      });
+    }
+  });
+  assertClose(`decode attention (${rt.serialRows ? 'serial' : 'flash-decoding'}), seed ${seed}`, await rt.read(o), ref, hd, 1e-5);
+  rt.release(cache, tPre, tDec, table, o, zeros, tables.cos, tables.sin);
+}
+
+describe('kv cache store', () => {
   it.each([
     ['head_dim 8, GQA', 8, 4, 2],
     ['head_dim 6, MHA', 6, 3, 3],

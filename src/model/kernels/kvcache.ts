@@ -75,9 +75,33 @@ export function ropeKvStore(rt: Runtime, l: KvLayout, cache: Tensor, f: Fused, w
   });
 }
 
+/** Slots per chunk at least, in flash-decoding: a workgroup's work worth its launch and combine. */
+const MIN_CHUNK = 16;
+/** Workgroups flash-decoding aims at: a few per compute unit of a large GPU. */
+const TARGET_WORKGROUPS = 256;
+/** Scores a workgroup holds (ATT_SCORES in shaders/kvcache.wgsl): chunk · group ≤ this. */
+const ATT_SCORES = 2048;
+/** Invocations of the split kernel (ATT_WG): the query heads of one kv head are at most this. */
+const ATT_WG = 64;
+
+/**
+ * How flash-decoding cuts the slots 0..slot of a step of `rows` rows: into chunks of at least
+ * MIN_CHUNK slots, as many as fill TARGET_WORKGROUPS workgroups (one per chunk, kv head and
+ * row), each holding its scores for the group's query heads in workgroup memory.
+ */
+export function attentionSplits(l: KvLayout, rows: number, heads: number, slot: number): { splits: number; chunk: number } {
+  const span = slot + 1;
+  const group = heads / l.kvHeads;
+  const wanted = Math.max(1, Math.min(Math.ceil(span / MIN_CHUNK), Math.ceil(TARGET_WORKGROUPS / (rows * l.kvHeads))));
+  const chunk = Math.min(Math.ceil(span / wanted), Math.floor(ATT_SCORES / group));
+  return { splits: Math.ceil(span / chunk), chunk };
+}
+
 /**
  * o[i] = softmax(q_i · K_bᵀ / √hd) V_b over the cached slots of row i's sequence b, for a
- * decode step's rows (q at column 0 of the fused rows; o dense [n, heads·hd]).
+ * decode step's rows (q at column 0 of the fused rows; o dense [n, heads·hd]). Where a row's
+ * work goes to one invocation (SwiftShader, see Runtime.serialRows) one invocation per (row,
+ * head) walks the slots; elsewhere flash-decoding splits them over workgroups.
  */
 export function decodeAttention(
   rt: Runtime,
@@ -91,19 +115,44 @@ export function decodeAttention(
   checkCache(l, cache);
   checkSlots(l, f, where);
   if (heads % l.kvHeads !== 0) throw new Error('decode attention: heads must be a multiple of kv heads');
+  if (heads / l.kvHeads > ATT_WG) throw new Error(`decode attention: ${heads / l.kvHeads} query heads per kv head (at most ${ATT_WG})`);
   if (o.size < f.n * heads * l.hd) throw new Error(`decode attention: output holds ${o.size}, need ${f.n}×${heads * l.hd}`);
+  const { splits, chunk } = rt.serialRows ? { splits: 1, chunk: 0 } : attentionSplits(l, f.n, heads, where.slot);
+  const params = new Params()
+    .u32(f.n, l.kvHeads * l.hd, l.T, l.B)
+    .u32(f.qkv.offset, f.stride, where.slot, where.rows.offset)
+    .u32(where.starts.offset, heads, l.kvHeads, l.hd)
+    .u32(o.offset)
+    .f32(1 / Math.sqrt(l.hd))
+    .u32(cache.offset, chunk, splits, 0, 0, 0);
+  // Head vectors of ceil(hd / 4) vec4s, unrolled in the serial kernel; one module for all three.
+  const kernel = (entry: string) => ({ shader: 'kvcache', entry, defines: { HD4: Math.ceil(l.hd / 4) } });
+  if (rt.serialRows) {
+    rt.dispatch({
+      kernel: kernel('decode_attention'),
+      params,
+      buffers: [f.qkv.buffer, cache.buffer, where.rows.buffer, o.buffer],
+      workgroups: grid(rt, f.n * heads, 64),
+      label: 'decode_attention',
+    });
+    return;
+  }
+  // Partial results of the chunks (see shaders/kvcache.wgsl); none with one chunk.
+  const part = splits > 1 ? rt.empty([f.n * heads * splits * (l.hd + 2)]) : null;
   rt.dispatch({
-    // Head vectors of ceil(hd / 4) vec4s, unrolled.
-    kernel: { shader: 'kvcache', entry: 'decode_attention', defines: { HD4: Math.ceil(l.hd / 4) } },
-    params: new Params()
-      .u32(f.n, l.kvHeads * l.hd, l.T, l.B)
-      .u32(f.qkv.offset, f.stride, where.slot, where.rows.offset)
-      .u32(where.starts.offset, heads, l.kvHeads, l.hd)
-      .u32(o.offset)
-      .f32(1 / Math.sqrt(l.hd))
-      .u32(cache.offset, 0),
-    buffers: [f.qkv.buffer, cache.buffer, where.rows.buffer, o.buffer],
-    workgroups: grid(rt, f.n * heads, 64),
-    label: 'decode_attention',
+    kernel: kernel('decode_attention_split'),
+    params,
+    buffers: [f.qkv.buffer, cache.buffer, where.rows.buffer, o.buffer, part?.buffer ?? rt.placeholder],
+    workgroups: [splits, l.kvHeads, f.n],
+    label: 'decode_attention_split',
   });
+  if (!part) return;
+  rt.dispatch({
+    kernel: kernel('decode_attention_combine'),
+    params,
+    buffers: [null, null, null, o.buffer, part.buffer],
+    workgroups: grid(rt, f.n * heads * l.hd, 64),
+    label: 'decode_attention_combine',
+  });
+  rt.release(part);
 }
