@@ -11,9 +11,13 @@
 // u = hash(seed, stream, step) in [0, 1): a counter-based stream per row, so a row's tokens
 // depend only on the seed, its stream id (its sequence's index in the batch) and the step,
 // not on which other rows are still running.
-// The k-th largest logit and the nucleus threshold are found exactly by bisecting the
-// 32 bits of an order-preserving integer key of the logits: 32 counting passes over the
-// row, no sort.
+// Both thresholds are keys of an order-preserving integer map of the logits. One invocation
+// per row (SERIAL) finds them by bisecting the key's 32 bits: a counting pass per bit, no
+// barrier. A workgroup of 256 per row (GPUs) finds them by radix select, a byte a pass: a
+// histogram of the candidates' next byte in workgroup atomics, whose suffix sums say which
+// byte holds the k-th largest key (counts) or where the mass from the top reaches topP (the
+// probabilities in 2^-31 fixed point, so that the sums are exact and the result
+// deterministic): 4 passes each instead of 32 and 33.
 //
 // Out[row] = (token, log q(token), log p(token)) with q the distribution sampled from and p
 // the model's distribution at the sampling temperature, softmax(z · invTemp) over the whole
@@ -35,21 +39,6 @@ struct Params {
 @group(0) @binding(4) var<storage, read_write> Feed: array<u32>;
 
 #include grid
-#if SERIAL
-const WG = 1u;
-const LOWEST = bitcast<f32>(0xff7fffffu);
-fn reduce(lid: u32, v: f32, isMax: bool) -> f32 { return v; }
-#else
-override WG: u32 = 64u;
-const SCRATCH = 256u;
-#include workgroup_reduce
-fn reduce(lid: u32, v: f32, isMax: bool) -> f32 { return workgroupReduce(lid, WG, v, isMax); }
-
-var<workgroup> prefix: array<f32, SCRATCH>;
-var<workgroup> wgTotal: f32;
-var<workgroup> lastChunk: u32;
-var<workgroup> wgPicked: u32;
-#endif
 
 // Monotone map of floats to u32: a < b  ⇔  key(a) < key(b).
 fn key(z: f32) -> u32 {
@@ -68,32 +57,167 @@ fn uniform01(seed: u32, stream: u32, step: u32) -> f32 {
   return f32(h >> 8u) * (1.0 / 16777216.0);
 }
 
+// The tempered softmax's temperature: τ = 1 when greedy.
+fn tauOf(invTemp: f32) -> f32 { return select(invTemp, 1.0, invTemp == 0.0); }
+
+fn writeOut(row: u32, tok: u32, logq: f32, logp: f32) {
+  let o = p.offOut + row * 3u;
+  Out[o] = tok;
+  Out[o + 1u] = bitcast<u32>(logq);
+  Out[o + 2u] = bitcast<u32>(logp);
+  if (p.feed == 1u) { Feed[p.offFeed + streams[p.offStreams + row]] = tok; }
+}
+
 #if SERIAL
+const LOWEST = bitcast<f32>(0xff7fffffu);
+
 @compute @workgroup_size(64)
-#else
-@compute @workgroup_size(WG)
-#endif
 fn sample(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
           @builtin(local_invocation_id) lid3: vec3<u32>) {
-#if SERIAL
   let row = gridIndex(wid, nwg, lid3, 64u);
-  let lid = 0u;
+  if (row >= p.rows) { return; }
+  let V = p.vocab;
+  let base = p.offZ + row * V;
+
+  var m = LOWEST;
+  for (var c = 0u; c < V; c++) { m = max(m, Z[base + c]); }
+  // The tempered softmax's normaliser: Σ exp((z − m)·τ).
+  let tau = tauOf(p.invTemp);
+  var s = 0.0;
+  for (var c = 0u; c < V; c++) { s += exp((Z[base + c] - m) * tau); }
+  let logNorm = log(s);
+
+  var logq = 0.0;
+  var pick = 0u;
+  if (p.invTemp == 0.0) {
+    // Arg-max: the lowest id wins ties.
+    for (var c = V; c > 0u; c--) {
+      if (Z[base + c - 1u] == m) { pick = c - 1u; }
+    }
+  } else {
+    let t = p.invTemp;
+    // Kept: key(z) ≥ thr. 0 keeps every token.
+    var thr = 0u;
+    if (p.topK > 0u && p.topK < V) {
+      for (var i = 0u; i < 32u; i++) {
+        let trial = thr | (1u << (31u - i));
+        var n = 0u;
+        for (var c = 0u; c < V; c++) { n += select(0u, 1u, key(Z[base + c]) >= trial); }
+        if (n >= p.topK) { thr = trial; }
+      }
+    }
+    if (p.topP < 1.0) {
+      var kept = 0.0;
+      for (var c = 0u; c < V; c++) {
+        let z = Z[base + c];
+        kept += select(0.0, exp((z - m) * t), key(z) >= thr);
+      }
+      let need = p.topP * kept;
+      var cut = 0u;
+      for (var i = 0u; i < 32u; i++) {
+        let trial = max(cut | (1u << (31u - i)), thr);
+        var mass = 0.0;
+        for (var c = 0u; c < V; c++) {
+          let z = Z[base + c];
+          mass += select(0.0, exp((z - m) * t), key(z) >= trial);
+        }
+        if (mass >= need) { cut = cut | (1u << (31u - i)); }
+      }
+      thr = max(thr, cut);
+    }
+    // Inverse CDF in id order.
+    var total = 0.0;
+    for (var c = 0u; c < V; c++) {
+      let z = Z[base + c];
+      total += select(0.0, exp((z - m) * t), key(z) >= thr);
+    }
+    let goal = uniform01(p.seed, streams[p.offStreams + row], p.step) * total;
+    // Rounding can leave the goal past the last kept token: that one is taken then.
+    var acc = 0.0;
+    for (var c = 0u; c < V; c++) {
+      let z = Z[base + c];
+      if (key(z) >= thr) {
+        pick = c;
+        acc += exp((z - m) * t);
+        if (acc > goal) { break; }
+      }
+    }
+    logq = (Z[base + pick] - m) * t - log(total);
+  }
+  writeOut(row, pick, logq, (Z[base + pick] - m) * tau - logNorm);
+}
 #else
+const WG = 256u;
+const SCRATCH = 256u;
+#include workgroup_reduce
+
+// Radix select: the 256 byte values' weights, then their suffix sums.
+var<workgroup> hist: array<atomic<u32>, 256>;
+var<workgroup> suffix: array<u32, 256>;
+var<workgroup> found: vec2<u32>;
+// The inverse CDF: each invocation's chunk sum, then the sum of the chunks before it.
+var<workgroup> before: array<f32, 256>;
+var<workgroup> wgTotal: f32;
+var<workgroup> lastChunk: u32;
+var<workgroup> wgPicked: u32;
+
+// Fills `suffix` with the weights of the row's candidates by the byte of their key at
+// `shift`, summed from the largest byte: suffix[i] = the weight of bytes ≥ 255 − i.
+// Candidates: key ≥ floor, and the key's bits above the byte equal `high`'s. Weight 1
+// (counting), or with scale > 0 the probability exp((z − m)·t) · scale rounded to an integer.
+fn histogram(lid: u32, base: u32, floor: u32, high: u32, shift: u32, m: f32, t: f32, scale: f32) {
+  atomicStore(&hist[lid], 0u);
+  workgroupBarrier();
+  let above = select(0u, 0xffffffffu << (shift + 8u), shift < 24u);
+  for (var c = lid; c < p.vocab; c += WG) {
+    let z = Z[base + c];
+    let k = key(z);
+    if (k >= floor && (k & above) == high) {
+      let w = select(1u, u32(exp((z - m) * t) * scale + 0.5), scale > 0.0);
+      atomicAdd(&hist[(k >> shift) & 255u], w);
+    }
+  }
+  workgroupBarrier();
+  suffix[lid] = atomicLoad(&hist[255u - lid]);
+  // Inclusive scan (Hillis–Steele) over the reversed bytes.
+  for (var s = 1u; s < WG; s <<= 1u) {
+    workgroupBarrier();
+    var v = 0u;
+    if (lid >= s) { v = suffix[lid - s]; }
+    workgroupBarrier();
+    suffix[lid] += v;
+  }
+  workgroupBarrier();
+}
+
+// After histogram: the byte at which the weights summed from the largest reach `goal`
+// (1 ≤ goal ≤ the candidates' total), and the weight of the bytes above it.
+fn pickByte(lid: u32, goal: u32) -> vec2<u32> {
+  var excl = 0u;
+  if (lid > 0u) { excl = suffix[lid - 1u]; }
+  if (excl < goal && suffix[lid] >= goal) { found = vec2<u32>(255u - lid, excl); }
+  workgroupBarrier();
+  let r = found;
+  workgroupBarrier();
+  return r;
+}
+
+@compute @workgroup_size(WG)
+fn sample(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+          @builtin(local_invocation_id) lid3: vec3<u32>) {
   let row = gridIndex(wid, nwg, vec3<u32>(0u), 1u);
   let lid = lid3.x;
-#endif
   if (row >= p.rows) { return; }
   let V = p.vocab;
   let base = p.offZ + row * V;
 
   var m = LOWEST;
   for (var c = lid; c < V; c += WG) { m = max(m, Z[base + c]); }
-  m = reduce(lid, m, true);
-  // The tempered softmax's normaliser: Σ exp((z − m)·τ), τ = 1 when greedy.
-  let tau = select(p.invTemp, 1.0, p.invTemp == 0.0);
+  m = workgroupReduce(lid, WG, m, true);
+  let tau = tauOf(p.invTemp);
   var s = 0.0;
   for (var c = lid; c < V; c += WG) { s += exp((Z[base + c] - m) * tau); }
-  let logNorm = log(reduce(lid, s, false));
+  let logNorm = log(workgroupReduce(lid, WG, s, false));
 
   var logq = 0.0;
   var pick = 0u;
@@ -103,17 +227,19 @@ fn sample(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
     for (var c = lid; c < V; c += WG) {
       if (Z[base + c] == m) { best = max(best, -f32(c)); }
     }
-    pick = u32(-reduce(lid, best, true));
+    pick = u32(-workgroupReduce(lid, WG, best, true));
   } else {
     let t = p.invTemp;
     // Kept: key(z) ≥ thr. 0 keeps every token.
     var thr = 0u;
     if (p.topK > 0u && p.topK < V) {
-      for (var i = 0u; i < 32u; i++) {
-        let trial = thr | (1u << (31u - i));
-        var n = 0.0;
-        for (var c = lid; c < V; c += WG) { n += select(0.0, 1.0, key(Z[base + c]) >= trial); }
-        if (reduce(lid, n, false) >= f32(p.topK)) { thr = trial; }
+      // The k-th largest key, a byte a pass: `rank` is its rank among the candidates left.
+      var rank = p.topK;
+      for (var shift = 24; shift >= 0; shift -= 8) {
+        histogram(lid, base, 0u, thr, u32(shift), m, t, 0.0);
+        let r = pickByte(lid, rank);
+        thr = thr | (r.x << u32(shift));
+        rank -= r.y;
       }
     }
     if (p.topP < 1.0) {
@@ -122,18 +248,22 @@ fn sample(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
         let z = Z[base + c];
         kept += select(0.0, exp((z - m) * t), key(z) >= thr);
       }
-      let need = p.topP * reduce(lid, kept, false);
+      // Probabilities over the kept tokens in units of 2^-31: they sum to about 2^31.
+      let scale = 2147483648.0 / workgroupReduce(lid, WG, kept, false);
+      // The largest key whose mass from the top reaches topP of the whole.
       var cut = 0u;
-      for (var i = 0u; i < 32u; i++) {
-        let trial = max(cut | (1u << (31u - i)), thr);
-        var mass = 0.0;
-        for (var c = lid; c < V; c += WG) {
-          let z = Z[base + c];
-          mass += select(0.0, exp((z - m) * t), key(z) >= trial);
+      var need = 0u;
+      for (var shift = 24; shift >= 0; shift -= 8) {
+        histogram(lid, base, thr, cut, u32(shift), m, t, scale);
+        if (shift == 24) {
+          let whole = suffix[WG - 1u];
+          need = clamp(u32(ceil(p.topP * f32(whole))), 1u, whole);
         }
-        if (reduce(lid, mass, false) >= need) { cut = cut | (1u << (31u - i)); }
+        let r = pickByte(lid, need);
+        cut = cut | (r.x << u32(shift));
+        need -= r.y;
       }
-      thr = max(thr, cut);
+      thr = cut;
     }
     // Inverse CDF in id order: each invocation owns a contiguous chunk of ids; a serial
     // prefix over the chunk sums finds the chunk holding goal = u · total, which its owner scans.
@@ -145,19 +275,14 @@ fn sample(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
       let z = Z[base + c];
       part += select(0.0, exp((z - m) * t), key(z) >= thr);
     }
-#if SERIAL
-    let total = part;
-    let before = 0.0;
-    let last = true;
-#else
-    prefix[lid] = part;
+    before[lid] = part;
     workgroupBarrier();
     if (lid == 0u) {
       var acc = 0.0;
       var lastNonEmpty = 0u;
       for (var i = 0u; i < WG; i++) {
-        let v = prefix[i];
-        prefix[i] = acc;
+        let v = before[i];
+        before[i] = acc;
         acc += v;
         if (v > 0.0) { lastNonEmpty = i; }
       }
@@ -166,13 +291,11 @@ fn sample(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
     }
     workgroupBarrier();
     let total = wgTotal;
-    let before = prefix[lid];
-    let last = lid == lastChunk;
-#endif
+    let start = before[lid];
     let goal = uniform01(p.seed, streams[p.offStreams + row], p.step) * total;
     // Rounding can leave the goal past the last kept token: the last chunk takes it then.
-    if (part > 0.0 && goal >= before && (goal < before + part || last)) {
-      var acc = before;
+    if (part > 0.0 && goal >= start && (goal < start + part || lid == lastChunk)) {
+      var acc = start;
       var chosen = lo;
       for (var c = lo; c < hi; c++) {
         let z = Z[base + c];
@@ -182,23 +305,12 @@ fn sample(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
           if (acc > goal) { break; }
         }
       }
-#if SERIAL
-      pick = chosen;
-    }
-#else
       wgPicked = chosen;
     }
     workgroupBarrier();
     pick = wgPicked;
-#endif
     logq = (Z[base + pick] - m) * t - log(total);
   }
-  if (lid == 0u) {
-    let tok = pick;
-    let o = p.offOut + row * 3u;
-    Out[o] = tok;
-    Out[o + 1u] = bitcast<u32>(logq);
-    Out[o + 2u] = bitcast<u32>((Z[base + tok] - m) * tau - logNorm);
-    if (p.feed == 1u) { Feed[p.offFeed + streams[p.offStreams + row]] = tok; }
-  }
+  if (lid == 0u) { writeOut(row, pick, logq, (Z[base + pick] - m) * tau - logNorm); }
 }
+#endif

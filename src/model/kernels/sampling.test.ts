@@ -184,3 +184,135 @@ describe('sampling streams', () => {
     await expectFits((seed) => pairs(seed, false), uniform16, 'neighbouring steps');
   });
 });
+
+/** The sampler's uniform draw (shaders/sampling.wgsl uniform01), in u32 arithmetic. */
+function uniform01(seed: number, stream: number, step: number): number {
+  const pcg = (v: number) => {
+    const state = (Math.imul(v, 747796405) + 2891336453) >>> 0;
+    const word = Math.imul(((state >>> ((state >>> 28) + 4)) ^ state) >>> 0, 277803737) >>> 0;
+    return ((word >>> 22) ^ word) >>> 0;
+  };
+  const h = pcg((pcg((pcg((pcg(seed) ^ stream) >>> 0) ^ step) >>> 0) + 0x9e3779b9) >>> 0);
+  return (h >>> 8) / 16777216;
+}
+
+/**
+ * The sampler's definition in float64: the kept set (top-k by the k-th largest logit, ties
+ * kept; then the smallest top set reaching topP, ties at its last logit kept) and the
+ * inverse CDF in id order at u. Returns the kept flags and weights, the token, and how close
+ * the nucleus and the draw came to a boundary (relative to the mass), where rounding may
+ * decide either way.
+ */
+function definition(z: Float32Array, s: SamplingSettings, u: number) {
+  const V = z.length;
+  const t = 1 / s.temperature;
+  let m = -Infinity;
+  for (const x of z) m = Math.max(m, x);
+  const sorted = Float64Array.from(z).sort().reverse();
+  const kth = s.topK > 0 && s.topK < V ? sorted[s.topK - 1]! : -Infinity;
+  const w = Array.from(z, (x) => (x >= kth ? Math.exp((x - m) * t) : 0));
+  let floor = kth;
+  let nucleusMargin = Infinity;
+  if (s.topP < 1) {
+    const kept = w.reduce((a, b) => a + b, 0);
+    const need = s.topP * kept;
+    // Mass of the tokens at or above each distinct logit, from the top.
+    const byValue = new Map<number, number>();
+    z.forEach((x, i) => w[i]! > 0 && byValue.set(x, (byValue.get(x) ?? 0) + w[i]!));
+    let cum = 0;
+    for (const v of [...byValue.keys()].sort((a, b) => b - a)) {
+      const next = cum + byValue.get(v)!;
+      nucleusMargin = Math.min(nucleusMargin, Math.abs(next - need) / kept);
+      if (next >= need) {
+        floor = v;
+        break;
+      }
+      cum = next;
+    }
+  }
+  const keep = Array.from(z, (x) => x >= floor && x >= kth);
+  const weight = w.map((x, i) => (keep[i] ? x : 0));
+  const total = weight.reduce((a, b) => a + b, 0);
+  const goal = u * total;
+  let acc = 0;
+  let token = -1;
+  let drawMargin = Infinity;
+  for (let i = 0; i < V; i++) {
+    if (!keep[i]) continue;
+    drawMargin = Math.min(drawMargin, Math.abs(acc - goal) / total);
+    acc += weight[i]!;
+    token = i;
+    if (acc > goal) break;
+  }
+  let norm = 0;
+  for (const x of z) norm += Math.exp((x - m) * t);
+  return { keep, token, logq: (z[token]! - m) * t - Math.log(total), logp: (z[token]! - m) * t - Math.log(norm), nucleusMargin, drawMargin };
+}
+
+describe.each([
+  ['one invocation per row', true],
+  ['a workgroup per row (radix select)', false],
+])('sampling against its definition (%s)', (_, serialRows) => {
+  // Rounding of f32 sums over the row: where the nucleus or the draw falls this close to a
+  // boundary, either side is the definition's answer.
+  const cases: { V: number; rows: number; tol: number; settings: Omit<SamplingSettings, 'seed'>[] }[] = [
+    {
+      V: 1000, rows: 24, tol: 1e-5,
+      settings: [
+        { temperature: 1, topK: 0, topP: 1 }, { temperature: 0.5, topK: 7, topP: 1 }, { temperature: 1, topK: 0, topP: 0.7 },
+        { temperature: 1.7, topK: 50, topP: 0.9 }, { temperature: 0.8, topK: 999, topP: 0.95 }, { temperature: 1, topK: 1, topP: 0.5 },
+      ],
+    },
+    {
+      V: 151_936, rows: serialRows ? 2 : 4, tol: 1e-4,
+      settings: [
+        { temperature: 1, topK: 0, topP: 1 }, { temperature: 0.7, topK: 40, topP: 1 }, { temperature: 1, topK: 0, topP: 0.9 },
+        { temperature: 1.3, topK: 5000, topP: 0.6 }, { temperature: 0.6, topK: 20, topP: 0.95 },
+      ],
+    },
+  ];
+  it.each(cases)('vocabulary $V: the same tokens as the definition in float64, with ties, top-k, top-p, both and temperatures', async ({ V, rows, tol, settings }) => {
+    const rt = await testRuntime({ serialRows });
+    const seed = freshSeed();
+    const r = rng(seed);
+    // Logits on a grid of quarters (many ties), spread like a language model's.
+    const logits = Float32Array.from({ length: rows * V }, () => Math.round(4 * 3 * Math.sqrt(-2 * Math.log(1 - r())) * Math.cos(2 * Math.PI * r())) / 4);
+    let close = 0;
+    for (const s of settings) {
+      const step = Math.floor(r() * 1000);
+      const [got] = await sample(rt, logits, V, { ...s, seed }, [step]);
+      got!.forEach((g, row) => {
+        const z = logits.subarray(row * V, (row + 1) * V);
+        const ref = definition(z, { ...s, seed }, uniform01(seed, row, step));
+        const what = `seed ${seed}, ${JSON.stringify(s)}, row ${row}: token ${g.token}, definition ${ref.token}`;
+        if (g.token !== ref.token) {
+          close++;
+          expect(ref.nucleusMargin < tol || ref.drawMargin < tol, what).toBe(true);
+          if (ref.nucleusMargin >= tol) expect(ref.keep[g.token], `${what}: an excluded token`).toBe(true);
+          return;
+        }
+        expect(g.logq, what).toBeCloseTo(ref.logq, 3);
+        expect(g.logp, what).toBeCloseTo(ref.logp, 3);
+      });
+    }
+    // Ties with rounding are rare: nearly every row is the definition's token exactly.
+    expect(close, `seed ${seed}`).toBeLessThanOrEqual(Math.max(1, (rows * settings.length) / 20));
+  });
+
+  it('greedy at vocabulary 151,936 takes the first of the tied maxima', async () => {
+    const rt = await testRuntime({ serialRows });
+    const seed = freshSeed();
+    const r = rng(seed);
+    const V = 151_936;
+    const rows = 3;
+    const logits = Float32Array.from({ length: rows * V }, () => Math.round(r() * 40) / 4);
+    const [got] = await sample(rt, logits, V, { ...SETTINGS, temperature: 0, seed }, [0]);
+    got!.forEach((g, row) => {
+      const z = logits.subarray(row * V, (row + 1) * V);
+      let best = 0;
+      for (let i = 1; i < V; i++) if (z[i]! > z[best]!) best = i;
+      expect(g.token, `seed ${seed} row ${row}`).toBe(best);
+      expect(g.logq).toBe(0);
+    });
+  });
+});

@@ -7,9 +7,6 @@ import { checkSampling, type SamplingSettings } from '../generateSettings';
 /** Per row in `out`: token id, log q(token) under the sampling distribution, log p(token) untempered. */
 export const SAMPLE_FIELDS = 3;
 
-/** Invocations per row on adapters with cheap barriers (elsewhere one invocation per row, 64 rows per workgroup). */
-const WORKGROUP = 64;
-
 /**
  * Samples one token per row of `logits` [rows, vocab]. `streams` [rows] (u32) names each
  * row's random stream and `step` its position in it, so that a row draws the same numbers
@@ -28,9 +25,9 @@ export function sampleTokens(
   if (t.streams.size < rows) throw new Error(`sample: ${t.streams.size} streams for ${rows} rows`);
   if (t.out.size < rows * SAMPLE_FIELDS) throw new Error(`sample: output holds ${t.out.size}, need ${rows}×${SAMPLE_FIELDS}`);
   rt.dispatch({
-    kernel: rt.serialRows
-      ? { shader: 'sampling', entry: 'sample', defines: { SERIAL: true } }
-      : { shader: 'sampling', entry: 'sample', constants: { WG: WORKGROUP } },
+    // A workgroup of 256 per row where barriers are cheap (radix select); elsewhere one
+    // invocation per row, 64 rows to a workgroup (bisection).
+    kernel: { shader: 'sampling', entry: 'sample', defines: { SERIAL: rt.serialRows } },
     params: new Params()
       .u32(rows, vocab, t.logits.offset, t.streams.offset)
       .u32(s.topK, s.seed, step, t.out.offset)
