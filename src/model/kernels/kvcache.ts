@@ -86,13 +86,13 @@ const ATT_WG = 64;
 
 /**
  * How flash-decoding cuts the slots 0..slot of a step of `rows` rows: into chunks of at least
- * MIN_CHUNK slots, as many as fill TARGET_WORKGROUPS workgroups (one per chunk, kv head and
- * row), each holding its scores for the group's query heads in workgroup memory.
+ * MIN_CHUNK slots (one chunk below that), as many as fill TARGET_WORKGROUPS workgroups (one per
+ * chunk, kv head and row), each holding its scores for the group's query heads in workgroup memory.
  */
 export function attentionSplits(l: KvLayout, rows: number, heads: number, slot: number): { splits: number; chunk: number } {
   const span = slot + 1;
   const group = heads / l.kvHeads;
-  const wanted = Math.max(1, Math.min(Math.ceil(span / MIN_CHUNK), Math.ceil(TARGET_WORKGROUPS / (rows * l.kvHeads))));
+  const wanted = Math.max(1, Math.min(Math.floor(span / MIN_CHUNK), Math.ceil(TARGET_WORKGROUPS / (rows * l.kvHeads))));
   const chunk = Math.min(Math.ceil(span / wanted), Math.floor(ATT_SCORES / group));
   return { splits: Math.ceil(span / chunk), chunk };
 }

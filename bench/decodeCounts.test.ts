@@ -1,0 +1,36 @@
+import { describe, expect, it } from 'vitest';
+import { testRuntime } from '../src/gpu/testing';
+import { headDim, PRESETS } from '../src/model/config';
+import { attentionSplits } from '../src/model/kernels/kvcache';
+import { Transformer } from '../src/model/transformer';
+import { decodeCounts } from './decodeCounts';
+
+describe('decode counts', () => {
+  it.each([1, 4])("a GPU's untuned decode step of %i rows: a split-K workgroup per 4 weight columns, flash-decoding per chunk and kv head, each weight requested once", async (B) => {
+    const rt = await testRuntime({ serialRows: false, fusedPrologues: true });
+    const c = PRESETS.tiny;
+    const model = Transformer.init(rt, c, 1);
+    const prompt = 40;
+    const counts = await decodeCounts(model, B, { prompt, gpuPlan: true });
+    const hd = headDim(c);
+    const qkv = (c.num_attention_heads + 2 * c.num_key_value_heads) * hd;
+    const columns = [qkv, c.hidden_size, 2 * c.intermediate_size, c.hidden_size];
+    const groups = (N: number) => Math.ceil(N / 4);
+    const L = c.num_hidden_layers;
+    // Four projections a layer (norms and SwiGLU fused into them), then the LM head.
+    expect(counts.ops['matmul_splitk-sg']).toEqual({
+      dispatches: 4 * L + 1,
+      workgroups: L * columns.reduce((n, N) => n + groups(N), 0) + groups(c.vocab_size),
+    });
+    // The step counted is the second decode step: slot prompt + 1.
+    const { splits } = attentionSplits({ B, T: prompt + 3, kvHeads: c.num_key_value_heads, hd }, B, c.num_attention_heads, prompt + 1);
+    expect(splits).toBeGreaterThan(1);
+    expect(counts.ops.decode_attention_split).toEqual({ dispatches: L, workgroups: L * splits * c.num_key_value_heads * B });
+    expect(counts.ops.decode_attention_combine?.dispatches).toBe(L);
+    expect(Object.keys(counts.ops).some((op) => op.startsWith('matmul_') && op !== 'matmul_splitk-sg')).toBe(false);
+    // Tied embeddings: the LM head reads the embedding, so the step requests every matrix once (norms aside).
+    expect(counts.weightBytes).toBeLessThanOrEqual(counts.modelBytes);
+    expect(counts.weightBytes).toBeGreaterThan(0.99 * counts.modelBytes);
+    model.destroy();
+  });
+});

@@ -1,0 +1,111 @@
+/**
+ * What one decode token costs in recorded work, on any hardware: the dispatches and workgroups
+ * of each op, and the weight bytes the matmuls request against the model's size. Taken as the
+ * difference between two generate calls that differ only in their number of new tokens, so
+ * that the prefill cancels and the sampling and everything else a token needs is counted.
+ */
+import { matmulTuner, untunedVariant } from '../src/gpu/ops/matmul';
+import { BYTES_PER_ELEMENT } from '../src/gpu/tensor';
+import type { LlamaConfig } from '../src/model/config';
+import { Generator } from '../src/model/generate';
+import { ByteTokenizer } from '../src/model/tokenizer';
+import type { Transformer } from '../src/model/transformer';
+
+/** Qwen2.5-0.5B's shape (its config.json): 24 layers, 14 query heads over 2 kv heads, tied embeddings. */
+export const QWEN25_05B: LlamaConfig = {
+  vocab_size: 151936,
+  hidden_size: 896,
+  intermediate_size: 4864,
+  num_hidden_layers: 24,
+  num_attention_heads: 14,
+  num_key_value_heads: 2,
+  max_position_embeddings: 32768,
+  rms_norm_eps: 1e-6,
+  rope_theta: 1e6,
+  tie_word_embeddings: true,
+  attention_bias: true,
+};
+
+export interface OpCounts {
+  dispatches: number;
+  workgroups: number;
+}
+
+export interface DecodeCounts {
+  /** Rows decoded together. */
+  B: number;
+  /** Per decode step (B tokens), by dispatch label. */
+  ops: Record<string, OpCounts>;
+  dispatches: number;
+  workgroups: number;
+  /** Bytes of weights the step's matmuls request (see RuntimeCounters.matmulWeightBytes). */
+  weightBytes: number;
+  /** Bytes of the model's weights as stored. */
+  modelBytes: number;
+}
+
+/** Byte-level token ids and no text: counting never reads what is generated, whatever the vocabulary. */
+class Untexted extends ByteTokenizer {
+  override decode(): string {
+    return '';
+  }
+}
+
+/**
+ * The work one decode step of B rows records, at a prompt of `prompt` tokens. `gpuPlan` records
+ * it as a GPU's untuned runtime would choose its kernels (decode matmuls of its untuned table for
+ * an adapter with subgroups); the runtime must then run rows cooperatively (serialRows false).
+ */
+export async function decodeCounts(model: Transformer, B: number, options: { prompt?: number; gpuPlan?: boolean } = {}): Promise<DecodeCounts> {
+  const rt = model.rt;
+  const prompt = options.prompt ?? 16;
+  const tuner = matmulTuner(rt);
+  if (options.gpuPlan) {
+    if (rt.serialRows) throw new Error('decode counts: a GPU plan needs a runtime with serialRows false');
+    const gpu = { adapter: { ...rt.ctx.adapter, architecture: 'gpu' }, features: new Set(['subgroups'] as const) };
+    tuner.forced = untunedVariant({ batch: 1, M: B, N: model.config.hidden_size, K: model.config.hidden_size, transA: false, transB: true }, gpu);
+  }
+  const gen = new Generator(model, new Untexted());
+  const input = Array.from({ length: B }, (_, b) => Array.from({ length: prompt }, (_, t) => (31 * b + 7 * t) % 256));
+  const run = async (tokens: number) => {
+    const ops: Record<string, OpCounts> = {};
+    const dispatch = rt.dispatch;
+    rt.dispatch = (d) => {
+      const op = (ops[d.label ?? d.kernel.entry] ??= { dispatches: 0, workgroups: 0 });
+      op.dispatches++;
+      op.workgroups += d.workgroups.reduce<number>((n, w) => n * (w ?? 1), 1);
+      dispatch.call(rt, d);
+    };
+    const before = { ...rt.counters };
+    try {
+      await gen.generate(input, { maxNewTokens: tokens, eosTokenIds: [], seed: 1 });
+    } finally {
+      rt.dispatch = dispatch;
+    }
+    return { ops, weightBytes: rt.counters.matmulWeightBytes - before.matmulWeightBytes };
+  };
+  try {
+    const [short, long] = [await run(2), await run(3)];
+    const ops: Record<string, OpCounts> = {};
+    for (const [label, c] of Object.entries(long.ops)) {
+      const d = { dispatches: c.dispatches - (short.ops[label]?.dispatches ?? 0), workgroups: c.workgroups - (short.ops[label]?.workgroups ?? 0) };
+      if (d.dispatches) ops[label] = d;
+    }
+    const sum = (k: keyof OpCounts) => Object.values(ops).reduce((n, c) => n + c[k], 0);
+    return { B, ops, dispatches: sum('dispatches'), workgroups: sum('workgroups'), weightBytes: long.weightBytes - short.weightBytes, modelBytes: modelBytes(model) };
+  } finally {
+    tuner.forced = null;
+    gen.release();
+  }
+}
+
+function modelBytes(model: Transformer): number {
+  return model.specs.reduce((n, s) => n + s.size, 0) * BYTES_PER_ELEMENT[model.baseDtype];
+}
+
+/** Rows of a per-op table: op, dispatches and workgroups per step, largest workgroup count first. */
+export function opRows(c: DecodeCounts): string[][] {
+  return Object.entries(c.ops)
+    .sort((a, b) => b[1].workgroups - a[1].workgroups)
+    .map(([op, n]) => [op, String(n.dispatches), String(n.workgroups)]);
+}
