@@ -1,5 +1,5 @@
-// Next-token sampling. Two layouts of one body: a workgroup of WG invocations per row of
-// logits z, sharing the passes over the vocabulary; or, with SERIAL (CPU adapters, where a
+// Next-token sampling, one definition in two layouts: a workgroup of 256 invocations per row
+// of logits z, sharing the passes over the vocabulary; or, with SERIAL (CPU adapters, where a
 // barrier costs a coroutine switch per invocation), one invocation per row and no barriers.
 //
 // Greedy (invTemp = 0): the arg-max, lowest id among ties; its sampling log-probability is
