@@ -1,4 +1,5 @@
 import { expect, test } from '@playwright/test';
+import { fillSetting } from './lab';
 
 test('a comparison in the lab: methods × seeds from one start, one after another, reported with paired intervals and bands', async ({ page }) => {
   const errors: string[] = [];
@@ -7,7 +8,7 @@ test('a comparison in the lab: methods × seeds from one start, one after anothe
   await expect(page.getByTestId('seed-report')).toContainText('curriculum-500.jsonl: 500 problems');
   await expect(page.getByTestId('validation-report')).toContainText('curriculum-1000.jsonl: 1000 problems');
   const small = { steps: 1, evalEvery: 1, validationLimit: 4, proposals: 2, references: 2, difficultySamples: 1, trainProblems: 2, solverSamples: 2 };
-  for (const [k, v] of Object.entries(small)) await page.getByTestId(`setting-${k}`).fill(String(v));
+  for (const [k, v] of Object.entries(small)) await fillSetting(page, k, String(v));
 
   // Two methods × two seeds; the others unticked.
   for (const m of ['sage-no-quality-filter', 'mae']) {

@@ -16,3 +16,11 @@ export async function pixelsOf(page: Page, testId: string, color: string): Promi
     return n;
   }, color);
 }
+
+/** Fills a loop setting, first opening its group's folded settings when it is one of them. */
+export async function fillSetting(page: Page, name: string, value: string): Promise<void> {
+  const input = page.getByTestId(`setting-${name}`);
+  const fold = page.locator('details.more-settings').filter({ has: input });
+  if ((await fold.count()) > 0 && !(await fold.evaluate((d: HTMLDetailsElement) => d.open))) await fold.locator('summary').click();
+  await input.fill(value);
+}

@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { expect, test, type Page } from '@playwright/test';
 import { unzipSync } from 'fflate';
-import { pixelsOf } from './lab';
+import { fillSetting, pixelsOf } from './lab';
 
 /** Drops a file on the page with a real drag-and-drop event sequence. */
 async function dropFile(page: Page, name: string, text: string): Promise<void> {
@@ -71,12 +71,12 @@ test('a loop run in the lab: seeds dropped, live charts and transcripts, pause, 
   await expect(seeds).toContainText('curriculum-500.jsonl: 500 problems');
 
   // A bad value is refused inline and blocks the start; small settings for a short run.
-  await page.getByTestId('setting-topP').fill('2');
+  await fillSetting(page, 'topP', '2');
   await expect(page.getByTestId('settings-panel')).toContainText('topP must be a number in (0, 1]');
   await expect(page.getByTestId('start-run')).toBeDisabled();
-  await page.getByTestId('setting-topP').fill('1');
+  await fillSetting(page, 'topP', '1');
   const small = { steps: 3, evalEvery: 1, validationLimit: 5, proposals: 2, references: 2, difficultySamples: 1, trainProblems: 2, solverSamples: 1 };
-  for (const [k, v] of Object.entries(small)) await page.getByTestId(`setting-${k}`).fill(String(v));
+  for (const [k, v] of Object.entries(small)) await fillSetting(page, k, String(v));
   // No model held: Start loads the shipped checkpoint, which needs no warm-up.
   await expect(page.getByTestId('run-model-default')).toContainText('tiny-curriculum');
   await expect(page.getByTestId('setting-warmupSteps')).toHaveValue('0');

@@ -135,8 +135,8 @@ function CompareControls() {
 
 /** The runs kept in this browser: overlay any on the accuracy and bank charts, see a run's settings, delete one. */
 export function RunsPanel() {
-  const { runs, overlay, currentRunId, runsError, loadRuns, toggleOverlay, removeRun } = useLab(
-    useShallow((s) => pick(s, ['runs', 'overlay', 'currentRunId', 'runsError', 'loadRuns', 'toggleOverlay', 'removeRun'])),
+  const { runs, runsLoaded, overlay, currentRunId, runsError, loadRuns, toggleOverlay, removeRun } = useLab(
+    useShallow((s) => pick(s, ['runs', 'runsLoaded', 'overlay', 'currentRunId', 'runsError', 'loadRuns', 'toggleOverlay', 'removeRun'])),
   );
   const live = useLab((s) => isActive(s.run.status));
   const [confirm, setConfirm] = useState<string | null>(null);
@@ -151,7 +151,7 @@ export function RunsPanel() {
       </p>
       {runsError && <p className="error-text">{runsError}</p>}
       {runs.length === 0 ? (
-        <p className="muted">No runs yet.</p>
+        <p className="muted" data-testid="runs-none">{runsLoaded ? 'No runs yet.' : 'reading the runs kept in this browser …'}</p>
       ) : (
         <div className="runs-table">
           <div className="table-head runs-grid">
