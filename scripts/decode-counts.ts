@@ -11,7 +11,7 @@
  */
 import { isMain, runCli, type CliDescription, type OptionValues } from '../src/cli/options';
 import { Runtime } from '../src/gpu/runtime';
-import { PRESETS, type LlamaConfig } from '../src/model/config';
+import { PRESETS, type LlamaConfig, type ParamSpec } from '../src/model/config';
 import { Transformer } from '../src/model/transformer';
 import { nodePlatform } from '../src/platform/node';
 import { rng, uniform } from '../src/util/random';
@@ -46,10 +46,14 @@ function table(title: string, c: DecodeCounts): string {
   ].join('\n');
 }
 
-/** A model of `config` with random weights (norms at 1), drawn tensor by tensor: never the whole set in host memory. */
+/**
+ * A model of `config` with random weights (norms at 1), drawn tensor by tensor: never the whole
+ * set in host memory; in buffers of at most 300 MiB (the embedding alone is 260), which SwiftShader's memory can place.
+ */
 function randomModel(rt: Runtime, config: LlamaConfig, dtype: 'f32' | 'f16'): Transformer {
   const r = rng(1);
-  return Transformer.load(rt, config, (s) => (s.name.endsWith('norm.weight') ? new Float32Array(s.size).fill(1) : uniform(s.size, r, 0.02)), { dtype });
+  const weights = (s: ParamSpec) => (s.name.endsWith('norm.weight') ? new Float32Array(s.size).fill(1) : uniform(s.size, r, 0.02));
+  return Transformer.load(rt, config, weights, { dtype, maxBufferBytes: 300 * 2 ** 20 });
 }
 
 async function main(o: OptionValues<typeof options>): Promise<void> {
