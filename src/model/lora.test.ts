@@ -155,6 +155,58 @@ describe('LoRA vs the float64 reference', () => {
     plain.destroy();
   });
 
+  it.each(['f32', 'f16'] as const)(
+    'inference with the adapter merged (%s base): a decode step records the base\'s dispatches, the logits are those with it apart, and an update is merged before the next forward',
+    async (dtype) => {
+      const seed = freshSeed();
+      const r = rng(seed);
+      const config = { ...BASE, attention_bias: true };
+      const lora: LoraConfig = { rank: 4, alpha: 8, targets: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] };
+      const rt = await testRuntime();
+      const flatBase = toFlat(config, roundToF32(randomParams(config, r, 0.3)));
+      const plain = Transformer.fromFlat(rt, config, flatBase);
+      const model = Transformer.fromFlat(rt, config, flatBase);
+      await Promise.all([plain.setBaseDtype(dtype), model.setBaseDtype(dtype)]);
+      model.enableLora(lora, randomAdapter(config, lora, r));
+      const prompts = [[1, 2, 3], [4, 5, 6, 7, 8], [9]];
+      /** Prefill and one decode step: both logits and the step's dispatches. */
+      const run = async (m: Transformer, merge: boolean | null) => {
+        m.mergeAdapterForInference = merge;
+        const d = new Decoder(m, prompts.length, 12);
+        const first = await rt.read(d.prefill(prompts));
+        const before = rt.counters.dispatches;
+        const step = d.step([0, 2], [10, 11]);
+        const dispatches = rt.counters.dispatches - before;
+        const second = await rt.read(step);
+        d.destroy();
+        return { logits: [first, second], dispatches };
+      };
+      // Merging rounds W + scale·B·A to half once for an f16 base; the unmerged path adds it in f32.
+      const tol = dtype === 'f32' ? 1e-5 : 3e-3;
+      const compare = async (what: string) => {
+        const apart = await run(model, false);
+        const merged = await run(model, true);
+        assertClose(`${what}: prefill (seed ${seed})`, merged.logits[0]!, apart.logits[0]!, config.vocab_size, tol);
+        assertClose(`${what}: decode step (seed ${seed})`, merged.logits[1]!, apart.logits[1]!, config.vocab_size, tol);
+        return { apart, merged };
+      };
+      const { apart, merged } = await compare('adapter');
+      const base = await run(plain, null);
+      expect(merged.dispatches).toBe(base.dispatches);
+      // Apart: per layer, the A and B matmuls of seven targets and a column copy for five.
+      expect(apart.dispatches - base.dispatches).toBe(19 * config.num_hidden_layers);
+      // By default an f32 base merges, an f16 one keeps the adapter apart.
+      expect((await run(model, null)).dispatches).toBe(dtype === 'f32' ? merged.dispatches : apart.dispatches);
+      // An optimizer step writes the adapter (here new random weights): the merged copy follows.
+      rt.write(model.paramsForUpdate(), randomAdapter(config, lora, r));
+      const updated = await compare('after an update');
+      const moved = updated.merged.logits[1]!.some((x, i) => Math.abs(x - merged.logits[1]![i]!) > 1e-3);
+      expect(moved, `seed ${seed}: the update changed nothing`).toBe(true);
+      plain.destroy();
+      model.destroy();
+    },
+  );
+
   it('a fresh adapter starts at the base model: B = 0, A within ±1/√in', () => {
     const lora: LoraConfig = { rank: 8, alpha: 16, targets: ['q_proj', 'down_proj'] };
     const flat = initialLora(BASE, lora, 3);

@@ -8,6 +8,12 @@ export interface MemoryEstimate {
   trainable: number;
   /** The base weights (and the adapter's, with LoRA). */
   weights: number;
+  /**
+   * With LoRA on an f32 base, inference's copy of the weight blocks the adapter adapts, merged
+   * with it (Transformer.mergeAdapterForInference): generation then costs no dispatch more
+   * than the base's. None on an f16 base, which keeps the adapter apart.
+   */
+  mergedWeights: number;
   gradients: number;
   adamMoments: number;
   activations: number;
@@ -60,6 +66,7 @@ export function memoryEstimate(c: LlamaConfig, B: number, T: number, mode: Train
     parameters: paramSpecs(c).reduce((n, p) => n + p.size, 0),
     trainable,
     weights: P * baseBytes + (lora ? trainable * 4 : 0),
+    mergedWeights: lora && baseBytes === 4 ? adaptedBlockElements(c, lora) * 4 : 0,
     gradients: trainable * 4,
     adamMoments: 2 * trainable * 4,
     activations: acts.total * 4,
@@ -69,8 +76,19 @@ export function memoryEstimate(c: LlamaConfig, B: number, T: number, mode: Train
     largestBuffer: Math.max(lora ? largestUnit(c) * baseBytes : P * 4, acts.largest * 4),
     largestActivation: acts.largest * 4,
   };
-  est.total = est.weights + est.gradients + est.adamMoments + est.activations;
+  est.total = est.weights + est.mergedWeights + est.gradients + est.adamMoments + est.activations;
   return est;
+}
+
+/** Elements of the fused weight blocks (q|k|v, o, gate|up, down) that the adapter adapts, over all layers. */
+export function adaptedBlockElements(c: LlamaConfig, lora: LoraConfig): number {
+  const H = c.hidden_size;
+  const q = c.num_attention_heads * headDim(c);
+  const kv = c.num_key_value_heads * headDim(c);
+  const I = c.intermediate_size;
+  const size = { qkv: (q + 2 * kv) * H, o: H * q, gate_up: 2 * I * H, down: H * I };
+  const blocks = new Set(orderedTargets(lora).map((t) => targetGeometry(c, t).block));
+  return c.num_hidden_layers * [...blocks].reduce((n, b) => n + size[b], 0);
 }
 
 const MiB = (n: number) => `${(n / 2 ** 20).toFixed(1)} MiB`;

@@ -9,7 +9,7 @@ import { HALF_MAX } from '../util/half';
 import { normal, rng } from '../util/random';
 import { flatParamSize, headDim, paramSpecs, ropeInvFreq, validateConfig, type LlamaConfig, type ParamSpec } from './config';
 import { checkActivationsFit, paramChunks, type BaseDtype } from './memory';
-import { adaptedTarget, loraName, loraScale, loraSpecs, orderedTargets, targetGeometry, targetWeightName, type LoraConfig, type LoraTarget } from './lora';
+import { adaptedTarget, loraName, loraScale, loraSpecs, orderedTargets, targetGeometry, targetWeightName, type LoraConfig, type LoraTarget, type TargetGeometry } from './lora';
 import { attentionBackward, attentionForward, MAX_HEAD_DIM, type AttentionShape } from './kernels/attention';
 import { embeddingBackward, embeddingForward, tokenIndex } from './kernels/embedding';
 import { crossEntropy, policyLoss, type PolicyLossCoefficients } from './kernels/loss';
@@ -199,7 +199,23 @@ interface Adapter {
   config: LoraConfig;
   scale: number;
   set: ParamSet;
+  /**
+   * Inference's copy of each weight block the adapter adapts (q|k|v, o, gate|up, down of
+   * every layer), in the base's dtype, with scale · B·A added: an inference forward then
+   * costs no dispatch more than the base's. Made on the first inference forward, remade after
+   * the adapter changes (see paramsForUpdate).
+   */
+  merged: Map<string, Tensor>[] | null;
+  mergedStale: boolean;
 }
+
+/** The fused weight blocks a layer's projections read, by the name of their first weight. */
+const BLOCK_FIRST: Record<TargetGeometry['block'], string> = {
+  qkv: 'self_attn.q_proj.weight',
+  o: 'self_attn.o_proj.weight',
+  gate_up: 'mlp.gate_proj.weight',
+  down: 'mlp.down_proj.weight',
+};
 
 /** Rotated q, k and v of a layer (views into its fused q|k|v rows). */
 export interface QkvViews {
@@ -265,6 +281,8 @@ export class Transformer {
     }
     old.destroy();
     this.baseSet = next;
+    // Made from the old base, in its dtype.
+    this.dropMerged();
   }
 
   /**
@@ -356,6 +374,27 @@ export class Transformer {
     return this.adapter?.config ?? null;
   }
 
+  /**
+   * The trainable weights for an optimizer to update (work recorded next writes them): the
+   * adapter's merged inference copy is remade before the next inference forward.
+   */
+  paramsForUpdate(): Tensor<'f32'> {
+    if (this.adapter) this.adapter.mergedStale = true;
+    return this.trainable.params;
+  }
+
+  /**
+   * How inference applies an adapter: merged into a copy of the weight blocks it adapts, in
+   * the base's dtype (no dispatch more than the base's; those blocks' memory once more), or
+   * apart through its own matmuls as training does (about 19 small dispatches per layer with
+   * all seven targets). Null (the default) merges on an f32 base and keeps apart on an f16
+   * one: rounding W + scale·B·A to half erases every change below half a unit in the last
+   * place of W (a fresh adapter's first updates), so sampling would lag the policy that
+   * trains, and an f32 copy would take more memory than the f16 base saves. Read when an
+   * inference forward is recorded.
+   */
+  mergeAdapterForInference: boolean | null = null;
+
   /** The trainable parameters' flat gradient buffer (allocated, zeroed, on first use; zeroGrad clears it). */
   get grads(): Tensor<'f32'> {
     return this.trainable.grads;
@@ -380,7 +419,13 @@ export class Transformer {
     this.base.dropGrads();
     this.ws?.destroy();
     this.ws = null;
-    this.adapter = { config: { ...config, targets: orderedTargets(config) }, scale: loraScale(config), set: new ParamSet(this.rt, specs, [this.rt.upload(flat, [size])]) };
+    this.adapter = {
+      config: { ...config, targets: orderedTargets(config) },
+      scale: loraScale(config),
+      set: new ParamSet(this.rt, specs, [this.rt.upload(flat, [size])]),
+      merged: null,
+      mergedStale: true,
+    };
     if (options.merged) this.subtractAdapterFromBase();
   }
 
@@ -390,7 +435,68 @@ export class Transformer {
     this.ws?.destroy();
     this.ws = null;
     this.adapter.set.destroy();
+    this.dropMerged();
     this.adapter = null;
+  }
+
+  /** Returns the adapter's merged inference copy to the pool (remade when next needed). */
+  private dropMerged(): void {
+    const ad = this.adapter;
+    if (!ad?.merged) return;
+    for (const layer of ad.merged) this.rt.release(...layer.values());
+    ad.merged = null;
+    ad.mergedStale = true;
+  }
+
+  /**
+   * Layer l's adapted weight blocks with the adapter merged in, for an inference forward, or
+   * null without an adapter (or with merging off). Records the merge first when the adapter
+   * changed since the last one: base block → f32 (widened from f16), += scale · B·A for each
+   * adapted target's rows, → the copy (narrowed to f16 for an f16 base).
+   */
+  private mergedLayer(l: number): Map<string, Tensor> | null {
+    const ad = this.adapter;
+    if (!ad || !(this.mergeAdapterForInference ?? this.baseDtype === 'f32')) return null;
+    if (ad.mergedStale || !ad.merged) {
+      const rt = this.rt;
+      const c = this.config;
+      ad.merged ??= Array.from({ length: c.num_hidden_layers }, (_, layer) => {
+        const blocks = new Map<string, Tensor>();
+        for (const t of ad.config.targets) {
+          const first = BLOCK_FIRST[targetGeometry(c, t).block];
+          if (!blocks.has(first)) blocks.set(first, rt.empty(this.blockOf(layer, first).shape, this.baseDtype, 'weight.merged'));
+        }
+        return blocks;
+      });
+      ad.merged.forEach((blocks, layer) => {
+        for (const [first, copy] of blocks) {
+          const base = this.blockOf(layer, first);
+          // An f32 copy is merged in place; an f16 one through an f32 block, rounded once.
+          const w = copy.dtype === 'f32' ? copy : rt.empty(copy.shape, 'f32', 'weight.f32');
+          if (base.dtype === 'f16') widenHalf(rt, base, w);
+          else rt.copy(base, w);
+          for (const t of ad.config.targets) {
+            const g = targetGeometry(c, t);
+            if (BLOCK_FIRST[g.block] === first) this.addAdapter(layer, t, view(w, [g.out, g.in], g.col * g.in), 1);
+          }
+          if (w !== copy) {
+            narrowToHalf(rt, w, copy);
+            rt.release(w);
+          }
+        }
+      });
+      // A trace records nothing: the merge is still to be made.
+      ad.mergedStale = rt.isTracing;
+    }
+    return ad.merged[l]!;
+  }
+
+  /** The fused weight block of layer l that starts at its weight `first` (e.g. q|k|v at q_proj). */
+  private blockOf(l: number, first: string): Tensor {
+    const name = `model.layers.${l}.${first}`;
+    const c = this.config;
+    const rows = { 'self_attn.q_proj.weight': (c.num_attention_heads + 2 * c.num_key_value_heads) * headDim(c), 'mlp.gate_proj.weight': 2 * c.intermediate_size }[first];
+    return rows === undefined ? this.base.param(name) : this.block(name, [rows, this.spec(name).shape[1]!]);
   }
 
   /** Records W −= scale · B·A for every adapted weight of the base (undoing a merge); an f16 W through an f32 copy. */
@@ -545,35 +651,40 @@ export class Transformer {
     // each norm is computed by the projections that read it and SwiGLU by the down projection.
     const infer = next === x;
     const fuse = infer && rt.fusedPrologues;
+    // Inference reads the blocks an adapter adapts from its merged copy, and adds nothing more.
+    const merged = infer ? this.mergedLayer(l) : null;
+    const w = (first: string, base: Tensor) => merged?.get(first) ?? base;
+    const adapt = merged ? () => {} : this.loraForward.bind(this);
     const [ln1, in1] = this.normed(x, p('input_layernorm.weight'), a.ln1, a.rstd1, fuse);
     matmul(rt, {
       a: ln1,
-      b: this.block(name('self_attn.q_proj.weight'), [S, H]),
+      b: w(BLOCK_FIRST.qkv, this.block(name('self_attn.q_proj.weight'), [S, H])),
       transB: true,
       bias: c.attention_bias ? this.block(name('self_attn.q_proj.bias'), [S]) : undefined,
       out: a.qkv,
       ...in1,
     });
-    this.loraForward(l, ['q_proj', 'k_proj', 'v_proj'], ln1, a.qkv, a, in1);
+    adapt(l, ['q_proj', 'k_proj', 'v_proj'], ln1, a.qkv, a, in1);
     // q and k heads are adjacent at the start of each fused row: one rotation covers both.
     if (!attendRotates) rope(rt, a.qkv, { heads: c.num_attention_heads + c.num_key_value_heads, hd, stride: S, col: 0 }, positions, this.rope);
     attend(qkvViews(a.qkv, qd, kvd), { o: a.att, lse: a.lse });
     const mid = infer ? x : a.mid;
     if (mid !== x) rt.copy(x, mid);
-    matmul(rt, { a: a.att, b: p('self_attn.o_proj.weight'), transB: true, out: mid, beta: 1 });
-    this.loraForward(l, ['o_proj'], a.att, mid, a);
+    matmul(rt, { a: a.att, b: w(BLOCK_FIRST.o, p('self_attn.o_proj.weight')), transB: true, out: mid, beta: 1 });
+    adapt(l, ['o_proj'], a.att, mid, a);
     const [ln2, in2] = this.normed(mid, p('post_attention_layernorm.weight'), a.ln2, a.rstd2, fuse);
-    matmul(rt, { a: ln2, b: this.block(name('mlp.gate_proj.weight'), [2 * I, H]), transB: true, out: a.gu, ...in2 });
-    this.loraForward(l, ['gate_proj', 'up_proj'], ln2, a.gu, a, in2);
+    matmul(rt, { a: ln2, b: w(BLOCK_FIRST.gate_up, this.block(name('mlp.gate_proj.weight'), [2 * I, H])), transB: true, out: a.gu, ...in2 });
+    adapt(l, ['gate_proj', 'up_proj'], ln2, a.gu, a, in2);
+    const down = w(BLOCK_FIRST.down, p('mlp.down_proj.weight'));
     if (fuse) {
-      matmul(rt, { a: a.gu, b: p('mlp.down_proj.weight'), transB: true, out: next, beta: 1, swiglu: true });
-      this.loraForward(l, ['down_proj'], a.gu, next, a, { swiglu: true });
+      matmul(rt, { a: a.gu, b: down, transB: true, out: next, beta: 1, swiglu: true });
+      adapt(l, ['down_proj'], a.gu, next, a, { swiglu: true });
       return;
     }
     swigluForward(rt, a.gu, I, a.act);
     if (next !== mid) rt.copy(mid, next);
-    matmul(rt, { a: a.act, b: p('mlp.down_proj.weight'), transB: true, out: next, beta: 1 });
-    this.loraForward(l, ['down_proj'], a.act, next, a);
+    matmul(rt, { a: a.act, b: down, transB: true, out: next, beta: 1 });
+    adapt(l, ['down_proj'], a.act, next, a);
   }
 
   /**

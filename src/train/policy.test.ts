@@ -331,6 +331,13 @@ describe('policy training in a model session', () => {
     // The generator was laid out after the adapter came: it reads the adapter as it is now.
     const after = await session.generate(['ab'], { maxNewTokens: 4, temperature: 0 });
     expect(after.rows[0]!.modelLogprobs).not.toEqual(before.rows[0]!.modelLogprobs);
+    // Generation read the adapter merged into a copy of the weights, remade after the updates:
+    // what the adapter kept apart gives.
+    session.model.mergeAdapterForInference = false;
+    const apart = (await session.generate(['ab'], { maxNewTokens: 4, temperature: 0 })).rows[0]!;
+    session.model.mergeAdapterForInference = null;
+    expect(apart.completionIds).toEqual(after.rows[0]!.completionIds);
+    apart.modelLogprobs.forEach((lp, k) => expect(Math.abs(lp - after.rows[0]!.modelLogprobs[k]!)).toBeLessThan(1e-4));
 
     const ckpt = importCheckpoint(await session.exportFiles());
     expect(ckpt.lora?.config.rank).toBe(4);

@@ -123,7 +123,7 @@ export async function policyStep(
     rt.copy(out, copy);
     return copy;
   });
-  const [stats, ...outputs] = await Promise.all([optimizer.update(model.trainable.params, model.grads, lr), ...kept.map((t) => rt.read(t))]);
+  const [stats, ...outputs] = await Promise.all([optimizer.update(model.paramsForUpdate(), model.grads, lr), ...kept.map((t) => rt.read(t))]);
   rt.release(...kept);
   const tuned = autotune ? await matmulTuner(rt).tunePending() : 0;
   return { ...policyStatistics(micro, outputs, k), gradNorm: stats.gradNorm, finite: stats.finite, tuned };

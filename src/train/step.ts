@@ -35,7 +35,7 @@ export async function trainStep(
     model.backward();
     sum(rt, out.loss, view(lossSums, [1], i));
   });
-  const [stats, sums] = await Promise.all([optimizer.update(model.trainable.params, model.grads, lr), rt.read(lossSums)]);
+  const [stats, sums] = await Promise.all([optimizer.update(model.paramsForUpdate(), model.grads, lr), rt.read(lossSums)]);
   rt.release(lossSums);
   if (autotune) await matmulTuner(rt).tunePending();
   return { loss: sums.reduce((a, x) => a + x, 0), gradNorm: stats.gradNorm, finite: stats.finite };
