@@ -208,13 +208,18 @@ export class Generator {
     const ahead = o.timing || !useCache ? 0 : (o.stepsInFlight ?? STEPS_IN_FLIGHT);
     const feed = useCache ? decoder.feed : undefined;
     const inFlight: InFlight[] = [];
-    let streamRows: number[] = [];
+    let streamRows = 0;
+    /**
+     * Each row samples from its own stream (its batch index), rewritten only when rows ended;
+     * written before a step is recorded, so that the step and its sampling share one submit.
+     */
+    const setStreams = (stepRows: number[]) => {
+      if (stepRows.length !== streamRows) rt.write(view(streams, [stepRows.length]), Uint32Array.from(stepRows));
+      streamRows = stepRows.length;
+    };
     /** Samples step k's logits for `stepRows`, feeding the tokens to the next step, and starts reading them. */
     const sample = async (k: number, stepRows: number[], logits: Tensor) => {
       const n = stepRows.length;
-      // Each row samples from its own stream (its batch index): rewritten only when rows ended.
-      if (n !== streamRows.length) rt.write(view(streams, [n]), Uint32Array.from(stepRows));
-      streamRows = stepRows;
       const picked = view(out, [n * SAMPLE_FIELDS]);
       sampleTokens(rt, { logits, streams: view(streams, [n]), out: picked, feed }, o, k);
       await phase('sampleMs');
@@ -222,6 +227,7 @@ export class Generator {
     };
 
     let stepRows = rows.map((_, b) => b);
+    setStreams(stepRows);
     const first = decoder.prefill(ids);
     await phase('prefillMs');
     await sample(0, stepRows, first);
@@ -231,6 +237,7 @@ export class Generator {
       // The next step: the rows not known to have ended, while the token limit allows one more.
       const next = stepRows.filter((b) => rows[b]!.finish === null);
       if (next.length > 0 && k + 1 < o.maxNewTokens && inFlight.length <= ahead) {
+        setStreams(next);
         const logits = decoder.step(next, feed ? undefined : next.map((b) => rows[b]!.completion[k]!));
         steps++;
         await phase('decodeMs');
