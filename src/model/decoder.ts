@@ -153,15 +153,15 @@ export class Decoder {
     const rt = this.rt;
     const c = this.model.config;
     // The host's tokens go into `feed` in the same write; tokens fed on the GPU are left alone.
-    const B = tokens ? this.B : 0;
-    const io = new Uint32Array(B + 3 * n);
+    const fed = tokens ? this.B : 0;
+    const io = new Uint32Array(fed + 3 * n);
     rows.forEach((b, i) => {
       if (tokens) io[b] = tokens[i]!;
-      io[B + i] = this.lengths[b]! + this.decoded - 1;
-      io[B + n + i] = b;
-      io[B + 2 * n + i] = this.promptLen - this.lengths[b]!;
+      io[fed + i] = this.lengths[b]! + this.decoded - 1;
+      io[fed + n + i] = b;
+      io[fed + 2 * n + i] = this.promptLen - this.lengths[b]!;
     });
-    rt.write(view(this.io, [B + 3 * n], this.B - B), io);
+    rt.write(view(this.io, [fed + 3 * n], this.B - fed), io);
     const [pos, rowsT, starts] = [0, 1, 2].map((k) => view(this.io, [n], this.B + k * n)) as Tensor<'u32'>[];
     const s = this.scratch.rows(n);
     const heads = c.num_attention_heads;
