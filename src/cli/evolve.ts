@@ -33,7 +33,7 @@ import { isMain, runCli, UsageError, type CommandLine, type OptionValues } from 
 import { describeMemory, modelMemory } from '../train/memorySummary';
 import { applyLora, describeTraining, loraFromOptions, LORA_OPTIONS } from './loraOptions';
 import { onInterrupt } from './interrupt';
-import { checkpointTemplates, DEFAULT_CHECKPOINT_EVERY, SHIPPED_MODEL, VERL_FILES, logShards, readCheckpointFolder, RUN_FILES, RunFolder } from './runFiles';
+import { checkpointRecord, checkpointTemplates, DEFAULT_CHECKPOINT_EVERY, SHIPPED_MODEL, VERL_FILES, logShards, readCheckpointFolder, RUN_FILES, RunFolder } from './runFiles';
 import { errorText } from '../util/errorText';
 
 export const evolveCli = {
@@ -49,7 +49,7 @@ export const evolveCli = {
     method: { type: 'string', choices: Object.keys(METHODS), help: 'method preset (default sage; a resumed run keeps its own)' },
     templates: { type: 'string', choices: PROMPT_SETS, help: 'role prompts: compact for models trained from scratch, instruct for instruction-tuned ones (default: those the checkpoint records in sage_lab.json, the shipped model\'s compact; compact with --preset; instruct for a checkpoint that records none); they also choose the defaults: instruct gives a pretrained model lr 1e-6 (1e-5 with LoRA) and token limits Solver 512, Challenger 384, Planner 256, Critic 32' },
     steps: { type: 'int', min: 0, default: DEFAULT_RUN.steps, help: 'loop steps (0: only read and report the data files, or with --warmup-steps warm up and validate)' },
-    'warmup-steps': { type: 'int', min: 0, help: `SFT warm-up steps on the seeds rendered into every role (default ${DEFAULT_RUN.warmupSteps} with --preset, 0 with --model: give it to warm a checkpoint up further)` },
+    'warmup-steps': { type: 'int', min: 0, help: `SFT warm-up steps on the seeds rendered into every role (default ${DEFAULT_RUN.warmupSteps} with --preset or a --model whose sage_lab.json says rolesTaught false, as tiny-arith-base's; else 0 with --model: give it to warm a checkpoint up further)` },
     'warmup-solver-share': { type: 'number', min: 0, max: 1, default: DEFAULT_RUN.warmupSolverShare, help: RUN_SPECS.warmupSolverShare.help },
     'warmup-plan-variants': { type: 'int', min: 0, default: DEFAULT_RUN.warmupPlanVariants, help: RUN_SPECS.warmupPlanVariants.help },
     'warmup-lr': { type: 'number', min: 0, minExclusive: true, help: `${RUN_SPECS.warmupLr.help} (default ${warmupRecipe(true).warmupLr} with --preset, ${warmupRecipe(false).warmupLr} from a checkpoint)` },
@@ -247,7 +247,8 @@ async function main(o: Options, given: CommandLine<typeof evolveCli.options>['gi
     ...base,
     ...(Object.fromEntries(overrides.map(({ key, value }) => [key, value])) as Partial<RunSettings>),
     // A run from a checkpoint starts warmed up; a preset from scratch warms up first.
-    ...(resumed || o['warmup-steps'] !== undefined ? {} : { warmupSteps: modelDir ? 0 : DEFAULT_RUN.warmupSteps }),
+    // A checkpoint is warmed up already unless its record says its roles were never taught (a pretrained base).
+    ...(resumed || o['warmup-steps'] !== undefined ? {} : { warmupSteps: modelDir && checkpointRecord(modelDir).rolesTaught !== false ? 0 : DEFAULT_RUN.warmupSteps }),
     // On resume: this many more steps.
     steps: o.steps,
     method,

@@ -6,7 +6,7 @@
 import { appendFileSync, closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, writeFileSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Problem } from '../data/problem';
-import { LAB_RECORD, parseLabRecord, type FileSink, type PromptSet } from '../model/checkpoint';
+import { LAB_RECORD, parseLabRecord, type FileSink, type LabRecord, type PromptSet } from '../model/checkpoint';
 import type { LoadProgress } from '../train/session';
 import type { BankEvent, ProblemBank } from '../sage/bank';
 import { bankToVerlParquet, heldOutToVerlParquet } from '../sage/bankExport';
@@ -77,15 +77,20 @@ export function folderSink(dir: string): FileSink & { written: string[] } {
   };
 }
 
-/** The role prompts a checkpoint folder records (its LAB_RECORD), if it records any. */
-export function recordedTemplates(dir: string): PromptSet | undefined {
+/** A checkpoint folder's LAB_RECORD, checked (empty when it has none: a plain Hugging Face model). */
+export function checkpointRecord(dir: string): LabRecord {
   const path = join(dir, LAB_RECORD);
-  if (!existsSync(path)) return undefined;
+  if (!existsSync(path)) return {};
   try {
-    return parseLabRecord(readFileSync(path)).templates;
+    return parseLabRecord(readFileSync(path));
   } catch (e) {
     throw new Error(`${dir}/${(e as Error).message}`);
   }
+}
+
+/** The role prompts a checkpoint folder records (its LAB_RECORD), if it records any. */
+export function recordedTemplates(dir: string): PromptSet | undefined {
+  return checkpointRecord(dir).templates;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { exportCheckpoint, configToJson, importCheckpoint, LAB_RECORD, memorySink, PROMPT_SETS, readConfigJson, writeCheckpoint } from './checkpoint';
+import { exportCheckpoint, configToJson, importCheckpoint, LAB_RECORD, memorySink, parseLabRecord, PROMPT_SETS, readConfigJson, writeCheckpoint } from './checkpoint';
 import { PRESETS, flatParamSize, paramSpecs, ropeInvFreq, stopTokenIds, type LlamaConfig } from './config';
 import { parseSafetensors, serializeSafetensors, type TensorToWrite } from './safetensors';
 import { ByteTokenizer } from './tokenizer';
@@ -151,6 +151,10 @@ describe('exportCheckpoint / importCheckpoint', () => {
     const bad = new Map(plain).set(LAB_RECORD, new TextEncoder().encode('{"templates": "chat"}'));
     expect(() => importCheckpoint(bad)).toThrow('sage_lab.json: "templates" must be one of compact, instruct (got "chat")');
     expect(() => importCheckpoint(new Map(plain).set(LAB_RECORD, new TextEncoder().encode('{')))).toThrow(/^sage_lab\.json is not valid JSON/);
+    // A base pretrained for the compact prompts says its roles are untaught; anything but a boolean is refused.
+    expect(parseLabRecord('{"templates": "compact", "rolesTaught": false}')).toEqual({ templates: 'compact', rolesTaught: false });
+    expect(parseLabRecord(new TextEncoder().encode('{"templates": "instruct"}'))).toEqual({ templates: 'instruct' });
+    expect(() => parseLabRecord('{"rolesTaught": "no"}')).toThrow('sage_lab.json: "rolesTaught" must be true or false (got "no")');
   });
 
   it('exports BF16 or F16 weights, sharded with an index above the size limit, and imports them back', () => {

@@ -49,13 +49,31 @@ export type PromptSet = (typeof PROMPT_SETS)[number];
  */
 export const LAB_RECORD = 'sage_lab.json';
 
-/** The lab's record of a checkpoint (LAB_RECORD's bytes), checked: a bad value is refused by name. */
-export function parseLabRecord(bytes: Uint8Array): { templates?: PromptSet } {
-  const record = parseJsonObject(new TextDecoder().decode(bytes), LAB_RECORD);
+/**
+ * What LAB_RECORD holds: the role prompts the model is meant for (templates) and whether its
+ * roles were taught with them (rolesTaught, true unless written false: a record written by a
+ * warm-up says only templates; a base pretrained here for compact prompts says false).
+ */
+export interface LabRecord {
+  templates?: PromptSet;
+  rolesTaught?: boolean;
+}
+
+/** The lab's record of a checkpoint (LAB_RECORD's bytes or text), checked: a bad value is refused by name. */
+export function parseLabRecord(content: Uint8Array | string): LabRecord {
+  const record = parseJsonObject(typeof content === 'string' ? content : new TextDecoder().decode(content), LAB_RECORD);
+  const out: LabRecord = {};
   const t = record.templates;
-  if (t === undefined) return {};
-  if (!PROMPT_SETS.includes(t as PromptSet)) throw new Error(`${LAB_RECORD}: "templates" must be one of ${PROMPT_SETS.join(', ')} (got ${JSON.stringify(t)})`);
-  return { templates: t as PromptSet };
+  if (t !== undefined) {
+    if (!PROMPT_SETS.includes(t as PromptSet)) throw new Error(`${LAB_RECORD}: "templates" must be one of ${PROMPT_SETS.join(', ')} (got ${JSON.stringify(t)})`);
+    out.templates = t as PromptSet;
+  }
+  const taught = record.rolesTaught;
+  if (taught !== undefined) {
+    if (typeof taught !== 'boolean') throw new Error(`${LAB_RECORD}: "rolesTaught" must be true or false (got ${JSON.stringify(taught)})`);
+    out.rolesTaught = taught;
+  }
+  return out;
 }
 
 /** A LoRA adapter carried by a checkpoint. */

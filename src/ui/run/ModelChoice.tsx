@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import { PRESETS, type PresetName } from '../../model/config';
-import { DEFAULT_SHIPPED_MODEL, SHIPPED_MODELS } from '../shippedData';
+import { DEFAULT_SHIPPED_MODEL, SHIPPED_MODELS, SHIPPED_ROLES_TAUGHT } from '../shippedData';
 import { isActive } from '../runView';
 import { LoraControls } from './LoraControls';
 import { useLab } from '../store';
@@ -51,9 +51,9 @@ export function ModelChoice() {
             {p} from scratch
           </button>
         ))}
-        {Object.entries(SHIPPED_MODELS).map(([name, files]) => {
-          // A checkpoint that records its role prompts was warmed up on them; one without is a pretrained base.
-          const warmed = 'sage_lab.json' in files;
+        {Object.keys(SHIPPED_MODELS).map((name) => {
+          // A checkpoint whose record says its roles were taught was warmed up; else it is a pretrained base.
+          const warmed = SHIPPED_ROLES_TAUGHT[name] === true;
           return (
             <button
               key={name}
