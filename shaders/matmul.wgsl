@@ -633,3 +633,186 @@ fn matmul_splitk(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocatio
   }
 }
 #endif
+
+// matmul_big: training-sized matmuls on GPUs. A workgroup of 16×16 computes a 128×128 tile of C,
+// 8×8 per invocation (rows ty·4 + i and 64 + ty·4 + i, columns tx·4 + j and 64 + tx·4 + j).
+// Each K step of BIG_K stages a 128×BIG_K slice of op(A) and a BIG_K×128 slice of op(B) in
+// workgroup memory, one vec4 per invocation and operand, read along the stored operand's
+// contiguous dimension whatever the transpose: along K for x·Wᵀ (both operands), along M or N
+// for xᵀ·dy and x·W, so consecutive invocations read consecutive 16 bytes. Each quad is stored
+// whole as it was read (invocation t writes vec4 t: no component writes, which some backends
+// turn into racing read-modify-writes of the whole vector): a slice read along K is laid out
+// [row][k], one read along M or N [k][row / 4], and bigFragA/B hand out 4 k-steps of 4 rows
+// either way. Two buffers: the next slice is loaded into registers while the current one is
+// multiplied, then stored into the other buffer, one barrier per step. Loads past an edge
+// read a clamped index and are replaced by 0 (no divergent branch); with VEC4 (the contiguous
+// dimensions and offsets multiples of 4) every load is one vec4, otherwise four scalars.
+// Registers: 64 accumulators, 4×4×4 operands of a 4-step chunk, the staged quads; 16 KiB of
+// workgroup memory (WebGPU's default limit).
+const BIG_K = 8u;
+// Per buffer: 256 vec4 (128 × BIG_K values).
+const BIG_BUF = 256u;
+var<workgroup> bigA: array<vec4<f32>, 512>;
+var<workgroup> bigB: array<vec4<f32>, 512>;
+
+// Four consecutive elements (r, c..c+3) of stored A (rows × cols, row stride p.ldA), 0 past
+// either edge.
+fn quadA(base: u32, r: u32, c: u32, rows: u32, cols: u32) -> vec4<f32> {
+  let row = base + min(r, rows - 1u) * p.ldA;
+#if VEC4
+  // cols is a multiple of 4: a group lies wholly inside or wholly past the edge.
+  return select(vec4<f32>(0.0), loadA4((row + min(c, cols - 4u)) >> 2u), r < rows && c < cols);
+#else
+  let cs = vec4<u32>(c, c + 1u, c + 2u, c + 3u);
+  let cc = min(cs, vec4<u32>(cols - 1u));
+  let v = vec4<f32>(loadA(row + cc.x), loadA(row + cc.y), loadA(row + cc.z), loadA(row + cc.w));
+  return select(vec4<f32>(0.0), v, vec4<bool>(r < rows) & (cs < vec4<u32>(cols)));
+#endif
+}
+
+// The same for stored B (rows × cols, row stride cols).
+fn quadB(base: u32, r: u32, c: u32, rows: u32, cols: u32) -> vec4<f32> {
+  let row = base + min(r, rows - 1u) * cols;
+#if VEC4
+  return select(vec4<f32>(0.0), loadB4((row + min(c, cols - 4u)) >> 2u), r < rows && c < cols);
+#else
+  let cs = vec4<u32>(c, c + 1u, c + 2u, c + 3u);
+  let cc = min(cs, vec4<u32>(cols - 1u));
+  let v = vec4<f32>(loadB(row + cc.x), loadB(row + cc.y), loadB(row + cc.z), loadB(row + cc.w));
+  return select(vec4<f32>(0.0), v, vec4<bool>(r < rows) & (cs < vec4<u32>(cols)));
+#endif
+}
+
+// Invocation t's quad of the slice at k0. Read along K (!TRANS_A): tile row t / 2, k = k0 +
+// (t % 2)·4 ..; along M (TRANS_A): k = k0 + t / 32, tile rows (t % 32)·4 ...
+fn bigLoadA(base: u32, t: u32, tileRow: u32, k0: u32) -> vec4<f32> {
+#if TRANS_A
+  return quadA(base, k0 + (t >> 5u), tileRow + (t & 31u) * 4u, p.K, p.M);
+#else
+  return quadA(base, tileRow + (t >> 1u), k0 + (t & 1u) * 4u, p.M, p.K);
+#endif
+}
+
+// Along K (TRANS_B): tile column t / 2, k = k0 + (t % 2)·4 ..; along N: k = k0 + t / 32,
+// columns (t % 32)·4 ... With A_NORM the norm's weight scales op(B)'s row k (op(A)·diag(w)·op(B)).
+fn bigLoadB(base: u32, t: u32, tileCol: u32, k0: u32) -> vec4<f32> {
+#if TRANS_B
+  let k = k0 + (t & 1u) * 4u;
+  let v = quadB(base, tileCol + (t >> 1u), k, p.N, p.K);
+#if A_NORM
+  let kk = min(vec4<u32>(k, k + 1u, k + 2u, k + 3u), vec4<u32>(p.K - 1u));
+  return v * vec4<f32>(loadNorm(kk.x), loadNorm(kk.y), loadNorm(kk.z), loadNorm(kk.w));
+#else
+  return v;
+#endif
+#else
+  let k = k0 + (t >> 5u);
+  let v = quadB(base, k, tileCol + (t & 31u) * 4u, p.K, p.N);
+#if A_NORM
+  return v * loadNorm(min(k, p.K - 1u));
+#else
+  return v;
+#endif
+#endif
+}
+
+// Steps kq·4 .. kq·4 + 3 of the 4 tile rows of op(A) at 4·r4 .. 4·r4 + 3 (column j: step j).
+fn bigFragA(cur: u32, kq: u32, r4: u32) -> mat4x4<f32> {
+#if TRANS_A
+  let at = cur + kq * 4u * 32u + r4;
+  return mat4x4<f32>(bigA[at], bigA[at + 32u], bigA[at + 64u], bigA[at + 96u]);
+#else
+  let at = cur + r4 * 8u + kq;
+  return transpose(mat4x4<f32>(bigA[at], bigA[at + 2u], bigA[at + 4u], bigA[at + 6u]));
+#endif
+}
+
+// The same for the 4 tile columns of op(B) at 4·c4 ...
+fn bigFragB(cur: u32, kq: u32, c4: u32) -> mat4x4<f32> {
+#if TRANS_B
+  let at = cur + c4 * 8u + kq;
+  return transpose(mat4x4<f32>(bigB[at], bigB[at + 2u], bigB[at + 4u], bigB[at + 6u]));
+#else
+  let at = cur + kq * 4u * 32u + c4;
+  return mat4x4<f32>(bigB[at], bigB[at + 32u], bigB[at + 64u], bigB[at + 96u]);
+#endif
+}
+
+@compute @workgroup_size(16, 16, 1)
+fn matmul_big(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+  let b = wid.z;
+  let tileRow = wid.y * 128u;
+  let tileCol = wid.x * 128u;
+  let bA = baseA(b);
+  let bB = baseB(b);
+  let tx = lid.x;
+  let ty = lid.y;
+  let t = ty * 16u + tx;
+#for i in 0..4
+  var lo{{i}}_0 = vec4<f32>(0.0);
+  var lo{{i}}_1 = vec4<f32>(0.0);
+  var hi{{i}}_0 = vec4<f32>(0.0);
+  var hi{{i}}_1 = vec4<f32>(0.0);
+#endfor
+  // A_NORM: Σ A² of the rows ty·4 + i (ssLo) and 64 + ty·4 + i (ssHi), from the staged raw A.
+  var ssLo = vec4<f32>(0.0);
+  var ssHi = vec4<f32>(0.0);
+  bigA[t] = bigLoadA(bA, t, tileRow, 0u);
+  bigB[t] = bigLoadB(bB, t, tileCol, 0u);
+  workgroupBarrier();
+  let steps = (p.K + BIG_K - 1u) / BIG_K;
+  for (var s = 0u; s < steps; s++) {
+    let cur = (s & 1u) * BIG_BUF;
+    // The next slice's loads are issued before the multiply so that they are in flight during
+    // it (past the end they read clamped indices and are never used).
+    let nextA = bigLoadA(bA, t, tileRow, (s + 1u) * BIG_K);
+    let nextB = bigLoadB(bB, t, tileCol, (s + 1u) * BIG_K);
+#for q in 0..2
+    {
+      let fa0 = bigFragA(cur, {{q}}u, ty);
+      let fa1 = bigFragA(cur, {{q}}u, 16u + ty);
+      let fb0 = bigFragB(cur, {{q}}u, tx);
+      let fb1 = bigFragB(cur, {{q}}u, 16u + tx);
+#for j in 0..4
+      {
+        let a0 = fa0[{{j}}];
+        let a1 = fa1[{{j}}];
+        let b0 = fb0[{{j}}];
+        let b1 = fb1[{{j}}];
+#if A_NORM
+        ssLo += a0 * a0;
+        ssHi += a1 * a1;
+#endif
+#for i in 0..4
+        lo{{i}}_0 += a0[{{i}}] * b0;
+        lo{{i}}_1 += a0[{{i}}] * b1;
+        hi{{i}}_0 += a1[{{i}}] * b0;
+        hi{{i}}_1 += a1[{{i}}] * b1;
+#endfor
+      }
+#endfor
+    }
+#endfor
+    let next = BIG_BUF - cur;
+    bigA[next + t] = nextA;
+    bigB[next + t] = nextB;
+    workgroupBarrier();
+  }
+  let rsLo = rowScale4(ssLo);
+  let rsHi = rowScale4(ssHi);
+  let c0 = tileCol + tx * 4u;
+  let c1 = c0 + 64u;
+#for i in 0..4
+  bigStoreRow(b, tileRow + ty * 4u + {{i}}u, c0, c1, lo{{i}}_0 * rsLo[{{i}}], lo{{i}}_1 * rsLo[{{i}}]);
+  bigStoreRow(b, tileRow + 64u + ty * 4u + {{i}}u, c0, c1, hi{{i}}_0 * rsHi[{{i}}], hi{{i}}_1 * rsHi[{{i}}]);
+#endfor
+}
+
+// Row m of an invocation's outputs: columns c0..c0+3 and c1..c1+3.
+fn bigStoreRow(b: u32, m: u32, c0: u32, c1: u32, v0: vec4<f32>, v1: vec4<f32>) {
+  if (m >= p.M) { return; }
+  for (var j = 0u; j < 4u; j++) {
+    if (c0 + j < p.N) { storeOne(b, m, c0 + j, v0[j]); }
+    if (c1 + j < p.N) { storeOne(b, m, c1 + j, v1[j]); }
+  }
+}

@@ -74,7 +74,7 @@ async function check(variant: MatmulVariant, shape: Case, subgroupMatmul = true)
   let bT, biasT, normT;
   if (c.half) {
     // vec4 loads need B on a 4-element boundary; the scalar paths get an odd one.
-    const half = uploadHalf(rt, b, bShape, ['reg-vec4', 'gemv', 'splitk', 'splitk-sg'].includes(variant) ? 4 : 3);
+    const half = uploadHalf(rt, b, bShape, ['reg-vec4', 'tiled-128', 'gemv', 'splitk', 'splitk-sg'].includes(variant) ? 4 : 3);
     [bT, b] = [half.tensor, half.values];
     if (bias) {
       const h = uploadHalf(rt, bias, [c.N], 1);
@@ -109,6 +109,7 @@ const SUBGROUP_PATHS: Record<MatmulVariant, boolean[]> = {
   'reg-wide': [true, false],
   'reg-vec4': [true, false],
   tiled: [true],
+  'tiled-128': [true],
   gemv: [true],
   splitk: [true],
   'splitk-sg': [true],
@@ -202,6 +203,23 @@ describe('matmul', () => {
     rt.release(xT, w.tensor);
   });
 
+  it('tiled-128: the untuned plan of training shapes on GPUs, exact across several tiles and K steps', async () => {
+    const rt = await testRuntime();
+    const gpu = { adapter: { ...rt.ctx.adapter, architecture: 'ampere' }, features: new Set<OptionalFeature>(['subgroups']) };
+    const swiftshader = { ...gpu, adapter: { ...gpu.adapter, architecture: 'swiftshader' } };
+    // A tiny-preset step (256 tokens × 256) makes 4 large tiles: too few to fill a GPU.
+    expect(untunedVariant({ batch: 1, M: 256, N: 256, K: 256, transA: false, transB: true }, gpu)).toBe('tiled');
+    // SmolLM2-135M's fused gate|up at 2,048 tokens: 16 × 24 tiles; its weight gradient (xᵀ·dy) 5 × 24.
+    expect(untunedVariant({ batch: 1, M: 2048, N: 3072, K: 576, transA: false, transB: true }, gpu)).toBe('tiled-128');
+    expect(untunedVariant({ batch: 1, M: 576, N: 3072, K: 2048, transA: true, transB: false }, gpu)).toBe('tiled-128');
+    expect(untunedVariant({ batch: 1, M: 2048, N: 1536, K: 576, transA: false, transB: true }, swiftshader)).toBe('reg');
+    // Edges in every dimension (vec4 loads where the contiguous dimensions allow, scalar otherwise).
+    for (const [transA, transB] of [[false, false], [false, true], [true, false], [true, true]] as const) {
+      await check('tiled-128', { batch: 1, M: 260, N: 136, K: 44, transA, transB });
+      await check('tiled-128', { batch: 1, M: 131, N: 259, K: 45, transA, transB, beta: 1, bias: true });
+    }
+  });
+
   it('respects tensor offsets (views into one buffer)', async () => {
     const rt = await testRuntime();
     const r = rng(freshSeed());
@@ -261,7 +279,7 @@ describe('matmul', () => {
     const rt = await testRuntime();
     const tuner = matmulTuner(rt);
     const times = await tuner.tune({ batch: 1, M: 64, N: 64, K: 64, transA: false, transB: true }, 1);
-    expect(Object.keys(times).sort()).toEqual(['reg', 'reg-vec4', 'reg-wide', 'tiled']);
+    expect(Object.keys(times).sort()).toEqual(['reg', 'reg-vec4', 'reg-wide', 'tiled', 'tiled-128']);
     for (const t of Object.values(times)) expect(t).toBeGreaterThan(0);
     const decode = await tuner.tune({ batch: 1, M: 4, N: 64, K: 64, transA: false, transB: true }, 1);
     expect(decode.gemv).toBeGreaterThan(0);

@@ -7,9 +7,10 @@ import { BYTES_PER_ELEMENT, shapeString } from '../tensor';
 
 /**
  * Kernel variants; see shaders/matmul.wgsl. splitk-sg reduces with subgroup operations and
- * exists only where the adapter has them (see availableVariants).
+ * exists only where the adapter has them (see availableVariants). tiled-128 is the large-tile
+ * kernel for training-sized shapes on GPUs (128×128 per workgroup, double-buffered).
  */
-export const MATMUL_VARIANTS = ['reg', 'reg-wide', 'reg-vec4', 'tiled', 'gemv', 'splitk', 'splitk-sg'] as const;
+export const MATMUL_VARIANTS = ['reg', 'reg-wide', 'reg-vec4', 'tiled', 'tiled-128', 'gemv', 'splitk', 'splitk-sg'] as const;
 export type MatmulVariant = (typeof MATMUL_VARIANTS)[number];
 
 export interface MatmulArgs {
@@ -135,6 +136,11 @@ function plan(variant: MatmulVariant, g: Geometry, subgroups: boolean, args: Mat
         kernel: { shader: 'matmul', entry: 'matmul_tiled', defines },
         workgroups: [ceil(g.N, 64), ceil(g.M, 64), g.batch] as const,
       };
+    case 'tiled-128':
+      return {
+        kernel: { shader: 'matmul', entry: 'matmul_big', defines: { ...defines, VEC4: quadsAligned(g, args) } },
+        workgroups: [ceil(g.N, BIG_TILE), ceil(g.M, BIG_TILE), g.batch] as const,
+      };
     case 'gemv': {
       // x·Wᵀ with rows of A and B that start on 16 bytes reads vec4s along K, 4×4 outputs per invocation.
       const vec4 = rowsVec4(g, args);
@@ -169,6 +175,18 @@ function plan(variant: MatmulVariant, g: Geometry, subgroups: boolean, args: Mat
 /** Output columns per workgroup of matmul_splitk, and its invocations (SK_WG). */
 export const SPLITK_COLS = 4;
 const SPLITK_WG = 64;
+
+/** Output rows and columns per workgroup of matmul_big (tiled-128). */
+const BIG_TILE = 128;
+
+/**
+ * Whether matmul_big can read each operand as vec4s along its stored rows: the contiguous
+ * dimension (K, or M with transA, for A; K with transB, else N, for B) and the offsets are
+ * multiples of 4 (the batch strides then are too).
+ */
+function quadsAligned(g: Geometry, args: MatmulArgs): boolean {
+  return [g.transA ? g.M : g.K, g.transB ? g.K : g.N, args.a.offset, args.b.offset].every((x) => x % 4 === 0);
+}
 
 /** x·Wᵀ whose rows of A and B all start on 16 bytes: the decode kernels read them as vec4s along K. */
 function rowsVec4(g: Geometry, args: MatmulArgs): boolean {
@@ -262,11 +280,17 @@ export function untunedVariant(s: MatmulShape, ctx: Pick<GpuContext, 'adapter' |
     if (swiftshader) return 'gemv';
     return ctx.features.has('subgroups') ? 'splitk-sg' : 'splitk';
   }
-  return swiftshader ? 'reg' : 'tiled';
+  if (swiftshader) return 'reg';
+  // 128×128 tiles where they still make enough workgroups to occupy a large GPU's compute
+  // units (an H100 has 132); below that the 64×64 tiles' fourfold count wins.
+  return s.batch * ceil(s.M, BIG_TILE) * ceil(s.N, BIG_TILE) >= BIG_MIN_WORKGROUPS ? 'tiled-128' : 'tiled';
 }
 
-// v5: the split-K decode variants, timed against gemv where decode shapes were tuned before.
-const CACHE_VERSION = 'matmul-autotune:v5';
+/** Workgroups of matmul_big below which the untuned plan keeps the 64×64 tiles. */
+const BIG_MIN_WORKGROUPS = 64;
+
+// v6: tiled-128, timed where training shapes were tuned before (v5: the split-K decode variants).
+const CACHE_VERSION = 'matmul-autotune:v6';
 
 /**
  * Measures the variants once per adapter and shape class and remembers the fastest in the
