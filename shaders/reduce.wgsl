@@ -124,3 +124,27 @@ fn col_reduce(@builtin(global_invocation_id) gid: vec3<u32>) {
   }
   if (p.accumulate != 0u) { Out[p.offOut + c] += acc; } else { Out[p.offOut + c] = acc; }
 }
+
+// The first of two stages of col_reduce where rows are many (GPUs): workgroup (x, y) sums
+// rows [y·n, (y + 1)·n) of 64 columns into Out[y, c], its 4 lanes of 64 invocations striding
+// the block's rows (consecutive invocations read consecutive columns: coalesced), then added
+// in lane order; col_reduce over the row blocks' partials is the second. Both fixed orders:
+// deterministic.
+@compute @workgroup_size(64, 4)
+fn col_partial(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+  let c = min(wid.x * 64u + lid.x, p.cols - 1u);
+  let r0 = wid.y * p.n;
+  let r1 = min(r0 + p.n, p.rows);
+  var acc = 0.0;
+  for (var r = r0 + lid.y; r < r1; r += 4u) {
+    var v = X[p.offX + r * p.cols + c];
+    if (HAS_Y) { v *= Y[p.offY + r * p.cols + c]; }
+    if (HAS_S) { v *= S[p.offS + r]; }
+    acc += v;
+  }
+  scratch[lid.y * 64u + lid.x] = acc;
+  workgroupBarrier();
+  if (lid.y == 0u && wid.x * 64u + lid.x < p.cols) {
+    Out[p.offOut + wid.y * p.cols + c] = ((scratch[lid.x] + scratch[64u + lid.x]) + scratch[128u + lid.x]) + scratch[192u + lid.x];
+  }
+}

@@ -1,6 +1,6 @@
-import { describe, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { assertClose, freshSeed, poisoned, rng, testRuntime, uniform } from '../testing';
-import { colReduce, rowMax, rowSum, softmax, sum, sumSquares } from './reduce';
+import { colReduce, colReduceVariant, rowMax, rowSum, softmax, sum, sumSquares, type ColReduceVariant } from './reduce';
 
 const SHAPES = [[1, 1], [3, 17], [65, 3], [2, 127], [17, 300], [4, 1000]] as const;
 
@@ -81,36 +81,50 @@ describe('reductions', () => {
 });
 
 describe('column reduction', () => {
-  it('sums columns, optionally weighted by a matrix and a row scale, and accumulates', async () => {
-    const rt = await testRuntime();
-    for (const [rows, cols] of SHAPES) {
-      for (const [withY, withS, accumulate] of [[false, false, false], [true, true, false], [true, false, true], [false, true, true]]) {
-        const seed = freshSeed();
-        const r = rng(seed);
-        const x = uniform(rows * cols, r);
-        const y = uniform(rows * cols, r);
-        const s = uniform(rows, r);
-        const prior = uniform(cols, r);
-        const ref = new Float64Array(cols);
-        const abs = new Float64Array(cols);
-        for (let c = 0; c < cols; c++) {
-          ref[c] = accumulate ? prior[c]! : 0;
-          abs[c] = Math.abs(ref[c]!);
-          for (let i = 0; i < rows; i++) {
-            const v = x[i * cols + c]! * (withY ? y[i * cols + c]! : 1) * (withS ? s[i]! : 1);
-            ref[c] = ref[c]! + v;
-            abs[c] = abs[c]! + Math.abs(v);
+  const variants: ColReduceVariant[] = ['serial', 'two-stage'];
+  for (const variant of variants) {
+    it(`${variant}: sums columns, optionally weighted by a matrix and a row scale, and accumulates`, async () => {
+      const rt = await testRuntime();
+      // Many rows too (several row blocks of the two-stage variant, the last one short), columns past a workgroup's 64.
+      for (const [rows, cols] of [...SHAPES, [1000, 65], [257, 130]]) {
+        for (const [withY, withS, accumulate] of [[false, false, false], [true, true, false], [true, false, true], [false, true, true]]) {
+          const seed = freshSeed();
+          const r = rng(seed);
+          const x = uniform(rows * cols, r);
+          const y = uniform(rows * cols, r);
+          const s = uniform(rows, r);
+          const prior = uniform(cols, r);
+          const ref = new Float64Array(cols);
+          const abs = new Float64Array(cols);
+          for (let c = 0; c < cols; c++) {
+            ref[c] = accumulate ? prior[c]! : 0;
+            abs[c] = Math.abs(ref[c]!);
+            for (let i = 0; i < rows; i++) {
+              const v = x[i * cols + c]! * (withY ? y[i * cols + c]! : 1) * (withS ? s[i]! : 1);
+              ref[c] = ref[c]! + v;
+              abs[c] = abs[c]! + Math.abs(v);
+            }
           }
+          const tx = rt.upload(x, [rows, cols]);
+          const ty = withY ? rt.upload(y, [rows, cols]) : undefined;
+          const ts = withS ? rt.upload(s, [rows]) : undefined;
+          const out = accumulate ? rt.upload(prior, [cols]) : poisoned(rt, [cols]);
+          colReduce(rt, { x: tx, y: ty, rowScale: ts, out, accumulate, variant });
+          const what = `col reduce ${variant} ${rows}x${cols} y=${withY} s=${withS} acc=${accumulate} seed ${seed}`;
+          assertClose(what, await rt.read(out), ref, 1, 1e-5, abs);
+          rt.release(tx, out, ...(ty ? [ty] : []), ...(ts ? [ts] : []));
         }
-        const tx = rt.upload(x, [rows, cols]);
-        const ty = withY ? rt.upload(y, [rows, cols]) : undefined;
-        const ts = withS ? rt.upload(s, [rows]) : undefined;
-        const out = accumulate ? rt.upload(prior, [cols]) : poisoned(rt, [cols]);
-        colReduce(rt, { x: tx, y: ty, rowScale: ts, out, accumulate });
-        const what = `col reduce ${rows}x${cols} y=${withY} s=${withS} acc=${accumulate} seed ${seed}`;
-        assertClose(what, await rt.read(out), ref, 1, 1e-5, abs);
-        rt.release(tx, out, ...(ty ? [ty] : []), ...(ts ? [ts] : []));
       }
-    }
+    });
+  }
+
+  it('runs two stages on GPUs where rows are many and columns few', async () => {
+    const rt = await testRuntime();
+    const gpu = { serialRows: false, ctx: rt.ctx };
+    expect(colReduceVariant(gpu, 2048, 576)).toBe('two-stage');
+    // One block of rows, or columns enough to fill the GPU by themselves: one pass.
+    expect(colReduceVariant(gpu, 40, 576)).toBe('serial');
+    expect(colReduceVariant(gpu, 2048, 65536)).toBe('serial');
+    expect(colReduceVariant({ ...gpu, serialRows: true }, 2048, 576)).toBe('serial');
   });
 });

@@ -87,22 +87,71 @@ export interface ColReduceArgs {
   out: Tensor;
   /** Add into out instead of overwriting (gradient accumulation). */
   accumulate?: boolean;
+  /** Forces a variant instead of colReduceVariant's choice. */
+  variant?: ColReduceVariant;
+}
+
+export type ColReduceVariant = 'serial' | 'two-stage';
+
+/** Workgroups the first stage aims at, and the fewest rows a block of it sums. */
+const PARTIAL_WORKGROUPS = 256;
+const MIN_BLOCK_ROWS = 32;
+
+/** Row blocks of the two-stage reduction: enough for PARTIAL_WORKGROUPS with the column groups. */
+function rowBlocks(rows: number, cols: number): number {
+  const wanted = Math.max(1, Math.min(Math.floor(rows / MIN_BLOCK_ROWS), Math.ceil(PARTIAL_WORKGROUPS / Math.ceil(cols / 64))));
+  return Math.ceil(rows / Math.ceil(rows / wanted));
+}
+
+const COL_REDUCE: Record<ColReduceVariant, (rt: Runtime, args: ColReduceArgs, rows: number, cols: number) => void> = {
+  // One invocation per column, rows in order: cols invocations (e.g. 576 for a norm weight),
+  // each walking every row.
+  serial: (rt, { x, y, rowScale, out, accumulate = false }, rows, cols) => {
+    rt.dispatch({
+      kernel: { shader: 'reduce', entry: 'col_reduce', constants: { HAS_Y: !!y, HAS_S: !!rowScale } },
+      params: new Params().u32(rows, cols, x.offset, out.offset, 0, y?.offset ?? 0, rowScale?.offset ?? 0, accumulate ? 1 : 0),
+      buffers: [x.buffer, out.buffer, y?.buffer ?? rt.placeholder, rowScale?.buffer ?? rt.placeholder],
+      workgroups: grid(rt, cols, 64),
+      label: 'col_reduce',
+    });
+  },
+  // Blocks of rows summed by workgroups of 64 columns × 4 lanes (col_partial), then `serial`
+  // over the blocks' partials: a 2,048 × 576 norm-weight gradient runs 261 workgroups (29
+  // blocks of 71 rows), then 9, where serial runs 9 each walking 2,048 rows.
+  'two-stage': (rt, { x, y, rowScale, out, accumulate }, rows, cols) => {
+    const blocks = rowBlocks(rows, cols);
+    const partials = rt.empty([blocks, cols]);
+    rt.dispatch({
+      kernel: { shader: 'reduce', entry: 'col_partial', constants: { HAS_Y: !!y, HAS_S: !!rowScale } },
+      params: new Params().u32(rows, cols, x.offset, partials.offset, Math.ceil(rows / blocks), y?.offset ?? 0, rowScale?.offset ?? 0, 0),
+      buffers: [x.buffer, partials.buffer, y?.buffer ?? rt.placeholder, rowScale?.buffer ?? rt.placeholder],
+      workgroups: [Math.ceil(cols / 64), blocks],
+      label: 'col_partial',
+    });
+    COL_REDUCE.serial(rt, { x: partials, out, accumulate }, blocks, cols);
+    // Recorded work runs in order, so the partials can return to the pool now.
+    rt.release(partials);
+  },
+};
+
+/**
+ * Two stages where rows are many and the columns alone make few workgroups, on adapters that
+ * run cooperative kernels (on CPU adapters a barrier costs more than the serial walk).
+ */
+export function colReduceVariant(rt: Pick<Runtime, 'serialRows' | 'ctx'>, rows: number, cols: number): ColReduceVariant {
+  const fits = Math.ceil(cols / 64) <= rt.ctx.limits.maxComputeWorkgroupsPerDimension;
+  return !rt.serialRows && fits && rowBlocks(rows, cols) > 1 ? 'two-stage' : 'serial';
 }
 
 /** out[c] (+)= Σ_r x[r, c] · y[r, c] · rowScale[r]: bias and norm-weight gradients. */
-export function colReduce(rt: Runtime, { x, y, rowScale, out, accumulate = false }: ColReduceArgs): Tensor {
+export function colReduce(rt: Runtime, args: ColReduceArgs): Tensor {
+  const { x, y, rowScale, out } = args;
   const [rows, cols] = rowsCols('col reduce', x);
   if (out.size !== cols) throw new Error(`col reduce: output holds ${out.size} values for ${cols} columns`);
   if (y && y.size !== x.size) throw new Error('col reduce: y differs in size from x');
   if (rowScale && rowScale.size !== rows) throw new Error(`col reduce: row scale holds ${rowScale.size} values for ${rows} rows`);
   f32Only('col reduce', x, out, ...(y ? [y] : []), ...(rowScale ? [rowScale] : []));
   distinctBuffers('col reduce', [out], [x, ...(y ? [y] : []), ...(rowScale ? [rowScale] : [])]);
-  rt.dispatch({
-    kernel: { shader: 'reduce', entry: 'col_reduce', constants: { HAS_Y: !!y, HAS_S: !!rowScale } },
-    params: new Params().u32(rows, cols, x.offset, out.offset, 0, y?.offset ?? 0, rowScale?.offset ?? 0, accumulate ? 1 : 0),
-    buffers: [x.buffer, out.buffer, y?.buffer ?? rt.placeholder, rowScale?.buffer ?? rt.placeholder],
-    workgroups: grid(rt, cols, 64),
-    label: 'col_reduce',
-  });
+  COL_REDUCE[args.variant ?? colReduceVariant(rt, rows, cols)](rt, args, rows, cols);
   return out;
 }
