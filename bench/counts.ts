@@ -39,9 +39,11 @@ const EXTRA_STEPS = 8;
 
 /**
  * Counts per decode step (one token per row): two generations of the same rows that differ
- * by EXTRA_STEPS decode steps, their difference over those steps, so that the prefill, the
- * first token's pipeline and bind-group creation and the final read fall out. `generate`
- * runs a generation of `newTokens` tokens per row with no EOS.
+ * by EXTRA_STEPS decode steps, their difference over those steps, so that the prefill and the
+ * final read fall out; after two warm-up generations, so that bind groups made for the first
+ * time do not (the buffer pool is last-in first-out, so successive calls get their prefill's
+ * scratch buffers in alternating orders). `generate` runs a generation of `newTokens` tokens
+ * per row with no EOS.
  */
 export async function decodeStepCounts(rt: Runtime, generate: (newTokens: number) => Promise<unknown>): Promise<WorkCounts> {
   const run = async (newTokens: number) => {
@@ -49,6 +51,8 @@ export async function decodeStepCounts(rt: Runtime, generate: (newTokens: number
     await generate(newTokens);
     return countsBetween(before, rt.counters);
   };
+  await run(2 + EXTRA_STEPS);
+  await run(2);
   const short = await run(2);
   const long = await run(2 + EXTRA_STEPS);
   const per = zeroCounts();
