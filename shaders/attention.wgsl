@@ -407,3 +407,275 @@ fn attention_backward_dkv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_wo
   }
 #endif
 }
+
+// Tiled forms for GPUs (TILED; head_dim = 4·HDV): a workgroup of 64 invocations per tile of
+// 16 queries (forward, dQ) or 16 keys (dK/dV) of one sequence and head, the tiles of Q, K, V
+// and dO staged in workgroup memory with coalesced loads, the 16×16 scores of a tile pair
+// computed 4 a invocation (row t / 4, keys t % 4 + 4c), the softmax state of each row kept by
+// one invocation (online softmax), and each invocation owning the output columns t % 4 + 4u
+// (vec4s) of row t / 4: HDU ≤ 8 vec4 accumulators (16 with dK and dV) where the row kernels
+// above hold RB × head_dim of several vectors. No atomics: dQ and dK/dV are separate passes,
+// each output summed by the invocation that owns it, in a fixed order. SwiftShader runs the
+// row kernels (faster there: barriers are costly on a CPU).
+#if TILED
+const TQ = 16u;
+const TK = 16u;
+override HDV: u32 = 1u;
+var<workgroup> tQ: array<vec4<f32>, TQ * HDV>;
+var<workgroup> tDO: array<vec4<f32>, TQ * HDV>;
+var<workgroup> tK: array<vec4<f32>, TK * HDV>;
+var<workgroup> tV: array<vec4<f32>, TK * HDV>;
+// Scores, probabilities or their gradients of a tile pair: [query][key].
+var<workgroup> tP: array<f32, TQ * TK>;
+var<workgroup> tDS: array<f32, TQ * TK>;
+var<workgroup> tQm: array<u32, TQ>;
+var<workgroup> tKm: array<u32, TK>;
+// Per query row: forward the rescaling of the step and the final sum; backward lse and D.
+var<workgroup> tRow: array<f32, 2 * TQ>;
+var<workgroup> tStart: u32;
+
+// Stages the tile of query rows i0.. of head h (rows past the end clamped onto the last):
+// Q·scale and the rows' masks.
+fn stageQueries(t: u32, b: u32, i0: u32, h: u32, scale: f32) {
+  for (var e = t; e < TQ * HDV; e += 64u) {
+    let r = e / HDV;
+    let d = e - r * HDV;
+    tQ[e] = ldQ(qIndex(b * p.T + min(i0 + r, p.T - 1u), h) + d * 4u) * scale;
+  }
+  if (t < TQ) { tQm[t] = mask[p.offMask + b * p.T + min(i0 + t, p.T - 1u)]; }
+}
+
+// The same rows' dO, lse and D, for the backward passes.
+fn stageGradients(t: u32, b: u32, i0: u32, h: u32) {
+  for (var e = t; e < TQ * HDV; e += 64u) {
+    let r = e / HDV;
+    let d = e - r * HDV;
+    tDO[e] = ldDO(oIndex(b * p.T + min(i0 + r, p.T - 1u), h) + d * 4u);
+  }
+  if (t < TQ) {
+    let row = b * p.T + min(i0 + t, p.T - 1u);
+    tRow[t] = Lse[p.offLse + row * p.heads + h];
+    tRow[TQ + t] = Dbuf[p.offD + row * p.heads + h];
+  }
+}
+
+// Stages the keys and values j0.. of kv head g; keys past the end get mask 0 (seen by none).
+fn stageKeys(t: u32, b: u32, j0: u32, g: u32, scale: f32) {
+  for (var e = t; e < TK * HDV; e += 64u) {
+    let r = e / HDV;
+    let d = e - r * HDV;
+    let kj = kvIndex(b * p.T + min(j0 + r, p.T - 1u), g) + d * 4u;
+    tK[e] = ldK(kj) * scale;
+    tV[e] = ldV(kj);
+  }
+  if (t < TK) { tKm[t] = select(0u, mask[p.offMask + b * p.T + min(j0 + t, p.T - 1u)], j0 + t < p.T); }
+}
+
+// The earliest key any query of the tile at i0 may see (invocation 0 finds it; all get it).
+fn tileStart(t: u32, b: u32, i0: u32) -> u32 {
+  if (t == 0u) {
+    var s = p.T;
+    for (var r = 0u; r < TQ; r++) { s = min(s, firstKey(mask[p.offMask + b * p.T + min(i0 + r, p.T - 1u)])); }
+    tStart = s;
+  }
+  return workgroupUniformLoad(&tStart);
+}
+
+// Whether query i0 + r sees key j0 + c (both staged).
+fn tileSees(i0: u32, r: u32, j0: u32, c: u32) -> bool {
+  return i0 + r < p.T && j0 + c <= i0 + r && sees(tQm[r], tKm[c]);
+}
+
+// Staged query row a · key row b (the score: one of them carries the scale), and dO_a · V_b.
+fn tileScore(a: u32, b: u32) -> f32 {
+  var s = 0.0;
+  for (var d = 0u; d < HDV; d++) { s += dot(tQ[a * HDV + d], tK[b * HDV + d]); }
+  return s;
+}
+
+fn tileDP(a: u32, b: u32) -> f32 {
+  var s = 0.0;
+  for (var d = 0u; d < HDV; d++) { s += dot(tDO[a * HDV + d], tV[b * HDV + d]); }
+  return s;
+}
+
+@compute @workgroup_size(64)
+fn attention_forward_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
+  let b = wid.z;
+  let h = wid.y;
+  let i0 = wid.x * TQ;
+  let g = h / (p.heads / p.kvHeads);
+  let r = t >> 2u;
+  let lane = t & 3u;
+  stageQueries(t, b, i0, h, p.scale);
+  let jStart = tileStart(t, b, i0);
+  // Row owner t < TQ: the running max and sum of its row.
+  var m = bitcast<f32>(0xff7fffffu);
+  var l = 0.0;
+#for u in 0..HDU
+  var acc{{u}} = vec4<f32>(0.0);
+#endfor
+  for (var j0 = (jStart / TK) * TK; j0 < min(i0 + TQ, p.T); j0 += TK) {
+    stageKeys(t, b, j0, g, 1.0);
+    workgroupBarrier();
+#for c in 0..4
+    tP[r * TK + lane + {{c}}u * 4u] = tileScore(r, lane + {{c}}u * 4u);
+#endfor
+    workgroupBarrier();
+    if (t < TQ) {
+      var mNew = m;
+      for (var c = 0u; c < TK; c++) {
+        if (tileSees(i0, t, j0, c)) { mNew = max(mNew, tP[t * TK + c]); }
+      }
+      var sum = 0.0;
+      for (var c = 0u; c < TK; c++) {
+        let e = select(0.0, exp(tP[t * TK + c] - mNew), tileSees(i0, t, j0, c));
+        tP[t * TK + c] = e;
+        sum += e;
+      }
+      let corr = exp(m - mNew);
+      l = l * corr + sum;
+      m = mNew;
+      tRow[t] = corr;
+    }
+    workgroupBarrier();
+    let corr = tRow[r];
+#for u in 0..HDU
+    if (lane + {{u}}u * 4u < HDV) {
+      var a = acc{{u}} * corr;
+      for (var c = 0u; c < TK; c++) { a += tP[r * TK + c] * tV[c * HDV + lane + {{u}}u * 4u]; }
+      acc{{u}} = a;
+    }
+#endfor
+    workgroupBarrier();
+  }
+  if (t < TQ) {
+    tRow[TQ + t] = l;
+    if (i0 + t < p.T) { Lse[p.offLse + (b * p.T + i0 + t) * p.heads + h] = select(0.0, m + log(l), l > 0.0); }
+  }
+  workgroupBarrier();
+  let lr = tRow[TQ + r];
+  let inv = select(0.0, 1.0 / lr, lr > 0.0);
+  if (i0 + r < p.T) {
+    let oi = p.offO + oIndex(b * p.T + i0 + r, h);
+#for u in 0..HDU
+    if (lane + {{u}}u * 4u < HDV) {
+      for (var c = 0u; c < 4u; c++) { O[oi + (lane + {{u}}u * 4u) * 4u + c] = acc{{u}}[c] * inv; }
+    }
+#endfor
+  }
+}
+
+@compute @workgroup_size(64)
+fn attention_backward_dq_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
+  let b = wid.z;
+  let h = wid.y;
+  let i0 = wid.x * TQ;
+  let g = h / (p.heads / p.kvHeads);
+  let r = t >> 2u;
+  let lane = t & 3u;
+  stageQueries(t, b, i0, h, p.scale);
+  stageGradients(t, b, i0, h);
+  let jStart = tileStart(t, b, i0);
+#for u in 0..HDU
+  var acc{{u}} = vec4<f32>(0.0);
+#endfor
+  for (var j0 = (jStart / TK) * TK; j0 < min(i0 + TQ, p.T); j0 += TK) {
+    stageKeys(t, b, j0, g, 1.0);
+    workgroupBarrier();
+    let lse = tRow[r];
+    let D = tRow[TQ + r];
+#for c in 0..4
+    {
+      let c = lane + {{c}}u * 4u;
+      let prob = exp(tileScore(r, c) - lse);
+      tP[r * TK + c] = select(0.0, prob * (tileDP(r, c) - D), tileSees(i0, r, j0, c));
+    }
+#endfor
+    workgroupBarrier();
+#for u in 0..HDU
+    if (lane + {{u}}u * 4u < HDV) {
+      var a = acc{{u}};
+      for (var c = 0u; c < TK; c++) { a += tP[r * TK + c] * tK[c * HDV + lane + {{u}}u * 4u]; }
+      acc{{u}} = a;
+    }
+#endfor
+    workgroupBarrier();
+  }
+  if (i0 + r < p.T) {
+    let qi = p.offDQ + qIndex(b * p.T + i0 + r, h);
+#for u in 0..HDU
+    if (lane + {{u}}u * 4u < HDV) {
+      for (var c = 0u; c < 4u; c++) { dQ[qi + (lane + {{u}}u * 4u) * 4u + c] = acc{{u}}[c] * p.scale; }
+    }
+#endfor
+  }
+}
+
+// A tile of 16 keys of kv head g: its query heads' tiles from the key tile's own on, until a
+// tile whose first query's family begins after the last key (every later query's does too).
+@compute @workgroup_size(64)
+fn attention_backward_dkv_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
+  let b = wid.z;
+  let g = wid.y;
+  let j0 = wid.x * TK;
+  let group = p.heads / p.kvHeads;
+  let r = t >> 2u;
+  let lane = t & 3u;
+  let jLast = min(j0 + TK, p.T) - 1u;
+  // K pre-scaled, so that tileScore gives the scores.
+  stageKeys(t, b, j0, g, p.scale);
+#for u in 0..HDU
+  var accK{{u}} = vec4<f32>(0.0);
+  var accV{{u}} = vec4<f32>(0.0);
+#endfor
+  for (var h = g * group; h < (g + 1u) * group; h++) {
+    for (var i0 = (j0 / TQ) * TQ; i0 < p.T; i0 += TQ) {
+      let qm0 = mask[p.offMask + b * p.T + i0];
+      if (qm0 != 0u && firstKey(qm0) > jLast) { break; }
+      workgroupBarrier();
+      // Q unscaled here: K carries the scale.
+      stageQueries(t, b, i0, h, 1.0);
+      stageGradients(t, b, i0, h);
+      workgroupBarrier();
+      let lse = tRow[r];
+      let D = tRow[TQ + r];
+#for c in 0..4
+      {
+        let c = lane + {{c}}u * 4u;
+        let prob = select(0.0, exp(tileScore(r, c) - lse), tileSees(i0, r, j0, c));
+        tP[r * TK + c] = prob;
+        tDS[r * TK + c] = prob * (tileDP(r, c) - D);
+      }
+#endfor
+      workgroupBarrier();
+      // Invocation t owns key row r: Σ over the tile's queries q.
+#for u in 0..HDU
+      if (lane + {{u}}u * 4u < HDV) {
+        var aK = accK{{u}};
+        var aV = accV{{u}};
+        for (var q = 0u; q < TQ; q++) {
+          let d = q * HDV + lane + {{u}}u * 4u;
+          aV += tP[q * TK + r] * tDO[d];
+          aK += tDS[q * TK + r] * tQ[d];
+        }
+        accK{{u}} = aK;
+        accV{{u}} = aV;
+      }
+#endfor
+    }
+  }
+  if (j0 + r < p.T) {
+    let kj = kvIndex(b * p.T + j0 + r, g);
+#for u in 0..HDU
+    if (lane + {{u}}u * 4u < HDV) {
+      for (var c = 0u; c < 4u; c++) {
+        dKV[p.offDK + kj + (lane + {{u}}u * 4u) * 4u + c] = accK{{u}}[c] * p.scale;
+        dKV[p.offDV + kj + (lane + {{u}}u * 4u) * 4u + c] = accV{{u}}[c];
+      }
+    }
+#endfor
+  }
+}
+
+#endif

@@ -51,6 +51,47 @@ function blocked(s: AttentionShape, entry: string, heads: number) {
   };
 }
 
+/**
+ * 'rows': an invocation per block of rows, head vectors unrolled in registers (SwiftShader's:
+ * faster where barriers cost a CPU's time); 'tiled': workgroups over 16-row tiles staged in
+ * workgroup memory, a few vec4 accumulators an invocation (GPUs: the row form's registers
+ * spill there). See attention.wgsl.
+ */
+export type AttentionVariant = 'rows' | 'tiled';
+
+/** Rows of the query and key tiles of the tiled kernels (TQ, TK in attention.wgsl). */
+const TILE = 16;
+
+/** Workgroup memory of each tiled pass: the staged rows (vec4s of head_dim), scores and row state. */
+function tiledBytes(entry: 'forward' | 'dq' | 'dkv', hd: number): number {
+  const rows = { forward: 3 * TILE, dq: 4 * TILE, dkv: 4 * TILE }[entry];
+  const scores = (entry === 'dkv' ? 2 : 1) * TILE * TILE;
+  return 4 * (rows * hd + scores + 4 * TILE + 1);
+}
+
+/**
+ * The tiled kernels on adapters that run cooperative kernels (not SwiftShader, see serialRows),
+ * where head_dim is a multiple of 4 and the largest pass's tiles fit the workgroup memory
+ * (head_dim 64: 18 KiB; 128: 34 KiB).
+ */
+export function attentionVariant(rt: Pick<Runtime, 'serialRows' | 'ctx'>, s: AttentionShape): AttentionVariant {
+  const fits = tiledBytes('dkv', s.hd) <= rt.ctx.limits.maxComputeWorkgroupStorageSize;
+  return !rt.serialRows && s.hd % 4 === 0 && fits ? 'tiled' : 'rows';
+}
+
+/** The kernel and workgroups of a pass (`entry` of the row form) covering `heads` per token. */
+function pass(s: AttentionShape, variant: AttentionVariant, entry: string, heads: number) {
+  if (variant === 'rows') {
+    const { kernel, invocations } = blocked(s, entry, heads);
+    return { kernel, workgroups: (rt: Runtime) => grid(rt, invocations, 64) };
+  }
+  if (s.hd % 4 !== 0) throw new Error(`attention: the tiled kernels need head_dim a multiple of 4, got ${s.hd}`);
+  return {
+    kernel: { shader: 'attention', entry: `${entry}_tiled`, defines: { TILED: true, HDU: Math.ceil(s.hd / 16) }, constants: { HDV: s.hd / 4 } },
+    workgroups: () => [Math.ceil(s.T / TILE), heads, s.B] as const,
+  };
+}
+
 function check(s: AttentionShape): void {
   if (s.hd > MAX_HEAD_DIM) throw new Error(`attention: head_dim ${s.hd} exceeds the kernel's limit of ${MAX_HEAD_DIM}`);
   if (s.heads % s.kvHeads !== 0) throw new Error('attention: heads must be a multiple of kv heads');
@@ -61,14 +102,15 @@ export function attentionForward(
   rt: Runtime,
   s: AttentionShape,
   t: { q: Tensor; k: Tensor; v: Tensor; mask: Tensor<'u32'>; o: Tensor; lse: Tensor },
+  variant = attentionVariant(rt, s),
 ): void {
   check(s);
-  const { kernel, invocations } = blocked(s, 'attention_forward', s.heads);
+  const { kernel, workgroups } = pass(s, variant, 'attention_forward', s.heads);
   rt.dispatch({
     kernel,
     params: params(s, t),
     buffers: [t.q.buffer, t.k.buffer, t.v.buffer, t.mask.buffer, t.o.buffer, t.lse.buffer],
-    workgroups: grid(rt, invocations, 64),
+    workgroups: workgroups(rt),
     label: 'attention_forward',
   });
 }
@@ -85,6 +127,7 @@ export function attentionBackward(
     q: Tensor; k: Tensor; v: Tensor; mask: Tensor<'u32'>; o: Tensor; lse: Tensor;
     dO: Tensor; d: Tensor; dq: Tensor; dk: Tensor; dv: Tensor;
   },
+  variant = attentionVariant(rt, s),
 ): void {
   check(s);
   if (t.dk.buffer !== t.dv.buffer) throw new Error('attention backward: dk and dv must be views of one buffer');
@@ -96,15 +139,15 @@ export function attentionBackward(
     workgroups: grid(rt, s.B * s.T * s.heads, 64),
     label: 'attention_backward_d',
   });
-  const dq = blocked(s, 'attention_backward_dq', s.heads);
+  const dq = pass(s, variant, 'attention_backward_dq', s.heads);
   rt.dispatch({
     kernel: dq.kernel,
     params: p,
     buffers: [t.q.buffer, t.k.buffer, t.v.buffer, t.mask.buffer, null, t.lse.buffer, t.dO.buffer, t.d.buffer, t.dq.buffer],
-    workgroups: grid(rt, dq.invocations, 64),
+    workgroups: dq.workgroups(rt),
     label: 'attention_backward_dq',
   });
-  const dkv = blocked(s, 'attention_backward_dkv', s.kvHeads);
+  const dkv = pass(s, variant, 'attention_backward_dkv', s.kvHeads);
   rt.dispatch({
     kernel: dkv.kernel,
     params: p,
@@ -112,7 +155,7 @@ export function attentionBackward(
       t.q.buffer, t.k.buffer, t.v.buffer, t.mask.buffer, null, t.lse.buffer, t.dO.buffer, t.d.buffer, null,
       t.dk.buffer,
     ],
-    workgroups: grid(rt, dkv.invocations, 64),
+    workgroups: dkv.workgroups(rt),
     label: 'attention_backward_dkv',
   });
 }

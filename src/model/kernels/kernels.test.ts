@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { assertClose, freshSeed, poisoned, rng, testRuntime, uniform, uploadHalf } from '../../gpu/testing';
 import { view, type Tensor } from '../../gpu/tensor';
-import { attentionBackward, attentionForward, type AttentionShape } from './attention';
+import { attentionBackward, attentionForward, type AttentionShape, type AttentionVariant } from './attention';
 import { embeddingBackward, embeddingForward, tokenIndex } from './embedding';
 import { crossEntropy } from './loss';
 import { rmsnormBackward, rmsnormForward } from './norm';
@@ -207,7 +207,8 @@ function attentionRef(s: AttentionShape, q: Float32Array, k: Float32Array, v: Fl
 }
 
 describe('attention', () => {
-  it('fused causal forward and backward with GQA and padding masks, dense and fused q|k|v rows', async () => {
+  const variants: AttentionVariant[] = ['rows', 'tiled'];
+  it.each(variants)('fused causal forward and backward with GQA and padding masks, dense and fused q|k|v rows (%s)', async (variant) => {
     const rt = await testRuntime();
     // 'packed': several sequences per row, each attending only itself; 'shared': families of a
     // prefix and sequences that each continue it (the row's end a sequence of its own in both).
@@ -225,8 +226,13 @@ describe('attention', () => {
       [{ B: 3, T: 13, heads: 2, kvHeads: 2, hd: 32 }, 'packed', false],
       [{ B: 2, T: 37, heads: 4, kvHeads: 2, hd: 8 }, 'shared', true],
       [{ B: 1, T: 45, heads: 2, kvHeads: 1, hd: 6 }, 'shared', false],
+      // Several 16-row tiles: head_dim 64 (SmolLM2's, Qwen2.5-0.5B's) and one that leaves
+      // some invocations of a tiled row without a fourth vec4.
+      [{ B: 2, T: 50, heads: 4, kvHeads: 2, hd: 64 }, 'packed', true],
+      [{ B: 1, T: 33, heads: 3, kvHeads: 1, hd: 20 }, 'shared', false],
     ];
-    for (const [s, padding, fusedRows] of shapes) {
+    // The tiled kernels take head_dim in vec4s.
+    for (const [s, padding, fusedRows] of shapes.filter(([s]) => variant === 'rows' || s.hd % 4 === 0)) {
       const seed = freshSeed();
       const r = rng(seed);
       const N = s.B * s.T;
@@ -285,12 +291,12 @@ describe('attention', () => {
         made.push(tq, tk, tv, dq, dkv);
       }
       const t = { q: tq, k: tk, v: tv, mask: rt.upload(mask, [N], 'u32'), o: poisoned(rt, [N, qd]), lse: poisoned(rt, [N, s.heads]) };
-      attentionForward(rt, shape, t);
+      attentionForward(rt, shape, t, variant);
       const ref = attentionRef(s, q, k, v, mask, dO);
-      const what = `${JSON.stringify(s)} ${padding} ${fusedRows ? 'fused' : 'dense'} seed ${seed}`;
+      const what = `${variant} ${JSON.stringify(s)} ${padding} ${fusedRows ? 'fused' : 'dense'} seed ${seed}`;
       assertClose(`attention o ${what}`, await rt.read(t.o), ref.o, s.hd);
       const g = { dO: rt.upload(dO, [N, qd]), d: poisoned(rt, [N, s.heads]), dq, dk, dv };
-      attentionBackward(rt, shape, { ...t, ...g });
+      attentionBackward(rt, shape, { ...t, ...g }, variant);
       const unpack = async (x: Tensor, width: number, col: number, stride: number) => {
         const all = await rt.read(x);
         return Float32Array.from({ length: N * width }, (_, e) => all[Math.floor(e / width) * stride + col + (e % width)]!);
