@@ -254,24 +254,27 @@ describe.each([
   ['a workgroup per row (radix select)', false],
 ])('sampling against its definition (%s)', (_, serialRows) => {
   // Rounding of f32 sums over the row: where the nucleus or the draw falls this close to a
-  // boundary, either side is the definition's answer.
-  const cases: { V: number; rows: number; tol: number; settings: Omit<SamplingSettings, 'seed'>[] }[] = [
+  // boundary (relative to the mass), either side is the definition's answer. `maxClose`: rows
+  // allowed to take that either side. At 151,936 tokens with none cut, a tail token's
+  // probability is below the running sum's rounding, so a draw there may land on a neighbour
+  // in any row; at 1,000, on a boundary rarely.
+  const cases: { V: number; rows: number; tol: number; maxClose: number; settings: Omit<SamplingSettings, 'seed'>[] }[] = [
     {
-      V: 1000, rows: 24, tol: 1e-5,
+      V: 1000, rows: 24, tol: 1e-5, maxClose: 2,
       settings: [
         { temperature: 1, topK: 0, topP: 1 }, { temperature: 0.5, topK: 7, topP: 1 }, { temperature: 1, topK: 0, topP: 0.7 },
         { temperature: 1.7, topK: 50, topP: 0.9 }, { temperature: 0.8, topK: 999, topP: 0.95 }, { temperature: 1, topK: 1, topP: 0.5 },
       ],
     },
     {
-      V: 151_936, rows: serialRows ? 2 : 4, tol: 1e-4,
+      V: 151_936, rows: serialRows ? 2 : 4, tol: 1e-4, maxClose: Infinity,
       settings: [
         { temperature: 1, topK: 0, topP: 1 }, { temperature: 0.7, topK: 40, topP: 1 }, { temperature: 1, topK: 0, topP: 0.9 },
         { temperature: 1.3, topK: 5000, topP: 0.6 }, { temperature: 0.6, topK: 20, topP: 0.95 },
       ],
     },
   ];
-  it.each(cases)('vocabulary $V: the same tokens as the definition in float64, with ties, top-k, top-p, both and temperatures', async ({ V, rows, tol, settings }) => {
+  it.each(cases)('vocabulary $V: the same tokens as the definition in float64, with ties, top-k, top-p, both and temperatures', async ({ V, rows, tol, maxClose, settings }) => {
     const rt = await testRuntime({ serialRows });
     const seed = freshSeed();
     const r = rng(seed);
@@ -295,8 +298,7 @@ describe.each([
         expect(g.logp, what).toBeCloseTo(ref.logp, 3);
       });
     }
-    // Ties with rounding are rare: nearly every row is the definition's token exactly.
-    expect(close, `seed ${seed}`).toBeLessThanOrEqual(Math.max(1, (rows * settings.length) / 20));
+    expect(close, `seed ${seed}`).toBeLessThanOrEqual(maxClose);
   });
 
   it('greedy at vocabulary 151,936 takes the first of the tied maxima', async () => {
