@@ -21,7 +21,12 @@ export interface AdapterSummary {
   architecture: string;
   device: string;
   description: string;
-  /** Stable key for caches of per-adapter measurements. */
+  /** The WebGPU implementation and its version where it says: the browser's user agent, or the platform's name. */
+  client: string;
+  /**
+   * Stable key for caches of per-adapter measurements: the adapter's fields (a browser may
+   * leave them all empty) and the client, so that a browser or driver update measures again.
+   */
   key: string;
 }
 
@@ -53,13 +58,31 @@ export class WebGPUUnavailableError extends Error {
   }
 }
 
-function summarizeAdapter(info: GPUAdapterInfo | undefined): AdapterSummary {
-  const vendor = info?.vendor ?? '';
-  const architecture = info?.architecture ?? '';
-  const device = info?.device ?? '';
-  const description = info?.description ?? '';
-  const key = [vendor, architecture, device, description].map((s) => s || '-').join('/');
-  return { vendor, architecture, device, description, key };
+/** Limits a caller may request below the adapter's (tests of limits that are not powers of two). */
+export type RequestedLimits = Partial<Record<'maxBufferSize' | 'maxStorageBufferBindingSize', number>>;
+
+/** A field of adapter info as a string: implementations differ in which they fill, and with what. */
+const field = (info: GPUAdapterInfo | undefined, name: keyof GPUAdapterInfo): string => {
+  const v = info?.[name];
+  return typeof v === 'string' ? v : '';
+};
+
+/**
+ * The adapter's info where the implementation has it: `adapter.info` is newer than
+ * requestAdapterInfo, and some browsers shipped neither.
+ */
+function adapterInfo(adapter: GPUAdapter): GPUAdapterInfo | undefined {
+  return (adapter as { info?: GPUAdapterInfo }).info ?? undefined;
+}
+
+export function summarizeAdapter(info: GPUAdapterInfo | undefined, platformName: string, userAgent = globalThis.navigator?.userAgent): AdapterSummary {
+  const vendor = field(info, 'vendor');
+  const architecture = field(info, 'architecture');
+  const device = field(info, 'device');
+  const description = field(info, 'description');
+  const client = userAgent ? `${platformName}; ${userAgent}` : platformName;
+  const key = [vendor, architecture, device, description, client].map((s) => s || '-').join('/');
+  return { vendor, architecture, device, description, client, key };
 }
 
 /** One code path for page, worker and Node: the platform supplies the `GPU` object. */
@@ -69,6 +92,8 @@ export async function acquireDevice(
     powerPreference?: GPUPowerPreference;
     /** Keep WebGPU's default limits instead of raising them to the adapter's (portability checks). */
     defaultLimits?: boolean;
+    /** These limits requested as given (applied after defaultLimits or the adapter's). */
+    limits?: RequestedLimits;
   } = {},
 ): Promise<GpuContext> {
   const gpu = await platform.gpu();
@@ -78,6 +103,12 @@ export async function acquireDevice(
   const features = OPTIONAL_FEATURES.filter((f) => adapter.features.has(f));
   const requiredLimits: Record<string, number> = {};
   if (!options.defaultLimits) for (const name of RAISED_LIMITS) requiredLimits[name] = adapter.limits[name];
+  for (const [name, value] of Object.entries(options.limits ?? {})) {
+    if (value > adapter.limits[name as keyof RequestedLimits]) {
+      throw new Error(`${name} ${value} exceeds this adapter's ${adapter.limits[name as keyof RequestedLimits]}`);
+    }
+    requiredLimits[name] = value;
+  }
   const device = await adapter.requestDevice({ requiredFeatures: features, requiredLimits });
   const lostListeners: ((info: DeviceLost) => void)[] = [];
   const errorListeners: ((message: string) => void)[] = [];
@@ -94,9 +125,9 @@ export async function acquireDevice(
   limits.minUniformBufferOffsetAlignment = device.limits.minUniformBufferOffsetAlignment;
   return {
     device,
-    adapter: summarizeAdapter(adapter.info),
+    adapter: summarizeAdapter(adapterInfo(adapter), platform.name),
     features: new Set(features),
-    subgroupSize: fixedSubgroupSize(adapter.info, features.includes('subgroups')),
+    subgroupSize: fixedSubgroupSize(adapterInfo(adapter), features.includes('subgroups')),
     limits,
     platform,
     onLost: (l) => lostListeners.push(l),
@@ -104,8 +135,8 @@ export async function acquireDevice(
   };
 }
 
-function fixedSubgroupSize(info: GPUAdapterInfo, granted: boolean): number | null {
-  // subgroupMinSize/MaxSize are newer than @webgpu/types' GPUAdapterInfo.
-  const { subgroupMinSize: min, subgroupMaxSize: max } = info as GPUAdapterInfo & { subgroupMinSize?: number; subgroupMaxSize?: number };
+function fixedSubgroupSize(info: GPUAdapterInfo | undefined, granted: boolean): number | null {
+  // subgroupMinSize/MaxSize are newer than @webgpu/types' GPUAdapterInfo, and info may be absent.
+  const { subgroupMinSize: min, subgroupMaxSize: max } = (info ?? {}) as { subgroupMinSize?: number; subgroupMaxSize?: number };
   return granted && typeof min === 'number' && min === max ? min : null;
 }

@@ -14,10 +14,18 @@ const USAGE = 0x80 | 0x04 | 0x08;
 
 /**
  * Size class: four steps per octave (1, 1.25, 1.5, 1.75 × 2^k), so a reused buffer wastes
- * at most 25%. Minimum 256 bytes.
+ * at most 25%. Minimum 256 bytes. Never rounded past the first of `caps` (in increasing
+ * order) that holds `bytes`: an adapter's limits need not be powers of two (a 1.84 GiB
+ * buffer rounded to 2 GiB would exceed a binding limit of 2 GiB − 4 bytes), and a buffer
+ * that fits a limit must stay within it.
  */
-export function sizeClass(bytes: number): number {
-  if (bytes <= 256) return 256;
+export function sizeClass(bytes: number, caps: readonly number[] = []): number {
+  const rounded = bytes <= 256 ? 256 : roundUp(bytes);
+  const cap = caps.find((c) => bytes <= c);
+  return cap === undefined ? rounded : Math.min(rounded, Math.floor(cap / 4) * 4);
+}
+
+function roundUp(bytes: number): number {
   const octave = 2 ** Math.floor(Math.log2(bytes));
   const step = octave / 4;
   return Math.ceil(bytes / step) * step;
@@ -29,13 +37,19 @@ export class BufferPool {
   private readonly live = new Set<GPUBuffer>();
   private stats: PoolStats = { liveBuffers: 0, liveBytes: 0, pooledBuffers: 0, pooledBytes: 0, created: 0 };
 
+  /** Limits a size class stays within: the binding limit for what binds whole, then the buffer limit. */
+  private readonly caps: number[];
+
   constructor(
     private readonly device: GPUDevice,
     private readonly maxBufferSize: number,
-  ) {}
+    maxBindingSize = maxBufferSize,
+  ) {
+    this.caps = [Math.min(maxBindingSize, maxBufferSize), maxBufferSize];
+  }
 
   acquire(bytes: number, label?: string): GPUBuffer {
-    const size = sizeClass(Math.max(bytes, 4));
+    const size = sizeClass(Math.max(bytes, 4), this.caps);
     if (size > this.maxBufferSize) {
       throw new Error(
         `buffer of ${bytes} bytes exceeds the adapter's maxBufferSize (${this.maxBufferSize} bytes)`,

@@ -1,5 +1,5 @@
 import type { Platform } from '../platform/types';
-import { acquireDevice, type GpuContext } from './device';
+import { acquireDevice, type GpuContext, type RequestedLimits } from './device';
 import { Params } from './params';
 import { PipelineCache, type KernelSpec } from './pipelines';
 import { BufferPool, sizeClass, type PoolStats } from './pool';
@@ -12,18 +12,33 @@ export interface Dispatch {
   kernel: KernelSpec;
   params: Params;
   /**
-   * Buffers for bindings 1, 2, ... (binding 0 is always the params uniform); null skips a
-   * binding the entry point does not use.
+   * What bindings 1, 2, ... read or write (binding 0 is always the params uniform): a tensor's
+   * buffer or a buffer, bound from its start up to the binding limit (see Runtime.binding);
+   * null skips a binding the entry point does not use.
    */
-  buffers: (GPUBuffer | null)[];
+  buffers: (Tensor | GPUBuffer | null)[];
   workgroups: readonly [number, number?, number?];
   /** Name in profiles; defaults to the entry point. */
   label?: string;
 }
 
 type Command =
-  | { kind: 'dispatch'; d: Dispatch; paramBytes: Uint8Array }
+  | { kind: 'dispatch'; d: Dispatch; paramBytes: Uint8Array; bound: (Binding | null)[] }
   | { kind: 'copy'; src: GPUBuffer; srcOffset: number; dst: GPUBuffer; dstOffset: number; bytes: number };
+
+/** One staging buffer of a read: `bytes` of the tensor's words from byte `at`. */
+interface StagedPart {
+  buffer: GPUBuffer;
+  size: number;
+  bytes: number;
+  at: number;
+}
+
+/** The part of a buffer one binding covers. */
+interface Binding {
+  buffer: GPUBuffer;
+  size: number;
+}
 
 /** Subgroup size the subgroup matmul path is written for (see shaders/matmul.wgsl). */
 export const SUBGROUP_MATMUL_LANES = 4;
@@ -39,6 +54,15 @@ export interface RuntimeOptions {
   fusedPrologues?: boolean;
   /** Keep WebGPU's default limits (e.g. 8 storage buffers per stage) to check portability. */
   defaultLimits?: boolean;
+  /** Request these limits as given (tests of limits that are not powers of two). */
+  limits?: RequestedLimits;
+  /** The most bytes one read stages at a time (default 64 MiB, never above maxBufferSize). */
+  readChunkBytes?: number;
+  /**
+   * The most dispatches one command buffer holds (default 1024): a long step is submitted in
+   * parts, so that no command buffer runs long enough for a display driver to reset the GPU.
+   */
+  maxDispatchesPerSubmit?: number;
   /** Fill every tensor `empty` hands out with NaN (tests: reading what no kernel wrote shows). */
   poison?: boolean;
 }
@@ -83,6 +107,16 @@ const MAX_PROFILED_DISPATCHES = 2048;
 const MAX_BIND_GROUPS = 8192;
 /** Free staging buffers kept per size class. */
 const MAX_FREE_STAGING = 4;
+/** The largest staging buffer kept for reuse: larger reads (weights, moments) are rare. */
+const MAX_KEPT_STAGING = 2 ** 20;
+/**
+ * Bytes a read stages at a time: a large tensor (a 0.5B model's weights or moments, 2 GiB)
+ * is read a chunk after another, so its staging never exceeds maxBufferSize and the host
+ * holds one mapped chunk beside its copy, not a second whole copy.
+ */
+const DEFAULT_READ_CHUNK = 64 * 2 ** 20;
+/** See RuntimeOptions.maxDispatchesPerSubmit. */
+const DEFAULT_DISPATCHES_PER_SUBMIT = 1024;
 
 /** Bytes rounded up to whole 32-bit words. */
 const wordBytes = (bytes: number) => Math.ceil(bytes / 4) * 4;
@@ -140,6 +174,10 @@ export class Runtime {
    */
   fusedPrologues: boolean;
   private readonly poison: boolean;
+  private readonly readChunkBytes: number;
+  private readonly maxDispatchesPerSubmit: number;
+  /** Dispatches recorded since the last submit. */
+  private recorded = 0;
 
   private constructor(readonly ctx: GpuContext, options: RuntimeOptions, cache: Record<string, string>) {
     this.cache = new Map(Object.entries(cache));
@@ -149,7 +187,9 @@ export class Runtime {
       (options.subgroupMatmul ?? true) && ctx.subgroupSize === SUBGROUP_MATMUL_LANES && ctx.adapter.architecture === 'swiftshader';
     this.fusedPrologues = options.fusedPrologues ?? ctx.adapter.architecture !== 'swiftshader';
     this.poison = options.poison ?? false;
-    this.pool = new BufferPool(this.device, ctx.limits.maxBufferSize);
+    this.pool = new BufferPool(this.device, ctx.limits.maxBufferSize, ctx.limits.maxStorageBufferBindingSize);
+    this.readChunkBytes = Math.min(options.readChunkBytes ?? DEFAULT_READ_CHUNK, ctx.limits.maxBufferSize);
+    this.maxDispatchesPerSubmit = options.maxDispatchesPerSubmit ?? DEFAULT_DISPATCHES_PER_SUBMIT;
     this.pipelines = new PipelineCache(this.device, (name) => ctx.platform.shaderSource(name));
     this.profiler = options.profile && ctx.features.has('timestamp-query') ? new Profiler(this.device) : null;
     this.placeholder = this.device.createBuffer({ size: 256, usage: 0x80, label: 'placeholder' });
@@ -161,7 +201,7 @@ export class Runtime {
 
   static async create(platform: Platform, options: RuntimeOptions = {}): Promise<Runtime> {
     const [ctx, cache] = await Promise.all([
-      acquireDevice(platform, { defaultLimits: options.defaultLimits }),
+      acquireDevice(platform, { defaultLimits: options.defaultLimits, limits: options.limits }),
       platform.loadCache().catch(() => ({})),
     ]);
     return new Runtime(ctx, options, cache);
@@ -265,11 +305,14 @@ export class Runtime {
         throw new Error(`${d.label ?? d.kernel.entry}: ${n} workgroups in one dimension (limit ${max})`);
       }
     }
-    this.commands.push({ kind: 'dispatch', d, paramBytes: d.params.bytes() });
+    const label = d.label ?? d.kernel.entry;
+    const bound = d.buffers.map((b) => (b ? this.binding(b, label) : null));
+    this.commands.push({ kind: 'dispatch', d, paramBytes: d.params.bytes(), bound });
     this.counters.dispatches++;
     this.counters.workgroups += d.workgroups.reduce<number>((n, w) => n * (w ?? 1), 1);
+    this.pipelines.prepare(d.kernel);
     // A query set holds at most 4096 timestamps: two per profiled dispatch.
-    if (this.profiler && this.commands.length >= MAX_PROFILED_DISPATCHES) this.submit();
+    if (++this.recorded >= (this.profiler ? Math.min(MAX_PROFILED_DISPATCHES, this.maxDispatchesPerSubmit) : this.maxDispatchesPerSubmit)) this.submit();
   }
 
   /** Copies `src` into `dst` (same element count) in recording order. */
@@ -297,6 +340,7 @@ export class Runtime {
     const commands = this.commands;
     if (commands.length === 0) return;
     this.commands = [];
+    this.recorded = 0;
     const align = this.ctx.limits.minUniformBufferOffsetAlignment;
     const offsets: number[] = [];
     let total = 0;
@@ -330,9 +374,9 @@ export class Runtime {
         encoder.copyBufferToBuffer(c.src, c.srcOffset, c.dst, c.dstOffset, c.bytes);
         continue;
       }
-      const { d, paramBytes } = c;
+      const { d, paramBytes, bound } = c;
       const { pipeline, layout } = this.pipelines.get(d.kernel);
-      const bindGroup = this.bindGroup(layout, offsets[i]!, paramBytes.byteLength, d.buffers);
+      const bindGroup = this.bindGroup(layout, offsets[i]!, paramBytes.byteLength, bound);
       if (querySet) {
         // One pass per dispatch so that each has its own begin/end timestamps.
         pass?.end();
@@ -369,9 +413,9 @@ export class Runtime {
    * bindings 1, 2, ...; made once per distinct binding and reused (a decode step records the
    * same dispatches at the same offsets every token).
    */
-  private bindGroup(layout: GPUBindGroupLayout, offset: number, size: number, buffers: readonly (GPUBuffer | null)[]): GPUBindGroup {
+  private bindGroup(layout: GPUBindGroupLayout, offset: number, size: number, bound: readonly (Binding | null)[]): GPUBindGroup {
     let key = `${this.idOf(layout)}:${offset}:${size}`;
-    for (const b of buffers) key += b ? `,${this.idOf(b)}` : ',';
+    for (const b of bound) key += b ? `,${this.idOf(b.buffer)}+${b.size}` : ',';
     const cached = this.bindGroups.get(key);
     if (cached) {
       // Re-inserted: the map's order is the order of last use.
@@ -380,14 +424,35 @@ export class Runtime {
       return cached;
     }
     const entries: GPUBindGroupEntry[] = [{ binding: 0, resource: { buffer: this.arena!, offset, size } }];
-    buffers.forEach((buffer, k) => {
-      if (buffer) entries.push({ binding: k + 1, resource: { buffer } });
+    bound.forEach((b, k) => {
+      if (b) entries.push({ binding: k + 1, resource: b });
     });
     const group = this.device.createBindGroup({ layout, entries });
     this.counters.bindGroups++;
     this.bindGroups.set(key, group);
     if (this.bindGroups.size > MAX_BIND_GROUPS) this.bindGroups.delete(this.bindGroups.keys().next().value!);
     return group;
+  }
+
+  /**
+   * What a binding covers: the buffer from its start (kernels take offsets as parameters) up
+   * to the binding limit. A pooled buffer larger than the limit (a size class past it, a view
+   * of a larger buffer) still binds, as long as the tensor ends within it; a tensor that ends
+   * beyond it is refused here, by name, rather than by the GPU's validation. Whole buffers
+   * below the limit bind whole: some kernels read a second view of the same buffer through one
+   * binding (decode attention's rows and starts).
+   */
+  private binding(b: Tensor | GPUBuffer, label: string): Binding {
+    const max = Math.floor(this.ctx.limits.maxStorageBufferBindingSize / 4) * 4;
+    const buffer = 'shape' in b ? b.buffer : b;
+    const size = Math.min(buffer.size, max);
+    if ('shape' in b) {
+      const end = (b.offset + b.size) * BYTES_PER_ELEMENT[b.dtype];
+      if (end > size) {
+        throw new Error(`${label}: a tensor ending ${end} bytes into its buffer exceeds the adapter's binding limit (maxStorageBufferBindingSize ${max} bytes)`);
+      }
+    }
+    return { buffer, size };
   }
 
   private idOf(o: object): number {
@@ -408,21 +473,29 @@ export class Runtime {
     return values instanceof Uint16Array ? halvesToF32(values) : (values as Float32Array);
   }
 
-  /** Submits recorded work and reads a tensor back to the host (one submit for reads issued together). */
+  /**
+   * Submits recorded work and reads a tensor back to the host (one submit for reads issued
+   * together). A large tensor is copied in chunks (see readChunkBytes) all in that submit,
+   * and mapped one chunk at a time.
+   */
   async read<D extends DType>(t: Tensor<D>): Promise<TypedArrayFor<D>> {
     if (this.tracing) throw new Error('read: nothing is computed while tracing');
     const staged = this.stage(t);
     // Reads requested together (e.g. a step's loss and its gradient statistics) share one
-    // submit: it happens once the current synchronous code has finished recording.
-    this.readSubmit ??= Promise.resolve().then(() => {
+    // submit: it happens once the current synchronous code has finished recording, and the
+    // pipelines it uses have compiled.
+    this.readSubmit ??= this.pipelines.ready().then(() => {
       this.readSubmit = null;
       this.submit();
     });
     await this.readSubmit;
-    const mapped = staged.buffer.mapAsync(0x0001 /* READ */);
     this.waitFor(this.counters.submits);
-    await mapped;
-    return this.unstage(t, staged);
+    const out = new Uint8Array(staged.total);
+    for (const part of staged.parts) {
+      await part.buffer.mapAsync(0x0001 /* READ */);
+      this.unstage(part, out);
+    }
+    return this.typed(t, out, staged.skip);
   }
 
   /**
@@ -436,55 +509,73 @@ export class Runtime {
     const staged = this.stage(t);
     this.submit();
     const serial = this.counters.submits;
-    // Settled into a value, so that a read never awaited cannot reject unhandled.
-    const mapped = staged.buffer.mapAsync(0x0001 /* READ */).then(
-      () => null,
-      (e: unknown) => e,
+    // Settled into values, so that a read never awaited cannot reject unhandled.
+    const mapped = staged.parts.map((part) =>
+      part.buffer.mapAsync(0x0001 /* READ */).then(
+        () => null,
+        (e: unknown) => e,
+      ),
     );
     return async () => {
       this.waitFor(serial);
-      const failed = await mapped;
-      if (failed !== null) throw failed;
-      return this.unstage(t, staged);
+      const out = new Uint8Array(staged.total);
+      for (let k = 0; k < staged.parts.length; k++) {
+        const failed = await mapped[k];
+        if (failed !== null) throw failed;
+        this.unstage(staged.parts[k]!, out);
+      }
+      return this.typed(t, out, staged.skip);
     };
   }
 
-  /** Records a copy of `t` into a staging buffer (whole words around it) for a read. */
-  private stage(t: Tensor): { buffer: GPUBuffer; size: number; bytes: number; skip: number } {
+  /**
+   * Records copies of `t` into staging buffers (whole words around it), at most
+   * readChunkBytes each: no staging buffer exceeds maxBufferSize however large the tensor.
+   */
+  private stage(t: Tensor): { parts: StagedPart[]; total: number; skip: number } {
     this.counters.readbacks++;
     const bpe = BYTES_PER_ELEMENT[t.dtype];
     // Copies move whole 32-bit words: a half-precision view is read with the words around it.
     const first = Math.floor((t.offset * bpe) / 4) * 4;
     const skip = t.offset * bpe - first;
-    const bytes = wordBytes(skip + t.size * bpe);
-    // Staging buffers are reused by size class: a read per training step or decode step
-    // should not allocate GPU memory each time.
-    const size = sizeClass(Math.max(bytes, 4));
-    const buffer = this.staging.get(size)?.pop() ?? this.device.createBuffer({ size, usage: 0x01 | 0x08 /* MAP_READ|COPY_DST */ });
-    if (bytes > 0) {
-      this.commands.push({ kind: 'copy', src: t.buffer, srcOffset: first, dst: buffer, dstOffset: 0, bytes });
+    const total = wordBytes(skip + t.size * bpe);
+    const chunk = Math.max(4, Math.floor(this.readChunkBytes / 4) * 4);
+    const parts: StagedPart[] = [];
+    for (let at = 0; at < total || parts.length === 0; at += chunk) {
+      const bytes = Math.min(chunk, total - at);
+      // Small staging buffers are reused by size class: a read per training step or decode
+      // step should not allocate GPU memory each time.
+      const size = sizeClass(Math.max(bytes, 4), [this.readChunkBytes]);
+      const buffer = this.staging.get(size)?.pop() ?? this.device.createBuffer({ size, usage: 0x01 | 0x08 /* MAP_READ|COPY_DST */ });
+      if (bytes > 0) this.commands.push({ kind: 'copy', src: t.buffer, srcOffset: first + at, dst: buffer, dstOffset: 0, bytes });
+      parts.push({ buffer, size, bytes, at });
     }
-    return { buffer, size, bytes, skip };
+    return { parts, total, skip };
   }
 
-  /** The values of a mapped staging buffer; returns it to the free list. */
-  private unstage<D extends DType>(t: Tensor<D>, s: { buffer: GPUBuffer; size: number; bytes: number; skip: number }): TypedArrayFor<D> {
-    const copy = s.buffer.getMappedRange(0, s.bytes).slice(0);
+  /** Copies a mapped staging buffer's bytes into `out`; keeps the buffer for reuse if it is small. */
+  private unstage(s: StagedPart, out: Uint8Array): void {
+    if (s.bytes > 0) out.set(new Uint8Array(s.buffer.getMappedRange(0, s.bytes)), s.at);
     s.buffer.unmap();
     const free = this.staging.get(s.size) ?? [];
-    if (free.length < MAX_FREE_STAGING) {
+    if (s.size <= MAX_KEPT_STAGING && free.length < MAX_FREE_STAGING) {
       free.push(s.buffer);
       this.staging.set(s.size, free);
     } else {
       s.buffer.destroy();
     }
+  }
+
+  /** The values read, as the tensor's element type. */
+  private typed<D extends DType>(t: Tensor<D>, bytes: Uint8Array<ArrayBuffer>, skip: number): TypedArrayFor<D> {
     this.check();
     const Ctor = { f32: Float32Array, i32: Int32Array, u32: Uint32Array, f16: Uint16Array }[t.dtype];
-    return new Ctor(copy, s.skip, t.size) as TypedArrayFor<D>;
+    return new Ctor(bytes.buffer, skip, t.size) as TypedArrayFor<D>;
   }
 
   /** Submits recorded work and waits until the GPU has finished it. */
   async sync(): Promise<void> {
+    await this.pipelines.ready();
     this.submit();
     const done = this.device.queue.onSubmittedWorkDone();
     this.waitFor(this.counters.submits);

@@ -162,11 +162,10 @@ export class ParamSet {
     return t;
   }
 
-  /** The parameters as one flat host array. */
+  /** The parameters as one flat host array (read one buffer at a time: the host holds one part beside it). */
   async read(): Promise<Float32Array> {
     const flat = new Float32Array(this.size);
-    const parts = await Promise.all(this.buffers.map((b) => this.rt.readF32(b)));
-    parts.forEach((part, k) => flat.set(part, this.starts[k]!));
+    for (let k = 0; k < this.buffers.length; k++) flat.set(await this.rt.readF32(this.buffers[k]!), this.starts[k]!);
     return flat;
   }
 

@@ -77,14 +77,14 @@ export class AdamW {
     rt.dispatch({
       kernel: { shader: 'optimizer', entry: 'clip_scale' },
       params,
-      buffers: [null, null, null, null, this.stats.buffer],
+      buffers: [null, null, null, null, this.stats],
       workgroups: [1],
       label: 'clip_scale',
     });
     rt.dispatch({
       kernel: { shader: 'optimizer', entry: 'adamw' },
       params,
-      buffers: [weights.buffer, grads.buffer, this.m.buffer, this.v.buffer, this.stats.buffer, this.codes.buffer],
+      buffers: [weights, grads, this.m, this.v, this.stats, this.codes],
       workgroups: grid(rt, this.size),
       label: 'adamw',
     });

@@ -285,7 +285,10 @@ export class ModelSession {
     const optimizer = this.policyOptimizer ?? this.trainer?.optimizer;
     if (!optimizer) return this.pendingOptimizer;
     const { rt } = this.model;
-    const [m, v] = await Promise.all([rt.read(optimizer.m), rt.read(optimizer.v)]);
+    // One after the other: each is the size of the trainable weights (2 GiB for a 0.5B model in
+    // full), and reading both at once would hold both staging copies beside the host's.
+    const m = await rt.read(optimizer.m);
+    const v = await rt.read(optimizer.v);
     return { m, v, step: optimizer.step };
   }
 

@@ -18,7 +18,7 @@ function binary(rt: Runtime, op: keyof typeof BINARY, x: Tensor, y: Tensor, out?
   rt.dispatch({
     kernel: { shader: 'elementwise', entry: 'binary', constants: { OP: BINARY[op] } },
     params: params(x.size, x.offset, y.offset, o.offset),
-    buffers: [x.buffer, y.buffer, o.buffer],
+    buffers: [x, y, o],
     workgroups: grid(rt, x.size),
     label: op,
   });
@@ -33,7 +33,7 @@ function unary(rt: Runtime, op: keyof typeof UNARY, x: Tensor, alpha: number, ou
   rt.dispatch({
     kernel: { shader: 'elementwise', entry: 'unary', constants: { OP: UNARY[op] } },
     params: params(x.size, x.offset, 0, o.offset, alpha),
-    buffers: [x.buffer, null, o.buffer],
+    buffers: [x, null, o],
     workgroups: grid(rt, x.size),
     label: op,
   });
@@ -57,7 +57,7 @@ export function axpy(rt: Runtime, alpha: number, x: Tensor, y: Tensor): Tensor {
   rt.dispatch({
     kernel: { shader: 'elementwise', entry: 'axpy' },
     params: params(x.size, x.offset, 0, y.offset, alpha),
-    buffers: [x.buffer, null, y.buffer],
+    buffers: [x, null, y],
     workgroups: grid(rt, x.size),
     label: 'axpy',
   });
@@ -69,7 +69,7 @@ export function fill<D extends DType>(rt: Runtime, t: Tensor<D>, value: number):
   rt.dispatch({
     kernel: { shader: 'elementwise', entry: 'fill' },
     params: params(t.size, 0, 0, t.offset, value),
-    buffers: [null, null, t.buffer],
+    buffers: [null, null, t],
     workgroups: grid(rt, t.size),
     label: 'fill',
   });
@@ -87,7 +87,7 @@ export function transpose(rt: Runtime, x: Tensor, out?: Tensor): Tensor {
   rt.dispatch({
     kernel: { shader: 'elementwise', entry: 'transpose' },
     params: params(x.size, x.offset, 0, o.offset, 0, rows, cols),
-    buffers: [x.buffer, null, o.buffer],
+    buffers: [x, null, o],
     workgroups: grid(rt, x.size),
     label: 'transpose',
   });
@@ -129,7 +129,7 @@ export function copyColumns(
       .u32(rows, cols)
       .f32(options.accumulate ? 1 : 0)
       .u32(wx, wo, 0, 0),
-    buffers: [x.buffer, null, out.buffer],
+    buffers: [x, null, out],
     workgroups: grid(rt, rows * cols),
     label: 'columns',
   });
@@ -157,7 +157,7 @@ function convert(rt: Runtime, entry: 'widen_half' | 'narrow_half', f: Tensor, h:
   rt.dispatch({
     kernel: { shader: 'convert', entry },
     params: new Params().u32(f.size, f.offset, h.offset, 0),
-    buffers: [f.buffer, h.buffer],
+    buffers: [f, h],
     workgroups: grid(rt, words),
     label: entry,
   });

@@ -257,7 +257,7 @@ export function matmul(rt: Runtime, args: MatmulArgs): Tensor {
   rt.dispatch({
     kernel,
     params,
-    buffers: [args.a.buffer, args.b.buffer, out.buffer, args.bias?.buffer ?? rt.placeholder, ...(norm ? [norm.weight.buffer] : [])],
+    buffers: [args.a, args.b, out, args.bias ?? rt.placeholder, ...(norm ? [norm.weight] : [])],
     workgroups,
     label: `matmul_${variant}`,
   });

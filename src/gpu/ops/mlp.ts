@@ -19,7 +19,7 @@ export function swigluForward(rt: Runtime, gu: Tensor, cols: number, out?: Tenso
   rt.dispatch({
     kernel: { shader: 'mlp', entry: 'swiglu_forward' },
     params: new Params().u32(rows * cols, gu.offset, h.offset, 0, cols, 0, 0, 0),
-    buffers: [gu.buffer, h.buffer],
+    buffers: [gu, h],
     workgroups: grid(rt, rows * cols),
     label: 'swiglu_forward',
   });
@@ -36,7 +36,7 @@ export function swigluBackward(rt: Runtime, gu: Tensor, cols: number, dh: Tensor
   rt.dispatch({
     kernel: { shader: 'mlp', entry: 'swiglu_backward' },
     params: new Params().u32(rows * cols, gu.offset, dh.offset, dgu.offset, cols, 0, 0, 0),
-    buffers: [gu.buffer, dh.buffer, dgu.buffer],
+    buffers: [gu, dh, dgu],
     workgroups: grid(rt, rows * cols),
     label: 'swiglu_backward',
   });

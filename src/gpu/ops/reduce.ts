@@ -15,7 +15,7 @@ function rowKernel(rt: Runtime, entry: string, op: number, x: Tensor, out: Tenso
   rt.dispatch({
     kernel: { shader: 'reduce', entry, constants: { OP: op } },
     params: new Params().u32(rows, cols, x.offset, out.offset, 0, 0, 0, 0),
-    buffers: [x.buffer, out.buffer],
+    buffers: [x, out],
     workgroups: grid(rt, rows, 1),
     label: entry === 'row_reduce' ? (op ? 'row_max' : 'row_sum') : entry,
   });
@@ -55,14 +55,14 @@ function scalar(rt: Runtime, op: number, x: Tensor, out?: Tensor): Tensor {
   rt.dispatch({
     kernel: { shader: 'reduce', entry: serial ? 'scalar_partial_serial' : 'scalar_partial', constants: { OP: op } },
     params: new Params().u32(0, 0, x.offset, partial.offset, x.size, 0, 0, 0),
-    buffers: [x.buffer, partial.buffer],
+    buffers: [x, partial],
     workgroups: [serial ? 1024 / 64 : partials],
     label: op ? 'sum_squares' : 'sum',
   });
   rt.dispatch({
     kernel: { shader: 'reduce', entry: serial ? 'scalar_final_serial' : 'scalar_final' },
     params: new Params().u32(0, 0, partial.offset, o.offset, partials, 0, 0, 0),
-    buffers: [partial.buffer, o.buffer],
+    buffers: [partial, o],
     workgroups: [1],
     label: 'reduce_final',
   });
@@ -110,7 +110,7 @@ const COL_REDUCE: Record<ColReduceVariant, (rt: Runtime, args: ColReduceArgs, ro
     rt.dispatch({
       kernel: { shader: 'reduce', entry: 'col_reduce', constants: { HAS_Y: !!y, HAS_S: !!rowScale } },
       params: new Params().u32(rows, cols, x.offset, out.offset, 0, y?.offset ?? 0, rowScale?.offset ?? 0, accumulate ? 1 : 0),
-      buffers: [x.buffer, out.buffer, y?.buffer ?? rt.placeholder, rowScale?.buffer ?? rt.placeholder],
+      buffers: [x, out, y ?? rt.placeholder, rowScale ?? rt.placeholder],
       workgroups: grid(rt, cols, 64),
       label: 'col_reduce',
     });
@@ -124,7 +124,7 @@ const COL_REDUCE: Record<ColReduceVariant, (rt: Runtime, args: ColReduceArgs, ro
     rt.dispatch({
       kernel: { shader: 'reduce', entry: 'col_partial', constants: { HAS_Y: !!y, HAS_S: !!rowScale } },
       params: new Params().u32(rows, cols, x.offset, partials.offset, Math.ceil(rows / blocks), y?.offset ?? 0, rowScale?.offset ?? 0, 0),
-      buffers: [x.buffer, partials.buffer, y?.buffer ?? rt.placeholder, rowScale?.buffer ?? rt.placeholder],
+      buffers: [x, partials, y ?? rt.placeholder, rowScale ?? rt.placeholder],
       workgroups: [Math.ceil(cols / 64), blocks],
       label: 'col_partial',
     });

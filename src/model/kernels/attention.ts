@@ -109,7 +109,7 @@ export function attentionForward(
   rt.dispatch({
     kernel,
     params: params(s, t),
-    buffers: [t.q.buffer, t.k.buffer, t.v.buffer, t.mask.buffer, t.o.buffer, t.lse.buffer],
+    buffers: [t.q, t.k, t.v, t.mask, t.o, t.lse],
     workgroups: workgroups(rt),
     label: 'attention_forward',
   });
@@ -135,7 +135,7 @@ export function attentionBackward(
   rt.dispatch({
     kernel: { shader: 'attention', entry: 'attention_backward_d' },
     params: p,
-    buffers: [null, null, null, null, t.o.buffer, null, t.dO.buffer, t.d.buffer],
+    buffers: [null, null, null, null, t.o, null, t.dO, t.d],
     workgroups: grid(rt, s.B * s.T * s.heads, 64),
     label: 'attention_backward_d',
   });
@@ -143,7 +143,7 @@ export function attentionBackward(
   rt.dispatch({
     kernel: dq.kernel,
     params: p,
-    buffers: [t.q.buffer, t.k.buffer, t.v.buffer, t.mask.buffer, null, t.lse.buffer, t.dO.buffer, t.d.buffer, t.dq.buffer],
+    buffers: [t.q, t.k, t.v, t.mask, null, t.lse, t.dO, t.d, t.dq],
     workgroups: dq.workgroups(rt),
     label: 'attention_backward_dq',
   });
@@ -152,8 +152,8 @@ export function attentionBackward(
     kernel: dkv.kernel,
     params: p,
     buffers: [
-      t.q.buffer, t.k.buffer, t.v.buffer, t.mask.buffer, null, t.lse.buffer, t.dO.buffer, t.d.buffer, null,
-      t.dk.buffer,
+      t.q, t.k, t.v, t.mask, null, t.lse, t.dO, t.d, null,
+      t.dk,
     ],
     workgroups: dkv.workgroups(rt),
     label: 'attention_backward_dkv',

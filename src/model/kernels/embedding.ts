@@ -15,7 +15,7 @@ export function embeddingForward(rt: Runtime, tokens: Tensor<'u32'>, W: Tensor, 
   rt.dispatch({
     kernel: { shader: 'embedding', entry: 'embedding_forward', defines: { W_F16: W.dtype === 'f16', GATHER: via !== undefined } },
     params: new Params().u32(n, H, W.offset, out.offset, 0, via?.offset ?? 0, 0, tokens.offset),
-    buffers: via ? [tokens.buffer, W.buffer, out.buffer, via.buffer] : [tokens.buffer, W.buffer, out.buffer],
+    buffers: via ? [tokens, W, out, via] : [tokens, W, out],
     workgroups: grid(rt, n * H),
     label: 'embedding_forward',
   });
@@ -60,7 +60,7 @@ export function embeddingBackward(
   rt.dispatch({
     kernel: { shader: 'embedding', entry: 'embedding_backward' },
     params: new Params().u32(0, H, 0, dW.offset, unique, index.offset, dy.offset, 0),
-    buffers: [null, null, dW.buffer, index.buffer, dy.buffer],
+    buffers: [null, null, dW, index, dy],
     workgroups: grid(rt, unique * H),
     label: 'embedding_backward',
   });

@@ -69,7 +69,7 @@ export function ropeKvStore(rt: Runtime, l: KvLayout, cache: Tensor, f: Fused, w
       .u32(f.qkv.offset, f.stride, positions.offset, tables.maxPos)
       .u32(l.T, l.B, decode ? 0 : where.seqLen, decode ? where.slot : 0)
       .u32(decode ? where.rows.offset : 0, cache.offset, 0, 0),
-    buffers: [f.qkv.buffer, positions.buffer, tables.cos.buffer, tables.sin.buffer, cache.buffer, decode ? where.rows.buffer : rt.placeholder],
+    buffers: [f.qkv, positions, tables.cos, tables.sin, cache, decode ? where.rows : rt.placeholder],
     workgroups: grid(rt, f.n * ((heads + l.kvHeads) * (l.hd / 2) + l.kvHeads * l.hd)),
     label: 'rope_kv_store',
   });
@@ -131,7 +131,7 @@ export function decodeAttention(
     rt.dispatch({
       kernel: kernel('decode_attention'),
       params,
-      buffers: [f.qkv.buffer, cache.buffer, where.rows.buffer, o.buffer],
+      buffers: [f.qkv, cache, where.rows, o],
       workgroups: grid(rt, f.n * heads, 64),
       label: 'decode_attention',
     });
@@ -142,7 +142,7 @@ export function decodeAttention(
   rt.dispatch({
     kernel: kernel('decode_attention_split'),
     params,
-    buffers: [f.qkv.buffer, cache.buffer, where.rows.buffer, o.buffer, part?.buffer ?? rt.placeholder],
+    buffers: [f.qkv, cache, where.rows, o, part ?? rt.placeholder],
     workgroups: [splits, l.kvHeads, f.n],
     label: 'decode_attention_split',
   });
@@ -150,7 +150,7 @@ export function decodeAttention(
   rt.dispatch({
     kernel: kernel('decode_attention_combine'),
     params,
-    buffers: [null, null, null, o.buffer, part.buffer],
+    buffers: [null, null, null, o, part],
     workgroups: grid(rt, f.n * heads * l.hd, 64),
     label: 'decode_attention_combine',
   });

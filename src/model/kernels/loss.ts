@@ -20,7 +20,7 @@ export function crossEntropy(
   rt.dispatch({
     kernel: { shader: 'loss', entry: rt.serialRows ? 'cross_entropy_serial' : 'cross_entropy' },
     params: new Params().u32(rows, vocab, t.logits.offset, t.targets.offset, t.weights.offset, t.loss.offset, t.logp.offset, 0),
-    buffers: [t.logits.buffer, t.targets.buffer, t.weights.buffer, t.loss.buffer, t.logp.buffer],
+    buffers: [t.logits, t.targets, t.weights, t.loss, t.logp],
     workgroups: grid(rt, rows, rt.serialRows ? 64 : 1),
     label: 'cross_entropy',
   });
@@ -67,7 +67,7 @@ export function policyLoss(
       .f32(1 / temperature)
       .u32(0)
       .f32(k.clipLow, k.clipHigh, k.klCoef, k.entCoef),
-    buffers: [t.logits.buffer, t.targets.buffer, t.tokIn.buffer, t.tokOut.buffer],
+    buffers: [t.logits, t.targets, t.tokIn, t.tokOut],
     workgroups: grid(rt, rows, rt.serialRows ? 64 : 1),
     label: 'policy_loss',
   });

@@ -17,7 +17,7 @@ export function rmsnormForward(rt: Runtime, x: Tensor, w: Tensor, eps: number, y
   rt.dispatch({
     kernel: { shader: 'norm', entry: rt.serialRows ? 'rmsnorm_forward_serial' : 'rmsnorm_forward', defines: { W_F16: w.dtype === 'f16' } },
     params: new Params().u32(rows, cols, x.offset, w.offset, y.offset, rstd.offset, 0, 0).f32(eps).u32(0, 0, 0),
-    buffers: [x.buffer, w.buffer, y.buffer, rstd.buffer],
+    buffers: [x, w, y, rstd],
     workgroups: grid(rt, rows, rt.serialRows ? 64 : 1),
     label: 'rmsnorm_forward',
   });
@@ -41,7 +41,7 @@ export function rmsnormBackward(
       .u32(rows, cols, x.offset, w.offset, 0, rstd.offset, dy.offset, dx.offset)
       .f32(0)
       .u32(args.accumulate ? 1 : 0, 0, 0),
-    buffers: [x.buffer, w.buffer, null, rstd.buffer, dy.buffer, dx.buffer],
+    buffers: [x, w, null, rstd, dy, dx],
     workgroups: grid(rt, rows, rt.serialRows ? 64 : 1),
     label: 'rmsnorm_backward',
   });

@@ -52,7 +52,7 @@ export function rope(
   rt.dispatch({
     kernel: { shader: 'rope', entry: 'rope', constants: { INVERSE: inverse } },
     params: new Params().u32(rows, heads, hd, x.offset, positions.offset, tables.maxPos, stride, col),
-    buffers: [x.buffer, positions.buffer, tables.cos.buffer, tables.sin.buffer],
+    buffers: [x, positions, tables.cos, tables.sin],
     workgroups: grid(rt, (rows * heads * hd) / 2),
     label: inverse ? 'rope_backward' : 'rope_forward',
   });

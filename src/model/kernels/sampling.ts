@@ -33,7 +33,7 @@ export function sampleTokens(
       .u32(s.topK, s.seed, step, t.out.offset)
       .f32(s.temperature > 0 ? 1 / s.temperature : 0, s.topP)
       .u32(t.feed?.offset ?? 0, t.feed ? 1 : 0),
-    buffers: [t.logits.buffer, t.streams.buffer, t.out.buffer, t.feed?.buffer ?? rt.placeholder],
+    buffers: [t.logits, t.streams, t.out, t.feed ?? rt.placeholder],
     workgroups: grid(rt, rows, rt.serialRows ? 64 : 1),
     label: 'sample',
   });
