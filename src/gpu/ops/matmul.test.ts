@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { matmulRef } from '../reference';
 import { assertClose, freshSeed, poisoned, rng, testRuntime, uniform, uploadHalf } from '../testing';
 import { view } from '../tensor';
+import { f32ToHalves, halvesToF32 } from '../../util/half';
 import type { OptionalFeature } from '../device';
 import { MATMUL_VARIANTS, matmul, matmulTuner, shapeClass, untunedVariant, type MatmulVariant } from './matmul';
 
@@ -217,6 +218,39 @@ describe('matmul', () => {
     for (const [transA, transB] of [[false, false], [false, true], [true, false], [true, true]] as const) {
       await check('tiled-128', { batch: 1, M: 260, N: 136, K: 44, transA, transB });
       await check('tiled-128', { batch: 1, M: 131, N: 259, K: 45, transA, transB, beta: 1, bias: true });
+    }
+  });
+
+  it('halfMath: f16 products summed in f32 (tiled-128) where the device has shader-f16', async ({ skip }) => {
+    const rt = await testRuntime();
+    const seed = freshSeed();
+    const r = rng(seed);
+    const x = rt.upload(uniform(9 * 7, r), [9, 7]);
+    const w = rt.upload(uniform(5 * 7, r), [5, 7]);
+    if (!rt.ctx.features.has('shader-f16')) {
+      expect(() => matmul(rt, { a: x, b: w, transB: true, halfMath: true })).toThrow(/needs a device with shader-f16/);
+      rt.release(x, w);
+      skip(`the products in f16 are not checked: this adapter (${rt.ctx.adapter.architecture}) has no shader-f16`);
+      return;
+    }
+    rt.release(x, w);
+    const round = (v: Float32Array) => halvesToF32(f32ToHalves(v));
+    for (const [transA, transB] of [[false, false], [false, true], [true, false], [true, true]] as const) {
+      for (const [M, N, K, bHalf] of [[131, 259, 45, false], [260, 136, 44, true]] as const) {
+        const a = round(uniform(M * K, r));
+        const b = uniform(N * K, r);
+        const aT = rt.upload(a, transA ? [K, M] : [M, K]);
+        const bDims = transB ? [N, K] : [K, N];
+        const half = bHalf ? uploadHalf(rt, b, bDims, 4) : { tensor: rt.upload(round(b), bDims), values: round(b) };
+        const out = poisoned(rt, [M, N]);
+        matmul(rt, { a: aT, b: half.tensor, out, transA, transB, halfMath: true });
+        const shape = { batch: 1, M, N, K, transA, transB };
+        const ref = matmulRef({ a, b: half.values, ...shape });
+        const scale = matmulRef({ a: a.map(Math.abs), b: half.values.map(Math.abs), ...shape });
+        // Each product rounded to half: 2^-11 of the sum of magnitudes at most, and the f32 sums' rounding.
+        assertClose(`halfMath ${JSON.stringify(shape)} f16 B ${bHalf} seed ${seed}`, await rt.read(out), ref, N, 2 ** -11 + 1e-5, scale);
+        rt.release(aT, half.tensor, out);
+      }
     }
   });
 

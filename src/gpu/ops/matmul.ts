@@ -40,6 +40,11 @@ export interface MatmulArgs {
    * norm before a projection, computed in the matmul (each row's Σ A² gathered in its K loop).
    */
   norm?: { weight: Tensor; eps: number };
+  /**
+   * Multiply in f16 and add the products in f32 (tiled-128 only, on a device with shader-f16):
+   * op(A) and op(B) rounded to half (values past ±65,504 overflow), each product good to 2^-11.
+   */
+  halfMath?: boolean;
 }
 
 export interface MatmulShape {
@@ -138,7 +143,7 @@ function plan(variant: MatmulVariant, g: Geometry, subgroups: boolean, args: Mat
       };
     case 'tiled-128':
       return {
-        kernel: { shader: 'matmul', entry: 'matmul_big', defines: { ...defines, VEC4: quadsAligned(g, args) } },
+        kernel: { shader: 'matmul', entry: 'matmul_big', defines: { ...defines, VEC4: quadsAligned(g, args), HALF_MATH: args.halfMath ?? false } },
         workgroups: [ceil(g.N, BIG_TILE), ceil(g.M, BIG_TILE), g.batch] as const,
       };
     case 'gemv': {
@@ -232,6 +237,11 @@ export function matmul(rt: Runtime, args: MatmulArgs): Tensor {
       );
     }
     variant = 'reg';
+  }
+  if (args.halfMath) {
+    if (!rt.ctx.features.has('shader-f16')) throw new Error('matmul halfMath needs a device with shader-f16');
+    if (args.variant && args.variant !== 'tiled-128') throw new Error(`matmul halfMath runs tiled-128, not ${args.variant}`);
+    variant = 'tiled-128';
   }
   if (variant === 'splitk-sg' && !rt.ctx.features.has('subgroups')) {
     throw new Error('matmul variant splitk-sg needs an adapter with subgroups');
