@@ -178,6 +178,11 @@ export class Runtime {
   private readonly maxDispatchesPerSubmit: number;
   /** Dispatches recorded since the last submit. */
   private recorded = 0;
+  /** Inside gpuTime's recording: one command buffer, however long. */
+  private timing = false;
+  private timerQueries: GPUQuerySet | null = null;
+  /** The timestamps of the submit gpuTime is making (see gpuTime). */
+  private timed: { querySet: GPUQuerySet; resolve: GPUBuffer; read: GPUBuffer } | null = null;
 
   private constructor(readonly ctx: GpuContext, options: RuntimeOptions, cache: Record<string, string>) {
     this.cache = new Map(Object.entries(cache));
@@ -312,7 +317,7 @@ export class Runtime {
     this.counters.workgroups += d.workgroups.reduce<number>((n, w) => n * (w ?? 1), 1);
     this.pipelines.prepare(d.kernel);
     // A query set holds at most 4096 timestamps: two per profiled dispatch.
-    if (++this.recorded >= (this.profiler ? Math.min(MAX_PROFILED_DISPATCHES, this.maxDispatchesPerSubmit) : this.maxDispatchesPerSubmit)) this.submit();
+    if (!this.timing && ++this.recorded >= (this.profiler ? Math.min(MAX_PROFILED_DISPATCHES, this.maxDispatchesPerSubmit) : this.maxDispatchesPerSubmit)) this.submit();
   }
 
   /** Copies `src` into `dst` (same element count) in recording order. */
@@ -363,12 +368,14 @@ export class Runtime {
     }
     const encoder = this.device.createCommandEncoder();
     const labels: string[] = [];
-    const profiler = this.profiler;
+    const timed = this.timed;
+    const profiler = timed ? null : this.profiler;
     const querySet = profiler?.queries(offsets.length);
     let pass: GPUComputePassEncoder | null = null;
     let i = 0;
     for (const c of commands) {
       if (c.kind === 'copy') {
+        if (timed) throw new Error('gpuTime: only dispatches can be timed (a copy would split the pass)');
         pass?.end();
         pass = null;
         encoder.copyBufferToBuffer(c.src, c.srcOffset, c.dst, c.dstOffset, c.bytes);
@@ -389,7 +396,7 @@ export class Runtime {
         });
         labels.push(d.label ?? d.kernel.entry);
       } else if (!pass) {
-        pass = encoder.beginComputePass();
+        pass = encoder.beginComputePass(timed ? { timestampWrites: { querySet: timed.querySet, beginningOfPassWriteIndex: 0, endOfPassWriteIndex: 1 } } : {});
       }
       pass.setPipeline(pipeline);
       pass.setBindGroup(0, bindGroup);
@@ -402,6 +409,10 @@ export class Runtime {
       i++;
     }
     pass?.end();
+    if (timed) {
+      encoder.resolveQuerySet(timed.querySet, 0, 2, timed.resolve, 0);
+      encoder.copyBufferToBuffer(timed.resolve, 0, timed.read, 0, 16);
+    }
     const collect = profiler && labels.length ? profiler.resolve(encoder, labels) : null;
     this.device.queue.submit([encoder.finish()]);
     this.counters.submits++;
@@ -573,6 +584,43 @@ export class Runtime {
     return new Ctor(bytes.buffer, skip, t.size) as TypedArrayFor<D>;
   }
 
+  /**
+   * GPU time in ms of the dispatches `record` records, from two timestamps around one pass
+   * that holds them all: a browser rounds timestamps (Chrome to 100 µs), so timing many
+   * repetitions together costs one rounding, not one per dispatch. Null where the adapter
+   * has no timestamp queries (time with the wall clock there).
+   */
+  async gpuTime(record: () => void): Promise<number | null> {
+    if (!this.ctx.features.has('timestamp-query')) return null;
+    this.submit();
+    this.timing = true;
+    try {
+      record();
+    } finally {
+      this.timing = false;
+    }
+    await this.pipelines.ready();
+    if (this.commands.length === 0) return 0;
+    this.timerQueries ??= this.device.createQuerySet({ type: 'timestamp', count: 2 });
+    const resolve = this.device.createBuffer({ size: 16, usage: 0x200 /* QUERY_RESOLVE */ | 0x04 /* COPY_SRC */ });
+    const read = this.device.createBuffer({ size: 16, usage: 0x01 /* MAP_READ */ | 0x08 /* COPY_DST */ });
+    this.timed = { querySet: this.timerQueries, resolve, read };
+    try {
+      this.submit();
+    } finally {
+      this.timed = null;
+    }
+    this.waitFor(this.counters.submits);
+    await read.mapAsync(0x0001 /* READ */);
+    const [t0, t1] = new BigInt64Array(read.getMappedRange());
+    const ms = Math.max(0, Number(t1! - t0!)) / 1e6;
+    read.unmap();
+    read.destroy();
+    resolve.destroy();
+    this.check();
+    return ms;
+  }
+
   /** Submits recorded work and waits until the GPU has finished it. */
   async sync(): Promise<void> {
     await this.pipelines.ready();
@@ -600,6 +648,7 @@ export class Runtime {
     this.arena?.destroy();
     this.placeholder.destroy();
     this.profiler?.destroy();
+    this.timerQueries?.destroy();
     this.device.destroy();
   }
 }

@@ -3,7 +3,10 @@ import type { Runtime } from '../runtime';
 import { Params } from '../params';
 import type { KernelSpec } from '../pipelines';
 import type { Tensor } from '../tensor';
-import { BYTES_PER_ELEMENT, shapeString } from '../tensor';
+import { BYTES_PER_ELEMENT, shapeString, view } from '../tensor';
+import { f32ToHalves, halvesToF32 } from '../../util/half';
+import { rng } from '../../util/random';
+import { fill } from './elementwise';
 
 /**
  * Kernel variants; see shaders/matmul.wgsl. splitk-sg reduces with subgroup operations and
@@ -54,6 +57,12 @@ export interface MatmulShape {
   K: number;
   transA: boolean;
   transB: boolean;
+  /** B's element type (default f32): an f16 B halves the bytes a variant streams. */
+  bDtype?: 'f32' | 'f16';
+  /** What the matmul computes from A as it reads it (default nothing): repeated per output tile, it can change the winner. */
+  prologue?: 'norm' | 'swiglu';
+  /** Whether A's and B's contiguous dimensions, offsets and strides are multiples of 4 (default true): the vec4 loads. */
+  aligned?: boolean;
 }
 
 interface Geometry extends MatmulShape {
@@ -225,10 +234,7 @@ export function matmul(rt: Runtime, args: MatmulArgs): Tensor {
   if (out.dtype !== 'f32' || (args.bias && args.bias.dtype !== 'f32' && args.bias.dtype !== 'f16')) {
     throw new Error(`matmul writes f32 (out ${shapeString(out)}${args.bias ? `, bias ${shapeString(args.bias)}` : ''})`);
   }
-  // A prologue (norm, swiglu) runs the variant its plain shape was tuned to, not a tuning of
-  // its own (that would double the classes): each variant repeats the prologue once per output
-  // tile, so the plain shape's winner may not be the fused one's.
-  let variant = args.variant ?? matmulTuner(rt).choose(g);
+  let variant = args.variant ?? matmulTuner(rt).choose(tunedShape(g, args));
   if (variant === 'reg-vec4' && !vec4Aligned(g, args)) {
     if (args.variant) {
       throw new Error(
@@ -274,10 +280,22 @@ export function matmul(rt: Runtime, args: MatmulArgs): Tensor {
   return out;
 }
 
-/** Shapes fall into classes by transposes and the log2 size of M, N and K. */
+/** What the tuner sees of a call: its shape, B's dtype, its prologue and its alignment. */
+function tunedShape(g: Geometry, args: MatmulArgs): MatmulShape {
+  const { batch, M, N, K, transA, transB } = g;
+  const prologue = args.norm ? 'norm' : args.swiglu ? 'swiglu' : undefined;
+  const aligned = quadsAligned(g, args) && g.strideA % 4 === 0 && g.strideB % 4 === 0;
+  return { batch, M, N, K, transA, transB, bDtype: args.b.dtype === 'f16' ? 'f16' : 'f32', prologue, aligned };
+}
+
+/**
+ * Shapes fall into classes by transposes, the log2 size of M, N and K, B's dtype, the
+ * prologue and alignment (the last three named only where they differ from f32, none, aligned).
+ */
 export function shapeClass(s: MatmulShape): string {
   const b = (x: number) => Math.ceil(Math.log2(Math.max(1, x)));
-  return `${s.transA ? 'T' : 'N'}${s.transB ? 'T' : 'N'}|m${b(s.M)}|n${b(s.N)}|k${b(s.K)}`;
+  const extra = `${s.bDtype === 'f16' ? '|f16' : ''}${s.prologue ? `|${s.prologue}` : ''}${s.aligned === false ? '|u' : ''}`;
+  return `${s.transA ? 'T' : 'N'}${s.transB ? 'T' : 'N'}|m${b(s.M)}|n${b(s.N)}|k${b(s.K)}${extra}`;
 }
 
 /** The variant a shape runs before its class is tuned, on an adapter described by `ctx`. */
@@ -299,8 +317,18 @@ export function untunedVariant(s: MatmulShape, ctx: Pick<GpuContext, 'adapter' |
 /** Workgroups of matmul_big below which the untuned plan keeps the 64×64 tiles. */
 const BIG_MIN_WORKGROUPS = 64;
 
-// v6: tiled-128, timed where training shapes were tuned before (v5: the split-K decode variants).
-const CACHE_VERSION = 'matmul-autotune:v6';
+// v7: timed by GPU timestamps, outputs checked, dtype, prologue and alignment in the class
+// (v6: tiled-128; v5: the split-K decode variants).
+const CACHE_VERSION = 'matmul-autotune:v7';
+/** The most elements a tuning operand holds: a larger N or M is tuned on a slice (a full LM head's B is 544 MB). */
+const TUNE_ELEMENTS = 2 ** 22;
+/** GPU time one timed sample spans at least: many quanta of a browser's rounded timestamps (100 µs in Chrome). */
+const TIMED_SPAN_MS = 5;
+const MAX_TIMED_REPS = 512;
+/** Output entries a variant is checked at against float64 before it may win. */
+const CHECKED_ENTRIES = 64;
+/** Relative to Σ|op(A)||op(B)| over K: f32 rounding is far below it, a wrong kernel far above. */
+const CHECK_TOLERANCE = 1e-3;
 
 /**
  * Measures the variants once per adapter and shape class and remembers the fastest in the
@@ -313,7 +341,7 @@ export class MatmulTuner {
   private readonly pending = new Map<string, MatmulShape>();
   forced: MatmulVariant | null = null;
 
-  constructor(private readonly rt: Runtime) {
+  constructor(protected readonly rt: Runtime) {
     this.cacheKey = `${CACHE_VERSION}:${rt.ctx.adapter.key}`;
     let table: Record<string, MatmulVariant> = {};
     try {
@@ -340,7 +368,8 @@ export class MatmulTuner {
     const tuned = this.table[key];
     if (tuned) return tuned;
     if (!this.pending.has(key)) {
-      this.pending.set(key, { batch: s.batch, M: s.M, N: s.N, K: s.K, transA: s.transA, transB: s.transB });
+      const { batch, M, N, K, transA, transB, bDtype, prologue, aligned } = s;
+      this.pending.set(key, { batch, M, N, K, transA, transB, bDtype, prologue, aligned });
     }
     return untunedVariant(s, this.rt.ctx);
   }
@@ -365,58 +394,182 @@ export class MatmulTuner {
     return this.pending.size;
   }
 
+  /** Variants refused by the last tune: their outputs differed from float64 at a checked entry. */
+  refused: MatmulVariant[] = [];
+
   /**
-   * Times every variant on this shape (random inputs, a warm-up, then the median of `runs`
-   * timed runs, more for kernels under 10 ms, one for a variant already twice as slow as the
-   * best) and records the winner for its class. Returns the timings in ms.
+   * Times every variant on this shape (random inputs; a large N or M on a slice of at most
+   * TUNE_ELEMENTS per operand) and records the fastest for its class. Before it is timed, each
+   * variant's output (poisoned with NaN first) is checked against float64 at CHECKED_ENTRIES
+   * entries, the corners among them: one that differs is refused, whatever its speed.
+   * Timing: GPU timestamps where the adapter has them (repetitions in one pass spanning
+   * TIMED_SPAN_MS, the median of `runs` such samples), else the wall clock around each run.
+   * Returns the accepted variants' times in ms.
    */
-  async tune(s: MatmulShape, runs = 3): Promise<Partial<Record<MatmulVariant, number>>> {
+  async tune(shape: MatmulShape, runs = 3): Promise<Partial<Record<MatmulVariant, number>>> {
     const rt = this.rt;
-    const aDims = s.transA ? [s.K, s.M] : [s.M, s.K];
-    const bDims = s.transB ? [s.N, s.K] : [s.K, s.N];
-    const rand = (n: number) => Float32Array.from({ length: n }, () => Math.random() - 0.5);
-    const a = rt.upload(rand(s.batch * s.M * s.K), [s.batch, ...aDims]);
-    const b = rt.upload(rand(s.batch * s.K * s.N), [s.batch, ...bDims]);
-    const out = rt.empty([s.batch, s.M, s.N]);
+    const s = tuningSlice(shape);
+    const inputs = tuningInputs(rt, s);
     const times: Partial<Record<MatmulVariant, number>> = {};
+    this.refused = [];
     try {
       for (const variant of tuneCandidates(s, rt.ctx.features.has('subgroups'))) {
-        const once = async () => {
-          const t0 = performance.now();
-          matmul(rt, { a, b, out, transA: s.transA, transB: s.transB, variant });
-          await rt.sync();
-          return performance.now() - t0;
-        };
-        await once();
-        const samples = [await once()];
-        // A variant twice as slow as the best so far cannot win: one sample is enough.
-        const best = Math.min(...Object.values(times));
-        if (!(samples[0]! > 2 * best)) {
-          // Short kernels get more runs (up to ~30 ms of them): a millisecond is within the noise.
-          const n = Math.max(runs, Math.min(5 * runs, Math.ceil(30 / samples[0]!)));
-          for (let i = 1; i < n; i++) samples.push(await once());
+        const run = () => this.run(variant, inputs.args);
+        fill(rt, inputs.args.out!, Number.NaN);
+        run();
+        if (!matchesReference(await rt.readF32(inputs.args.out!), inputs.reference)) {
+          this.refused.push(variant);
+          continue;
         }
-        samples.sort((x, y) => x - y);
-        times[variant] = samples[Math.floor(samples.length / 2)]!;
+        times[variant] = await this.time(run, runs, Math.min(...Object.values(times)));
       }
     } finally {
-      rt.release(a, b, out);
+      inputs.release();
     }
     const tried = Object.keys(times) as MatmulVariant[];
+    // Nothing correct to choose from: the class stays untuned (its heuristic) rather than wrong.
+    if (tried.length === 0) return times;
     const best = tried.reduce((x, y) => (times[y]! < times[x]! ? y : x));
-    this.table[shapeClass(s)] = best;
+    this.table[shapeClass(shape)] = best;
     rt.cacheSet(this.cacheKey, JSON.stringify(this.table));
     return times;
   }
+
+  /** Records one run of `variant` (a method, so that a test can plant a wrong variant). */
+  protected run(variant: MatmulVariant, args: MatmulArgs): void {
+    matmul(this.rt, { ...args, variant });
+  }
+
+  /** The median time of `run` in ms (see tune); one sample for a variant already twice as slow as `best` by the wall clock. */
+  private async time(run: () => void, runs: number, best: number): Promise<number> {
+    const rt = this.rt;
+    const median = (x: number[]) => x.sort((p, q) => p - q)[Math.floor(x.length / 2)]!;
+    const first = await rt.gpuTime(run);
+    if (first !== null) {
+      const reps = Math.max(4, Math.min(MAX_TIMED_REPS, Math.ceil(TIMED_SPAN_MS / Math.max(first, 1e-3))));
+      const samples: number[] = [];
+      for (let i = 0; i < runs; i++) {
+        samples.push((await rt.gpuTime(() => {
+          for (let r = 0; r < reps; r++) run();
+        }))! / reps);
+      }
+      return median(samples);
+    }
+    const once = async () => {
+      const t0 = performance.now();
+      run();
+      await rt.sync();
+      return performance.now() - t0;
+    };
+    const samples = [await once()];
+    if (!(samples[0]! > 2 * best)) {
+      // Short kernels get more runs (up to ~30 ms of them): a millisecond is within the noise.
+      const n = Math.max(runs, Math.min(5 * runs, Math.ceil(30 / samples[0]!)));
+      for (let i = 1; i < n; i++) samples.push(await once());
+    }
+    return median(samples);
+  }
+}
+
+/** The shape tuned for `s`: N, then M, cut so that no operand holds more than TUNE_ELEMENTS (multiples of 4 kept). */
+function tuningSlice(s: MatmulShape): MatmulShape {
+  const cut = (x: number, other: number) => {
+    if (s.batch * x * other <= TUNE_ELEMENTS) return x;
+    const y = Math.max(Math.min(x, 64), Math.floor(TUNE_ELEMENTS / (s.batch * other)));
+    return x % 4 === 0 ? Math.max(4, y - (y % 4)) : y;
+  };
+  return { ...s, N: cut(s.N, s.K), M: cut(s.M, s.K) };
+}
+
+interface TuningInputs {
+  args: MatmulArgs;
+  reference: { index: number; value: number; scale: number }[];
+  release(): void;
+}
+
+/**
+ * Random inputs for a tuning shape, laid out as the calls of its class are (B in its dtype, A
+ * as the prologue reads it, offset by one element where the class is unaligned), and float64
+ * values of the product at sampled entries of the output.
+ */
+function tuningInputs(rt: Runtime, s: MatmulShape): TuningInputs {
+  const r = rng((s.M * 31 + s.N) * 31 + s.K);
+  const width = s.prologue === 'swiglu' ? 2 : 1;
+  const [aRows, aCols] = s.transA ? [s.K, s.M * width] : [s.M, s.K * width];
+  const [bRows, bCols] = s.transB ? [s.N, s.K] : [s.K, s.N];
+  const skew = s.aligned === false ? 1 : 0;
+  const aHost = Float32Array.from({ length: s.batch * aRows * aCols }, () => r() - 0.5);
+  const bHost = Float32Array.from({ length: s.batch * bRows * bCols }, () => r() - 0.5);
+  const wHost = Float32Array.from({ length: s.K }, () => 0.5 + r());
+  const aBuf = rt.upload(padded(aHost, skew), [aHost.length + skew]);
+  const a = view(aBuf, [s.batch, aRows, aCols], skew);
+  let bBuf: Tensor;
+  if (s.bDtype === 'f16') {
+    const halves = f32ToHalves(bHost);
+    bHost.set(halvesToF32(halves));
+    const whole = new Uint16Array(Math.ceil((halves.length + skew) / 2) * 2);
+    whole.set(halves, skew);
+    bBuf = rt.upload(whole, [whole.length], 'f16');
+  } else {
+    bBuf = rt.upload(padded(bHost, skew), [bHost.length + skew]);
+  }
+  const b = view(bBuf, [s.batch, bRows, bCols], skew);
+  const weight = s.prologue === 'norm' ? rt.upload(wHost, [s.K]) : null;
+  const out = rt.empty([s.batch, s.M, s.N]);
+  const eps = 1e-5;
+  const opA = (bi: number, i: number, k: number): number => {
+    const at = (row: number, col: number) => aHost[(bi * aRows + row) * aCols + col]!;
+    if (s.prologue === 'swiglu') {
+      const [g, u] = s.transA ? [at(k, i), at(k, s.M + i)] : [at(i, k), at(i, s.K + k)];
+      return (g / (1 + Math.exp(-g))) * u;
+    }
+    if (s.prologue === 'norm') {
+      let ss = 0;
+      for (let kk = 0; kk < s.K; kk++) ss += at(i, kk) ** 2;
+      return (at(i, k) / Math.sqrt(ss / s.K + eps)) * wHost[k]!;
+    }
+    return s.transA ? at(k, i) : at(i, k);
+  };
+  const opB = (bi: number, k: number, j: number) => bHost[bi * bRows * bCols + (s.transB ? j * bCols + k : k * bCols + j)]!;
+  const picks: [number, number, number][] = [[0, 0, 0], [s.batch - 1, s.M - 1, s.N - 1], [0, s.M - 1, 0], [s.batch - 1, 0, s.N - 1]];
+  while (picks.length < CHECKED_ENTRIES) picks.push([Math.floor(r() * s.batch), Math.floor(r() * s.M), Math.floor(r() * s.N)]);
+  const reference = picks.map(([bi, i, j]) => {
+    let value = 0;
+    let scale = 0;
+    for (let k = 0; k < s.K; k++) {
+      const p = opA(bi, i, k) * opB(bi, k, j);
+      value += p;
+      scale += Math.abs(p);
+    }
+    return { index: (bi * s.M + i) * s.N + j, value, scale };
+  });
+  const args: MatmulArgs = {
+    a, b, out, transA: s.transA, transB: s.transB,
+    ...(s.prologue === 'swiglu' ? { swiglu: true } : {}),
+    ...(weight ? { norm: { weight, eps } } : {}),
+  };
+  return { args, reference, release: () => rt.release(aBuf, bBuf, out, ...(weight ? [weight] : [])) };
+}
+
+function padded(x: Float32Array, skew: number): Float32Array {
+  if (!skew) return x;
+  const out = new Float32Array(x.length + skew);
+  out.set(x, skew);
+  return out;
+}
+
+/** Whether `got` holds the reference's values within CHECK_TOLERANCE of each entry's scale (NaN never does). */
+function matchesReference(got: Float32Array, reference: TuningInputs['reference']): boolean {
+  return reference.every((e) => Math.abs(got[e.index]! - e.value) <= CHECK_TOLERANCE * e.scale + 1e-30);
 }
 
 /**
  * The variants worth timing for a shape: the decode variants only for decode-sized M, where
- * they can win; reg-vec4 only where M, N and K are multiples of 4; splitk-sg where the
- * adapter has subgroups.
+ * they can win; reg-vec4 only where M, N, K and the offsets are multiples of 4 (elsewhere it
+ * runs as reg); splitk-sg where the adapter has subgroups.
  */
 function tuneCandidates(s: MatmulShape, subgroups: boolean): MatmulVariant[] {
-  const aligned = s.M % 4 === 0 && s.N % 4 === 0 && s.K % 4 === 0;
+  const aligned = s.M % 4 === 0 && s.N % 4 === 0 && s.K % 4 === 0 && s.aligned !== false;
   const decode = s.M <= 16;
   return MATMUL_VARIANTS.filter(
     (v) => (decode || !DECODE_VARIANTS.includes(v)) && (v !== 'reg-vec4' || aligned) && (v !== 'splitk-sg' || subgroups),

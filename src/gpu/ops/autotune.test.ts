@@ -1,0 +1,115 @@
+import { describe, expect, it } from 'vitest';
+import type { Runtime } from '../runtime';
+import { testRuntime, uniform, rng, freshSeed } from '../testing';
+import { view } from '../tensor';
+import { f32ToHalves } from '../../util/half';
+import { fill } from './elementwise';
+import { matmul, matmulTuner, MatmulTuner, shapeClass, type MatmulArgs, type MatmulShape, type MatmulVariant } from './matmul';
+
+/** A tuner whose `planted` variants compute something else, faster than any matmul. */
+class PlantedTuner extends MatmulTuner {
+  constructor(rt: Runtime, private readonly planted: Partial<Record<MatmulVariant, (rt: Runtime, args: MatmulArgs) => void>>) {
+    super(rt);
+  }
+  protected override run(variant: MatmulVariant, args: MatmulArgs): void {
+    const plant = this.planted[variant];
+    if (plant) plant(this.rt, args);
+    else super.run(variant, args);
+  }
+}
+
+describe('matmul autotuner', () => {
+  it('refuses a variant whose output is wrong, however fast: zeros, or rows left unwritten', async () => {
+    const rt = await testRuntime();
+    const tuner = new PlantedTuner(rt, {
+      'reg-wide': (r, args) => fill(r, args.out!, 0),
+      // The right product on all rows but the last.
+      tiled: (r, args) => {
+        const [, M, N] = args.out!.shape as [number, number, number];
+        const K = args.a.shape[2]!;
+        matmul(r, { a: view(args.a, [M - 1, K]), b: view(args.b, [N, K]), out: view(args.out!, [M - 1, N]), transB: true, variant: 'reg' });
+      },
+    });
+    const shape: MatmulShape = { batch: 1, M: 64, N: 64, K: 64, transA: false, transB: true };
+    const times = await tuner.tune(shape, 1);
+    expect(tuner.refused.sort()).toEqual(['reg-wide', 'tiled']);
+    expect(Object.keys(times)).not.toContain('reg-wide');
+    expect(Object.keys(times)).not.toContain('tiled');
+    expect(Object.keys(times).length).toBeGreaterThan(0);
+    expect(['reg-wide', 'tiled']).not.toContain(tuner.choose(shape));
+  });
+
+  it('classes by B dtype, prologue and alignment, and tunes each as the calls run (every real variant accepted)', async () => {
+    const rt = await testRuntime();
+    const tuner = new MatmulTuner(rt);
+    const base: MatmulShape = { batch: 1, M: 24, N: 40, K: 32, transA: false, transB: true };
+    const classes = new Set([
+      shapeClass(base),
+      shapeClass({ ...base, bDtype: 'f16' }),
+      shapeClass({ ...base, prologue: 'norm' }),
+      shapeClass({ ...base, prologue: 'swiglu' }),
+      shapeClass({ ...base, aligned: false }),
+    ]);
+    expect(classes.size).toBe(5);
+    expect(shapeClass({ ...base, bDtype: 'f32', aligned: true })).toBe(shapeClass(base));
+    // Each feature once (the references of f16 B, both prologues, both transposes, a skew).
+    for (const s of [
+      { ...base, bDtype: 'f16' as const, prologue: 'norm' as const },
+      { ...base, transA: true, prologue: 'swiglu' as const },
+      { ...base, transB: false, aligned: false, bDtype: 'f16' as const },
+    ]) {
+      const times = await tuner.tune(s, 1);
+      expect(tuner.refused, shapeClass(s)).toEqual([]);
+      expect(Object.keys(times).length).toBeGreaterThan(2);
+      expect(tuner.isTuned(s)).toBe(true);
+    }
+  });
+
+  it('a call records its class with its dtype, prologue and alignment, tuned on request', async () => {
+    const rt = await testRuntime();
+    const seed = freshSeed();
+    const r = rng(seed);
+    const live = matmulTuner(rt);
+    const a = rt.upload(uniform(9 * 20, r), [9, 20]);
+    const w = rt.upload(f32ToHalves(uniform(12 * 20, r)), [12, 20], 'f16');
+    const norm = { weight: rt.upload(uniform(20, r), [20]), eps: 1e-5 };
+    const count = live.pendingCount;
+    const out = matmul(rt, { a, b: w, transB: true, norm });
+    const skewed = matmul(rt, { a: view(a, [4, 20], 1), b: w, transB: true });
+    expect(live.pendingCount - count).toBe(2);
+    expect(live.isTuned({ batch: 1, M: 9, N: 12, K: 20, transA: false, transB: true, bDtype: 'f16', prologue: 'norm' })).toBe(false);
+    await live.tunePending(1);
+    expect(live.isTuned({ batch: 1, M: 9, N: 12, K: 20, transA: false, transB: true, bDtype: 'f16', prologue: 'norm' })).toBe(true);
+    expect(live.isTuned({ batch: 1, M: 4, N: 12, K: 20, transA: false, transB: true, bDtype: 'f16', aligned: false })).toBe(true);
+    rt.release(a, w, norm.weight, out, skewed);
+  });
+
+  it('tunes a full-size LM head on a capped slice: no operand over 16 MiB', async () => {
+    const rt = await testRuntime();
+    const sizes: number[] = [];
+    const createBuffer = rt.device.createBuffer.bind(rt.device);
+    rt.device.createBuffer = (d: GPUBufferDescriptor) => {
+      sizes.push(d.size);
+      return createBuffer(d);
+    };
+    try {
+      const head: MatmulShape = { batch: 1, M: 1, N: 151_936, K: 896, transA: false, transB: true };
+      const times = await new MatmulTuner(rt).tune(head, 1);
+      expect(Object.keys(times).length).toBeGreaterThan(0);
+      expect(Math.max(...sizes)).toBeLessThanOrEqual(16 * 2 ** 20);
+    } finally {
+      rt.device.createBuffer = createBuffer;
+    }
+  });
+
+  it('times by GPU timestamps where the adapter has them, the work done as recorded', async (ctx) => {
+    const rt = await testRuntime();
+    if (!rt.ctx.features.has('timestamp-query')) ctx.skip();
+    const x = rt.upload(new Float32Array([1, 2, 3, 4]), [4]);
+    const ms = await rt.gpuTime(() => fill(rt, x, 7));
+    expect(ms).not.toBeNull();
+    expect(ms!).toBeGreaterThanOrEqual(0);
+    expect(Array.from(await rt.read(x))).toEqual([7, 7, 7, 7]);
+    rt.release(x);
+  });
+});
