@@ -234,7 +234,12 @@ export function matmul(rt: Runtime, args: MatmulArgs): Tensor {
   if (out.dtype !== 'f32' || (args.bias && args.bias.dtype !== 'f32' && args.bias.dtype !== 'f16')) {
     throw new Error(`matmul writes f32 (out ${shapeString(out)}${args.bias ? `, bias ${shapeString(args.bias)}` : ''})`);
   }
-  let variant = args.variant ?? matmulTuner(rt).choose(tunedShape(g, args));
+  // halfMath runs tiled-128 whatever the tuning (and leaves no untuned class behind).
+  if (args.halfMath) {
+    if (!rt.ctx.features.has('shader-f16')) throw new Error('matmul halfMath needs a device with shader-f16');
+    if (args.variant && args.variant !== 'tiled-128') throw new Error(`matmul halfMath runs tiled-128, not ${args.variant}`);
+  }
+  let variant = args.halfMath ? 'tiled-128' : (args.variant ?? matmulTuner(rt).choose(tunedShape(g, args)));
   if (variant === 'reg-vec4' && !vec4Aligned(g, args)) {
     if (args.variant) {
       throw new Error(
@@ -243,11 +248,6 @@ export function matmul(rt: Runtime, args: MatmulArgs): Tensor {
       );
     }
     variant = 'reg';
-  }
-  if (args.halfMath) {
-    if (!rt.ctx.features.has('shader-f16')) throw new Error('matmul halfMath needs a device with shader-f16');
-    if (args.variant && args.variant !== 'tiled-128') throw new Error(`matmul halfMath runs tiled-128, not ${args.variant}`);
-    variant = 'tiled-128';
   }
   if (variant === 'splitk-sg' && !rt.ctx.features.has('subgroups')) {
     throw new Error('matmul variant splitk-sg needs an adapter with subgroups');
