@@ -45,7 +45,7 @@ export interface DecodeCounts {
 }
 
 /** Byte-level token ids and no text: counting never reads what is generated, whatever the vocabulary. */
-class Untexted extends ByteTokenizer {
+export class Untexted extends ByteTokenizer {
   override decode(): string {
     return '';
   }

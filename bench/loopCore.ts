@@ -11,7 +11,6 @@
  * same function, each on its platform's WebGPU.
  */
 import type { Problem } from '../src/data/problem';
-import { matmul, matmulTuner } from '../src/gpu/ops/matmul';
 import type { Runtime, RuntimeCounters } from '../src/gpu/runtime';
 import { importCheckpoint, memorySink } from '../src/model/checkpoint';
 import { ProblemBank } from '../src/sage/bank';
@@ -24,6 +23,7 @@ import { sessionRunModel, warmupSft } from '../src/train/runModel';
 import { DEFAULT_POLICY, ModelSession } from '../src/train/session';
 import { addCounts, countsBetween, decodeStepCounts, formatCounts, WORK_COUNT_COLUMNS, zeroCounts, type WorkCounts } from './counts';
 import { median, type Table } from './suite';
+import { matmulPeak } from './gpuReport';
 
 /** The shipped checkpoint the loop starts from, and its files. */
 export const LOOP_CHECKPOINT = 'data/models/tiny-curriculum';
@@ -88,27 +88,6 @@ export interface LoopBench {
   /** The adapter's default (Runtime.fusedPrologues) and the other choice, measured in this run. */
   prologues: PrologueFigures[];
   rows: LoopBenchRow[];
-}
-
-/** The best variant's best GFLOP/s at 512³ (tuned, then the fastest of 10 runs with a GPU sync each): the peak a phase is measured against. */
-async function matmulPeak(rt: Runtime): Promise<number> {
-  const n = 512;
-  const shape = { batch: 1, M: n, N: n, K: n, transA: false, transB: false };
-  const times = await matmulTuner(rt).tune(shape);
-  const variant = matmulTuner(rt).choose(shape);
-  const a = rt.upload(Float32Array.from({ length: n * n }, () => Math.random() - 0.5), [n, n]);
-  const b = rt.upload(Float32Array.from({ length: n * n }, () => Math.random() - 0.5), [n, n]);
-  const out = rt.empty([n, n]);
-  const samples: number[] = [];
-  for (let i = 0; i < 11; i++) {
-    const t0 = performance.now();
-    matmul(rt, { a, b, out, variant });
-    await rt.sync();
-    if (i > 0) samples.push(performance.now() - t0);
-  }
-  rt.release(a, b, out);
-  const ms = Math.min(...samples, times[variant] ?? Infinity);
-  return (2 * n ** 3) / (ms / 1e3) / 1e9;
 }
 
 /** B prompts of 64 tokens, the same in every measurement. */

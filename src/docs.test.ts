@@ -10,6 +10,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { benchCli } from '../bench/cli';
+import { gpuKitCli } from '../bench/gpuKitCli';
 import type { CliDescription, OptionSpecs } from './cli/options';
 import { compareCli } from './cli/compare';
 import { corpusCli } from './cli/corpus';
@@ -26,6 +27,7 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 /** The CLIs whose options the docs may show, by npm script name. */
 const CLIS: Record<string, CliDescription<OptionSpecs>> = {
   bench: benchCli,
+  'gpu-kit': gpuKitCli,
   compare: compareCli,
   corpus: corpusCli,
   curriculum: curriculumCli,

@@ -17,6 +17,7 @@ import { browserPlatform } from '../../src/platform/browser';
 import { createJaxLlamaDecoder } from '../peers/jaxLlama';
 import { decodeStepCounts, formatCounts, WORK_COUNT_COLUMNS, type WorkCounts } from '../counts';
 import { errorMessage, median, type Suite, type Table } from '../suite';
+import { copyBandwidth } from '../gpuReport';
 import { INIT_SEED, isolatedCache, makeBatches } from '../trainCore';
 
 interface Workload {
@@ -67,25 +68,6 @@ function recomputeTotalMs(stepMs: number[], steps: number): number {
     total += s1 > s0 ? t0 + ((t1 - t0) * (s - s0)) / (s1 - s0) : t0;
   }
   return total;
-}
-
-/**
- * The adapter's memory bandwidth as WebGPU sees it: a 64 MiB buffer-to-buffer copy (read +
- * write bytes over time), median of 5 after a warm-up.
- */
-async function copyBandwidth(rt: Runtime): Promise<number> {
-  const n = 16 * 2 ** 20;
-  const a = rt.empty([n]);
-  const b = rt.empty([n]);
-  const times: number[] = [];
-  for (let i = 0; i < 6; i++) {
-    const t0 = performance.now();
-    rt.copy(a, b);
-    await rt.sync();
-    if (i > 0) times.push(performance.now() - t0);
-  }
-  rt.release(a, b);
-  return (2 * n * 4) / (median(times) / 1000);
 }
 
 /** Rounds of the cached contenders, interleaved so that drift in the machine's load hits both; the best counts. */

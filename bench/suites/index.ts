@@ -9,4 +9,5 @@ export const SUITES: Record<string, () => Promise<Suite>> = {
   train: async () => (await import('./train')).trainSuite,
   generate: async () => (await import('./generate')).generateSuite,
   loop: async () => (await import('./loop')).loopSuite,
+  gpu: async () => (await import('./gpu')).gpuSuite,
 };

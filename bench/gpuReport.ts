@@ -1,0 +1,257 @@
+/**
+ * The GPU report: what the engine does on the adapter it runs on, as figures anyone can run and
+ * paste. Decode tokens/s at 1 and 32 rows and LoRA training tokens/s for SmolLM2-135M- and
+ * Qwen2.5-0.5B-shaped models (random weights, the base in f16), each beside the adapter's own
+ * measured copy bandwidth and matmul peak, as a share of the bound they set:
+ *   - decode reads every weight once per step, whatever the rows: at B rows the bound is
+ *     B · bandwidth / weight bytes tokens/s;
+ *   - training's arithmetic is its matmuls (counted as recorded): the share is their FLOP/s
+ *     over the matmul peak.
+ * Shared by the page's gpu suite (Chromium) and its Node half (Dawn); the same core runs in
+ * the GPU kit (npm run gpu-kit).
+ */
+import { matmul, matmulTuner } from '../src/gpu/ops/matmul';
+import type { Runtime } from '../src/gpu/runtime';
+import { flatParamSize, type LlamaConfig } from '../src/model/config';
+import { Generator } from '../src/model/generate';
+import { DEFAULT_LORA, initialLora } from '../src/model/lora';
+import { Transformer, type Batch } from '../src/model/transformer';
+import { AdamW } from '../src/train/adamw';
+import { trainStep } from '../src/train/step';
+import { rng } from '../src/util/random';
+import { QWEN25_05B, Untexted } from './decodeCounts';
+import { median, type Table } from './suite';
+import { SMOLLM2_135M } from './trainCounts';
+
+export interface GpuModel {
+  name: string;
+  config: LlamaConfig;
+}
+
+export const GPU_MODELS: readonly GpuModel[] = [
+  { name: 'SmolLM2-135M', config: SMOLLM2_135M },
+  { name: 'Qwen2.5-0.5B', config: QWEN25_05B },
+];
+
+/** What each measurement runs: full size, or --quick (a smoke test of the report, not a measurement). */
+interface Plan {
+  /** Layers and vocabulary kept, or cut in a quick run (the widths are the models'). */
+  shape(c: LlamaConfig): LlamaConfig;
+  decodeRows: readonly number[];
+  prompt: number;
+  newTokens: number;
+  train: { B: number; T: number; steps: number };
+  peakSize: number;
+  /** Tune the matmul shapes each measurement uses before timing it (a quick run keeps the untuned choices). */
+  tune: boolean;
+}
+
+const FULL: Plan = {
+  shape: (c) => c,
+  decodeRows: [1, 32],
+  prompt: 64,
+  newTokens: 128,
+  train: { B: 4, T: 256, steps: 3 },
+  peakSize: 1024,
+  tune: true,
+};
+
+const QUICK: Plan = {
+  shape: (c) => ({ ...c, num_hidden_layers: 1, vocab_size: 4096 }),
+  decodeRows: [1, 32],
+  prompt: 8,
+  newTokens: 6,
+  train: { B: 1, T: 32, steps: 2 },
+  peakSize: 256,
+  tune: false,
+};
+
+export interface DecodeFigure {
+  rows: number;
+  tokensPerS: number;
+  /** B · bandwidth / weight bytes. */
+  boundTokensPerS: number;
+  share: number;
+}
+
+export interface GpuModelFigures {
+  model: string;
+  layers: number;
+  vocab: number;
+  parameters: number;
+  /** The base in f16, the LM head included (tied: the embedding is read as the head). */
+  weightBytes: number;
+  decode: DecodeFigure[];
+  lora: { B: number; T: number; tokensPerS: number; matmulGflopPerStep: number; share: number };
+  errors: string[];
+}
+
+export interface GpuReport {
+  adapter: string;
+  swiftshader: boolean;
+  quick: boolean;
+  /** Bytes read and written per second by a 64 MiB buffer copy. */
+  bandwidth: number;
+  peakGflops: number;
+  peakSize: number;
+  models: GpuModelFigures[];
+}
+
+/**
+ * The adapter's memory bandwidth as WebGPU sees it: a 64 MiB buffer-to-buffer copy (read +
+ * write bytes over time), median of 5 after a warm-up.
+ */
+export async function copyBandwidth(rt: Runtime): Promise<number> {
+  const n = 16 * 2 ** 20;
+  const a = rt.empty([n]);
+  const b = rt.empty([n]);
+  const times: number[] = [];
+  for (let i = 0; i < 6; i++) {
+    const t0 = performance.now();
+    rt.copy(a, b);
+    await rt.sync();
+    if (i > 0) times.push(performance.now() - t0);
+  }
+  rt.release(a, b);
+  return (2 * n * 4) / (median(times) / 1000);
+}
+
+/** The best variant's best GFLOP/s at n³ (tuned, then the fastest of 10 runs with a GPU sync each): the peak a phase is measured against. */
+export async function matmulPeak(rt: Runtime, n = 512): Promise<number> {
+  const shape = { batch: 1, M: n, N: n, K: n, transA: false, transB: false };
+  const times = await matmulTuner(rt).tune(shape);
+  const variant = matmulTuner(rt).choose(shape);
+  const a = rt.upload(Float32Array.from({ length: n * n }, () => Math.random() - 0.5), [n, n]);
+  const b = rt.upload(Float32Array.from({ length: n * n }, () => Math.random() - 0.5), [n, n]);
+  const out = rt.empty([n, n]);
+  const samples: number[] = [];
+  for (let i = 0; i < 11; i++) {
+    const t0 = performance.now();
+    matmul(rt, { a, b, out, variant });
+    await rt.sync();
+    if (i > 0) samples.push(performance.now() - t0);
+  }
+  rt.release(a, b, out);
+  const ms = Math.min(...samples, times[variant] ?? Infinity);
+  return (2 * n ** 3) / (ms / 1e3) / 1e9;
+}
+
+/** Random weights N(0, 0.02), norms at 1, made a tensor at a time (a 0.5B model's flat f32 copy would be 2 GB). */
+function randomModel(rt: Runtime, config: LlamaConfig): Transformer {
+  const r = rng(1);
+  return Transformer.load(
+    rt,
+    config,
+    (spec) => {
+      const w = new Float32Array(spec.size);
+      if (/norm\.weight$/.test(spec.name)) return w.fill(1);
+      for (let i = 0; i < w.length; i++) w[i] = (r() + r() + r() - 1.5) * 0.04;
+      return w;
+    },
+    { dtype: 'f16' },
+  );
+}
+
+async function decodeFigure(model: Transformer, rows: number, plan: Plan, bandwidth: number, weightBytes: number): Promise<DecodeFigure> {
+  const gen = new Generator(model, new Untexted());
+  const prompts = Array.from({ length: rows }, (_, b) => Array.from({ length: plan.prompt }, (_, t) => 3 + ((b * plan.prompt + t) * 7919) % 250));
+  const opts = { maxNewTokens: plan.newTokens, eosTokenIds: [], seed: 1, temperature: 1 };
+  // Warm-up: compiles the pipelines and tunes the shapes it used, then runs tuned once more.
+  await gen.generate(prompts, { ...opts, maxNewTokens: 4 });
+  if (plan.tune) {
+    await matmulTuner(model.rt).tunePending();
+    await gen.generate(prompts, { ...opts, maxNewTokens: 4 });
+  }
+  const { stats } = await gen.generate(prompts, { ...opts, timing: true });
+  const tokensPerS = (rows * stats.steps) / ((stats.ms - stats.timing!.prefillMs) / 1000);
+  const boundTokensPerS = (rows * bandwidth) / weightBytes;
+  return { rows, tokensPerS, boundTokensPerS, share: tokensPerS / boundTokensPerS };
+}
+
+async function loraFigure(rt: Runtime, model: Transformer, plan: Plan, peakGflops: number): Promise<GpuModelFigures['lora']> {
+  const { B, T, steps } = plan.train;
+  model.enableLora(DEFAULT_LORA, initialLora(model.config, DEFAULT_LORA, 1));
+  const optimizer = new AdamW(rt, model.trainable.size, model.trainable.specs);
+  const r = rng(2);
+  const tokens = Array.from({ length: B * T }, () => Math.floor(r() * model.config.vocab_size));
+  const batch: Batch = { B, T, tokens, targets: tokens.map((_, i) => (i % T === T - 1 ? -1 : tokens[i + 1]!)), weights: tokens.map(() => 1 / (B * T)) };
+  try {
+    // The first step compiles and tunes; the median of the rest counts.
+    await trainStep(model, optimizer, [batch], 1e-4, plan.tune);
+    const ms: number[] = [];
+    let flops = 0;
+    for (let i = 0; i < steps; i++) {
+      const before = rt.counters.matmulFlops;
+      const t0 = performance.now();
+      await trainStep(model, optimizer, [batch], 1e-4, false);
+      ms.push(performance.now() - t0);
+      flops = rt.counters.matmulFlops - before;
+    }
+    const s = median(ms) / 1000;
+    return { B, T, tokensPerS: (B * T) / s, matmulGflopPerStep: flops / 1e9, share: flops / s / 1e9 / peakGflops };
+  } finally {
+    optimizer.destroy();
+  }
+}
+
+/** Every figure of the report on `rt`'s adapter. */
+export async function gpuReport(rt: Runtime, { quick, log }: { quick: boolean; log(m: string): void }): Promise<GpuReport> {
+  const plan = quick ? QUICK : FULL;
+  const a = rt.ctx.adapter;
+  const adapter = [a.vendor, a.architecture, a.device, a.description].filter(Boolean).join(' / ') || 'unknown adapter';
+  log(`gpu: ${adapter}${quick ? ' (quick)' : ''}: copy bandwidth and matmul peak`);
+  const bandwidth = await copyBandwidth(rt);
+  const peakGflops = await matmulPeak(rt, plan.peakSize);
+  log(`gpu: copy ${(bandwidth / 1e9).toFixed(1)} GB/s, matmul peak at ${plan.peakSize}³ ${peakGflops.toFixed(1)} GFLOP/s`);
+  const models: GpuModelFigures[] = [];
+  for (const m of GPU_MODELS) {
+    const config = plan.shape(m.config);
+    const parameters = flatParamSize(config);
+    const figures: GpuModelFigures = {
+      model: m.name, layers: config.num_hidden_layers, vocab: config.vocab_size, parameters, weightBytes: 2 * parameters,
+      decode: [], lora: { B: plan.train.B, T: plan.train.T, tokensPerS: 0, matmulGflopPerStep: 0, share: 0 }, errors: [],
+    };
+    let model: Transformer | null = null;
+    try {
+      log(`gpu: ${m.name}: ${(parameters / 1e6).toFixed(0)} M parameters in f16`);
+      model = randomModel(rt, config);
+      for (const rows of plan.decodeRows) {
+        log(`gpu: ${m.name}: decode at ${rows} row(s)`);
+        figures.decode.push(await decodeFigure(model, rows, plan, bandwidth, figures.weightBytes));
+      }
+      log(`gpu: ${m.name}: LoRA training at ${plan.train.B}×${plan.train.T}`);
+      figures.lora = await loraFigure(rt, model, plan, peakGflops);
+    } catch (e) {
+      figures.errors.push(e instanceof Error ? e.message : String(e));
+    } finally {
+      model?.destroy();
+    }
+    models.push(figures);
+  }
+  return { adapter, swiftshader: a.architecture === 'swiftshader', quick, bandwidth, peakGflops, peakSize: plan.peakSize, models };
+}
+
+const fmt = (x: number, digits = 1) => x.toFixed(digits);
+const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+
+/** The report as tables to paste (each a Markdown table); `where`: the runtime it ran in (Chromium, Node). */
+export function gpuTables(r: GpuReport, where: string): Table[] {
+  const label = `${where} on ${r.swiftshader ? 'SwiftShader (CPU, not a GPU)' : r.adapter}${r.quick ? ', QUICK (1 layer, vocabulary 4,096: a smoke test, not a measurement)' : ''}`;
+  const rows = r.models.flatMap((m) => [
+    ...m.decode.map((d) => [m.model, `decode B=${d.rows}`, fmt(d.tokensPerS), `${fmt(d.boundTokensPerS, 0)} tok/s (copy bandwidth)`, pct(d.share)]),
+    ...(m.lora.tokensPerS ? [[m.model, `LoRA r16 train ${m.lora.B}×${m.lora.T}`, fmt(m.lora.tokensPerS), `${fmt(m.lora.matmulGflopPerStep, 1)} GFLOP/step at the peak`, pct(m.lora.share)]] : []),
+    ...m.errors.map((e) => [m.model, 'FAILED', e, '', '']),
+  ]);
+  return [
+    {
+      title: `GPU report, ${label}`,
+      columns: ['model (random, f16 base)', 'what', 'tokens/s', 'bound', 'share of bound'],
+      rows,
+      notes: [
+        `adapter: ${r.adapter}; copy bandwidth ${fmt(r.bandwidth / 1e9, 1)} GB/s (64 MiB copy, read + write); matmul peak ${fmt(r.peakGflops, 1)} GFLOP/s (best tuned variant at ${r.peakSize}³, f32)`,
+        'decode: 64-token prompts, 128 new tokens sampled at temperature 1, tokens/s after the prefill; bound: every f16 weight read once per step;',
+        'LoRA: rank 16 on every projection, base frozen in f16, one AdamW step per batch; share: the step\'s matmul FLOP/s over the peak.',
+      ],
+    },
+  ];
+}

@@ -1,0 +1,26 @@
+/**
+ * The GPU report's Node half (bench/gpuReport.ts) on Dawn: scripts/bench.mjs runs it before
+ * the page's gpu suite, and the GPU kit (npm run gpu-kit) bundles it to run with Node and a
+ * GPU driver alone.
+ *
+ *   node --import tsx bench/node/gpu.ts [--quick] [--out FILE]
+ *
+ * SAGE_GPU=hardware asks Dawn for the machine's GPU; without it, SwiftShader (see
+ * scripts/gpu-env.mjs). Progress goes to stderr; the JSON report to FILE or stdout.
+ */
+import { Runtime } from '../../src/gpu/runtime';
+import { nodePlatform } from '../../src/platform/node';
+import { gpuReport, gpuTables } from '../gpuReport';
+import { runNodeHalf } from '../nodeHalf';
+import { isolatedCache } from '../trainCore';
+
+runNodeHalf(async ({ quick, log }) => {
+  const rt = await Runtime.create(isolatedCache(nodePlatform()));
+  try {
+    const report = await gpuReport(rt, { quick, log });
+    for (const t of gpuTables(report, 'Node (Dawn)')) log(`\n${t.title}\n${t.columns.join(' | ')}\n${t.rows.map((r) => r.join(' | ')).join('\n')}`);
+    return report;
+  } finally {
+    rt.destroy();
+  }
+});
