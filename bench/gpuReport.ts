@@ -94,6 +94,8 @@ export interface GpuReport {
   bandwidth: number;
   peakGflops: number;
   peakSize: number;
+  prompt: number;
+  newTokens: number;
   models: GpuModelFigures[];
 }
 
@@ -228,7 +230,7 @@ export async function gpuReport(rt: Runtime, { quick, log }: { quick: boolean; l
     }
     models.push(figures);
   }
-  return { adapter, swiftshader: a.architecture === 'swiftshader', quick, bandwidth, peakGflops, peakSize: plan.peakSize, models };
+  return { adapter, swiftshader: a.architecture === 'swiftshader', quick, bandwidth, peakGflops, peakSize: plan.peakSize, prompt: plan.prompt, newTokens: plan.newTokens, models };
 }
 
 const fmt = (x: number, digits = 1) => x.toFixed(digits);
@@ -249,7 +251,7 @@ export function gpuTables(r: GpuReport, where: string): Table[] {
       rows,
       notes: [
         `adapter: ${r.adapter}; copy bandwidth ${fmt(r.bandwidth / 1e9, 1)} GB/s (64 MiB copy, read + write); matmul peak ${fmt(r.peakGflops, 1)} GFLOP/s (best tuned variant at ${r.peakSize}³, f32)`,
-        'decode: 64-token prompts, 128 new tokens sampled at temperature 1, tokens/s after the prefill; bound: every f16 weight read once per step;',
+        `decode: ${r.prompt}-token prompts, ${r.newTokens} new tokens sampled at temperature 1, tokens/s after the prefill; bound: every f16 weight read once per step;`,
         'LoRA: rank 16 on every projection, base frozen in f16, one AdamW step per batch; share: the step\'s matmul FLOP/s over the peak.',
       ],
     },
