@@ -18,7 +18,11 @@ runNodeHalf(async ({ quick, log }) => {
   const rt = await Runtime.create(isolatedCache(nodePlatform()));
   try {
     const report = await gpuReport(rt, { quick, log });
-    for (const t of gpuTables(report, 'Node (Dawn)')) log(`\n${t.title}\n${t.columns.join(' | ')}\n${t.rows.map((r) => r.join(' | ')).join('\n')}`);
+    // The table to paste, in Markdown (scripts/bench.mjs prints the same from the JSON).
+    const line = (cells: string[]) => `| ${cells.join(' | ')} |`;
+    for (const t of gpuTables(report, 'Node (Dawn)')) {
+      log(['', t.title, '', line(t.columns), line(t.columns.map(() => '--:')), ...t.rows.map(line), '', ...(t.notes ?? [])].join('\n'));
+    }
     return report;
   } finally {
     rt.destroy();
