@@ -66,8 +66,12 @@ export const DEFAULT_RUN: Pick<RunSettings, keyof typeof RUN_SPECS | 'challenger
 /** The warm-up settings whose defaults depend on where the model starts. */
 export type WarmupRecipe = Pick<RunSettings, 'challengerWarmup' | 'warmupSolverTarget' | 'warmupLr'>;
 
-/** A pretrained checkpoint's warm-up (measured on tiny-arith-base: data/models/README.md, tiny-arith). */
-const PRETRAINED_WARMUP: WarmupRecipe = { challengerWarmup: 'own', warmupSolverTarget: 'worked', warmupLr: 2e-3 };
+/**
+ * A pretrained checkpoint's warm-up. Its lr is the best of four measured on tiny-arith-base
+ * (data/models/README.md, "Warming tiny-arith-base up"): at 2e-3 the base forgot even level 1;
+ * at 3e-4 it kept the most in the task's format, though every strength forgot levels 3-5.
+ */
+const PRETRAINED_WARMUP: WarmupRecipe = { challengerWarmup: 'own', warmupSolverTarget: 'worked', warmupLr: 3e-4 };
 
 /**
  * The warm-up by where the model starts. A preset from scratch learns everything from the
