@@ -5,6 +5,7 @@
  * that the prefill cancels and the sampling and everything else a token needs is counted.
  */
 import { matmulTuner, untunedVariant } from '../src/gpu/ops/matmul';
+import type { Runtime } from '../src/gpu/runtime';
 import { BYTES_PER_ELEMENT } from '../src/gpu/tensor';
 import type { LlamaConfig } from '../src/model/config';
 import { Generator } from '../src/model/generate';
@@ -45,6 +46,49 @@ export interface DecodeCounts {
 }
 
 /** Byte-level token ids and no text: counting never reads what is generated, whatever the vocabulary. */
+/**
+ * Records a GPU's untuned plan on this runtime: each matmul shape gets the variant the untuned
+ * table picks for an adapter with subgroups, with the cooperative kernels (serialRows false).
+ * Returns the function that puts the runtime's own choice back.
+ */
+export function planAsGpu(rt: Runtime, what: string): () => void {
+  if (rt.serialRows) throw new Error(`${what}: a GPU plan needs a runtime with serialRows false`);
+  const gpu = { adapter: { ...rt.ctx.adapter, architecture: 'gpu' }, features: new Set(['subgroups'] as const) };
+  const tuner = matmulTuner(rt);
+  const choose = tuner.choose;
+  tuner.choose = (shape) => untunedVariant(shape, gpu);
+  return () => {
+    tuner.choose = choose;
+  };
+}
+
+/**
+ * Counts dispatches and workgroups by label from now until `stop()`, each dispatch also run
+ * when `execute` (false records the plan without running it).
+ */
+export function countOps(rt: Runtime, execute: boolean): { ops: Record<string, OpCounts>; stop: () => void } {
+  const ops: Record<string, OpCounts> = {};
+  const dispatch = rt.dispatch;
+  rt.dispatch = (d) => {
+    const op = (ops[d.label ?? d.kernel.entry] ??= { dispatches: 0, workgroups: 0 });
+    op.dispatches++;
+    op.workgroups += d.workgroups.reduce<number>((n, w) => n * (w ?? 1), 1);
+    if (execute) dispatch.call(rt, d);
+  };
+  return {
+    ops,
+    stop: () => {
+      rt.dispatch = dispatch;
+    },
+  };
+}
+
+/** The sums of a per-op table. */
+export function opTotals(ops: Record<string, OpCounts>): OpCounts {
+  const sum = (k: keyof OpCounts) => Object.values(ops).reduce((n, c) => n + c[k], 0);
+  return { dispatches: sum('dispatches'), workgroups: sum('workgroups') };
+}
+
 export class Untexted extends ByteTokenizer {
   override decode(): string {
     return '';
@@ -59,30 +103,18 @@ export class Untexted extends ByteTokenizer {
 export async function decodeCounts(model: Transformer, B: number, options: { prompt?: number; gpuPlan?: boolean } = {}): Promise<DecodeCounts> {
   const rt = model.rt;
   const prompt = options.prompt ?? 16;
-  const tuner = matmulTuner(rt);
-  if (options.gpuPlan) {
-    if (rt.serialRows) throw new Error('decode counts: a GPU plan needs a runtime with serialRows false');
-    const gpu = { adapter: { ...rt.ctx.adapter, architecture: 'gpu' }, features: new Set(['subgroups'] as const) };
-    tuner.forced = untunedVariant({ batch: 1, M: B, N: model.config.hidden_size, K: model.config.hidden_size, transA: false, transB: true }, gpu);
-  }
+  const restorePlan = options.gpuPlan ? planAsGpu(rt, 'decode counts') : () => {};
   const gen = new Generator(model, new Untexted());
   const input = Array.from({ length: B }, (_, b) => Array.from({ length: prompt }, (_, t) => (31 * b + 7 * t) % 256));
   const run = async (tokens: number) => {
-    const ops: Record<string, OpCounts> = {};
-    const dispatch = rt.dispatch;
-    rt.dispatch = (d) => {
-      const op = (ops[d.label ?? d.kernel.entry] ??= { dispatches: 0, workgroups: 0 });
-      op.dispatches++;
-      op.workgroups += d.workgroups.reduce<number>((n, w) => n * (w ?? 1), 1);
-      dispatch.call(rt, d);
-    };
-    const before = { ...rt.counters };
+    const before = rt.counters.matmulWeightBytes;
+    const counting = countOps(rt, true);
     try {
       await gen.generate(input, { maxNewTokens: tokens, eosTokenIds: [], seed: 1 });
     } finally {
-      rt.dispatch = dispatch;
+      counting.stop();
     }
-    return { ops, weightBytes: rt.counters.matmulWeightBytes - before.matmulWeightBytes };
+    return { ops: counting.ops, weightBytes: rt.counters.matmulWeightBytes - before };
   };
   try {
     const [short, long] = [await run(2), await run(3)];
@@ -91,10 +123,9 @@ export async function decodeCounts(model: Transformer, B: number, options: { pro
       const d = { dispatches: c.dispatches - (short.ops[label]?.dispatches ?? 0), workgroups: c.workgroups - (short.ops[label]?.workgroups ?? 0) };
       if (d.dispatches) ops[label] = d;
     }
-    const sum = (k: keyof OpCounts) => Object.values(ops).reduce((n, c) => n + c[k], 0);
-    return { B, ops, dispatches: sum('dispatches'), workgroups: sum('workgroups'), weightBytes: long.weightBytes - short.weightBytes, modelBytes: modelBytes(model) };
+    return { B, ops, ...opTotals(ops), weightBytes: long.weightBytes - short.weightBytes, modelBytes: modelBytes(model) };
   } finally {
-    tuner.forced = null;
+    restorePlan();
     gen.release();
   }
 }

@@ -4,10 +4,9 @@
  * untuned runtime would choose its kernels. Counted as recorded, never run: a step of a
  * SmolLM2-135M-shaped model is counted in seconds where SwiftShader would run it for many minutes.
  */
-import { matmulTuner, untunedVariant } from '../src/gpu/ops/matmul';
 import type { LlamaConfig } from '../src/model/config';
 import type { Transformer } from '../src/model/transformer';
-import type { OpCounts } from './decodeCounts';
+import { countOps, opTotals, planAsGpu, type OpCounts } from './decodeCounts';
 
 /** SmolLM2-135M's shape (its config.json): 30 layers, 9 query heads over 3 kv heads of 64, tied embeddings. */
 export const SMOLLM2_135M: LlamaConfig = {
@@ -40,18 +39,8 @@ export interface TrainCounts {
  */
 export function trainStepCounts(model: Transformer, B: number, T: number): TrainCounts {
   const rt = model.rt;
-  if (rt.serialRows) throw new Error('train counts: a GPU plan needs a runtime with serialRows false');
-  const gpu = { adapter: { ...rt.ctx.adapter, architecture: 'gpu' }, features: new Set(['subgroups'] as const) };
-  const tuner = matmulTuner(rt);
-  const choose = tuner.choose;
-  tuner.choose = (s) => untunedVariant(s, gpu);
-  const ops: Record<string, OpCounts> = {};
-  const dispatch = rt.dispatch;
-  rt.dispatch = (d) => {
-    const op = (ops[d.label ?? d.kernel.entry] ??= { dispatches: 0, workgroups: 0 });
-    op.dispatches++;
-    op.workgroups += d.workgroups.reduce<number>((n, w) => n * (w ?? 1), 1);
-  };
+  const restorePlan = planAsGpu(rt, 'train counts');
+  const counting = countOps(rt, false);
   const V = model.config.vocab_size;
   const N = B * T;
   try {
@@ -64,9 +53,8 @@ export function trainStepCounts(model: Transformer, B: number, T: number): Train
     });
     model.backward();
   } finally {
-    rt.dispatch = dispatch;
-    tuner.choose = choose;
+    counting.stop();
+    restorePlan();
   }
-  const sum = (k: keyof OpCounts) => Object.values(ops).reduce((n, c) => n + c[k], 0);
-  return { B, T, ops, dispatches: sum('dispatches'), workgroups: sum('workgroups') };
+  return { B, T, ops: counting.ops, ...opTotals(counting.ops) };
 }
