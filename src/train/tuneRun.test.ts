@@ -13,12 +13,13 @@ import { AdamW } from './adamw';
 import { DEFAULT_POLICY_LOSS, packRollouts, policyStep } from './policy';
 import { tuneRunShapes } from './tuneRun';
 
+/** Its MLP's weights (1-2 MiB) are worth tuning at every size (see worthTuning); its other matmuls are not. */
 const CONFIG: LlamaConfig = {
   vocab_size: BYTE_VOCAB_SIZE,
-  hidden_size: 40,
-  intermediate_size: 88,
+  hidden_size: 256,
+  intermediate_size: 1024,
   num_hidden_layers: 1,
-  num_attention_heads: 2,
+  num_attention_heads: 4,
   num_key_value_heads: 1,
   max_position_embeddings: 64,
   rms_norm_eps: 1e-5,

@@ -4,7 +4,7 @@ import { testRuntime, uniform, rng, freshSeed } from '../testing';
 import { view } from '../tensor';
 import { f32ToHalves } from '../../util/half';
 import { fill } from './elementwise';
-import { matmul, matmulTuner, MatmulTuner, shapeClass, type MatmulArgs, type MatmulShape, type MatmulVariant } from './matmul';
+import { matmul, matmulTuner, MatmulTuner, shapeClass, untunedVariant, type MatmulArgs, type MatmulShape, type MatmulVariant } from './matmul';
 
 /** A tuner whose `planted` variants compute something else, faster than any matmul. */
 class PlantedTuner extends MatmulTuner {
@@ -65,23 +65,33 @@ describe('matmul autotuner', () => {
     }
   });
 
-  it('a call records its class with its dtype, prologue and alignment, tuned on request', async () => {
+  it('a call records its class with its dtype, prologue and alignment, tuned on request; a small one runs untuned', async () => {
     const rt = await testRuntime();
     const seed = freshSeed();
     const r = rng(seed);
     const live = matmulTuner(rt);
-    const a = rt.upload(uniform(9 * 20, r), [9, 20]);
-    const w = rt.upload(f32ToHalves(uniform(12 * 20, r)), [12, 20], 'f16');
-    const norm = { weight: rt.upload(uniform(20, r), [20]), eps: 1e-5 };
+    // B of 1 MiB in f16: enough to be worth tuning whatever M is.
+    const [N, K] = [256, 2048];
+    const a = rt.upload(uniform(9 * K, r), [9, K]);
+    const w = rt.upload(f32ToHalves(uniform(N * K, r)), [N, K], 'f16');
+    const norm = { weight: rt.upload(uniform(K, r), [K]), eps: 1e-5 };
     const count = live.pendingCount;
     const out = matmul(rt, { a, b: w, transB: true, norm });
-    const skewed = matmul(rt, { a: view(a, [4, 20], 1), b: w, transB: true });
+    const skewed = matmul(rt, { a: view(a, [4, K], 1), b: w, transB: true });
     expect(live.pendingCount - count).toBe(2);
-    expect(live.isTuned({ batch: 1, M: 9, N: 12, K: 20, transA: false, transB: true, bDtype: 'f16', prologue: 'norm' })).toBe(false);
+    expect(live.isTuned({ batch: 1, M: 9, N, K, transA: false, transB: true, bDtype: 'f16', prologue: 'norm' })).toBe(false);
+    // Microseconds of work on any GPU: no class recorded, the untuned plan runs.
+    const small = { batch: 1, M: 9, N: 12, K: 20, transA: false, transB: true } as const;
+    const x = rt.upload(uniform(9 * 20, r), [9, 20]);
+    const y = rt.upload(uniform(12 * 20, r), [12, 20]);
+    const tiny = matmul(rt, { a: x, b: y, transB: true });
+    expect(live.pendingCount - count).toBe(2);
+    expect(live.choose(small)).toBe(untunedVariant(small, rt.ctx));
     await live.tunePending(1);
-    expect(live.isTuned({ batch: 1, M: 9, N: 12, K: 20, transA: false, transB: true, bDtype: 'f16', prologue: 'norm' })).toBe(true);
-    expect(live.isTuned({ batch: 1, M: 4, N: 12, K: 20, transA: false, transB: true, bDtype: 'f16', aligned: false })).toBe(true);
-    rt.release(a, w, norm.weight, out, skewed);
+    expect(live.isTuned({ batch: 1, M: 9, N, K, transA: false, transB: true, bDtype: 'f16', prologue: 'norm' })).toBe(true);
+    expect(live.isTuned({ batch: 1, M: 4, N, K, transA: false, transB: true, bDtype: 'f16', aligned: false })).toBe(true);
+    expect(live.isTuned(small)).toBe(false);
+    rt.release(a, w, norm.weight, out, skewed, x, y, tiny);
   });
 
   it('tunes a full-size LM head on a capped slice: no operand over 16 MiB', async () => {

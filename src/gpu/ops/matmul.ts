@@ -314,6 +314,23 @@ export function untunedVariant(s: MatmulShape, ctx: Pick<GpuContext, 'adapter' |
   return s.batch * ceil(s.M, BIG_TILE) * ceil(s.N, BIG_TILE) >= BIG_MIN_WORKGROUPS ? 'tiled-128' : 'tiled';
 }
 
+/**
+ * Below both, a matmul is left to the untuned plan: on a GPU it takes a few microseconds,
+ * less than its dispatch, so no variant can gain what tuning it costs (a pipeline compile per
+ * variant and timed runs at the run's start). A LoRA adapter's rank-r products and a small
+ * model's decode steps were most of the classes a run tuned (176 for the tiny preset's LoRA
+ * run over an f16 base, 3.4 minutes of its start on SwiftShader). A real model's layers are
+ * above: Qwen2.5-0.5B's decode reads 3.2 MB per projection.
+ */
+const TUNED_MIN_FLOPS = 2 ** 25;
+const TUNED_MIN_B_BYTES = 2 ** 20;
+
+/** Whether a shape's class is worth measuring (see TUNED_MIN_FLOPS). */
+export function worthTuning(s: MatmulShape): boolean {
+  const bBytes = s.batch * s.N * s.K * (s.bDtype === 'f16' ? 2 : 4);
+  return 2 * s.batch * s.M * s.N * s.K >= TUNED_MIN_FLOPS || bBytes >= TUNED_MIN_B_BYTES;
+}
+
 /** Workgroups of matmul_big below which the untuned plan keeps the 64×64 tiles. */
 const BIG_MIN_WORKGROUPS = 64;
 
@@ -367,7 +384,7 @@ export class MatmulTuner {
     const key = shapeClass(s);
     const tuned = this.table[key];
     if (tuned) return tuned;
-    if (!this.pending.has(key)) {
+    if (worthTuning(s) && !this.pending.has(key)) {
       const { batch, M, N, K, transA, transB, bDtype, prologue, aligned } = s;
       this.pending.set(key, { batch, M, N, K, transA, transB, bDtype, prologue, aligned });
     }
@@ -399,8 +416,8 @@ export class MatmulTuner {
 
   /**
    * Times every variant on this shape (random inputs; a large N or M on a slice of at most
-   * TUNE_ELEMENTS per operand) and records the fastest for its class. Before it is timed, each
-   * variant's output (poisoned with NaN first) is checked against float64 at CHECKED_ENTRIES
+   * TUNE_ELEMENTS per operand) and records the fastest for its class. Each variant's first timed
+   * run (its output poisoned with NaN first) is checked against float64 at CHECKED_ENTRIES
    * entries, the corners among them: one that differs is refused, whatever its speed.
    * Timing: GPU timestamps where the adapter has them (repetitions in one pass spanning
    * TIMED_SPAN_MS, the median of `runs` such samples), else the wall clock around each run.
@@ -412,16 +429,23 @@ export class MatmulTuner {
     const inputs = tuningInputs(rt, s);
     const times: Partial<Record<MatmulVariant, number>> = {};
     this.refused = [];
+    const subgroups = rt.ctx.features.has('subgroups');
+    const candidates = tuneCandidates(s, subgroups);
+    // Every candidate's pipeline compiles now, together, and before any clock starts.
+    const g = resolveShape(inputs.args);
+    for (const variant of candidates) rt.pipelines.prepare(plan(variant, g, subgroups, inputs.args).kernel);
+    await rt.pipelines.ready();
     try {
-      for (const variant of tuneCandidates(s, rt.ctx.features.has('subgroups'))) {
+      for (const variant of candidates) {
         const run = () => this.run(variant, inputs.args);
         fill(rt, inputs.args.out!, Number.NaN);
-        run();
+        // The first timed run is also the one checked.
+        const first = await this.timeOnce(run);
         if (!matchesReference(await rt.readF32(inputs.args.out!), inputs.reference)) {
           this.refused.push(variant);
           continue;
         }
-        times[variant] = await this.time(run, runs, Math.min(...Object.values(times)));
+        times[variant] = await this.time(run, first, runs, Math.min(...Object.values(times)));
       }
     } finally {
       inputs.release();
@@ -440,33 +464,42 @@ export class MatmulTuner {
     matmul(this.rt, { ...args, variant });
   }
 
-  /** The median time of `run` in ms (see tune); one sample for a variant already twice as slow as `best` by the wall clock. */
-  private async time(run: () => void, runs: number, best: number): Promise<number> {
+  /** One run's time in ms: by GPU timestamps where the adapter has them, else by the wall clock to its completion. */
+  private async timeOnce(run: () => void): Promise<{ ms: number; gpu: boolean }> {
     const rt = this.rt;
+    const gpu = await rt.gpuTime(run);
+    if (gpu !== null) return { ms: gpu, gpu: true };
+    const t0 = performance.now();
+    run();
+    await rt.sync();
+    return { ms: performance.now() - t0, gpu: false };
+  }
+
+  /**
+   * The median time of `run` in ms (see tune), given its first run's. A variant already twice
+   * as slow as `best` keeps that one sample: repeating a loser only lengthens tuning (on a CPU
+   * device, a slow variant's repetitions were most of a run's start-up).
+   */
+  private async time(run: () => void, first: { ms: number; gpu: boolean }, runs: number, best: number): Promise<number> {
+    if (first.ms > 2 * best) return first.ms;
     const median = (x: number[]) => x.sort((p, q) => p - q)[Math.floor(x.length / 2)]!;
-    const first = await rt.gpuTime(run);
-    if (first !== null) {
-      const reps = Math.max(4, Math.min(MAX_TIMED_REPS, Math.ceil(TIMED_SPAN_MS / Math.max(first, 1e-3))));
-      const samples: number[] = [];
-      for (let i = 0; i < runs; i++) {
-        samples.push((await rt.gpuTime(() => {
+    const samples: number[] = [];
+    if (first.gpu) {
+      // Enough repetitions in one pass that a sample spans TIMED_SPAN_MS; where a run alone
+      // does, the first run is the first sample.
+      const reps = Math.min(MAX_TIMED_REPS, Math.ceil(TIMED_SPAN_MS / Math.max(first.ms, 1e-3)));
+      if (reps === 1) samples.push(first.ms);
+      while (samples.length < runs) {
+        samples.push((await this.rt.gpuTime(() => {
           for (let r = 0; r < reps; r++) run();
         }))! / reps);
       }
       return median(samples);
     }
-    const once = async () => {
-      const t0 = performance.now();
-      run();
-      await rt.sync();
-      return performance.now() - t0;
-    };
-    const samples = [await once()];
-    if (!(samples[0]! > 2 * best)) {
-      // Short kernels get more runs (up to ~30 ms of them): a millisecond is within the noise.
-      const n = Math.max(runs, Math.min(5 * runs, Math.ceil(30 / samples[0]!)));
-      for (let i = 1; i < n; i++) samples.push(await once());
-    }
+    // Short kernels get more runs (up to ~30 ms of them): a millisecond is within the wall clock's noise.
+    samples.push(first.ms);
+    const n = Math.max(runs, Math.min(5 * runs, Math.ceil(30 / first.ms)));
+    for (let i = 1; i < n; i++) samples.push((await this.timeOnce(run)).ms);
     return median(samples);
   }
 }
