@@ -30,7 +30,7 @@ const points = async (page: Page, chart: string) => Number(await page.getByTestI
 test('a loop run in the lab: seeds dropped, live charts and transcripts, pause, export, resume from the export', async ({ page }) => {
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(e.message));
-  // Long main-thread tasks over the whole session, for the README's responsiveness figure.
+  // Long main-thread tasks over the whole session, for the responsiveness figure of docs/benchmarks.md.
   await page.addInitScript(() => {
     const w = window as unknown as { longTasks: [number, number][] };
     w.longTasks = [];

@@ -52,6 +52,7 @@ export const evolveCli = {
     'warmup-steps': { type: 'int', min: 0, help: `SFT warm-up steps on the seeds rendered into every role (default ${DEFAULT_RUN.warmupSteps} with --preset or a --model whose sage_lab.json says rolesTaught false, as tiny-arith-base's; else 0 with --model: give it to warm a checkpoint up further)` },
     'warmup-solver-share': { type: 'number', min: 0, max: 1, default: DEFAULT_RUN.warmupSolverShare, help: RUN_SPECS.warmupSolverShare.help },
     'warmup-plan-variants': { type: 'int', min: 0, default: DEFAULT_RUN.warmupPlanVariants, help: RUN_SPECS.warmupPlanVariants.help },
+    'warmup-rehearsal': { type: 'number', min: 0, max: 0.9, default: DEFAULT_RUN.warmupRehearsal, help: RUN_SPECS.warmupRehearsal.help },
     'warmup-lr': { type: 'number', min: 0, minExclusive: true, help: `${RUN_SPECS.warmupLr.help} (default ${warmupRecipe(true).warmupLr} with --preset, ${warmupRecipe(false).warmupLr} from a checkpoint)` },
     'warmup-solver-target': { type: 'string', choices: SOLVER_TARGET_NAMES, help: `${SOLVER_TARGET_HELP} (default ${warmupRecipe(true).warmupSolverTarget} with --preset, ${warmupRecipe(false).warmupSolverTarget} from a checkpoint, or the --config file's)` },
     'challenger-warmup': { type: 'string', choices: CHALLENGER_WARMUP_NAMES, help: `${CHALLENGER_WARMUP_HELP} (default ${warmupRecipe(true).challengerWarmup} with --preset, ${warmupRecipe(false).challengerWarmup} from a checkpoint, or the --config file's)` },
@@ -87,11 +88,12 @@ const OPTION_SETTINGS = {
   'warmup-solver-share': 'warmupSolverShare',
   'warmup-plan-variants': 'warmupPlanVariants',
   'warmup-lr': 'warmupLr',
+  'warmup-rehearsal': 'warmupRehearsal',
   'challenger-warmup': 'challengerWarmup',
   'warmup-solver-target': 'warmupSolverTarget',
 } as const satisfies Partial<Record<keyof Options, keyof RunSettings>>;
 /** Settings of the warm-up, which a resumed run did before its first step: another value would not apply. */
-const WARMUP_SETTINGS: readonly string[] = ['warmupSteps', 'warmupSolverShare', 'warmupPlanVariants', 'warmupLr', 'challengerWarmup', 'warmupSolverTarget'];
+const WARMUP_SETTINGS: readonly string[] = ['warmupSteps', 'warmupSolverShare', 'warmupPlanVariants', 'warmupRehearsal', 'warmupLr', 'challengerWarmup', 'warmupSolverTarget'];
 
 /** The line for a recorded value that an option given on resume replaces; null when it is the same. */
 function replaces(option: string, value: unknown, recorded: unknown): string | null {
@@ -169,6 +171,7 @@ function progressLine(e: RunEvent, total: number, started: number, firstStep: nu
   if (e.type === 'own-problems') {
     return `the Challenger's warm-up: ${e.read} of the ${e.written} continuations the model wrote state a problem the environment reads with an answer, e.g. ${e.examples.slice(0, 3).map((x) => JSON.stringify(`${x.question} ${x.answer}`)).join(', ')}`;
   }
+  if (e.type === 'rehearsal') return `the warm-up rehearses ${e.documents} arithmetic-corpus documents beside its ${e.pairs} role pairs`;
   if (e.type === 'warmup') return e.step % 25 === 0 || e.step === e.of ? `warm-up ${e.step}/${e.of} · loss ${e.loss.toFixed(3)}` : null;
   if (e.type === 'validation') {
     const pct = (x: number) => `${(100 * x).toFixed(1)}%`;

@@ -169,7 +169,7 @@ export class Runtime {
    * step of a 4-layer model: 26 dispatches instead of 39) at the price of repeating that
    * arithmetic in every output tile. On a GPU a dispatch costs more than the arithmetic it
    * saves; on SwiftShader, where both are the CPU's, the fused decode measured 8–12% slower
-   * at 8 rows (README, "Loop speed, measured"), so it is off there. Read when work is recorded:
+   * at 8 rows (docs/benchmarks.md, "Loop speed, measured"), so it is off there. Read when work is recorded:
    * the loop benchmark switches it to measure both.
    */
   fusedPrologues: boolean;

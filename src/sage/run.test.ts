@@ -6,7 +6,10 @@ import { DEFAULT_LOOP, type RunShapeHints, type Validators } from './loop';
 import { Evolution, stratified, validateHeldOut, type MetricsRecord, type RunModel, type RunEvent, type RunSettings, type RunState, type RunStore } from './run';
 import { DEFAULT_TEMPLATES } from './templates';
 import type { ValidationOutcomes } from './validation';
+import type { SftExample, SftPair } from '../train/sft';
 import { math, ScriptedModel, validators } from './testing';
+
+const pairsOf = (examples: SftExample[]) => examples.filter((e): e is SftPair => 'prompt' in e);
 
 const SEEDS: Problem[] = [math('s1', '1+2=?', '3'), math('s2', '5-3=?', '2'), math('s3', '4+4=?', '8'), math('s4', '9-1=?', '8')];
 const VALIDATION: Problem[] = [math('v1', '2+2=?', '4'), math('v2', '7-2=?', '5'), math('v3', '3+3=?', '6')];
@@ -23,6 +26,7 @@ const SETTINGS: RunSettings = {
   warmupSteps: 3,
   warmupSolverShare: 0.7,
   warmupPlanVariants: 2,
+  warmupRehearsal: 0,
   challengerWarmup: 'seeds',
   warmupSolverTarget: 'answer',
   warmupLr: 2e-3,
@@ -129,10 +133,21 @@ describe('an evolution run', () => {
     // The unreadable one dropped; the others taught in turn as the Challenger's output.
     const own = events.find((e) => e.type === 'own-problems');
     expect(own).toMatchObject({ written: SEEDS.length, read: SEEDS.length - 1 });
-    const challenger = model.warmups[0]!.filter((p) => p.prompt.includes('harder'));
+    const challenger = pairsOf(model.warmups[0]!).filter((p) => p.prompt.includes('harder'));
     expect(challenger).toHaveLength(SEEDS.length);
     expect(challenger.every((p) => /^<question>(\d+)\*\1=\?<\/question><answer>\d+<\/answer>$/.test(p.response))).toBe(true);
     expect(challenger.map((p) => p.response)).toContain('<question>2*2=?</question><answer>4</answer>');
+  });
+
+  it('rehearses corpus documents beside the role pairs when asked, and says how many', async () => {
+    const model = new ScriptedModel();
+    const events: RunEvent[] = [];
+    await new Evolution({ ...SETTINGS, steps: 1, warmupRehearsal: 0.5 }, SEEDS, VALIDATION, model, validators, new MemoryStore(), (e) => events.push(e)).run();
+    const examples = model.warmups[0]!;
+    const pairs = pairsOf(examples).length;
+    expect(pairs).toBeGreaterThan(0);
+    expect(examples.length).toBe(2 * pairs);
+    expect(events.find((e) => e.type === 'rehearsal')).toEqual({ type: 'rehearsal', documents: pairs, pairs });
   });
 
   it('resumes from its saved state and bank events where it left off', async () => {
@@ -246,7 +261,7 @@ describe('seeds that are questions alone', () => {
     expect(state.step).toBe(2);
     // The warm-up teaches no Solver or Challenger answer it does not have.
     expect(model.warmups[0]!.length).toBeGreaterThan(0);
-    expect(model.warmups[0]!.some((p) => p.response.includes('undefined') || p.response.includes('<answer></answer>'))).toBe(false);
+    expect(pairsOf(model.warmups[0]!).some((p) => p.response.includes('undefined') || p.response.includes('<answer></answer>'))).toBe(false);
     const steps = store.records.filter((r): r is Extract<MetricsRecord, { kind: 'step' }> => r.kind === 'step');
     // Accuracy on the training problems counts the checkable ones alone (the Challenger's, with its answer): none, null.
     for (const m of steps) expect(m.generatedShare > 0 || m.solverAccuracy === null).toBe(true);

@@ -6,14 +6,14 @@
  * be resumed from what was saved. Knows nothing of the GPU: the model comes as RunModel.
  */
 import { hasReference, type Problem } from '../data/problem';
-import type { SftPair } from '../train/sft';
+import type { SftExample } from '../train/sft';
 import { rng } from '../util/random';
 import { ProblemBank, type BankEvent } from './bank';
 import type { MethodConfig, RoleName } from './config';
 import { criticProbe, type CriticProbe } from './criticData';
 import { runShapeHints, SageLoop, type LoopModel, type LoopSettings, type Phase, type StepMetrics, type Transcript, type Validators } from './loop';
 import { EarlyStopping, validate, type Validated, type ValidationOptions, type ValidationOutcomes, type ValidationResult } from './validation';
-import { ownProblemPrompts, readOwnProblem, warmupPairs, type ChallengerWarmup, type SolverTarget } from './warmup';
+import { ownProblemPrompts, readOwnProblem, rehearsalDocuments, warmupPairs, type ChallengerWarmup, type SolverTarget } from './warmup';
 
 export interface RunSettings extends LoopSettings {
   /** Loop steps in this run (more may follow on --resume). */
@@ -26,6 +26,8 @@ export interface RunSettings extends LoopSettings {
   warmupLr: number;
   /** Per seed, plan variants taught to the Critic in the warm-up (WarmupOptions.planVariants). */
   warmupPlanVariants: number;
+  /** The share of the warm-up's examples that are documents of the arithmetic corpus, rehearsed (rehearsalDocuments). */
+  warmupRehearsal: number;
   /** How the warm-up teaches the Challenger (CHALLENGER_WARMUPS). */
   challengerWarmup: ChallengerWarmup;
   /** What the warm-up's Solver targets work before the answer (SOLVER_TARGETS). */
@@ -42,7 +44,7 @@ export interface RunSettings extends LoopSettings {
 
 /** The model side of a run: the loop's generation and update, SFT for the warm-up, checkpoints. */
 export interface RunModel extends LoopModel {
-  warmup(pairs: SftPair[], steps: number, onStep: (step: number, loss: number) => void): Promise<void>;
+  warmup(examples: SftExample[], steps: number, onStep: (step: number, loss: number) => void): Promise<void>;
   /** Saves weights and optimizer state under a tag ('best', 'last'). */
   saveCheckpoint(tag: string): Promise<void>;
 }
@@ -80,6 +82,8 @@ export interface RunState {
 export type RunEvent =
   /** Problems the model wrote before the warm-up for the `own` Challenger warm-up: how many it wrote, how many read as a problem, a few. */
   | { type: 'own-problems'; written: number; read: number; examples: { question: string; answer: string }[] }
+  /** Corpus documents rehearsed in the warm-up beside its role pairs (warmupRehearsal). */
+  | { type: 'rehearsal'; documents: number; pairs: number }
   | { type: 'warmup'; step: number; of: number; loss: number }
   /** Kernels being tuned for the run's shapes before its first step: `done` of `total` shape classes. */
   | { type: 'tuning'; done: number; total: number }
@@ -293,7 +297,10 @@ export class Evolution {
     if (!this.state.warmedUp && s.warmupSteps > 0) {
       const ownProblems = s.challengerWarmup === 'own' ? await this.ownProblems() : undefined;
       const pairs = warmupPairs(this.seeds, { templates: s.templates, challenger: s.challengerWarmup, ownProblems, references: s.references, maxSolution: 160, solverTarget: s.warmupSolverTarget, solverShare: s.warmupSolverShare, planVariants: s.warmupPlanVariants }, rng(s.seed));
-      await this.model.warmup(pairs, s.warmupSteps, (step, loss) => this.emit({ type: 'warmup', step, of: s.warmupSteps, loss }));
+      // Its own stream (seed + 2): the pairs use rng(seed), the own problems seed + 1.
+      const rehearsal = rehearsalDocuments(pairs.length, s.warmupRehearsal, s.seed + 2, this.validation);
+      if (rehearsal.length) this.emit({ type: 'rehearsal', documents: rehearsal.length, pairs: pairs.length });
+      await this.model.warmup([...pairs, ...rehearsal], s.warmupSteps, (step, loss) => this.emit({ type: 'warmup', step, of: s.warmupSteps, loss }));
       // Runs that compare methods start from this one warm-up (--model DIR --templates compact).
       await this.model.saveCheckpoint('warmup');
     }

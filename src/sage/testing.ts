@@ -1,6 +1,6 @@
 /** Helpers for the loop's tests. Not part of the app bundle. */
 import type { MathProblem } from '../data/problem';
-import type { SftPair } from '../train/sft';
+import type { SftExample } from '../train/sft';
 import type { PolicyStepResult, Rollout } from '../train/policy';
 import type { Completion, GenerationRequest, Validators } from './loop';
 import { parseOutput } from './parse';
@@ -36,11 +36,11 @@ export class ScriptedModel implements RunModel {
     });
   }
 
-  warmups: SftPair[][] = [];
+  warmups: SftExample[][] = [];
   checkpoints: string[] = [];
 
-  async warmup(pairs: SftPair[], steps: number, onStep: (step: number, loss: number) => void): Promise<void> {
-    this.warmups.push(pairs);
+  async warmup(examples: SftExample[], steps: number, onStep: (step: number, loss: number) => void): Promise<void> {
+    this.warmups.push(examples);
     for (let i = 1; i <= steps; i++) onStep(i, 1 / i);
   }
 

@@ -1,11 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { generateProblem, LEVELS } from '../data/curriculum';
-import type { Problem } from '../data/problem';
+import { generateProblem, generateSet, LEVELS } from '../data/curriculum';
+import { recordToProblem, type Problem } from '../data/problem';
 import { rng } from '../util/random';
 import { criticScore, parseOutput } from './parse';
 import { COMPACT_TEMPLATES, DEFAULT_TEMPLATES, OUTPUTS } from './templates';
 import { consistentVariant, planOf, PLAN_TARGETS, PROBLEM_TARGETS } from './criticData';
-import { CHALLENGER_WARMUP_NAMES, ownProblemPrompts, readOwnProblem, SOLVER_TARGET_NAMES, warmupPairs } from './warmup';
+import { canonicalExpression, corpusDocuments, statesHeldOut } from '../data/arithmeticCorpus';
+import { expressionOf } from '../data/content';
+import { freshSeed } from '../gpu/testing';
+import { CHALLENGER_WARMUP_NAMES, ownProblemPrompts, readOwnProblem, rehearsalDocuments, SOLVER_TARGET_NAMES, warmupPairs } from './warmup';
 
 const SEEDS: Problem[] = [
   { id: 'a', source: 't', format: 'curriculum', kind: 'math', statement: '9-2=?', answer: '7', expression: '9-2', level: 1, raw: {} },
@@ -168,5 +171,29 @@ describe('warm-up pairs', () => {
     expect(variants.filter((p) => scoreOf(p) === PLAN_TARGETS.altered)).toHaveLength(variants.length / 2);
     // Every other pair is kept as it was.
     expect(b.length - variants.length).toBe(a.length);
+  });
+});
+
+describe('rehearsal in the warm-up', () => {
+  it('adds corpus documents at the share asked, none stating a held-out expression, whole or as a part', () => {
+    const seed = freshSeed();
+    const heldOut = generateSet({ 1: 60, 2: 60, 3: 60, 4: 60, 5: 60 }, seed).map((record, i) => {
+      const d = recordToProblem(record as unknown as Record<string, unknown>, 'validation', `v${i}`);
+      if (!('problem' in d)) throw new Error(d.error);
+      return d.problem;
+    });
+    const excluded = new Set(heldOut.map((p) => canonicalExpression(expressionOf(p)!)));
+    expect(rehearsalDocuments(120, 0, seed, heldOut)).toEqual([]);
+    const docs = rehearsalDocuments(120, 0.6, seed, heldOut);
+    // 60% of the examples: 180 documents beside 120 pairs.
+    expect(docs).toHaveLength(180);
+    // The corpus's own stream from this seed, with its expressions, none held out.
+    const stream = corpusDocuments(seed, excluded);
+    for (const d of docs) {
+      const source = stream.next().value!;
+      expect(d.text).toBe(source.text);
+      expect(statesHeldOut(source.expressions, excluded), `seed ${seed}: ${d.text}`).toBe(false);
+    }
+    expect(() => rehearsalDocuments(10, 1, seed, heldOut)).toThrow(/below 1/);
   });
 });

@@ -8,8 +8,10 @@
  * problem's plan low. A Critic taught only high scores for plans scores every plan alike, and
  * the gate it drives filters nothing.
  */
+import { canonicalExpression, corpusDocuments } from '../data/arithmeticCorpus';
+import { expressionOf } from '../data/content';
 import { hasReference, type Problem } from '../data/problem';
-import type { SftPair } from '../train/sft';
+import type { SftDocument, SftPair } from '../train/sft';
 import { shuffle } from '../util/random';
 import { alterNumber, consistentVariant, corruptProblem, PLAN_TARGETS, planOf, PROBLEM_TARGETS, steps, wrongPlan } from './criticData';
 import { assertLines, referenceList, render, type Templates } from './templates';
@@ -198,4 +200,29 @@ export function warmupPairs(seeds: readonly Problem[], o: WarmupOptions, random:
     }
   }
   return shuffle(weightSolver(solver, pairs, o.solverShare, random), random);
+}
+
+/**
+ * Rehearsal: documents of the arithmetic corpus tiny-arith-base was pretrained on
+ * (arithmeticCorpus.ts), `share` of the warm-up's examples beside its `pairs` role pairs. A
+ * warm-up on the seeds alone teaches a pretrained base their two operands and costs it what it
+ * knew of longer expressions (data/models/README.md); training on its own kind of text at the
+ * same time is the usual cure (InstructGPT's PPO-ptx mixes pretraining batches in for the same
+ * reason). A stream of its own from `seed`; no document states an expression of `heldOut`
+ * (the run's validation split), whole or as a part, so that rehearsal cannot teach its answers.
+ */
+export function rehearsalDocuments(pairs: number, share: number, seed: number, heldOut: readonly Problem[]): SftDocument[] {
+  if (!(share > 0)) return [];
+  if (!(share < 1)) throw new Error(`the rehearsal share must be below 1 (got ${share})`);
+  const count = Math.round((pairs * share) / (1 - share));
+  const excluded = new Set(heldOut.flatMap((p) => {
+    const e = expressionOf(p);
+    return e ? [canonicalExpression(e)] : [];
+  }));
+  const out: SftDocument[] = [];
+  for (const doc of corpusDocuments(seed, excluded)) {
+    if (out.length >= count) break;
+    out.push({ text: doc.text });
+  }
+  return out;
 }

@@ -68,8 +68,8 @@ export function sessionRunModel(session: ModelSession, o: RunModelOptions): RunM
       const generations = hints.generations.map((g) => ({ rows: g.rows, distinct: g.distinct, promptTokens: session.tokenizer.encodePrompt(g.prompt).length }));
       return tuneRunShapes(session.model, { generations, trains: hints.trains, microTokens: o.policy.microTokens, granule: POSITION_GRANULE }, onProgress);
     },
-    async warmup(pairs, steps, onStep) {
-      const trainer = await session.startSft(pairs, { ...o.warmup, steps, resetOptimizer: true });
+    async warmup(examples, steps, onStep) {
+      const trainer = await session.startSft(examples, { ...o.warmup, steps, resetOptimizer: true });
       for (let i = 0; i < steps; i++) {
         const r = await trainer.step();
         onStep(i + 1, r.loss);
