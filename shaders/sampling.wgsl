@@ -71,6 +71,15 @@ fn writeOut(row: u32, tok: u32, logq: f32, logp: f32) {
 #if SERIAL
 const LOWEST = bitcast<f32>(0xff7fffffu);
 
+// One invocation sums a whole row in order: plainly in f32, the tail's small terms fall under
+// the running sum's rounding (at 151,936 tokens, up to 6e-4 of the mass), enough to move the
+// nucleus or the draw to another token. Compensated (Kahan) sums keep them: (sum, compensation).
+fn kahan(a: vec2<f32>, x: f32) -> vec2<f32> {
+  let y = x - a.y;
+  let t = a.x + y;
+  return vec2<f32>(t, (t - a.x) - y);
+}
+
 @compute @workgroup_size(64)
 fn sample(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
           @builtin(local_invocation_id) lid3: vec3<u32>) {
@@ -83,9 +92,9 @@ fn sample(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
   for (var c = 0u; c < V; c++) { m = max(m, Z[base + c]); }
   // The tempered softmax's normaliser: Σ exp((z − m)·τ).
   let tau = tauOf(p.invTemp);
-  var s = 0.0;
-  for (var c = 0u; c < V; c++) { s += exp((Z[base + c] - m) * tau); }
-  let logNorm = log(s);
+  var s = vec2<f32>(0.0);
+  for (var c = 0u; c < V; c++) { s = kahan(s, exp((Z[base + c] - m) * tau)); }
+  let logNorm = log(s.x);
 
   var logq = 0.0;
   var pick = 0u;
@@ -107,42 +116,42 @@ fn sample(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
       }
     }
     if (p.topP < 1.0) {
-      var kept = 0.0;
+      var kept = vec2<f32>(0.0);
       for (var c = 0u; c < V; c++) {
         let z = Z[base + c];
-        kept += select(0.0, exp((z - m) * t), key(z) >= thr);
+        kept = kahan(kept, select(0.0, exp((z - m) * t), key(z) >= thr));
       }
-      let need = p.topP * kept;
+      let need = p.topP * kept.x;
       var cut = 0u;
       for (var i = 0u; i < 32u; i++) {
         let trial = max(cut | (1u << (31u - i)), thr);
-        var mass = 0.0;
+        var mass = vec2<f32>(0.0);
         for (var c = 0u; c < V; c++) {
           let z = Z[base + c];
-          mass += select(0.0, exp((z - m) * t), key(z) >= trial);
+          mass = kahan(mass, select(0.0, exp((z - m) * t), key(z) >= trial));
         }
-        if (mass >= need) { cut = cut | (1u << (31u - i)); }
+        if (mass.x >= need) { cut = cut | (1u << (31u - i)); }
       }
       thr = max(thr, cut);
     }
     // Inverse CDF in id order.
-    var total = 0.0;
+    var total = vec2<f32>(0.0);
     for (var c = 0u; c < V; c++) {
       let z = Z[base + c];
-      total += select(0.0, exp((z - m) * t), key(z) >= thr);
+      total = kahan(total, select(0.0, exp((z - m) * t), key(z) >= thr));
     }
-    let goal = uniform01(p.seed, streams[p.offStreams + row], p.step) * total;
+    let goal = uniform01(p.seed, streams[p.offStreams + row], p.step) * total.x;
     // Rounding can leave the goal past the last kept token: that one is taken then.
-    var acc = 0.0;
+    var acc = vec2<f32>(0.0);
     for (var c = 0u; c < V; c++) {
       let z = Z[base + c];
       if (key(z) >= thr) {
         pick = c;
-        acc += exp((z - m) * t);
-        if (acc > goal) { break; }
+        acc = kahan(acc, exp((z - m) * t));
+        if (acc.x > goal) { break; }
       }
     }
-    logq = (Z[base + pick] - m) * t - log(total);
+    logq = (Z[base + pick] - m) * t - log(total.x);
   }
   writeOut(row, pick, logq, (Z[base + pick] - m) * tau - logNorm);
 }
