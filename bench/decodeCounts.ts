@@ -45,7 +45,6 @@ export interface DecodeCounts {
   modelBytes: number;
 }
 
-/** Byte-level token ids and no text: counting never reads what is generated, whatever the vocabulary. */
 /**
  * Records a GPU's untuned plan on this runtime: each matmul shape gets the variant the untuned
  * table picks for an adapter with subgroups, with the cooperative kernels (serialRows false).
@@ -89,6 +88,7 @@ export function opTotals(ops: Record<string, OpCounts>): OpCounts {
   return { dispatches: sum('dispatches'), workgroups: sum('workgroups') };
 }
 
+/** Byte-level token ids and no text: counting never reads what is generated, whatever the vocabulary. */
 export class Untexted extends ByteTokenizer {
   override decode(): string {
     return '';

@@ -7,8 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
-import { canonicalExpression, documentTokens, generateCorpus } from '../data/arithmeticCorpus';
-import { expressionOf } from '../data/content';
+import { canonicalExpressions, documentTokens, generateCorpus } from '../data/arithmeticCorpus';
 import { SHIPPED_SPLITS } from '../data/curriculum';
 import { readProblemFile } from '../data/nodeFile';
 import { isMain, runCli, UsageError, type OptionValues } from './options';
@@ -33,15 +32,8 @@ export const corpusCli = {
 
 /** The canonical expressions of every problem in the files (a curriculum problem, or a statement in a curriculum style). */
 async function heldOutExpressions(files: readonly string[]): Promise<Set<string>> {
-  const out = new Set<string>();
-  for (const file of files) {
-    const { problems } = await readProblemFile(file);
-    for (const p of problems) {
-      const e = expressionOf(p);
-      if (e) out.add(canonicalExpression(e));
-    }
-  }
-  return out;
+  const problems = (await Promise.all(files.map((f) => readProblemFile(f)))).flatMap((r) => r.problems);
+  return canonicalExpressions(problems);
 }
 
 async function main(o: OptionValues<typeof corpusCli.options>): Promise<void> {

@@ -11,6 +11,7 @@ import { corpusCli } from '../cli/corpus';
 import { expectEveryOptionChecked, runCliProcess } from '../cli/testing';
 import {
   canonicalExpression,
+  canonicalExpressions,
   corpusDocuments,
   generateCorpus,
   MAX_DOCUMENT_BYTES,
@@ -23,7 +24,6 @@ import {
   type CorpusDocument,
   type Expr,
 } from './arithmeticCorpus';
-import { expressionOf } from './content';
 import { readStatement, SHIPPED_SPLITS } from './curriculum';
 import { readProblemFile } from './nodeFile';
 
@@ -34,7 +34,7 @@ let heldOutStatements: string[];
 
 beforeAll(async () => {
   const { problems } = await readProblemFile(SHIPPED_SPLITS.validation.file);
-  heldOut = new Set(problems.map((p) => canonicalExpression(expressionOf(p)!)));
+  heldOut = canonicalExpressions(problems);
   heldOutStatements = problems.map((p) => p.statement);
 });
 

@@ -10,7 +10,9 @@
  * digits or in words. A model may then need a fact it has never seen alone to solve a
  * held-out problem: that is the generalisation the held-out split measures.
  */
+import { expressionOf } from './content';
 import { drawValues, fill, KINDS, type Kind, type Level } from './curriculum';
+import type { Problem } from './problem';
 import { rng } from '../util/random';
 
 type Op = '+' | '-' | '*' | '/';
@@ -74,6 +76,16 @@ export function show(e: Expr): string {
 /** An expression in its one form (see show); spacing and redundant parentheses aside. */
 export function canonicalExpression(src: string): string {
   return show(parseArithmetic(src));
+}
+
+/** The canonical expressions of the problems that have one (content.ts expressionOf): what no document may state. */
+export function canonicalExpressions(problems: readonly Problem[]): Set<string> {
+  const out = new Set<string>();
+  for (const p of problems) {
+    const e = expressionOf(p);
+    if (e) out.add(canonicalExpression(e));
+  }
+  return out;
 }
 
 function apply(op: Op, a: number, b: number): number | null {

@@ -5,8 +5,7 @@ import { rng } from '../util/random';
 import { criticScore, parseOutput } from './parse';
 import { COMPACT_TEMPLATES, DEFAULT_TEMPLATES, OUTPUTS } from './templates';
 import { consistentVariant, planOf, PLAN_TARGETS, PROBLEM_TARGETS } from './criticData';
-import { canonicalExpression, corpusDocuments, statesHeldOut } from '../data/arithmeticCorpus';
-import { expressionOf } from '../data/content';
+import { canonicalExpressions, corpusDocuments, statesHeldOut } from '../data/arithmeticCorpus';
 import { freshSeed } from '../gpu/testing';
 import { CHALLENGER_WARMUP_NAMES, ownProblemPrompts, readOwnProblem, rehearsalDocuments, SOLVER_TARGET_NAMES, warmupPairs } from './warmup';
 
@@ -182,7 +181,7 @@ describe('rehearsal in the warm-up', () => {
       if (!('problem' in d)) throw new Error(d.error);
       return d.problem;
     });
-    const excluded = new Set(heldOut.map((p) => canonicalExpression(expressionOf(p)!)));
+    const excluded = canonicalExpressions(heldOut);
     expect(rehearsalDocuments(120, 0, seed, heldOut)).toEqual([]);
     const docs = rehearsalDocuments(120, 0.6, seed, heldOut);
     // 60% of the examples: 180 documents beside 120 pairs.

@@ -8,8 +8,7 @@
  * problem's plan low. A Critic taught only high scores for plans scores every plan alike, and
  * the gate it drives filters nothing.
  */
-import { canonicalExpression, corpusDocuments } from '../data/arithmeticCorpus';
-import { expressionOf } from '../data/content';
+import { canonicalExpressions, corpusDocuments } from '../data/arithmeticCorpus';
 import { hasReference, type Problem } from '../data/problem';
 import type { SftDocument, SftPair } from '../train/sft';
 import { shuffle } from '../util/random';
@@ -215,12 +214,8 @@ export function rehearsalDocuments(pairs: number, share: number, seed: number, h
   if (!(share > 0)) return [];
   if (!(share < 1)) throw new Error(`the rehearsal share must be below 1 (got ${share})`);
   const count = Math.round((pairs * share) / (1 - share));
-  const excluded = new Set(heldOut.flatMap((p) => {
-    const e = expressionOf(p);
-    return e ? [canonicalExpression(e)] : [];
-  }));
   const out: SftDocument[] = [];
-  for (const doc of corpusDocuments(seed, excluded)) {
+  for (const doc of corpusDocuments(seed, canonicalExpressions(heldOut))) {
     if (out.length >= count) break;
     out.push({ text: doc.text });
   }
