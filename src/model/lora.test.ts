@@ -15,6 +15,7 @@ import {
 } from './lora';
 import { randomParams, refBackward, type RefParams } from './reference';
 import { parseSafetensors } from './safetensors';
+import { f32ToHalves, halvesToF32 } from '../util/half';
 import { gpuBatch, makeBatch, readMerged, roundToF32, SMALL_CONFIG as BASE, toFlat } from './testing';
 import { Transformer } from './transformer';
 
@@ -35,8 +36,11 @@ function* adapted(c: LlamaConfig, l: LoraConfig) {
   }
 }
 
-/** The reference weights with scale·B·A added to every adapted weight. */
-function merged(c: LlamaConfig, base: RefParams, l: LoraConfig, flat: Float32Array): RefParams {
+/**
+ * The reference weights with scale·B·A added to every adapted weight; with `round`, each step
+ * rounded to it (Math.fround: the sum in f32, as the GPU makes it).
+ */
+function merged(c: LlamaConfig, base: RefParams, l: LoraConfig, flat: Float32Array, round = (x: number) => x): RefParams {
   const out: RefParams = new Map([...base].map(([k, v]) => [k, Float64Array.from(v)]));
   const s = loraScale(l);
   for (const { weight, A, B, rows, r, cols } of adapted(c, l)) {
@@ -44,8 +48,8 @@ function merged(c: LlamaConfig, base: RefParams, l: LoraConfig, flat: Float32Arr
     for (let i = 0; i < rows; i++) {
       for (let j = 0; j < cols; j++) {
         let acc = 0;
-        for (let k = 0; k < r; k++) acc += flat[B.offset + i * r + k]! * flat[A.offset + k * cols + j]!;
-        W[i * cols + j] = W[i * cols + j]! + s * acc;
+        for (let k = 0; k < r; k++) acc = round(acc + round(flat[B.offset + i * r + k]! * flat[A.offset + k * cols + j]!));
+        W[i * cols + j] = round(W[i * cols + j]! + round(s * acc));
       }
     }
   }
@@ -156,7 +160,7 @@ describe('LoRA vs the float64 reference', () => {
   });
 
   it.each(['f32', 'f16'] as const)(
-    'inference with the adapter merged (%s base): a decode step records the base\'s dispatches, the logits are those with it apart, and an update is merged before the next forward',
+    'inference with the adapter merged (%s base): a decode step records the base\'s dispatches, apart and merged give the logits of the weights each computes with, and an update is merged before the next forward',
     async (dtype) => {
       const seed = freshSeed();
       const r = rng(seed);
@@ -167,7 +171,11 @@ describe('LoRA vs the float64 reference', () => {
       const plain = Transformer.fromFlat(rt, config, flatBase);
       const model = Transformer.fromFlat(rt, config, flatBase);
       await Promise.all([plain.setBaseDtype(dtype), model.setBaseDtype(dtype)]);
-      model.enableLora(lora, randomAdapter(config, lora, r));
+      // The weights the GPU holds: an f16 base is the f32 one rounded to half.
+      const held = dtype === 'f32' ? flatBase : halvesToF32(f32ToHalves(flatBase));
+      const heldParams: RefParams = new Map(paramSpecs(config).map((s) => [s.name, Float64Array.from(held.subarray(s.offset, s.offset + s.size))]));
+      let adapter = randomAdapter(config, lora, r);
+      model.enableLora(lora, adapter);
       const prompts = [[1, 2, 3], [4, 5, 6, 7, 8], [9]];
       /** Prefill and one decode step: both logits and the step's dispatches. */
       const run = async (m: Transformer, merge: boolean | null) => {
@@ -181,26 +189,42 @@ describe('LoRA vs the float64 reference', () => {
         d.destroy();
         return { logits: [first, second], dispatches };
       };
-      // Merging rounds W + scale·B·A to half once for an f16 base; the unmerged path adds it in f32.
-      const tol = dtype === 'f32' ? 1e-5 : 3e-3;
+      /**
+       * Each path against the plain model it equals: apart computes W·x + scale·B·(A·x) in f32, so
+       * W + scale·B·A held in f32; merged holds W + scale·B·A rounded to the base's dtype once, so
+       * that model with its base in the same dtype (an f16 merge is not the apart path: rounding a
+       * merged weight to half moves it up to 2^-11 of itself, and the logits with it). The
+       * reference sums in f32 as the GPU does; where a GPU fuses or reorders them, a weight within
+       * an f32 ulp of a half midpoint rounds the other way (about 2^-12 of them): 1e-3 allows it,
+       * ten times the worst of 60 prefills and steps merged in float64 instead.
+       */
       const compare = async (what: string) => {
+        const exact = Transformer.fromFlat(rt, config, toFlat(config, merged(config, heldParams, lora, adapter, Math.fround)));
+        const exactApart = await run(exact, null);
+        await exact.setBaseDtype(dtype);
+        const exactMerged = await run(exact, null);
+        exact.destroy();
         const apart = await run(model, false);
-        const merged = await run(model, true);
-        assertClose(`${what}: prefill (seed ${seed})`, merged.logits[0]!, apart.logits[0]!, config.vocab_size, tol);
-        assertClose(`${what}: decode step (seed ${seed})`, merged.logits[1]!, apart.logits[1]!, config.vocab_size, tol);
-        return { apart, merged };
+        const mergedRun = await run(model, true);
+        for (const [path, got, ref] of [['apart', apart, exactApart], ['merged', mergedRun, exactMerged]] as const) {
+          const tol = path === 'merged' && dtype === 'f16' ? 1e-3 : 1e-5;
+          assertClose(`${what}, ${path}: prefill (seed ${seed})`, got.logits[0]!, ref.logits[0]!, config.vocab_size, tol);
+          assertClose(`${what}, ${path}: decode step (seed ${seed})`, got.logits[1]!, ref.logits[1]!, config.vocab_size, tol);
+        }
+        return { apart, merged: mergedRun };
       };
-      const { apart, merged } = await compare('adapter');
+      const first = await compare('adapter');
       const base = await run(plain, null);
-      expect(merged.dispatches).toBe(base.dispatches);
+      expect(first.merged.dispatches).toBe(base.dispatches);
       // Apart: per layer, the A and B matmuls of seven targets and a column copy for five.
-      expect(apart.dispatches - base.dispatches).toBe(19 * config.num_hidden_layers);
+      expect(first.apart.dispatches - base.dispatches).toBe(19 * config.num_hidden_layers);
       // By default an f32 base merges, an f16 one keeps the adapter apart.
-      expect((await run(model, null)).dispatches).toBe(dtype === 'f32' ? merged.dispatches : apart.dispatches);
+      expect((await run(model, null)).dispatches).toBe(dtype === 'f32' ? first.merged.dispatches : first.apart.dispatches);
       // An optimizer step writes the adapter (here new random weights): the merged copy follows.
-      rt.write(model.paramsForUpdate(), randomAdapter(config, lora, r));
+      adapter = randomAdapter(config, lora, r);
+      rt.write(model.paramsForUpdate(), adapter);
       const updated = await compare('after an update');
-      const moved = updated.merged.logits[1]!.some((x, i) => Math.abs(x - merged.logits[1]![i]!) > 1e-3);
+      const moved = updated.merged.logits[1]!.some((x, i) => Math.abs(x - first.merged.logits[1]![i]!) > 1e-3);
       expect(moved, `seed ${seed}: the update changed nothing`).toBe(true);
       plain.destroy();
       model.destroy();
