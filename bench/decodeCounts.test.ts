@@ -23,7 +23,7 @@ describe('decode counts', () => {
       workgroups: L * columns.reduce((n, N) => n + groups(N), 0) + groups(c.vocab_size),
     });
     // The step counted is the second decode step: slot prompt + 1.
-    const { splits } = attentionSplits({ B, T: prompt + 3, kvHeads: c.num_key_value_heads, hd }, B, c.num_attention_heads, prompt + 1);
+    const { splits } = attentionSplits({ B, T: prompt + 3, kvHeads: c.num_key_value_heads, hd, dtype: 'f32' }, B, c.num_attention_heads, prompt + 1);
     expect(splits).toBeGreaterThan(1);
     expect(counts.ops.decode_attention_split).toEqual({ dispatches: L, workgroups: L * splits * c.num_key_value_heads * B });
     expect(counts.ops.decode_attention_combine?.dispatches).toBe(L);

@@ -21,10 +21,9 @@ fn widen_half(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
   F[p.offF + i] = halfAt(Hw[e >> 1u], e);
 }
 
-// The half bits of x, clamped to the largest finite half (pack2x16float of a value outside
-// that range is indeterminate).
+// The half bits of x, clamped to the largest finite half.
 fn halfBits(x: f32) -> u32 {
-  return pack2x16float(vec2<f32>(clamp(x, -65504.0, 65504.0), 0.0)) & 0xffffu;
+  return packHalves(x, 0.0) & 0xffffu;
 }
 
 // Halves offH .. offH + n = F[offF ..] rounded.

@@ -5,3 +5,9 @@ fn halfAt(word: u32, i: u32) -> f32 {
   let w = unpack2x16float(word);
   return select(w.x, w.y, (i & 1u) == 1u);
 }
+
+// Two values as one word of halves (a in the low half), each clamped to the largest finite
+// half: pack2x16float of a value outside that range is indeterminate.
+fn packHalves(a: f32, b: f32) -> u32 {
+  return pack2x16float(clamp(vec2<f32>(a, b), vec2<f32>(-65504.0), vec2<f32>(65504.0)));
+}

@@ -30,7 +30,19 @@ struct Params {
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> QKV: array<f32>;
+// KV_F16: the cache holds IEEE halves two to a word (rope_store.wgsl writes them), widened
+// to f32 as they are read; every sum stays f32.
+#if KV_F16
+#include half
+@group(0) @binding(2) var<storage, read_write> cache: array<u32>;
+fn kv(i: u32) -> f32 { return halfAt(cache[i >> 1u], i); }
+// Elements i and i + 1 (i even): one word.
+fn kv2(i: u32) -> vec2<f32> { return unpack2x16float(cache[i >> 1u]); }
+#else
 @group(0) @binding(2) var<storage, read_write> cache: array<f32>;
+fn kv(i: u32) -> f32 { return cache[i]; }
+fn kv2(i: u32) -> vec2<f32> { return vec2<f32>(cache[i], cache[i + 1u]); }
+#endif
 @group(0) @binding(3) var<storage, read> table: array<u32>;
 @group(0) @binding(4) var<storage, read_write> O: array<f32>;
 #include grid
@@ -38,10 +50,10 @@ struct Params {
 
 fn ld(i: u32, lanes: u32) -> vec4<f32> {
   return vec4<f32>(
-    cache[i],
-    select(0.0, cache[i + 1u], lanes > 1u),
-    select(0.0, cache[i + 2u], lanes > 2u),
-    select(0.0, cache[i + 3u], lanes > 3u));
+    kv(i),
+    select(0.0, kv(i + 1u), lanes > 1u),
+    select(0.0, kv(i + 2u), lanes > 2u),
+    select(0.0, kv(i + 3u), lanes > 3u));
 }
 
 fn ldQ(i: u32, lanes: u32) -> vec4<f32> {
@@ -132,8 +144,9 @@ fn decode_attention_split(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_
     let h = e - j * group;
     let k = kRow + j * p.kvd;
     let q = qRow + h * p.hd;
+    // hd is even (rotary pairs): the K row in pairs, one word each when it holds halves.
     var qk = 0.0;
-    for (var d = 0u; d < p.hd; d++) { qk += QKV[q + d] * cache[k + d]; }
+    for (var d = 0u; d < p.hd; d += 2u) { qk += dot(vec2<f32>(QKV[q + d], QKV[q + d + 1u]), kv2(k + d)); }
     scores[e] = qk * p.scale;
   }
   workgroupBarrier();
@@ -155,7 +168,7 @@ fn decode_attention_split(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_
     let h = o / p.hd;
     let d = o - h * p.hd;
     var acc = 0.0;
-    for (var j = 0u; j < n; j++) { acc += scores[j * group + h] * cache[vRow + j * p.kvd + d]; }
+    for (var j = 0u; j < n; j++) { acc += scores[j * group + h] * kv(vRow + j * p.kvd + d); }
     let hq = g * group + h;
     if (p.splits == 1u) {
       let l = headSum[h];

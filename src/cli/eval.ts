@@ -12,7 +12,7 @@ import { basename, join } from 'node:path';
 import { SHIPPED_SPLITS } from '../data/curriculum';
 import { Runtime } from '../gpu/runtime';
 import { importCheckpoint, PROMPT_SETS } from '../model/checkpoint';
-import type { BaseDtype } from '../model/memory';
+import type { BaseDtype, KvDtype } from '../model/memory';
 import { nodePlatform } from '../platform/node';
 import { METHODS, type MethodName } from '../sage/config';
 import { validateHeldOut, type ValidationSettings } from '../sage/run';
@@ -26,7 +26,7 @@ import { ModelSession } from '../train/session';
 import { CodeVerifier } from '../verify/python/codeVerifier';
 import { NodeSandboxPool } from '../verify/python/nodePool';
 import { readConfig, readSplit } from './evolve';
-import { BASE_DTYPE_OPTION } from './loraOptions';
+import { BASE_DTYPE_OPTION, KV_CACHE_OPTION } from './loraOptions';
 import { isMain, runCli, UsageError, type OptionValues } from './options';
 import { checkpointTemplates, logShards, readCheckpointFolder, SHIPPED_MODEL } from './runFiles';
 
@@ -46,6 +46,7 @@ export const evalCli = {
     out: { type: 'string', arg: 'DIR', help: `folder for ${RUN_FILES.outcomes} and ${EVAL_SUMMARY} (default runs/eval-<model>-<date>)` },
     adapter: { type: 'string', arg: 'DIR', exists: 'dir', help: 'add this PEFT adapter folder (adapter_config.json, adapter_model.safetensors) to the model first' },
     'base-dtype': BASE_DTYPE_OPTION,
+    'kv-cache': KV_CACHE_OPTION,
   },
   notes: ['env SAGE_GPU=hardware  use a real GPU instead of SwiftShader', 'example: npm run eval -- --model runs/sage-1/best --validation data/validation/curriculum-1000.jsonl --limit 400'],
 } as const;
@@ -102,6 +103,7 @@ async function main(o: Options): Promise<void> {
   const rt = await Runtime.create(nodePlatform());
   const session = ModelSession.create(rt, { kind: 'checkpoint', checkpoint: importCheckpoint(readCheckpointFolder(o.model)), name: o.model, onProgress: logShards, baseDtype: o['base-dtype'] as BaseDtype });
   if (o.adapter) session.setLora(null, { adapterFiles: readCheckpointFolder(o.adapter) });
+  session.kvCache = o['kv-cache'] as KvDtype;
   const t = settings.maxNewTokens;
   console.log(
     `model ${o.model}${o.adapter ? ` + adapter ${o.adapter}` : ''} · ${(session.parameters / 1e6).toFixed(2)}M params · ${templates} prompts · ${settings.method.summary} · ` +

@@ -14,7 +14,7 @@ import { describeOverlap, findOverlap, OVERLAP_REASON, overlapSummary, withoutOv
 import { parseFieldMapping, type Problem } from '../data/problem';
 import { Runtime } from '../gpu/runtime';
 import { importCheckpoint, PROMPT_SETS, type PromptSet } from '../model/checkpoint';
-import type { BaseDtype } from '../model/memory';
+import type { BaseDtype, KvDtype } from '../model/memory';
 import { PRESETS, type PresetName } from '../model/config';
 import { nodePlatform } from '../platform/node';
 import { METHODS, type MethodName } from '../sage/config';
@@ -31,7 +31,7 @@ import { sessionRunModel, warmupSft } from '../train/runModel';
 import { DEFAULT_POLICY, ModelSession, type ModelSource } from '../train/session';
 import { isMain, runCli, UsageError, type CommandLine, type OptionValues } from './options';
 import { describeMemory, modelMemory } from '../train/memorySummary';
-import { applyLora, describeTraining, loraFromOptions, LORA_OPTIONS } from './loraOptions';
+import { applyLora, describeTraining, KV_CACHE_OPTION, loraFromOptions, LORA_OPTIONS } from './loraOptions';
 import { onInterrupt } from './interrupt';
 import { checkpointRecord, checkpointTemplates, DEFAULT_CHECKPOINT_EVERY, SHIPPED_MODEL, VERL_FILES, logShards, readCheckpointFolder, RUN_FILES, RunFolder } from './runFiles';
 import { errorText } from '../util/errorText';
@@ -67,6 +67,7 @@ export const evolveCli = {
     resume: { type: 'string', arg: 'DIR', exists: 'dir', help: 'continue a run from its folder (its last checkpoint, bank and state)' },
     'checkpoint-every': { type: 'int', min: 1, default: DEFAULT_CHECKPOINT_EVERY, help: 'save last/ (weights, optimizer, the state --resume continues from) every N steps and at the end' },
     ...LORA_OPTIONS,
+    'kv-cache': KV_CACHE_OPTION,
   },
   notes: [
     'Ctrl-C ends the run when the phase in flight finishes (that step is abandoned, its update not made), saving the last checkpoint and records; a run killed otherwise resumes from its last saved checkpoint.',
@@ -210,7 +211,7 @@ async function main(o: Options, given: CommandLine<typeof evolveCli.options>['gi
   const resumeFolder = o.resume ? new RunFolder(o.resume, o['checkpoint-every']) : null;
   const resumed = resumeFolder?.readResume() ?? null;
   // A resumed run goes on as it began: its method, and the problems it was given (kept in its folder).
-  const began = (resumed?.config ?? {}) as { method?: string; seeds?: string; validation?: string; templates?: string; baseDtype?: BaseDtype; settings?: Partial<RunSettings> };
+  const began = (resumed?.config ?? {}) as { method?: string; seeds?: string; validation?: string; templates?: string; baseDtype?: BaseDtype; kvCache?: KvDtype; settings?: Partial<RunSettings> };
   for (const [option, value, recorded] of [['method', o.method, began.method], ['seeds', o.seeds, began.seeds], ['validation', o.validation, began.validation]] as const) {
     if (value !== undefined && recorded !== undefined && value !== recorded) throw new UsageError(`--resume continues the run as it began (--${option} ${recorded}): --${option} ${value} does not apply`);
   }
@@ -261,6 +262,9 @@ async function main(o: Options, given: CommandLine<typeof evolveCli.options>['gi
   const baseDtype = (resumed && !given.has('base-dtype') ? (began.baseDtype ?? 'f32') : o['base-dtype']) as BaseDtype;
   const baseDtypeLine = resumed ? replaces('--base-dtype', baseDtype, began.baseDtype) : null;
   if (baseDtypeLine) console.log(baseDtypeLine);
+  const kvCache = (resumed && !given.has('kv-cache') ? (began.kvCache ?? 'f32') : o['kv-cache']) as KvDtype;
+  const kvCacheLine = resumed ? replaces('--kv-cache', kvCache, began.kvCache) : null;
+  if (kvCacheLine) console.log(kvCacheLine);
   const out = o.resume ?? o.out ?? join('runs', `${method.name}-${new Date().toISOString().slice(0, 19).replace(/[:T]/g, '-')}`);
   // A new run's records would be appended to the old run's and mixed with them.
   const held = o.resume ? null : RunFolder.heldRecord(out);
@@ -270,7 +274,7 @@ async function main(o: Options, given: CommandLine<typeof evolveCli.options>['gi
   if (!o.resume) folder.writeProblems(seeds, validation);
   // A resumed run's record keeps what its start alone knew: the model it started from, its adapter.
   const start = resumed ? {} : { preset: modelDir ? null : preset, model: modelDir ?? null, lora: lora ?? (o.adapter ? { adapter: o.adapter } : null) };
-  folder.writeConfig({ ...began, method: method.name, templates: templateSet, seeds: seedFile, validation: validationFile, ...start, baseDtype, settings: recorded, policy: DEFAULT_POLICY });
+  folder.writeConfig({ ...began, method: method.name, templates: templateSet, seeds: seedFile, validation: validationFile, ...start, baseDtype, kvCache, settings: recorded, policy: DEFAULT_POLICY });
 
   const rt = await Runtime.create(nodePlatform());
   let source: ModelSource;
@@ -283,6 +287,7 @@ async function main(o: Options, given: CommandLine<typeof evolveCli.options>['gi
   const session = ModelSession.create(rt, { ...source, baseDtype });
   // Every checkpoint the run writes (warmup/, best/, last/) records the prompts it trains with.
   session.templates = templateSet;
+  session.kvCache = kvCache;
   if (!o.resume) session.resetOptimizer();
   applyLora(session, o, settings.seed);
   const model = sessionRunModel(session, {
@@ -293,7 +298,7 @@ async function main(o: Options, given: CommandLine<typeof evolveCli.options>['gi
   console.log(`adapter ${rt.ctx.adapter.key} · ${(session.parameters / 1e6).toFixed(2)}M params · ${describeTraining(session, session.model.trainable.size)} · ${method.summary} · run folder ${out}`);
   if (!resumed) console.log(`${describeDefaults(defaults)}${o.config || o.lr !== undefined ? ' (before --config and --lr)' : ''}`);
   if (!resumed && settings.warmupSteps > 0) console.log(describeWarmup(settings, !modelDir));
-  console.log(`base weights in ${session.baseDtype} · ${describeMemory(modelMemory(session.config, session.lora, settings.proposals * settings.difficultySamples))}`);
+  console.log(`base weights in ${session.baseDtype} · ${describeMemory(modelMemory(session.config, session.lora, settings.proposals * settings.difficultySamples, kvCache))}`);
   // A process killed between two checkpoints: the steps after last/ run again, their records dropped.
   const rewound = resumed ? folder.rewind(resumed) : null;
   if (rewound?.dropped) console.log(`resuming from last/ after step ${rewound.state.step}: the ${rewound.dropped} step(s) recorded after it (not checkpointed) run again`);

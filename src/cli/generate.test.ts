@@ -48,6 +48,10 @@ describe('generate command line', () => {
     expect(rows.map((x) => x.finishReason)).toEqual(['eos', 'eos', 'eos']);
     expect(rows[1]!.reference).toBe(MEMORISE_PAIRS[1]!.response);
     expect(rows.every((x) => x.modelLogprobs.every((lp) => lp <= 0))).toBe(true);
+    // An f16 KV cache gives the memorised answers too (their margins far above a half's rounding).
+    const half = runCliProcess('src/cli/generate.ts', ['--model', model, '--prompts', prompts, '--temperature', '0', '--max-new', '12', '--json', '--kv-cache', 'f16']);
+    expect(half.status, half.stderr).toBe(0);
+    expect(half.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { text: string }).text)).toEqual(rows.map((x) => x.text));
 
     const text = runCliProcess('src/cli/generate.ts', ['--prompt', 'Q: 2+3=', '--max-new', '5', '--top-k', '3', '--stop', 'x,y']);
     expect(text.status, text.stderr).toBe(0);

@@ -10,13 +10,13 @@ import { fileChunks } from '../data/nodeFile';
 import { recordToPair } from '../data/sftPairs';
 import { Runtime } from '../gpu/runtime';
 import { importCheckpoint } from '../model/checkpoint';
-import type { BaseDtype } from '../model/memory';
+import type { BaseDtype, KvDtype } from '../model/memory';
 import { PRESETS, type PresetName } from '../model/config';
 import type { GeneratedRow } from '../model/generate';
 import { DEFAULT_GENERATE, type GenerateOptions } from '../model/generateSettings';
 import { nodePlatform } from '../platform/node';
 import { ModelSession, type ModelSource } from '../train/session';
-import { BASE_DTYPE_OPTION, LORA_OPTIONS } from './loraOptions';
+import { BASE_DTYPE_OPTION, KV_CACHE_OPTION, LORA_OPTIONS } from './loraOptions';
 import { isMain, runCli, UsageError, type OptionValues } from './options';
 import { logShards, readCheckpointFolder } from './runFiles';
 
@@ -30,6 +30,7 @@ export const generateCli = {
     model: { type: 'string', arg: 'DIR', exists: 'dir', help: 'a checkpoint folder (Hugging Face layout: config.json, safetensors, tokenizer) instead of a preset' },
     adapter: LORA_OPTIONS.adapter,
     'base-dtype': BASE_DTYPE_OPTION,
+    'kv-cache': KV_CACHE_OPTION,
     preset: { type: 'string', choices: Object.keys(PRESETS), default: 'tiny', help: 'model preset with fresh weights (a smoke test: it writes noise)' },
     'max-new': { type: 'int', min: 1, default: DEFAULT_GENERATE.maxNewTokens, help: 'new tokens per prompt at most' },
     temperature: { type: 'number', min: 0, default: DEFAULT_GENERATE.temperature, help: 'sampling temperature; 0 is greedy' },
@@ -99,6 +100,7 @@ async function main(o: OptionValues<typeof generateCli.options>): Promise<void> 
     topP: o['top-p'],
     stop: o.stop,
     seed: o.seed,
+    kvCache: o['kv-cache'] as KvDtype,
   };
 
   const rt = await Runtime.create(nodePlatform());

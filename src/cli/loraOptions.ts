@@ -4,6 +4,14 @@ import type { ModelSession } from '../train/session';
 import { UsageError } from './options';
 import { readCheckpointFolder } from './runFiles';
 
+/** What generation's KV cache holds (every CLI that generates). */
+export const KV_CACHE_OPTION = {
+  type: 'string',
+  choices: ['f32', 'f16'],
+  default: 'f32',
+  help: "what generation's KV cache holds: f16 halves its memory and the bytes each decode step's attention reads (each k and v rounded to half once; head_dim a multiple of 4)",
+} as const;
+
 /** How the base weights are held on the GPU (every CLI that loads a model). */
 export const BASE_DTYPE_OPTION = {
   type: 'string',

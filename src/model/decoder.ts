@@ -11,12 +11,14 @@
  * Without the cache (`useCache` false) every step recomputes the whole sequences: the
  * reference the cached decode is tested against, and the benchmark's baseline.
  */
+import { narrowToHalf } from '../gpu/ops/elementwise';
 import type { Runtime } from '../gpu/runtime';
 import { view, type DType, type Tensor } from '../gpu/tensor';
 import { headDim, type LlamaConfig } from './config';
 import { attentionForward } from './kernels/attention';
 import { embeddingForward } from './kernels/embedding';
 import { decodeAttention, kvLayerSize, ropeKvStore, type KvLayout } from './kernels/kvcache';
+import type { KvDtype } from './memory';
 import { actsRows, attentionShape, layerActs, loraStage, type LayerActs, type Transformer } from './transformer';
 
 /** The first n rows of a [rows, ...] tensor. */
@@ -97,18 +99,22 @@ export class Decoder {
   /** Every row's tokens so far (recompute mode only). */
   private seqs: number[][] = [];
 
-  /** B rows with T cache slots each (prompt and completion). Allocates everything it will use. */
+  /**
+   * B rows with T cache slots each (prompt and completion), the cache holding `kvDtype`.
+   * Allocates everything it will use.
+   */
   constructor(
     readonly model: Transformer,
     readonly B: number,
     readonly T: number,
     readonly useCache = true,
+    readonly kvDtype: KvDtype = 'f32',
   ) {
     const c = model.config;
     const rt = (this.rt = model.rt);
-    this.layout = { B, T, kvHeads: c.num_key_value_heads, hd: headDim(c) };
+    this.layout = { B, T, kvHeads: c.num_key_value_heads, hd: headDim(c), dtype: kvDtype };
     if (useCache) {
-      for (let l = 0; l < c.num_hidden_layers; l++) this.cache.push(rt.empty([kvLayerSize(this.layout)], 'f32', `kv.${l}`));
+      for (let l = 0; l < c.num_hidden_layers; l++) this.cache.push(rt.empty([kvLayerSize(this.layout)], kvDtype, `kv.${l}`));
     }
     this.scratch = new Scratch(rt, model, B);
     this.io = rt.empty([4 * B], 'u32', 'decode.io');
@@ -230,8 +236,12 @@ export class Decoder {
     const last = view(input, [n], 3 * N);
     const s = new Scratch(rt, this.model, N);
     const shape = attentionShape(c, R, P);
-    const layout = shared ? { ...this.layout, B: U } : this.layout;
+    // Shared rows stage the distinct sequences' cache in f32, gathered into every row's (and
+    // then rounded to half for an f16 cache: the halves a direct store would write).
+    const layout: KvLayout = shared ? { ...this.layout, B: U, dtype: 'f32' } : this.layout;
     const staged = shared ? rt.empty([kvLayerSize(layout)], 'f32', 'kv.shared') : null;
+    const slab = this.layout.T * this.layout.kvHeads * this.layout.hd;
+    const gathered = shared && this.kvDtype === 'f16' ? rt.empty([2 * n, slab], 'f32', 'kv.gathered') : null;
     this.model.embed(tokens!, s.x);
     for (let l = 0; l < c.num_hidden_layers; l++) {
       this.model.layerForward(
@@ -243,8 +253,13 @@ export class Decoder {
         store,
       );
       if (staged) {
-        const slab = this.layout.T * this.layout.kvHeads * this.layout.hd;
-        embeddingForward(rt, view(input, [2 * n], 3 * N + n), view(staged, [2 * U, slab]), view(this.cache[l]!, [2 * n, slab]));
+        const rows = view(input, [2 * n], 3 * N + n);
+        if (gathered) {
+          embeddingForward(rt, rows, view(staged, [2 * U, slab]), gathered);
+          narrowToHalf(rt, gathered, this.cache[l]!);
+        } else {
+          embeddingForward(rt, rows, view(staged, [2 * U, slab]), view(this.cache[l]!, [2 * n, slab]));
+        }
       }
     }
     const lastRows = firstRows(this.scratch.x, n);
@@ -252,6 +267,7 @@ export class Decoder {
     // Recorded work keeps its buffers in order: released ones are reused only by later work.
     rt.release(input);
     if (staged) rt.release(staged);
+    if (gathered) rt.release(gathered);
     s.release();
     return this.head(lastRows, n);
   }

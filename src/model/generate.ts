@@ -14,12 +14,12 @@
  */
 import { view, type Tensor } from '../gpu/tensor';
 import type { PendingRead, Runtime } from '../gpu/runtime';
-import { stopTokenIds } from './config';
+import { headDim, stopTokenIds } from './config';
 import { Decoder } from './decoder';
 import { findStop, IncrementalText } from './detokenize';
 import { checkGenerateOptions, DEFAULT_GENERATE, type GenerateOptions } from './generateSettings';
 import { sampleTokens, SAMPLE_FIELDS, unpackSamples, type Sampled } from './kernels/sampling';
-import { checkGenerationFits } from './memory';
+import { checkGenerationFits, type KvDtype } from './memory';
 import type { Tokenizer } from './tokenizer';
 import type { Transformer } from './transformer';
 
@@ -150,13 +150,13 @@ export class Generator {
   }
 
   /** The decoder for B rows of T slots: the held one when it matches, else a fresh one. */
-  private buffers(B: number, T: number, useCache: boolean) {
+  private buffers(B: number, T: number, useCache: boolean, kvDtype: KvDtype) {
     const h = this.held;
-    if (h && h.decoder.B === B && h.decoder.T === T && h.decoder.useCache === useCache) return h;
+    if (h && h.decoder.B === B && h.decoder.T === T && h.decoder.useCache === useCache && h.decoder.kvDtype === kvDtype) return h;
     this.release();
     const rt = this.rt;
     this.held = {
-      decoder: new Decoder(this.model, B, T, useCache),
+      decoder: new Decoder(this.model, B, T, useCache, kvDtype),
       streams: rt.empty([B], 'u32', 'sample.streams'),
       out: rt.empty([B * SAMPLE_FIELDS], 'u32', 'sample.out'),
     };
@@ -184,9 +184,11 @@ export class Generator {
     });
     const B = ids.length;
     const P = Math.max(...ids.map((p) => p.length));
-    const needed = checkGenerationFits(c, B, P, o.maxNewTokens, this.rt.ctx.limits.maxStorageBufferBindingSize).slots;
+    const kvDtype = o.kvCache ?? 'f32';
+    if (kvDtype === 'f16' && headDim(c) % 4 !== 0) throw new Error(`an f16 KV cache needs head_dim a multiple of 4 (this model's is ${headDim(c)})`);
+    const needed = checkGenerationFits(c, B, P, o.maxNewTokens, this.rt.ctx.limits.maxStorageBufferBindingSize, kvDtype).slots;
     const T = Math.min(Math.ceil(needed / SLOT_GRANULE) * SLOT_GRANULE, c.max_position_embeddings);
-    const { decoder, streams, out } = this.buffers(B, T, o.useCache ?? true);
+    const { decoder, streams, out } = this.buffers(B, T, o.useCache ?? true, kvDtype);
     const eos = new Set(o.eosTokenIds ?? stopTokenIds(this.model.config, this.tokenizer.specials.eos));
     const rows = ids.map((p) => new Row(p, this.tokenizer, o, eos));
     const rt = this.rt;

@@ -2,6 +2,7 @@
  * Settings of a generation call: plain data, shared by the engine, the CLI and the lab's
  * controls (which must not load the GPU code of src/model/generate.ts).
  */
+import type { KvDtype } from './memory';
 
 /** How the next token is drawn from the logits (see shaders/sampling.wgsl). */
 export interface SamplingSettings {
@@ -41,6 +42,8 @@ export interface GenerateOptions extends SamplingSettings {
    * or recomputing.
    */
   stepsInFlight?: number;
+  /** What the KV cache holds (default f32); f16 needs head_dim a multiple of 4. */
+  kvCache?: KvDtype;
 }
 
 export const DEFAULT_GENERATE: GenerateOptions = { maxNewTokens: 64, temperature: 1, topK: 0, topP: 1, seed: 0, stop: [] };

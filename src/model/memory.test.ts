@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { flatParamSize, PRESETS, paramCount } from './config';
 import { DEFAULT_LORA, loraSize } from './lora';
-import { checkFits, memoryEstimate } from './memory';
+import { checkFits, checkGenerationFits, generationEstimate, memoryEstimate } from './memory';
 
 describe('presets and memory estimates', () => {
   it('the presets have the advertised sizes', () => {
@@ -62,5 +62,17 @@ describe('presets and memory estimates', () => {
     expect(() => checkFits(PRESETS.base, 64, 1024, 128 * 2 ** 20)).toThrow(/largest buffer needs [\d.]+ MiB but the adapter binds at most 128.0 MiB/);
     expect(() => checkFits(PRESETS.tiny, 1, 512, 2 ** 30)).toThrow(/exceeds max_position_embeddings 256/);
     expect(checkFits(PRESETS.tiny, 8, 128, 2 ** 30).total).toBeGreaterThan(0);
+  });
+
+  it('an f16 KV cache is half the f32 one, and a generation refused in f32 can fit in f16, the refusal naming its bytes', () => {
+    const c = PRESETS.tiny;
+    const [f32, f16] = [generationEstimate(c, 32, 1, 250), generationEstimate(c, 32, 1, 250, 'f16')];
+    expect(f16.kvCache * 2).toBe(f32.kvCache);
+    expect(f32.kvCache).toBe(2 * c.num_hidden_layers * 32 * 250 * c.num_key_value_heads * (c.hidden_size / c.num_attention_heads) * 4);
+    // A limit between the two caches' layers (and above the prefill's activations).
+    const limit = (f32.largestBuffer + f16.largestBuffer) / 2;
+    expect(f16.largestBuffer).toBeLessThan(f32.largestBuffer);
+    expect(() => checkGenerationFits(c, 32, 1, 250, limit)).toThrow(/KV cache of [\d.]+ MiB \(.* · 4 bytes\)/);
+    expect(checkGenerationFits(c, 32, 1, 250, limit, 'f16').kvCache).toBe(f16.kvCache);
   });
 });

@@ -26,6 +26,11 @@ export interface MemoryEstimate {
 
 /** How the base model's weights are stored: f32, or f16 (half the memory; frozen, LoRA only). */
 export type BaseDtype = 'f32' | 'f16';
+/**
+ * What a KV cache holds: f32, or IEEE halves (half the memory and half the bytes a decode
+ * step's attention reads; each k and v rounded to half once, as it is stored).
+ */
+export type KvDtype = 'f32' | 'f16';
 
 /** How the model trains: in full (default), or a LoRA adapter on the frozen base, stored in f32 or f16. */
 export interface TrainingMode {
@@ -172,7 +177,7 @@ function largestUnit(c: LlamaConfig): number {
 export interface GenerationEstimate {
   /** Cache slots per row: the prompt and every new token but the last (sampled, never fed back). */
   slots: number;
-  /** 2 · layers · B · T · kvHeads · head_dim · 4. */
+  /** 2 · layers · B · T · kvHeads · head_dim · 4 (2 in f16). */
   kvCache: number;
   /** Activations of the prefill forward over B·promptLen tokens (released after it). */
   prefill: number;
@@ -196,10 +201,10 @@ function inferenceRow(c: LlamaConfig): { total: number; widest: number } {
 }
 
 /** Generation of `newTokens` after B prompts of up to promptLen tokens; pure arithmetic. */
-export function generationEstimate(c: LlamaConfig, B: number, promptLen: number, newTokens: number): GenerationEstimate {
+export function generationEstimate(c: LlamaConfig, B: number, promptLen: number, newTokens: number, kvDtype: KvDtype = 'f32'): GenerationEstimate {
   const T = promptLen + newTokens - 1;
   const row = inferenceRow(c);
-  const kvLayer = 2 * B * T * c.num_key_value_heads * headDim(c) * 4;
+  const kvLayer = 2 * B * T * c.num_key_value_heads * headDim(c) * (kvDtype === 'f16' ? 2 : 4);
   const head = B * (2 * c.hidden_size + 1 + c.vocab_size + 3) * 4;
   return {
     slots: T,
@@ -211,8 +216,8 @@ export function generationEstimate(c: LlamaConfig, B: number, promptLen: number,
 }
 
 /** Refuses, with the numbers and before anything is allocated, a generation the adapter cannot hold. */
-export function checkGenerationFits(c: LlamaConfig, B: number, promptLen: number, newTokens: number, maxBinding: number): GenerationEstimate {
-  const est = generationEstimate(c, B, promptLen, newTokens);
+export function checkGenerationFits(c: LlamaConfig, B: number, promptLen: number, newTokens: number, maxBinding: number, kvDtype: KvDtype = 'f32'): GenerationEstimate {
+  const est = generationEstimate(c, B, promptLen, newTokens, kvDtype);
   const T = est.slots;
   if (T > c.max_position_embeddings) {
     throw new Error(
@@ -222,7 +227,7 @@ export function checkGenerationFits(c: LlamaConfig, B: number, promptLen: number
   if (est.largestBuffer > maxBinding) {
     throw new Error(
       `generation does not fit this GPU: ${B} rows × ${T} positions need a KV cache of ${MiB(est.kvCache)} ` +
-        `(2 · ${c.num_hidden_layers} layers · ${B} · ${T} · ${c.num_key_value_heads} kv heads · ${headDim(c)} · 4 bytes) and a prefill of ` +
+        `(2 · ${c.num_hidden_layers} layers · ${B} · ${T} · ${c.num_key_value_heads} kv heads · ${headDim(c)} · ${kvDtype === 'f16' ? 2 : 4} bytes) and a prefill of ` +
         `${MiB(est.prefill)}; the largest buffer needs ${MiB(est.largestBuffer)} but the adapter binds at most ${MiB(maxBinding)}; ` +
         'use fewer prompts, shorter prompts or fewer new tokens',
     );

@@ -7,7 +7,7 @@ import { memorySink, writeCheckpoint, type ExportExtras, type FileSink, type Imp
 import { PRESETS, paramCount, type LlamaConfig, type PresetName } from '../model/config';
 import { Generator, type GenerateProgress, type GenerateResult } from '../model/generate';
 import type { GenerateOptions } from '../model/generateSettings';
-import { checkFits, type BaseDtype } from '../model/memory';
+import { checkFits, type BaseDtype, type KvDtype } from '../model/memory';
 import { checkLora, importPeftAdapter, initialLora, peftAdapterFiles, type LoraConfig } from '../model/lora';
 import { ByteTokenizer, HFTokenizer, type Tokenizer } from '../model/tokenizer';
 import { checkHalfRange, Transformer } from '../model/transformer';
@@ -78,6 +78,8 @@ export class ModelSession {
   /** Moments carried in from the checkpoint, until a trainer takes them over. */
   private pendingOptimizer: OptimizerState | undefined;
   private generator: Generator | null = null;
+  /** What generation's KV cache holds (GenerateOptions.kvCache), unless a call says otherwise. */
+  kvCache: KvDtype = 'f32';
   /**
    * The role prompts the model has been trained with (compact | instruct): the checkpoint's
    * record, then whatever a loop run on it uses; null for a fresh preset or an unrecorded
@@ -208,7 +210,7 @@ export class ModelSession {
     onToken?: (progress: GenerateProgress) => void,
   ): Promise<GenerateResult> {
     this.generator ??= new Generator(this.model, this.tokenizer);
-    return this.generator.generate(prompts, options, onToken);
+    return this.generator.generate(prompts, { kvCache: this.kvCache, ...options }, onToken);
   }
 
   /**

@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { assertClose, freshSeed, poisoned, rng, testRuntime, uniform } from '../../gpu/testing';
 import { view, type Tensor } from '../../gpu/tensor';
 import type { Runtime } from '../../gpu/runtime';
+import { f32ToHalves, halvesToF32 } from '../../util/half';
+import type { KvDtype } from '../memory';
 import { attentionSplits, decodeAttention, kvLayerSize, ropeKvStore, type KvLayout } from './kvcache';
 import { rope, ropeTables, type RopeTables } from './rope';
 
@@ -23,13 +25,17 @@ describe('kv cache', () => {
     ['head_dim 6, MHA, 91 slots', 6, 3, 3, 90, [40, 0]],
     ['Qwen2.5-0.5B heads (14 over 2 kv heads, head_dim 64), 91 slots', 64, 14, 2, 90, [3, 40]],
   ] as const)('stores prefill and decode rows, and decode attention reads only the live slots (%s)', async (_, hd, heads, kvHeads, P, starts) => {
-    for (const serialRows of [true, false]) await storeAndAttend(await testRuntime({ serialRows }), hd, heads, kvHeads, P, starts);
+    // An f16 cache needs head_dim a multiple of 4 (refused otherwise, below).
+    const dtypes: KvDtype[] = hd % 4 === 0 ? ['f32', 'f16'] : ['f32'];
+    for (const dtype of dtypes) {
+      for (const serialRows of [true, false]) await storeAndAttend(await testRuntime({ serialRows }), hd, heads, kvHeads, P, starts, dtype);
+    }
   });
 
   it('flash-decoding launches a workgroup per chunk, kv head and row, then one invocation per output to combine them', async () => {
     const rt = await testRuntime({ serialRows: false });
     // Qwen2.5-0.5B's attention: 14 query heads over 2 kv heads of 64, one row, 300 slots.
-    const layout: KvLayout = { B: 1, T: 512, kvHeads: 2, hd: 64 };
+    const layout: KvLayout = { B: 1, T: 512, kvHeads: 2, hd: 64, dtype: 'f32' };
     const { splits, chunk } = attentionSplits(layout, 1, 14, 299);
     expect(chunk).toBeGreaterThanOrEqual(16);
     expect(splits * chunk).toBeGreaterThanOrEqual(300);
@@ -49,17 +55,33 @@ describe('kv cache', () => {
   });
 });
 
-async function storeAndAttend(rt: Runtime, hd: number, heads: number, kvHeads: number, P: number, starts: readonly number[]): Promise<void> {
+/** A cache of `dtype` whose every value is NaN. */
+function nanCache(rt: Runtime, layout: KvLayout): Tensor {
+  const size = kvLayerSize(layout);
+  return layout.dtype === 'f32' ? poisoned(rt, [size]) : rt.upload(new Uint16Array(size).fill(0x7e00), [size], 'f16');
+}
+
+/** A cache's values as float32 (halves widened). */
+async function readCache(rt: Runtime, cache: Tensor): Promise<Float32Array> {
+  return cache.dtype === 'f16' ? halvesToF32(await rt.read(cache as Tensor<'f16'>)) : rt.read(cache as Tensor<'f32'>);
+}
+
+/** A value as a cache of `dtype` holds it: rounded to float32, or to half. */
+function held(dtype: KvDtype): (x: number) => number {
+  return dtype === 'f32' ? Math.fround : (x) => halvesToF32(f32ToHalves(Float32Array.of(x)))[0]!;
+}
+
+async function storeAndAttend(rt: Runtime, hd: number, heads: number, kvHeads: number, P: number, starts: readonly number[], dtype: KvDtype): Promise<void> {
   const seed = freshSeed();
   const r = rng(seed);
   const B = 3;
   const T = P + 4;
-  const layout: KvLayout = { B, T, kvHeads, hd };
+  const layout: KvLayout = { B, T, kvHeads, hd, dtype };
   const qd = heads * hd;
   const kvd = kvHeads * hd;
   const S = qd + 2 * kvd;
   // Never-written slots stay NaN: any read of one shows in the output.
-  const cache = poisoned(rt, [kvLayerSize(layout)]);
+  const cache = nanCache(rt, layout);
   const pre = uniform(B * P * S, r);
   const tPre = rt.upload(pre, [B * P, S]);
   // Stored at position 0, where the rotation is exactly the identity (cos 1, sin 0): the cache holds k and v as given.
@@ -78,20 +100,21 @@ async function storeAndAttend(rt: Runtime, hd: number, heads: number, kvHeads: n
   const o = poisoned(rt, [n, qd]);
   decodeAttention(rt, layout, cache, f, where, heads, o);
 
-  // Reference: the cache as it should be, and attention over each row's live slots in float64.
+  // Reference: the cache as it should be (each value rounded to the cache's dtype once), and
+  // attention over each row's live slots in float64 from those values.
   const kv = (b: number, slot: number, which: 0 | 1): number[] => {
     const decodeRow = rows.indexOf(b);
     const src = slot < P ? pre.subarray((b * P + slot) * S, (b * P + slot + 1) * S) : dec.subarray(decodeRow * S, (decodeRow + 1) * S);
-    return Array.from(src.subarray(qd + which * kvd, qd + (which + 1) * kvd));
+    return Array.from(src.subarray(qd + which * kvd, qd + (which + 1) * kvd), held(dtype));
   };
-  const got = await rt.read(cache);
+  const got = await readCache(rt, cache);
   for (let b = 0; b < B; b++) {
     for (let slot = 0; slot < T; slot++) {
       const written = slot < P || (slot === P && rows.includes(b));
       for (const which of [0, 1] as const) {
         const at = which * B * T * kvd + (b * T + slot) * kvd;
         const cell = Array.from(got.subarray(at, at + kvd));
-        if (written) expect(cell, `seed ${seed}: b ${b} slot ${slot}`).toEqual(kv(b, slot, which).map(Math.fround));
+        if (written) expect(cell, `seed ${seed}: b ${b} slot ${slot}`).toEqual(kv(b, slot, which));
         else expect(cell.every(Number.isNaN), `seed ${seed}: b ${b} slot ${slot} written`).toBe(true);
       }
     }
@@ -112,21 +135,23 @@ async function storeAndAttend(rt: Runtime, hd: number, heads: number, kvHeads: n
       });
     }
   });
-  assertClose(`decode attention (${rt.serialRows ? 'serial' : 'flash-decoding'}), seed ${seed}`, await rt.read(o), ref, hd, 1e-5);
+  assertClose(`decode attention (${rt.serialRows ? 'serial' : 'flash-decoding'}, ${dtype} cache), seed ${seed}`, await rt.read(o), ref, hd, 1e-5);
   rt.release(cache, tPre, tDec, table, o, zeros, tables.cos, tables.sin);
 }
 
 describe('kv cache store', () => {
   it.each([
-    ['head_dim 8, GQA', 8, 4, 2],
-    ['head_dim 6, MHA', 6, 3, 3],
-    ['head_dim 32, GQA 4:1', 32, 4, 1],
-  ])('rotates q and k in place and stores the rotated k and the v in one pass: float64 rotations, and bit for bit rope()\'s (%s)', async (_, hd, heads, kvHeads) => {
+    ['head_dim 8, GQA', 8, 4, 2, 'f32'],
+    ['head_dim 8, GQA', 8, 4, 2, 'f16'],
+    ['head_dim 6, MHA', 6, 3, 3, 'f32'],
+    ['head_dim 32, GQA 4:1', 32, 4, 1, 'f32'],
+    ['head_dim 32, GQA 4:1', 32, 4, 1, 'f16'],
+  ] as const)('rotates q and k in place and stores the rotated k and the v in one pass: float64 rotations, and bit for bit rope()\'s (%s, %s cache)', async (_, hd, heads, kvHeads, dtype) => {
     const rt = await testRuntime();
     const seed = freshSeed();
     const r = rng(seed);
     const [B, T, P, maxPos, theta] = [3, 11, 6, 40, 10000];
-    const layout: KvLayout = { B, T, kvHeads, hd };
+    const layout: KvLayout = { B, T, kvHeads, hd, dtype };
     const [qd, kvd] = [heads * hd, kvHeads * hd];
     // A row stride past q|k|v: columns after v must stay as they were.
     const S = qd + 2 * kvd + 3;
@@ -140,8 +165,8 @@ describe('kv cache store', () => {
       { n: B * P, where: (_: unknown) => ({ seqLen: P }) as const, pos: Uint32Array.from({ length: B * P }, () => Math.floor(r() * maxPos)) },
       { n: rows.length, where: (table: Tensor<'u32'>) => ({ rows: view(table, [2], 0), starts: view(table, [2], 2), slot: P }), pos: Uint32Array.from(rows, () => Math.floor(r() * maxPos)) },
     ];
-    const fused = poisoned(rt, [kvLayerSize(layout)]);
-    // The cache as rope()'s rotated rows give it, and in float64; NaN where nothing is stored.
+    const fused = nanCache(rt, layout);
+    // The cache as rope()'s rotated rows give it (rounded to half once for an f16 cache), and in float64; NaN where nothing is stored.
     const apart = new Float32Array(kvLayerSize(layout)).fill(NaN);
     const expected = new Float64Array(kvLayerSize(layout)).fill(NaN);
     const table = rt.upload(Uint32Array.from([...rows, 1, 0]), [4], 'u32');
@@ -170,7 +195,7 @@ describe('kv cache store', () => {
           for (const which of [0, 1]) {
             const at = which * B * T * kvd + (seq * T + slot) * kvd + c;
             expected[at] = ref[i * S + qd + which * kvd + c]!;
-            apart[at] = gotB[i * S + qd + which * kvd + c]!;
+            apart[at] = held(dtype)(gotB[i * S + qd + which * kvd + c]!);
           }
         }
       }
@@ -178,17 +203,19 @@ describe('kv cache store', () => {
       expect(Array.from(gotA), `seed ${seed}`).toEqual(Array.from(gotB));
       rt.release(a, b, positions);
     }
-    const gotFused = await rt.read(fused);
-    // Never-written slots stay NaN in both; the written ones match float64 and each other exactly.
+    const gotFused = await readCache(rt, fused);
+    // Never-written slots stay NaN in both; the written ones match float64 (within a half's
+    // rounding, 2^-11 of the value, for an f16 cache) and each other exactly.
     expect(Array.from(gotFused).map((v, i) => Number.isNaN(v) === Number.isNaN(expected[i]!)).every(Boolean), `seed ${seed}`).toBe(true);
-    assertClose(`rope kv store cache, seed ${seed}`, gotFused.map((v, i) => (Number.isNaN(expected[i]!) ? 0 : v)), expected.map((v) => (Number.isNaN(v) ? 0 : v)), kvd);
+    const tol = dtype === 'f16' ? 2 ** -11 + 1e-6 : 1e-5;
+    assertClose(`rope kv store cache (${dtype}), seed ${seed}`, gotFused.map((v, i) => (Number.isNaN(expected[i]!) ? 0 : v)), expected.map((v) => (Number.isNaN(v) ? 0 : v)), kvd, tol);
     expect(Array.from(gotFused), `seed ${seed}`).toEqual(Array.from(apart));
     rt.release(fused, table, tables.cos, tables.sin);
   });
 
   it('refuses a slot past the cache and a table shorter than the rows', async () => {
     const rt = await testRuntime();
-    const layout: KvLayout = { B: 2, T: 4, kvHeads: 1, hd: 4 };
+    const layout: KvLayout = { B: 2, T: 4, kvHeads: 1, hd: 4, dtype: 'f32' };
     const cache = rt.empty([kvLayerSize(layout)]);
     const qkv = rt.empty([2, 12]);
     const table = rt.empty([4], 'u32');
@@ -199,6 +226,11 @@ describe('kv cache store', () => {
     expect(store({ rows: view(table, [1]), starts: view(table, [1], 2), slot: 1 })).toThrow(/shorter than the 2 rows/);
     expect(store({ seqLen: 3 })).toThrow(/2 prefill rows of 3 tokens/);
     expect(store({ seqLen: 1 }, 8)).toThrow(/k at column 8, not right after 1 q heads of 4/);
-    rt.release(cache, qkv, table, tables.cos, tables.sin);
+    // An f16 cache: its own dtype, and head_dim a multiple of 4 (a word of halves is one invocation's).
+    expect(() => ropeKvStore(rt, { ...layout, dtype: 'f16' }, cache, f, { seqLen: 1 }, 1, view(table, [2]), tables)).toThrow(/a f32 tensor for a cache of f16/);
+    const odd: KvLayout = { B: 1, T: 2, kvHeads: 1, hd: 6, dtype: 'f16' };
+    const half = rt.empty([kvLayerSize(odd)], 'f16');
+    expect(() => ropeKvStore(rt, odd, half, { qkv, stride: 18, colK: 6, n: 1 }, { seqLen: 1 }, 1, view(table, [1]), identityRope(rt, 6))).toThrow(/head_dim 6 must be a multiple of 4/);
+    rt.release(cache, half, qkv, table, tables.cos, tables.sin);
   });
 });

@@ -2,6 +2,7 @@ import { grid } from '../../gpu/ops/common';
 import { Params } from '../../gpu/params';
 import type { Runtime } from '../../gpu/runtime';
 import type { Tensor } from '../../gpu/tensor';
+import type { KvDtype } from '../memory';
 import type { RopeTables } from './rope';
 
 /** One layer's cache: K then V, each [B, T, kvHeads·hd] (see shaders/kvcache.wgsl). */
@@ -10,6 +11,7 @@ export interface KvLayout {
   T: number;
   kvHeads: number;
   hd: number;
+  dtype: KvDtype;
 }
 
 /** Elements of one layer's cache (K and V). */
@@ -37,6 +39,16 @@ interface Fused {
 
 function checkCache(l: KvLayout, cache: Tensor): void {
   if (cache.size !== kvLayerSize(l)) throw new Error(`kv cache: ${cache.size} values for a layer of ${kvLayerSize(l)}`);
+  if (cache.dtype !== l.dtype) throw new Error(`kv cache: a ${cache.dtype} tensor for a cache of ${l.dtype}`);
+  // Every word of halves is one invocation's: k pairs are stored two at a time, from word boundaries.
+  if (l.dtype === 'f16' && (l.hd % 4 !== 0 || cache.offset % 2 !== 0)) {
+    throw new Error(`kv cache in f16: head_dim ${l.hd} must be a multiple of 4 and the cache start at a word (offset ${cache.offset})`);
+  }
+}
+
+/** The cache kernels' defines for a layout. */
+function kvDefines(l: KvLayout) {
+  return { KV_F16: l.dtype === 'f16' };
 }
 
 function checkSlots(l: KvLayout, f: Fused, where: KvRows): void {
@@ -63,7 +75,7 @@ export function ropeKvStore(rt: Runtime, l: KvLayout, cache: Tensor, f: Fused, w
   if (l.hd % 2) throw new Error(`rope kv store: head_dim ${l.hd} is odd`);
   const decode = 'slot' in where;
   rt.dispatch({
-    kernel: { shader: 'rope_store', entry: 'rope_store' },
+    kernel: { shader: 'rope_store', entry: 'rope_store', defines: kvDefines(l) },
     params: new Params()
       .u32(f.n, heads, l.kvHeads, l.hd)
       .u32(f.qkv.offset, f.stride, positions.offset, tables.maxPos)
@@ -126,7 +138,7 @@ export function decodeAttention(
     .f32(1 / Math.sqrt(l.hd))
     .u32(cache.offset, chunk, splits, 0, 0, 0);
   // Head vectors of ceil(hd / 4) vec4s, unrolled in the serial kernel; one module for all three.
-  const kernel = (entry: string) => ({ shader: 'kvcache', entry, defines: { HD4: Math.ceil(l.hd / 4) } });
+  const kernel = (entry: string) => ({ shader: 'kvcache', entry, defines: { HD4: Math.ceil(l.hd / 4), ...kvDefines(l) } });
   if (rt.serialRows) {
     rt.dispatch({
       kernel: kernel('decode_attention'),
