@@ -37,17 +37,25 @@ test('the Generate box streams completions of the held model; after fine-tuning 
   await expect(page.getByTestId('sft-status')).toHaveText('done');
   await expect(page.getByTestId('model-summary')).toContainText('trained 60 steps');
 
-  for (const [question, answer] of PAIRS.slice(0, 2)) {
-    await page.getByTestId('gen-prompt').fill(question!);
-    await page.getByTestId('gen-samples').fill('2');
-    await page.getByTestId('gen-temperature').fill('0');
-    await page.getByTestId('gen-start').click();
-    await expect(page.getByTestId('gen-status')).toHaveText('done');
-    for (const i of [0, 1]) {
-      await expect(page.getByTestId(`gen-output-${i}`)).toHaveText(answer!);
-      await expect(page.getByTestId(`gen-finish-${i}`)).toContainText(`eos · ${answer!.length + 1} tokens`);
+  const answers = async (pairs: string[][]) => {
+    for (const [question, answer] of pairs) {
+      await page.getByTestId('gen-prompt').fill(question!);
+      await page.getByTestId('gen-samples').fill('2');
+      await page.getByTestId('gen-temperature').fill('0');
+      await page.getByTestId('gen-start').click();
+      await expect(page.getByTestId('gen-status')).toHaveText('done');
+      for (const i of [0, 1]) {
+        await expect(page.getByTestId(`gen-output-${i}`)).toHaveText(answer!);
+        await expect(page.getByTestId(`gen-finish-${i}`)).toContainText(`eos · ${answer!.length + 1} tokens`);
+      }
     }
-  }
+  };
+  await answers(PAIRS.slice(0, 2));
+  // With the KV cache in f16 (half its memory, said on the model card) the memorised answers come back too.
+  await page.getByTestId('kv-f16').click();
+  await expect(page.getByTestId('kv-f16')).toBeChecked();
+  await expect(page.getByTestId('model-memory')).toContainText(/KV cache \d+ MiB \(\d+ rows × \d+ positions, f16\)/);
+  await answers(PAIRS.slice(2, 4));
   await page.getByTestId('gen-output-0').scrollIntoViewIfNeeded();
   await page.screenshot({ path: 'test-results/generate.png', fullPage: true });
   expect(errors).toEqual([]);

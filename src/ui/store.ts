@@ -2,6 +2,7 @@ import { create, type StateCreator } from 'zustand';
 import { proxy } from 'comlink';
 import type {
   BaseDtype,
+  KvDtype,
   CheckpointFile,
   DeviceReport,
   LoadProgress,
@@ -106,6 +107,8 @@ export interface SftSlice {
   exportAdapter(to: 'zip' | 'folder'): Promise<void>;
   /** Stores the base weights in f16 (half the memory, frozen; needs an adapter) or back in f32. */
   setBaseDtype(dtype: BaseDtype): Promise<void>;
+  /** Keeps generation's KV cache in f16 (half its memory) or f32. */
+  setKvCache(dtype: KvDtype): Promise<void>;
 }
 
 export interface GenerateSlice {
@@ -324,6 +327,10 @@ const sftSlice: StateCreator<LabState, [], [], SftSlice> = (set, get) => {
     setBaseDtype: (dtype) =>
       modelAction(`storing the base in ${dtype}`, async () => {
         set({ model: await callEngine((e) => e.setBaseDtype(dtype)) });
+      }),
+    setKvCache: (dtype) =>
+      modelAction(`keeping the KV cache in ${dtype}`, async () => {
+        set({ model: await callEngine((e) => e.setKvCache(dtype)) });
       }),
   };
 };

@@ -4,7 +4,7 @@ import type { GenerateProgress, GenerateResult } from '../model/generate';
 import type { GenerateOptions } from '../model/generateSettings';
 import type { PromptSet } from '../model/checkpoint';
 import type { LoraConfig } from '../model/lora';
-import type { BaseDtype } from '../model/memory';
+import type { BaseDtype, KvDtype } from '../model/memory';
 import type { ModelMemory } from '../train/memorySummary';
 import type { OverlapReport } from '../data/content';
 import type { CorpusReport, DocumentSplit } from '../data/corpus';
@@ -18,7 +18,7 @@ import type { SftExample, SftPair } from '../train/sft';
 import type { SftSettings } from '../train/sftSettings';
 import type { AutosaveInfo } from './autosave';
 
-export type { AutosaveInfo, BankEvent, BaseDtype, GenerateOptions, GenerateProgress, GenerateResult, LoadProgress, LoraConfig, MethodName, PresetName, Problem, PromptSet, RunEvent, RunState, SftPair, SftSettings };
+export type { AutosaveInfo, BankEvent, BaseDtype, GenerateOptions, KvDtype, GenerateProgress, GenerateResult, LoadProgress, LoraConfig, MethodName, PresetName, Problem, PromptSet, RunEvent, RunState, SftPair, SftSettings };
 export interface DeviceReport {
   platform: string;
   adapter: { vendor: string; architecture: string; device: string; description: string };
@@ -84,6 +84,8 @@ export interface ModelSummary {
   lora: (LoraConfig & { trainable: number }) | null;
   /** How the base weights are stored on the GPU (f16: half the memory, frozen). */
   baseDtype: BaseDtype;
+  /** What generation's KV cache holds (f16: half its memory and the bytes decode attention reads). */
+  kvCache: KvDtype;
   /** What training and generation would hold on the GPU, in bytes (see src/train/memorySummary.ts). */
   memory: ModelMemory;
   /** The role prompts the model was trained with (its checkpoint's record, or the last run's); null when none is known. */
@@ -265,6 +267,8 @@ export interface EngineApi {
   exportAdapter(): Promise<CheckpointFile[]>;
   /** Stores the held model's base weights as `dtype` (converted on the GPU; f16 needs an adapter). */
   setBaseDtype(dtype: BaseDtype): Promise<ModelSummary>;
+  /** What the held model's generation keeps its KV cache in (f16 needs head_dim a multiple of 4). */
+  setKvCache(dtype: KvDtype): Promise<ModelSummary>;
 
   /**
    * Reads a seed or validation JSONL off the page's thread and holds its problems for the

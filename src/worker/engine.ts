@@ -6,7 +6,7 @@ import { matmulRef, rowRelativeError } from '../gpu/reference';
 import { transfer } from 'comlink';
 import { importCheckpoint } from '../model/checkpoint';
 import { directorySink } from '../platform/directorySink';
-import { paramCount } from '../model/config';
+import { headDim, paramCount } from '../model/config';
 import { modelMemory } from '../train/memorySummary';
 import { DEFAULT_LOOP } from '../sage/loop';
 import { ByteTokenizer } from '../model/tokenizer';
@@ -351,6 +351,15 @@ export function createEngine(platform: Platform): EngineApi {
       });
     },
 
+    async setKvCache(dtype) {
+      return exclusive(`keeping the KV cache in ${dtype}`, async () => {
+        const s = held();
+        if (dtype === 'f16' && headDim(s.config) % 4 !== 0) throw new Error(`an f16 KV cache needs head_dim a multiple of 4 (this model's is ${headDim(s.config)})`);
+        s.kvCache = dtype;
+        return summary(s);
+      });
+    },
+
     async loadProblems(which, name, file, fields) {
       const { problems: loaded, report } = await readProblems(which, name, file, fields);
       problems[which] = loaded;
@@ -466,7 +475,8 @@ function summary(s: ModelSession): ModelSummary {
     optimizerStep: s.optimizerStep,
     lora: s.lora ? { ...s.lora, trainable: s.model.trainable.size } : null,
     baseDtype: s.baseDtype,
-    memory: modelMemory(c, s.lora, DEFAULT_LOOP.proposals * DEFAULT_LOOP.difficultySamples),
+    kvCache: s.kvCache,
+    memory: modelMemory(c, s.lora, DEFAULT_LOOP.proposals * DEFAULT_LOOP.difficultySamples, s.kvCache),
     templates: s.templates,
   };
 }

@@ -14,7 +14,7 @@ export function ModelChoice() {
   const error = useLab((s) => s.modelError);
   const device = useLab((s) => s.device);
   const locked = useLab((s) => isActive(s.run.status));
-  const { newModel, importModel, loadShippedModel, setTemplates } = useLab.getState();
+  const { newModel, importModel, loadShippedModel, setTemplates, setKvCache } = useLab.getState();
   const [halfBase, setHalfBase] = useState(false);
   const disabled = !device || locked || busy !== null;
   const importPicked = (list: FileList | null) => list?.length && void importModel([...list], undefined, halfBase ? 'f16' : 'f32');
@@ -35,7 +35,7 @@ export function ModelChoice() {
             <dd data-testid="model-memory">
               training at {model.memory.batch}×{model.memory.seqLen}: {size(model.memory.full)} in full, {size(model.memory.lora)} with LoRA,{' '}
               {size(model.memory.loraF16)} with LoRA on an f16 base · KV cache{' '}
-              {size(model.memory.kvCache)} ({model.memory.kvRows} rows × {model.memory.kvPositions} positions)
+              {size(model.memory.kvCache)} ({model.memory.kvRows} rows × {model.memory.kvPositions} positions{model.kvCache === 'f16' ? ', f16' : ''})
             </dd>
           </div>
         </dl>
@@ -84,6 +84,20 @@ export function ModelChoice() {
           <input type="checkbox" checked={halfBase} onChange={(e) => setHalfBase(e.target.checked)} disabled={disabled} data-testid="import-f16" /> load its base in f16
         </label>
       </div>
+      {model && (
+        <div className="row-controls">
+          <label className="check" title="generation keeps each k and v as a half: half the KV cache's memory and of the bytes each decoded token's attention reads; scores and sums stay f32">
+            <input
+              type="checkbox"
+              checked={model.kvCache === 'f16'}
+              disabled={disabled}
+              onChange={(e) => void setKvCache(e.target.checked ? 'f16' : 'f32')}
+              data-testid="kv-f16"
+            />{' '}
+            KV cache in f16
+          </label>
+        </div>
+      )}
       <LoraControls />
       {busy && <p className="status running">{busy} …</p>}
       <LoadBar />
