@@ -62,6 +62,7 @@ export const compareSlice: StateCreator<LabState, [], [], CompareSlice> = (set, 
       restore = async () => {
         await get().importModel(files, origin, model.baseDtype);
         if (lora && get().model) await get().setLora(lora);
+        if (model.kvCache === 'f16' && get().model) await get().setKvCache('f16');
       };
     }
     const key = comparisonKey(origin, templates, s.seedReport.name, s.validationReport.name, settings);
