@@ -134,7 +134,7 @@ export function describeDefaults(d: ModelDefaults): string {
 const OTHER_SETTINGS = ['maxNewTokens', 'advantage', 'dropZeroSpread', 'transcripts', 'difficulty', 'seedParity', 'challengerWarmup', 'warmupSolverTarget'] as const;
 
 /** What each way of writing the warm-up's Solver targets does (SOLVER_TARGETS), for --help and the lab. */
-export const SOLVER_TARGET_HELP = "what the warm-up's Solver targets work before the answer: answer, a seed's worked solution when it has one, else nothing (the shipped tiny-curriculum's); worked, also a curriculum seed's expression and value as an arithmetic corpus writes them (2+3 = 5), which a pretrained model computes";
+export const SOLVER_TARGET_HELP = "what the warm-up's Solver targets work before the answer: answer, a seed's worked solution when it has one, else nothing (the shipped tiny-curriculum's); worked, also a curriculum seed's expression and value as an arithmetic corpus writes them (2+3 = 5), which a pretrained model computes; inline, the expression with the answer tag opening at its = (2+3 = <answer>5</answer>)";
 
 /** What each way of teaching the Challenger in the warm-up does (CHALLENGER_WARMUPS), for --help and the lab. */
 export const CHALLENGER_WARMUP_HELP = "how the warm-up teaches the Challenger: seeds, another seed with its answer (teaches that a harder problem is a seed; the shipped tiny-curriculum's); own, problems the model writes itself before the warm-up, continuing reference seeds in their style, in the Challenger's tags (the format taught, the content its pretraining's); none, no Challenger pairs";

@@ -84,27 +84,33 @@ describe('warm-up pairs', () => {
     expect(CHALLENGER_WARMUP_NAMES).toEqual(['seeds', 'own', 'none']);
   });
 
-  it('writes the Solver\'s targets as asked: the answer alone, or a curriculum seed\'s expression and value first; worked solutions either way', () => {
+  it('writes the Solver\'s targets as asked: the answer alone, a curriculum seed\'s expression and value first, or its expression with the tag at its =; worked solutions each way', () => {
     const seed = Math.floor(Math.random() * 2 ** 31);
     const o = { templates: COMPACT_TEMPLATES, challenger: 'none' as const, references: 2, maxSolution: 200, solverShare: 0, planVariants: 0 };
-    const [answer, worked] = (['answer', 'worked'] as const).map((solverTarget) => warmupPairs(SEEDS, { ...o, solverTarget }, rng(seed)));
+    const [answer, worked, inline] = (['answer', 'worked', 'inline'] as const).map((solverTarget) => warmupPairs(SEEDS, { ...o, solverTarget }, rng(seed)));
     const solverOf = (pairs: typeof answer, p: Problem) => pairs!.filter((x) => x.prompt.startsWith(`Solve: ${p.statement}\n`)).map((x) => x.response);
     for (const p of SEEDS.filter((q) => q.kind === 'math')) {
       if (p.kind !== 'math') continue;
       const a = solverOf(answer, p);
       const w = solverOf(worked, p);
+      const i = solverOf(inline, p);
       expect(a.length).toBeGreaterThan(0);
       expect(w).toHaveLength(a.length);
-      if (p.solution) expect(w).toEqual(a);
-      else if (p.expression) {
+      expect(i).toHaveLength(a.length);
+      if (p.solution) {
+        expect(w).toEqual(a);
+        expect(i).toEqual(a);
+      } else if (p.expression) {
         expect(new Set(a)).toEqual(new Set([`<answer>${p.answer}</answer>`]));
         expect(new Set(w)).toEqual(new Set([`${p.expression} = ${p.answer}\n<answer>${p.answer}</answer>`]));
+        expect(new Set(i)).toEqual(new Set([`${p.expression} = <answer>${p.answer}</answer>`]));
       }
     }
     // Every other pair the same.
     const notSolver = (pairs: typeof answer) => pairs!.filter((x) => !x.prompt.startsWith('Solve: ')).map((x) => JSON.stringify(x)).sort();
     expect(notSolver(worked)).toEqual(notSolver(answer));
-    expect(SOLVER_TARGET_NAMES).toEqual(['answer', 'worked']);
+    expect(notSolver(inline)).toEqual(notSolver(answer));
+    expect(SOLVER_TARGET_NAMES).toEqual(['answer', 'worked', 'inline']);
   });
 
   it('prompts the model to continue reference seeds, and reads back the first problem it states with its claim', () => {

@@ -125,6 +125,11 @@ function answered(p: Problem & { kind: 'math' }, worked: string, maxSolution: nu
   return worked && worked.length <= maxSolution ? `${worked}\n<answer>${p.answer}</answer>` : `<answer>${p.answer}</answer>`;
 }
 
+/** A math target with a seed's worked solution, or a curriculum seed's expression and value, before the answer. */
+function worked(p: Problem & { kind: 'math' }, maxSolution: number): string {
+  return answered(p, p.solution ? steps(p.solution).join(' ') : p.expression ? `${p.expression} = ${p.answer}` : '', maxSolution);
+}
+
 /**
  * How the warm-up writes the Solver's target for a problem with a reference answer: a code
  * problem's is its solution; a math problem's its answer, after what each choice works first.
@@ -138,8 +143,15 @@ export const SOLVER_TARGETS = {
    * computes as it learned to before it answers; with the answer alone, the tiny base model
    * answered 1 or 0 to most problems after a 50-step warm-up (data/models/README.md).
    */
-  worked: (p: Problem & { kind: 'math' }, maxSolution: number) =>
-    answered(p, p.solution ? steps(p.solution).join(' ') : p.expression ? `${p.expression} = ${p.answer}` : '', maxSolution),
+  worked: (p: Problem & { kind: 'math' }, maxSolution: number) => worked(p, maxSolution),
+  /**
+   * As worked, but the answer tag opens right after a curriculum seed's ` = ` and holds the
+   * value (`(2+3)*4 = <answer>20</answer>`): the tag follows the ` = ` that ends an expression of
+   * any length, where after `value\n` a model pretrained on longer expressions went on as its
+   * corpus does (`(3+2)*5-5 = 20. 10+10-10 = 10.`) once the expression was longer than the seeds'.
+   */
+  inline: (p: Problem & { kind: 'math' }, maxSolution: number) =>
+    !p.solution && p.expression && p.expression.length <= maxSolution ? `${p.expression} = <answer>${p.answer}</answer>` : worked(p, maxSolution),
 } as const satisfies Record<string, (p: Problem & { kind: 'math' }, maxSolution: number) => string>;
 
 export type SolverTarget = keyof typeof SOLVER_TARGETS;
