@@ -9,7 +9,14 @@ struct Params {
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> tokens: array<u32>;
-// W_F16: the table holds IEEE halves two to a word (a frozen f16 base).
+// W_F16: the table holds IEEE halves two to a word (a frozen f16 base). WORDS: table and
+// output both hold halves, gathered as words bit for bit (an f16 KV cache's rows; H and the
+// offsets count words).
+#if WORDS
+@group(0) @binding(2) var<storage, read> W: array<u32>;
+@group(0) @binding(3) var<storage, read_write> Out: array<u32>;
+fn loadW(i: u32) -> u32 { return W[i]; }
+#else
 #if W_F16
 #include half
 @group(0) @binding(2) var<storage, read> W: array<u32>;
@@ -19,6 +26,7 @@ fn loadW(i: u32) -> f32 { return halfAt(W[i >> 1u], i); }
 fn loadW(i: u32) -> f32 { return W[i]; }
 #endif
 @group(0) @binding(3) var<storage, read_write> Out: array<f32>;
+#endif
 #include grid
 // The forward with GATHER: row t's token is tokens[offTokens + index[offIndex + t]] (a decode
 // step reads each row's token where the sampler left it, by batch row, on the GPU). The
@@ -41,6 +49,7 @@ fn embedding_forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgro
   Out[p.offOut + idx] = loadW(p.offW + tokenAt(t) * p.H + c);
 }
 
+#if !WORDS
 @group(0) @binding(5) var<storage, read> Dy: array<f32>;
 
 // Out = dW: Out[token_u, c] += Σ Dy[pos, c].
@@ -60,3 +69,4 @@ fn embedding_backward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgr
   }
   Out[p.offOut + token * p.H + c] += acc;
 }
+#endif

@@ -11,7 +11,6 @@
  * Without the cache (`useCache` false) every step recomputes the whole sequences: the
  * reference the cached decode is tested against, and the benchmark's baseline.
  */
-import { narrowToHalf } from '../gpu/ops/elementwise';
 import type { Runtime } from '../gpu/runtime';
 import { view, type DType, type Tensor } from '../gpu/tensor';
 import { headDim, type LlamaConfig } from './config';
@@ -236,12 +235,8 @@ export class Decoder {
     const last = view(input, [n], 3 * N);
     const s = new Scratch(rt, this.model, N);
     const shape = attentionShape(c, R, P);
-    // Shared rows stage the distinct sequences' cache in f32, gathered into every row's (and
-    // then rounded to half for an f16 cache: the halves a direct store would write).
-    const layout: KvLayout = shared ? { ...this.layout, B: U, dtype: 'f32' } : this.layout;
-    const staged = shared ? rt.empty([kvLayerSize(layout)], 'f32', 'kv.shared') : null;
-    const slab = this.layout.T * this.layout.kvHeads * this.layout.hd;
-    const gathered = shared && this.kvDtype === 'f16' ? rt.empty([2 * n, slab], 'f32', 'kv.gathered') : null;
+    const layout = shared ? { ...this.layout, B: U } : this.layout;
+    const staged = shared ? rt.empty([kvLayerSize(layout)], this.kvDtype, 'kv.shared') : null;
     this.model.embed(tokens!, s.x);
     for (let l = 0; l < c.num_hidden_layers; l++) {
       this.model.layerForward(
@@ -253,13 +248,8 @@ export class Decoder {
         store,
       );
       if (staged) {
-        const rows = view(input, [2 * n], 3 * N + n);
-        if (gathered) {
-          embeddingForward(rt, rows, view(staged, [2 * U, slab]), gathered);
-          narrowToHalf(rt, gathered, this.cache[l]!);
-        } else {
-          embeddingForward(rt, rows, view(staged, [2 * U, slab]), view(this.cache[l]!, [2 * n, slab]));
-        }
+        const slab = this.layout.T * this.layout.kvHeads * this.layout.hd;
+        embeddingForward(rt, view(input, [2 * n], 3 * N + n), view(staged, [2 * U, slab]), view(this.cache[l]!, [2 * n, slab]));
       }
     }
     const lastRows = firstRows(this.scratch.x, n);
@@ -267,7 +257,6 @@ export class Decoder {
     // Recorded work keeps its buffers in order: released ones are reused only by later work.
     rt.release(input);
     if (staged) rt.release(staged);
-    if (gathered) rt.release(gathered);
     s.release();
     return this.head(lastRows, n);
   }

@@ -4,7 +4,8 @@ import type { Runtime } from '../../gpu/runtime';
 import type { Tensor } from '../../gpu/tensor';
 
 /**
- * out[t, :] = W[tokens[t], :]. tokens: u32 [n]; W: [vocab, H], f32 or f16; out: [n, H].
+ * out[t, :] = W[tokens[t], :]. tokens: u32 [n]; W: [vocab, H], f32 or f16; out: [n, H], f32,
+ * or f16 with W f16 (rows of halves copied bit for bit as words: H and both offsets even).
  * With `via` (u32 [n]) row t takes tokens[via[t]] instead: tokens held by batch row on the GPU.
  */
 export function embeddingForward(rt: Runtime, tokens: Tensor<'u32'>, W: Tensor, out: Tensor, via?: Tensor<'u32'>): Tensor {
@@ -12,11 +13,16 @@ export function embeddingForward(rt: Runtime, tokens: Tensor<'u32'>, W: Tensor, 
   const n = via?.size ?? tokens.size;
   if (out.size !== n * H) throw new Error(`embedding: output holds ${out.size}, need ${n}×${H}`);
   distinctBuffers('embedding', [out], [W]);
+  const words = out.dtype === 'f16';
+  if (words && (W.dtype !== 'f16' || H % 2 || W.offset % 2 || out.offset % 2)) {
+    throw new Error(`embedding into halves: needs an f16 table, rows and offsets of whole words (got ${W.dtype} rows of ${H} at ${W.offset}, out at ${out.offset})`);
+  }
+  const w = words ? 2 : 1;
   rt.dispatch({
-    kernel: { shader: 'embedding', entry: 'embedding_forward', defines: { W_F16: W.dtype === 'f16', GATHER: via !== undefined } },
-    params: new Params().u32(n, H, W.offset, out.offset, 0, via?.offset ?? 0, 0, tokens.offset),
+    kernel: { shader: 'embedding', entry: 'embedding_forward', defines: { WORDS: words, W_F16: W.dtype === 'f16', GATHER: via !== undefined } },
+    params: new Params().u32(n, H / w, W.offset / w, out.offset / w, 0, via?.offset ?? 0, 0, tokens.offset),
     buffers: via ? [tokens, W, out, via] : [tokens, W, out],
-    workgroups: grid(rt, n * H),
+    workgroups: grid(rt, (n * H) / w),
     label: 'embedding_forward',
   });
   return out;

@@ -42,6 +42,28 @@ describe('embedding', () => {
       assertClose(`embedding backward seed ${seed}`, await rt.read(dW), dRef, 1, 1e-5, dAbs);
     }
   });
+
+  it('gathers rows of halves into halves bit for bit, as words (an f16 KV cache\'s shared prefill), and refuses rows that split a word', async () => {
+    const rt = await testRuntime();
+    const seed = freshSeed();
+    const r = rng(seed);
+    const [rows, H, n] = [9, 34, 20];
+    // Any bit pattern, NaNs and infinities included: nothing may read them as numbers.
+    const table = Uint16Array.from({ length: rows * H + 2 }, () => Math.floor(r() * 0x10000));
+    const W = view(rt.upload(table, [table.length], 'f16'), [rows, H], 2);
+    const via = Uint32Array.from({ length: n }, () => Math.floor(r() * rows));
+    const ids = rt.upload(Uint32Array.from({ length: rows }, (_, i) => i), [rows], 'u32');
+    const tVia = rt.upload(via, [n], 'u32');
+    // The output two halves into its buffer, every half NaN before: the neighbours must stay.
+    const whole = rt.upload(new Uint16Array(n * H + 4).fill(0x7e00), [n * H + 4], 'f16');
+    const out = view(whole, [n, H], 2);
+    embeddingForward(rt, ids, W, out, tVia);
+    const expected = new Uint16Array(n * H + 4).fill(0x7e00);
+    via.forEach((row, t) => expected.set(table.subarray(2 + row * H, 2 + (row + 1) * H), 2 + t * H));
+    expect(Array.from(await rt.read(whole)), `seed ${seed}`).toEqual(Array.from(expected));
+    expect(() => embeddingForward(rt, ids, rt.upload(new Float32Array(rows * H), [rows, H]), out, tVia)).toThrow(/needs an f16 table/);
+    expect(() => embeddingForward(rt, ids, view(W, [rows, H - 1]), view(whole, [n, H - 1], 2), tVia)).toThrow(/rows and offsets of whole words/);
+  });
 });
 
 describe('rmsnorm', () => {
