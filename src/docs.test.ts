@@ -5,7 +5,8 @@
  * command line shows after `npm run <cli> --` is one that CLI declares (a value it restricts
  * to choices, one of them). Plain Node: no GPU.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -97,6 +98,15 @@ function anchors(md: string): Set<string> {
   return out;
 }
 
+/**
+ * Whether `path` (from `root`) is in a clone of the repository: it exists and git does not
+ * ignore it (an ignored file, a run's `*.log`, exists only where it was written).
+ */
+function inClone(root: string, path: string): boolean {
+  if (!existsSync(join(root, path))) return false;
+  return spawnSync('git', ['-C', root, 'check-ignore', '-q', '--', path]).status !== 0;
+}
+
 /** What is wrong with the links of `file` (a path from `root`), one line each. */
 function brokenLinks(root: string, file: string, md: string): string[] {
   const problems: string[] = [];
@@ -108,7 +118,7 @@ function brokenLinks(root: string, file: string, md: string): string[] {
       problems.push(`${file}: link ${target} leaves the repository`);
       continue;
     }
-    if (path !== '' && !existsSync(join(root, dest))) {
+    if (path !== '' && !inClone(root, dest)) {
       problems.push(`${file}: link ${target}: no such file ${dest}`);
       continue;
     }
@@ -131,7 +141,7 @@ function missingPaths(root: string, file: string, md: string): string[] {
   const words = codeSnippets(md).flatMap((s) => s.split(/\s+/).map((w) => w.replace(/^[("']+|[)"',;:.]+$/g, '')));
   return [...new Set(words)]
     .filter((w) => path.test(w) && !w.split('/').some((part) => PLACEHOLDER_SEGMENT.test(part)))
-    .filter((w) => !existsSync(join(root, w)))
+    .filter((w) => !inClone(root, w))
     .map((w) => `${file}: \`${w}\`: no such file or folder`);
 }
 
@@ -266,6 +276,15 @@ describe('the docs check', () => {
       'README.md: `src/sage/nope.ts`: no such file or folder',
       'README.md: `data/models/tiny-nope`: no such file or folder',
     ]);
+    // A file git ignores (a run's log) is where it was written, not in a clone.
+    const ignored = `bench/results/docs-test-${process.pid}.log`;
+    writeFileSync(join(ROOT, ignored), 'x');
+    try {
+      expect(missingPaths(ROOT, 'README.md', `\`${ignored}\``)).toEqual([`README.md: \`${ignored}\`: no such file or folder`]);
+      expect(brokenLinks(ROOT, 'README.md', `[log](${ignored})`)).toEqual([`README.md: link ${ignored}: no such file ${ignored}`]);
+    } finally {
+      rmSync(join(ROOT, ignored));
+    }
   });
 
   it('finds an unknown script, an option a CLI does not declare and a choice it does not accept', () => {
