@@ -1,5 +1,5 @@
 import { expect, test } from '@playwright/test';
-import { openEngine } from './lab';
+import { expectSelfCheckPassed, openEngine } from './lab';
 
 /** Short answers the tiny preset memorises in a few dozen steps (as src/train/memorise.ts). */
 const PAIRS = [
@@ -13,7 +13,7 @@ test('the Generate box streams completions of the held model; after fine-tuning 
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(e.message));
   await openEngine(page);
-  await expect(page.getByTestId('selfcheck-status')).toHaveText('passed');
+  await expectSelfCheckPassed(page);
   await expect(page.getByTestId('gen-start')).toBeDisabled();
 
   // A fresh preset writes noise, streamed row by row; several samples run as one batch.

@@ -1,4 +1,4 @@
-import type { Page } from '@playwright/test';
+import { expect, type Page } from '@playwright/test';
 
 /** Opens the lab and its Engine section (device report, checks, SFT, sampling), which starts collapsed below the run. */
 export async function openEngine(page: Page): Promise<void> {
@@ -23,4 +23,16 @@ export async function fillSetting(page: Page, name: string, value: string): Prom
   const fold = page.locator('details.more-settings').filter({ has: input });
   if ((await fold.count()) > 0 && !(await fold.evaluate((d: HTMLDetailsElement) => d.open))) await fold.locator('summary').click();
   await input.fill(value);
+}
+
+/**
+ * Waits for the kernel self-check's verdict and expects it passed; a failure names the variant,
+ * its error and the shape, which the status alone does not say.
+ */
+export async function expectSelfCheckPassed(page: Page): Promise<void> {
+  const status = page.getByTestId('selfcheck-status');
+  await expect(status).toHaveText(/^(passed|failed|error)$/);
+  if ((await status.textContent()) === 'passed') return;
+  const facts = (await page.getByTestId('selfcheck').textContent().catch(() => null)) ?? (await page.locator('.error-text').allTextContents()).join(' ');
+  expect(await status.textContent(), `self-check: ${facts}`).toBe('passed');
 }

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { expect, test } from '@playwright/test';
-import { openEngine, pixelsOf } from './lab';
+import { expectSelfCheckPassed, openEngine, pixelsOf } from './lab';
 
 const SEEDS = [
   '{"question": "What is 2+3?", "answer": "5"}',
@@ -20,7 +20,7 @@ test('fine-tunes on dropped seeds in the engine worker, exports a checkpoint and
       (await navigator.storage.getDirectory()).getDirectoryHandle('picked', { create: true });
   });
   await openEngine(page);
-  await expect(page.getByTestId('selfcheck-status')).toHaveText('passed');
+  await expectSelfCheckPassed(page);
 
   // Bad lines are reported with their numbers and reasons; the good ones load.
   await page.getByTestId('seed-file').setInputFiles({ name: 'mine.jsonl', mimeType: 'application/jsonl', buffer: Buffer.from(SEEDS) });

@@ -1,5 +1,5 @@
 import { expect, test } from '@playwright/test';
-import { openEngine, pixelsOf } from './lab';
+import { expectSelfCheckPassed, openEngine, pixelsOf } from './lab';
 
 test('the lab shell reports the WebGPU adapter and passes the worker matmul self-check', async ({ page }) => {
   const errors: string[] = [];
@@ -15,13 +15,13 @@ test('the lab shell reports the WebGPU adapter and passes the worker matmul self
     await expect(page.getByTestId('subgroup-size')).toContainText('4 (matmuls share row loads');
   }
   await expect(page.getByTestId('feature-timestamp-query')).toBeVisible();
-  await expect(page.getByTestId('selfcheck-status')).toHaveText('passed');
+  await expectSelfCheckPassed(page);
   const err = Number(await page.getByTestId('selfcheck-error').textContent());
   expect(err).toBeLessThanOrEqual(1e-5);
   // The self-check autotuned its shape in the worker; the winner persists (IndexedDB).
   await expect(page.getByTestId('selfcheck-tuning')).toContainText('autotuned now');
   await page.reload();
-  await expect(page.getByTestId('selfcheck-status')).toHaveText('passed');
+  await expectSelfCheckPassed(page);
   await expect(page.getByTestId('selfcheck-tuning')).toContainText('autotuned earlier on this GPU');
   await expect(page.getByTestId('preset-tiny')).toContainText('1.02 M');
   await expect(page.getByTestId('preset-tiny')).toContainText('yes');
@@ -51,7 +51,7 @@ test('the training check trains the tiny preset in the engine worker and plots t
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(e.message));
   await openEngine(page);
-  await expect(page.getByTestId('selfcheck-status')).toHaveText('passed');
+  await expectSelfCheckPassed(page);
   await page.getByTestId('train-start').click();
   await expect(page.getByTestId('train-status')).toHaveText('running');
   // Live: progress appears while training runs, and the chart draws a line.
