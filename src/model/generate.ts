@@ -14,12 +14,12 @@
  */
 import { view, type Tensor } from '../gpu/tensor';
 import type { PendingRead, Runtime } from '../gpu/runtime';
-import { headDim, stopTokenIds } from './config';
+import { stopTokenIds } from './config';
 import { Decoder } from './decoder';
 import { findStop, IncrementalText } from './detokenize';
 import { checkGenerateOptions, DEFAULT_GENERATE, type GenerateOptions } from './generateSettings';
 import { sampleTokens, SAMPLE_FIELDS, unpackSamples, type Sampled } from './kernels/sampling';
-import { checkGenerationFits, type KvDtype } from './memory';
+import { checkGenerationFits, checkKvCache, type KvDtype } from './memory';
 import type { Tokenizer } from './tokenizer';
 import type { Transformer } from './transformer';
 
@@ -185,7 +185,7 @@ export class Generator {
     const B = ids.length;
     const P = Math.max(...ids.map((p) => p.length));
     const kvDtype = o.kvCache ?? 'f32';
-    if (kvDtype === 'f16' && headDim(c) % 4 !== 0) throw new Error(`an f16 KV cache needs head_dim a multiple of 4 (this model's is ${headDim(c)})`);
+    checkKvCache(c, kvDtype);
     const needed = checkGenerationFits(c, B, P, o.maxNewTokens, this.rt.ctx.limits.maxStorageBufferBindingSize, kvDtype).slots;
     const T = Math.min(Math.ceil(needed / SLOT_GRANULE) * SLOT_GRANULE, c.max_position_embeddings);
     const { decoder, streams, out } = this.buffers(B, T, o.useCache ?? true, kvDtype);

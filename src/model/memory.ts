@@ -32,6 +32,11 @@ export type BaseDtype = 'f32' | 'f16';
  */
 export type KvDtype = 'f32' | 'f16';
 
+/** Refuses a KV cache this model cannot hold: f16 stores k pairs a word at a time, so head_dim must be a multiple of 4. */
+export function checkKvCache(c: LlamaConfig, dtype: KvDtype): void {
+  if (dtype === 'f16' && headDim(c) % 4 !== 0) throw new Error(`an f16 KV cache needs head_dim a multiple of 4 (this model's is ${headDim(c)})`);
+}
+
 /** How the model trains: in full (default), or a LoRA adapter on the frozen base, stored in f32 or f16. */
 export interface TrainingMode {
   lora?: LoraConfig | null;

@@ -6,7 +6,8 @@ import { matmulRef, rowRelativeError } from '../gpu/reference';
 import { transfer } from 'comlink';
 import { importCheckpoint } from '../model/checkpoint';
 import { directorySink } from '../platform/directorySink';
-import { headDim, paramCount } from '../model/config';
+import { paramCount } from '../model/config';
+import { checkKvCache } from '../model/memory';
 import { modelMemory } from '../train/memorySummary';
 import { DEFAULT_LOOP } from '../sage/loop';
 import { ByteTokenizer } from '../model/tokenizer';
@@ -354,7 +355,7 @@ export function createEngine(platform: Platform): EngineApi {
     async setKvCache(dtype) {
       return exclusive(`keeping the KV cache in ${dtype}`, async () => {
         const s = held();
-        if (dtype === 'f16' && headDim(s.config) % 4 !== 0) throw new Error(`an f16 KV cache needs head_dim a multiple of 4 (this model's is ${headDim(s.config)})`);
+        checkKvCache(s.config, dtype);
         s.kvCache = dtype;
         return summary(s);
       });
