@@ -26,8 +26,8 @@ export async function servePage(port) {
 export async function readySmallRun(page, url, steps, validation = { evalEvery: 2, validationLimit: 10 }) {
   await page.goto(url);
   await page.getByTestId('seed-report').filter({ hasText: 'curriculum-500.jsonl: 500 problems' }).waitFor({ timeout: 600_000 });
-  await page.getByTestId('model-shipped-tiny-curriculum').click();
-  await page.getByTestId('run-model-summary').filter({ hasText: 'tiny-curriculum' }).waitFor({ timeout: 600_000 });
+  await page.getByTestId('model-shipped-tiny-arith').click();
+  await page.getByTestId('run-model-summary').filter({ hasText: 'tiny-arith' }).waitFor({ timeout: 600_000 });
   const small = { steps, warmupSteps: 0, ...validation, proposals: 2, references: 2, difficultySamples: 2, trainProblems: 2, solverSamples: 2 };
   for (const [k, v] of Object.entries(small)) await page.getByTestId(`setting-${k}`).fill(String(v));
 }

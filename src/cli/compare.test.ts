@@ -33,7 +33,7 @@ describe('compare command line', () => {
       for (const s of [0, 1]) {
         const state = JSON.parse(readFileSync(join(out, m, `seed-${s}`, 'state.json'), 'utf8')) as { step: number };
         expect(state.step).toBe(1);
-        expect(JSON.parse(readFileSync(join(out, m, `seed-${s}`, 'config.json'), 'utf8'))).toMatchObject({ method, seeds, model: 'data/models/tiny-curriculum', settings: { seed: s, patience: 2 } });
+        expect(JSON.parse(readFileSync(join(out, m, `seed-${s}`, 'config.json'), 'utf8'))).toMatchObject({ method, seeds, model: 'data/models/tiny-arith', settings: { seed: s, patience: 2 } });
       }
     }
     const md = readFileSync(join(out, 'summary.md'), 'utf8');

@@ -41,7 +41,7 @@ describe('eval on Dawn', () => {
     const r = runCliProcess('src/cli/eval.ts', args);
     expect(r.status, r.stderr).toBe(0);
     // No --templates: the shipped checkpoint's record (compact), not instruct.
-    expect(r.stdout).toMatch(/^model data\/models\/tiny-curriculum · [\d.]+M params · compact prompts · SAGE: .* · 4 of 5 held-out problems · token limits Planner 24, Solver 16, Critic 8/m);
+    expect(r.stdout).toMatch(/^model data\/models\/tiny-arith · [\d.]+M params · compact prompts · SAGE: .* · 4 of 5 held-out problems · token limits Planner 24, Solver 16, Critic 8/m);
 
     const outcomes = readFileSync(join(out, 'outcomes.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as ValidationOutcomes);
     expect(outcomes.map((o) => [o.step, o.mode])).toEqual([[0, 'solver'], [0, 'planned']]);

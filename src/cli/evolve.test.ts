@@ -177,8 +177,8 @@ describe('evolve on Dawn, end to end', () => {
     const seeds = join(dir, 'seeds.jsonl');
     writeFileSync(seeds, readFileSync('data/seeds/curriculum-500.jsonl', 'utf8').split('\n').slice(0, 4).join('\n'));
     const config = join(dir, 'config.json');
-    // Room for the Solver's whole answer (\`<answer>2</answer>\`, a token a byte): some right and some wrong, so that steps update the weights.
-    writeFileSync(config, JSON.stringify({ proposals: 2, trainProblems: 2, solverSamples: 2, difficultySamples: 2, maxNewTokens: { challenger: 24, planner: 16, solver: 20, critic: 6 } }));
+    // Room for the Solver's worked answer (\`2+3 = 5 <answer>5</answer>\`, a token a byte): some right and some wrong, so that steps update the weights.
+    writeFileSync(config, JSON.stringify({ proposals: 2, trainProblems: 2, solverSamples: 2, difficultySamples: 2, maxNewTokens: { challenger: 24, planner: 16, solver: 40, critic: 6 } }));
     // From the shipped checkpoint (no warm-up), every rollout kept, a checkpoint after every step, validation only at the ends.
     const common = ['--seeds', seeds, '--config', config, '--validation-limit', '2', '--eval-every', '100', '--transcripts', 'all', '--checkpoint-every', '1'];
     // Cut after one step, two more: the resumed run's own update carries into its next step.
@@ -225,11 +225,11 @@ describe('evolve on Dawn, end to end', () => {
     writeFileSync(config, JSON.stringify({ proposals: 2, trainProblems: 2, solverSamples: 2, difficultySamples: 2 }));
     const r = runCliProcess('src/cli/evolve.ts', ['--config', config, '--steps', '1', '--validation-limit', '4', '--eval-every', '5', '--out', join(dir, 'run')]);
     expect(r.status, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(/^model: data\/models\/tiny-curriculum, the tiny preset with its warm-up done .*--preset tiny warms one up from scratch instead$/m);
+    expect(r.stdout).toMatch(/^model: data\/models\/tiny-arith, the tiny preset pretrained on an arithmetic corpus, its roles warmed up .*--preset tiny warms one up from scratch instead$/m);
     expect(r.stdout).not.toMatch(/^warm-up \d+/m);
     expect(r.stdout).toMatch(/step 1\/1 /);
     const recorded = JSON.parse(readFileSync(join(dir, 'run', 'config.json'), 'utf8')) as { model: string; preset: null; templates: string; settings: { warmupSteps: number } };
-    expect(recorded).toMatchObject({ model: 'data/models/tiny-curriculum', preset: null, templates: 'compact', settings: { warmupSteps: 0 } });
+    expect(recorded).toMatchObject({ model: 'data/models/tiny-arith', preset: null, templates: 'compact', settings: { warmupSteps: 0 } });
     const both = runCliProcess('src/cli/evolve.ts', ['--model', 'data/models/tiny-curriculum', '--preset', 'tiny']);
     expect(both.status).toBe(2);
     expect(both.stderr).toBe('evolve: --model and --preset are exclusive (a checkpoint, or a preset trained from scratch)');

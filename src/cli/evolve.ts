@@ -1,6 +1,6 @@
 /**
  * `npm run evolve`: the self-evolution loop headless on Dawn. With no arguments it runs the
- * default: the built-in curriculum, the shipped tiny model (its warm-up done), then SAGE;
+ * default: the built-in curriculum, the shipped tiny model (pretrained, its roles warmed up), then SAGE;
  * `--preset tiny` warms one up from scratch first. `--steps 0`
  * only reads and reports the seed and validation files. `--help` lists every option.
  */
@@ -45,7 +45,7 @@ export const evolveCli = {
     'drop-overlap': { type: 'flag', help: 'drop the validation problems that share their content with a seed (same expression, statement or function; without it such a split is refused)' },
     fields: { type: 'string', arg: 'ROLE=FIELD,…', help: 'field mapping for the seed file instead of detection, e.g. question=q,answer=a' },
     preset: { type: 'string', choices: Object.keys(PRESETS), help: `a model preset trained from scratch, warmed up first (${DEFAULT_RUN.warmupSteps} steps), instead of the shipped model` },
-    model: { type: 'string', arg: 'DIR', exists: 'dir', help: `start from this Hugging Face checkpoint folder (default ${SHIPPED_MODEL}: the tiny preset with its warm-up done, compact prompts)` },
+    model: { type: 'string', arg: 'DIR', exists: 'dir', help: `start from this Hugging Face checkpoint folder (default ${SHIPPED_MODEL}: the tiny preset pretrained on an arithmetic corpus, its roles warmed up, compact prompts)` },
     method: { type: 'string', choices: Object.keys(METHODS), help: 'method preset (default sage; a resumed run keeps its own)' },
     templates: { type: 'string', choices: PROMPT_SETS, help: 'role prompts: compact for models trained from scratch, instruct for instruction-tuned ones (default: those the checkpoint records in sage_lab.json, the shipped model\'s compact; compact with --preset; instruct for a checkpoint that records none); they also choose the defaults: instruct gives a pretrained model lr 1e-6 (1e-5 with LoRA) and token limits Solver 512, Challenger 384, Planner 256, Critic 32' },
     steps: { type: 'int', min: 0, default: DEFAULT_RUN.steps, help: 'loop steps (0: only read and report the data files, or with --warmup-steps warm up and validate)' },
@@ -282,7 +282,7 @@ async function main(o: Options, given: CommandLine<typeof evolveCli.options>['gi
     const files = o.resume ? folder.readCheckpoint('last') : readCheckpointFolder(modelDir!);
     source = { kind: 'checkpoint', checkpoint: importCheckpoint(files), name: o.resume ? join(o.resume, 'last') : modelDir!, onProgress: logShards };
   } else source = { kind: 'preset', preset, seed: settings.seed };
-  if (modelDir === SHIPPED_MODEL) console.log(`model: ${SHIPPED_MODEL}, the tiny preset with its warm-up done (data/models/README.md); --preset tiny warms one up from scratch instead`);
+  if (modelDir === SHIPPED_MODEL) console.log(`model: ${SHIPPED_MODEL}, the tiny preset pretrained on an arithmetic corpus, its roles warmed up (data/models/README.md); --preset tiny warms one up from scratch instead`);
   else if (!o.resume && !modelDir) console.log(`model: the ${preset} preset from scratch (seed ${settings.seed}), warmed up for ${settings.warmupSteps} steps before the first loop step`);
   const session = ModelSession.create(rt, { ...source, baseDtype });
   // Every checkpoint the run writes (warmup/, best/, last/) records the prompts it trains with.

@@ -108,8 +108,11 @@ export function logShards(p: LoadProgress): void {
   if (p.bytes === p.total) console.error(`loaded ${p.file} (${p.shard} of ${p.shards}, ${(p.total / 2 ** 20).toFixed(0)} MiB)`);
 }
 
-/** The tiny preset after its warm-up (data/models/README.md): where a run starts unless told otherwise. */
-export const SHIPPED_MODEL = 'data/models/tiny-curriculum';
+/**
+ * The tiny preset pretrained on an arithmetic corpus, its roles warmed up on the seeds
+ * (data/models/README.md): where a run starts unless told otherwise.
+ */
+export const SHIPPED_MODEL = 'data/models/tiny-arith';
 
 /** The run folder's verl datasets: the bank to train on, the held-out split to validate on. */
 export const VERL_FILES = { train: 'verl/train.parquet', test: 'verl/test.parquet' } as const;

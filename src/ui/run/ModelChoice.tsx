@@ -41,7 +41,7 @@ export function ModelChoice() {
         </dl>
       ) : (
         <p className="muted" data-testid="run-model-default">
-          None held yet: Start loads {DEFAULT_SHIPPED_MODEL}, the tiny preset with its warm-up done (shipped with the lab), and runs
+          None held yet: Start loads {DEFAULT_SHIPPED_MODEL}, the tiny preset pretrained on arithmetic, its roles warmed up (shipped with the lab), and runs
           the loop on it at once; “tiny from scratch” warms a fresh one up first instead.
         </p>
       )}
