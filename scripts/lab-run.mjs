@@ -29,7 +29,13 @@ export async function readySmallRun(page, url, steps, validation = { evalEvery: 
   await page.getByTestId('model-shipped-tiny-arith').click();
   await page.getByTestId('run-model-summary').filter({ hasText: 'tiny-arith' }).waitFor({ timeout: 600_000 });
   const small = { steps, warmupSteps: 0, ...validation, proposals: 2, references: 2, difficultySamples: 2, trainProblems: 2, solverSamples: 2 };
-  for (const [k, v] of Object.entries(small)) await page.getByTestId(`setting-${k}`).fill(String(v));
+  for (const [k, v] of Object.entries(small)) {
+    // Settings a group folds away (details.more-settings) are opened first, as a person would.
+    const input = page.getByTestId(`setting-${k}`);
+    const fold = page.locator('details.more-settings').filter({ has: input });
+    if ((await fold.count()) > 0 && !(await fold.evaluate((d) => d.open))) await fold.locator('summary').click();
+    await input.fill(String(v));
+  }
 }
 
 /** A positive whole number from the command line (`--steps` unless named), or one line naming the bad option and exit. */

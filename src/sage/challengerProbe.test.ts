@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { generateProblem, LEVELS, readStatement, type Level } from '../data/curriculum';
 import { rng } from '../util/random';
-import { expressionKey, probePrompts, probeTable, readProposal, tallyProposals } from './challengerProbe';
+import { expressionKey, probePrompts, probeTable, readProposal, tallyProposals, verdictClass } from './challengerProbe';
 import { COMPACT_TEMPLATES } from './templates';
+import { createValidators } from './validators';
 import { math } from './testing';
 
 describe('Challenger probe', () => {
@@ -83,5 +84,23 @@ describe('Challenger probe', () => {
     }
     expect(new Set(prompts).size).toBeGreaterThan(40);
     expect(() => probePrompts([], 1, { templates: COMPACT_TEMPLATES, references: 3 }, rng(1))).toThrow(/no math problem/);
+  });
+
+  it("classes the loop's verdicts as the validators word them: a wrong claim whatever its numbers, an answer that does not parse whatever its text", async () => {
+    const v = createValidators();
+    const random = rng(Math.floor(Math.random() * 2 ** 31));
+    const a = 2 + Math.floor(random() * 50);
+    const b = 2 + Math.floor(random() * 50);
+    const verdictOf = async (question: string, answer: string, answers?: 'claimed' | 'verified') => {
+      const r = await v.propose({ question, answer }, 'math', 'gen/0/0', answers);
+      return 'problem' in r ? 'admitted' : `rejected: ${r.unusable}`;
+    };
+    expect(verdictClass(await verdictOf(`${a}+${b}=?`, String(a + b + 1)))).toBe('refused: wrong claim');
+    expect(verdictClass(await verdictOf(`${a}*(${b}+1)=?`, String(a)))).toBe('refused: wrong claim');
+    expect(verdictClass(await verdictOf('How many toys?', '\\boxed{}'))).toBe('refused: answer does not parse');
+    expect(verdictClass(await verdictOf('How many toys?', String(a), 'verified'))).toBe('refused: not a statement the environment reads whole');
+    expect(verdictClass(await verdictOf(`${a}+${b}=?`, String(a + b)))).toBe('admitted');
+    for (const reason of ['quality', 'duplicate', 'unparsable']) expect(verdictClass(`rejected: ${reason}`)).toBe(`refused: ${reason}`);
+    expect(verdictClass(undefined)).toBe('no verdict');
   });
 });

@@ -127,3 +127,14 @@ export function probeTable(t: ProbeTally): string {
   if (ops.length) lines.push(`operations in the expression (any style): ${ops.map(([k, n]) => `${k}: ${n} (${share(n, t.evaluated)})`).join(', ')}`);
   return lines.join('\n');
 }
+
+/** The loop's verdict on a proposal as a class: admitted, or the reason it was refused ("claims 9, but 3+9 = 12" → wrong claim). */
+export function verdictClass(verdict: string | undefined): string {
+  if (!verdict) return 'no verdict';
+  const m = /^rejected: (.*)$/.exec(verdict);
+  if (!m) return verdict.split(':')[0]!.trim();
+  const reason = m[1]!;
+  if (/^claims /.test(reason)) return 'refused: wrong claim';
+  if (/^the answer .* does not parse$/.test(reason)) return 'refused: answer does not parse';
+  return `refused: ${reason.split(/[:(,]/)[0]!.trim()}`;
+}
