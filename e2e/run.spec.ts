@@ -94,6 +94,10 @@ test('a loop run in the lab: seeds dropped, live charts and transcripts, pause, 
   await expect(page.getByTestId('transcripts').getByTestId('transcript-solver').first()).toBeVisible();
   await expect(page.getByTestId('settings-panel')).toContainText('read-only while the run lasts');
   await expect(page.getByTestId('setting-steps')).toBeDisabled();
+  // During a run its charts follow its controls; the set-up, fixed for the run, is below them.
+  const top = async (id: string) => (await page.getByTestId(id).boundingBox())!.y;
+  for (const id of ['seeds-panel', 'model-choice', 'settings-panel']) expect(await top(id), id).toBeGreaterThan(await top('run-charts'));
+  expect(await top('run-charts')).toBeGreaterThan(await top('run-status'));
   await page.screenshot({ path: 'test-results/run-live.png', fullPage: true });
 
   await mark('live');

@@ -11,6 +11,7 @@ import { RunsPanel } from './run/RunsPanel';
 import { SeedsPanel } from './run/SeedsPanel';
 import { SettingsPanel } from './run/SettingsPanel';
 import { Transcripts } from './run/Transcripts';
+import { isActive } from './runView';
 import { SelfCheckPanel } from './SelfCheckPanel';
 import { useLab } from './store';
 
@@ -24,6 +25,8 @@ export function App() {
   const runSelfCheck = useLab((s) => s.runSelfCheck);
   const deviceError = useLab((s) => s.deviceError);
   const loadShipped = useLab((s) => s.loadShippedProblems);
+  // Once a run is under way or has steps to show, its charts follow its controls: the set-up, fixed for the run, moves below them.
+  const runShown = useLab((s) => isActive(s.run.status) || s.run.steps.length > 0);
   useEffect(() => {
     void connect().then(() => {
       const s = useLab.getState();
@@ -34,6 +37,11 @@ export function App() {
       if (!s.seedReport && !s.problemsBusy.seeds) void loadShipped('curriculum-500.jsonl');
     });
   }, [connect, runSelfCheck, loadShipped]);
+  const charts = (
+    <Suspense fallback={<section className="panel wide muted">loading charts …</section>}>
+      <RunCharts />
+    </Suspense>
+  );
   return (
     <div className="app">
       <header>
@@ -47,14 +55,13 @@ export function App() {
       <main>
         <FirstVisit />
         <RunControls />
-        {/* The set-up before the charts: a first visitor meets what Start will use before charts that are empty until it runs. */}
+        {runShown && charts}
+        {/* Before a run, the set-up before the charts: a first visitor meets what Start will use before charts that are empty until it runs. */}
         <SeedsPanel />
         <ModelChoice />
         <EvaluatePanel />
         <SettingsPanel />
-        <Suspense fallback={<section className="panel wide muted">loading charts …</section>}>
-          <RunCharts />
-        </Suspense>
+        {!runShown && charts}
         <Transcripts />
         <BankTable />
         <RunsPanel />
