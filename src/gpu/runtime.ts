@@ -594,21 +594,33 @@ export class Runtime {
     if (!this.ctx.features.has('timestamp-query')) return null;
     this.submit();
     this.timing = true;
+    let mine: Command[];
     try {
       record();
     } finally {
       this.timing = false;
+      // Set apart: work other tasks record while the pipelines compile (a read's copy, another
+      // caller's dispatches) must neither enter the timed pass nor be timed with it.
+      mine = this.commands;
+      this.commands = [];
+      this.recorded = 0;
     }
     await this.pipelines.ready();
-    if (this.commands.length === 0) return 0;
+    if (mine.length === 0) return 0;
     this.timerQueries ??= this.device.createQuerySet({ type: 'timestamp', count: 2 });
     const resolve = this.device.createBuffer({ size: 16, usage: 0x200 /* QUERY_RESOLVE */ | 0x04 /* COPY_SRC */ });
     const read = this.device.createBuffer({ size: 16, usage: 0x01 /* MAP_READ */ | 0x08 /* COPY_DST */ });
+    // What others recorded meanwhile goes on after the timed submit, as it was recorded after it.
+    const others = this.commands;
+    const othersRecorded = this.recorded;
+    this.commands = mine;
     this.timed = { querySet: this.timerQueries, resolve, read };
     try {
       this.submit();
     } finally {
       this.timed = null;
+      this.commands = others;
+      this.recorded = othersRecorded;
     }
     this.waitFor(this.counters.submits);
     await read.mapAsync(0x0001 /* READ */);

@@ -122,4 +122,23 @@ describe('matmul autotuner', () => {
     expect(Array.from(await rt.read(x))).toEqual([7, 7, 7, 7]);
     rt.release(x);
   });
+
+  it('times only its own work while another task records dispatches and a read (a self-check beside a run\'s tuning)', async (ctx) => {
+    const rt = await testRuntime();
+    if (!rt.ctx.features.has('timestamp-query')) ctx.skip();
+    const random = rng(freshSeed());
+    const [a, b] = [1 + Math.floor(random() * 100), 1 + Math.floor(random() * 100)];
+    const x = rt.upload(new Float32Array(4).fill(NaN), [4]);
+    const y = rt.upload(new Float32Array(8).fill(NaN), [8]);
+    // gpuTime records its fill, then waits for the pipelines; the other task records its fill
+    // and a read's copy in that wait, before the timed submit.
+    const timing = rt.gpuTime(() => fill(rt, x, a));
+    fill(rt, y, b);
+    const other = rt.read(y);
+    const [ms, values] = await Promise.all([timing, other]);
+    expect(ms).not.toBeNull();
+    expect(Array.from(values)).toEqual(new Array(8).fill(b));
+    expect(Array.from(await rt.read(x))).toEqual(new Array(4).fill(a));
+    rt.release(x, y);
+  });
 });
