@@ -21,6 +21,7 @@ import { spawn } from 'node:child_process';
 import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SHIPPED_SPLITS } from '../data/curriculum';
+import type { Problem } from '../data/problem';
 import { readProblemFile } from '../data/nodeFile';
 import { PROMPT_SETS } from '../model/checkpoint';
 import { METHODS } from '../sage/config';
@@ -28,7 +29,7 @@ import { CEILING, compareChart, compareTable, summarize, type ComparedRun } from
 import type { BankEvent } from '../sage/bank';
 import type { MetricsRecord, RunState } from '../sage/run';
 import type { ValidationOutcomes } from '../sage/validation';
-import { parseJsonl, RUN_FILES } from '../sage/runRecords';
+import { parseJsonl, parseProblems, RUN_FILES } from '../sage/runRecords';
 import { isMain, runCli, UsageError, type OptionValues } from './options';
 import { onInterrupt } from './interrupt';
 import { SHIPPED_MODEL } from './runFiles';
@@ -69,8 +70,20 @@ function readState(dir: string): RunState | null {
   return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as RunState) : null;
 }
 
-/** Every run in the folder with at least one record, for the report, with its per-problem outcomes where it has them. */
-function collect(out: string, methods: readonly string[], repeats: number): ComparedRun[] {
+/**
+ * A run's seed problems: its seeds.json, else the file its config names (a report's copy of the
+ * records leaves the shipped seed file out); undefined where neither is there.
+ */
+async function runSeeds(dir: string): Promise<Problem[] | undefined> {
+  const own = join(dir, RUN_FILES.seeds);
+  if (existsSync(own)) return parseProblems(readFileSync(own, 'utf8'), own);
+  const configFile = join(dir, RUN_FILES.config);
+  const named = existsSync(configFile) ? (JSON.parse(readFileSync(configFile, 'utf8')) as { seeds?: unknown }).seeds : undefined;
+  return typeof named === 'string' && existsSync(named) ? (await readProblemFile(named)).problems : undefined;
+}
+
+/** Every run in the folder with at least one record, for the report, with its per-problem outcomes, bank events and seeds where it has them. */
+async function collect(out: string, methods: readonly string[], repeats: number): Promise<ComparedRun[]> {
   const runs: ComparedRun[] = [];
   for (const method of methods) {
     for (let seed = 0; seed < repeats; seed++) {
@@ -82,7 +95,8 @@ function collect(out: string, methods: readonly string[], repeats: number): Comp
       const outcomes = existsSync(outcomesFile) ? parseJsonl<ValidationOutcomes>(readFileSync(outcomesFile, 'utf8'), outcomesFile) : undefined;
       const bankFile = join(runDir(out, method, seed), RUN_FILES.bank);
       const bankEvents = existsSync(bankFile) ? parseJsonl<BankEvent>(readFileSync(bankFile, 'utf8'), bankFile) : undefined;
-      if (records.some((r) => r.kind === 'step')) runs.push({ method, seed, records, ...(outcomes ? { outcomes } : {}), ...(bankEvents ? { bankEvents } : {}) });
+      const seeds = await runSeeds(runDir(out, method, seed));
+      if (records.some((r) => r.kind === 'step')) runs.push({ method, seed, records, ...(outcomes ? { outcomes } : {}), ...(bankEvents ? { bankEvents } : {}), ...(seeds ? { seeds } : {}) });
     }
   }
   return runs;
@@ -95,7 +109,7 @@ async function seedLevels(file: string): Promise<string[]> {
 }
 
 async function report(o: Options, methods: readonly string[]): Promise<string | null> {
-  const runs = collect(o.out, methods, o.repeats);
+  const runs = await collect(o.out, methods, o.repeats);
   if (!runs.length) return null;
   const summaries = summarize(runs, o.baseline, { ceiling: CEILING.name, seedLevels: await seedLevels(o.seeds) });
   const table = compareTable(summaries);

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { generateProblem, LEVELS } from '../data/curriculum';
 import { rng } from '../util/random';
 import type { BankEvent } from './bank';
-import { admittedLevel, CEILING, compareChart, compareTable, intervalText, levelSpan, meanSe, PLANS_WINDOW, runOutcomes, shareText, summarize, UNREADABLE, type ComparedRun } from './compare';
+import { CEILING, compareChart, compareTable, intervalText, levelSpan, meanSe, PLANS_WINDOW, runOutcomes, shareText, summarize, type ComparedRun } from './compare';
+import { problemLevel, UNREADABLE } from './practice';
 import { gapShare, pairedDifference, pairedGain } from './pairedStats';
 import type { MetricsRecord } from './run';
 import type { StepMetrics } from './loop';
@@ -252,15 +253,15 @@ describe('the ceiling, the levels beyond the seeds and the bank\'s levels', () =
     for (const level of LEVELS) {
       for (let k = 0; k < 20; k++) {
         const p = generateProblem(level, random);
-        const read = Number(admittedLevel({ id: 'x', source: 'challenger', format: 'qa', kind: 'math', statement: p.question, answer: p.answer, raw: {} }));
+        const read = Number(problemLevel({ id: 'x', source: 'challenger', format: 'qa', kind: 'math', statement: p.question, answer: p.answer, raw: {} }));
         // Level 2's sums and differences of numbers up to 9 are level 1's content; from level 2's products on, each shape is its level's own.
         if (level >= 3) expect(read).toBe(level);
         else expect(read === level || (level === 2 && read === 1)).toBe(true);
       }
     }
     const problem = (e: BankEvent) => (e as Extract<BankEvent, { type: 'admit' }>).entry.problem;
-    expect(admittedLevel(problem(sageEvents[0]![2]!))).toBe(UNREADABLE);
-    expect(admittedLevel(problem(sageEvents[0]![3]!))).toBe('2');
+    expect(problemLevel(problem(sageEvents[0]![2]!))).toBe(UNREADABLE);
+    expect(problemLevel(problem(sageEvents[0]![3]!))).toBe('2');
     expect(levelSpan(['3', '4', '5'])).toBe('3-5');
     expect(levelSpan(['2', '4'])).toBe('2,4');
   });

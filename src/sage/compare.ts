@@ -10,12 +10,12 @@
  * validation, not the best: picking the best of several on the held-out split would report the
  * noise's maximum. Pure data: the CLI and the lab draw it.
  */
-import { readStatement } from '../data/curriculum';
 import type { Problem } from '../data/problem';
 import { mean, sampleStd } from '../util/stats';
 import type { BankEvent } from './bank';
 import { gapShare, isRight, pairedDifference, pairedGain, RESAMPLES, type Correct, type Interval } from './pairedStats';
 import type { MetricsRecord } from './run';
+import { compareLevels, comparePractice, problemLevel, runPractice, UNREADABLE, type PracticeOrigin } from './practice';
 import { ownAccuracy, type ValidationOutcomes, type ValidationResult } from './validation';
 
 export interface ComparedRun {
@@ -24,8 +24,10 @@ export interface ComparedRun {
   records: readonly MetricsRecord[];
   /** Its outcomes.jsonl: every held-out problem's result at every validation (absent in records from before they were kept). */
   outcomes?: readonly ValidationOutcomes[];
-  /** Its bank-events.jsonl: what the bank admitted (absent: not read). */
+  /** Its bank-events.jsonl: what the bank admitted and drew (absent: not read). */
   bankEvents?: readonly BankEvent[];
+  /** Its seed problems, for the levels of what the Solver practised (absent: not read). */
+  seeds?: readonly Problem[];
 }
 
 /**
@@ -39,15 +41,6 @@ export const CEILING = {
   method: 'rlvr',
   label: 'ceiling: RLVR on seeds of all five levels (what a perfect Challenger could give)',
 } as const;
-
-/** The level of an admitted problem as the curriculum reads its statement (else its own field), or this. */
-export const UNREADABLE = 'unreadable';
-
-/** An admitted problem's level: the curriculum style its statement is in, else its `level` field, else UNREADABLE. */
-export function admittedLevel(p: Problem): string {
-  const level = (p.kind === 'math' ? readStatement(p.statement)?.level : undefined) ?? p.level;
-  return level === undefined ? UNREADABLE : String(level);
-}
 
 /** Levels as a span where they run on ("3-5"), else listed ("2,4"). */
 export function levelSpan(levels: readonly string[]): string {
@@ -215,8 +208,22 @@ export interface MethodSummary {
   paired: PairedSummary | null;
   /** Where this method is between the baseline and the ceiling; null for those two, without a ceiling, or without outcomes. */
   gap: GapSummary | null;
-  /** Problems the bank admitted a run, per level (admittedLevel), mean ± SE over the runs whose bank events were read; null: none were. */
+  /** Problems the bank admitted a run, per level (problemLevel), mean ± SE over the runs whose bank events were read; null: none were. */
   admittedLevels: Record<string, MeanSe> | null;
+  /** What the Solver practised, over the runs whose bank events and seeds were read; null: none were. */
+  practice: PracticeRow[] | null;
+}
+
+/** The bank's draws of one origin and level in a method's runs. */
+export interface PracticeRow {
+  origin: PracticeOrigin;
+  level: string;
+  /** Draws a run, mean ± SE over the runs (0 in a run that drew none there). */
+  draws: MeanSe;
+  /** Over all the runs' draws there: the mean pass rate, and the shares of draws none of whose samples, or all of them, passed. */
+  passRate: number;
+  noneRight: number;
+  allRight: number;
 }
 
 export interface SummaryOptions {
@@ -302,6 +309,7 @@ export function summarize(runs: readonly ComparedRun[], baseline?: string, optio
       ceiling,
       beyondSeeds: pooled?.key ?? null,
       admittedCounts: admittedCounts(mine, steps),
+      practice: practiceRows(mine, steps),
       outcomes: outcomes.every((o) => o !== null) ? (outcomes as RunOutcomes[]) : null,
     };
   });
@@ -309,9 +317,7 @@ export function summarize(runs: readonly ComparedRun[], baseline?: string, optio
   const baseOutcomes = outcomesOf(base);
   const ceilingOutcomes = outcomesOf(ceiling);
   // Every level any method's bank admitted, in every method's figures (0 where it admitted none).
-  const admitted = [...new Set(summaries.flatMap((s) => (s.admittedCounts ?? []).flatMap((c) => [...c.keys()])))].sort((a, b) =>
-    a === UNREADABLE ? 1 : b === UNREADABLE ? -1 : a.localeCompare(b, undefined, { numeric: true }),
-  );
+  const admitted = [...new Set(summaries.flatMap((s) => (s.admittedCounts ?? []).flatMap((c) => [...c.keys()])))].sort(compareLevels);
   return summaries.map(({ outcomes, admittedCounts, ...s }) => ({
     ...s,
     admittedLevels: admittedCounts && Object.fromEntries(admitted.map((l) => [l, meanSe(admittedCounts.map((c) => c.get(l) ?? 0))])),
@@ -326,7 +332,7 @@ function admittedCounts(runs: readonly ComparedRun[], steps: number): Map<string
     const c = new Map<string, number>();
     for (const e of events) {
       if (e.type !== 'admit' || e.entry.provenance.step >= steps) continue;
-      const level = admittedLevel(e.entry.problem);
+      const level = problemLevel(e.entry.problem);
       c.set(level, (c.get(level) ?? 0) + 1);
     }
     return c;
@@ -334,8 +340,23 @@ function admittedCounts(runs: readonly ComparedRun[], steps: number): Map<string
   return counts.length ? counts : null;
 }
 
+/** The bank's draws in each run's first `steps` steps by origin and level, for the runs whose events and seeds were read (null: none were). */
+function practiceRows(runs: readonly ComparedRun[], steps: number): PracticeRow[] | null {
+  const read = runs.flatMap((r) => (r.bankEvents && r.seeds ? [runPractice(r.bankEvents, r.seeds, steps)] : []));
+  if (!read.length) return null;
+  const keys = [...new Map(read.flat().map((c) => [`${c.origin} ${c.level}`, { origin: c.origin, level: c.level }])).values()].sort(comparePractice);
+  return keys.map(({ origin, level }) => {
+    const cells = read.map((cs) => cs.find((c) => c.origin === origin && c.level === level));
+    const rates = cells.flatMap((c) => c?.rates ?? []);
+    const share = (f: (x: number) => boolean) => rates.filter(f).length / rates.length;
+    return { origin, level, draws: meanSe(cells.map((c) => c?.rates.length ?? 0)), passRate: mean(rates), noneRight: share((x) => x <= 0), allRight: share((x) => x >= 1) };
+  });
+}
+
 const pct = (m: MeanSe | null | undefined) => (!m || !m.n ? '-' : `${(100 * m.mean).toFixed(1)}${m.se === null ? '' : ` ± ${(100 * m.se).toFixed(1)}`}`);
 const num = (m: MeanSe | null | undefined, digits = 2) => (!m || !m.n ? '-' : `${m.mean.toFixed(digits)}${m.se === null ? '' : ` ± ${m.se.toFixed(digits)}`}`);
+/** A share in percent. */
+const pct1 = (x: number) => (100 * x).toFixed(1);
 /** A share as signed points. */
 const points = (x: number) => {
   const t = (100 * x).toFixed(1);
@@ -373,6 +394,9 @@ function notes(summaries: readonly MethodSummary[]): string[] {
     ...(unpaired.length ? [`${unpaired.join(', ')}: no per-problem outcomes in the records (kept before they were), so no paired interval: gain and difference are plain differences of means.`] : []),
     ...(summaries.some((s) => s.admittedLevels)
       ? [`Admitted: problems the bank took in a run (mean ± standard error over seeds), by the level of the curriculum style its statement is in; ${UNREADABLE}: a statement no curriculum style reads.`]
+      : []),
+    ...(summaries.some((s) => s.practice)
+      ? ['Practised: the problems the bank drew for the Solver, by origin and level as above; draws a run (mean ± standard error over seeds); over all the runs\' draws, the mean pass rate (the share of the Solver\'s samples the validators accepted; a validator-free method\'s: its Judge\'s mean score), and the draws whose samples none or all passed, which hold no contrast within the problem.']
       : []),
   ];
 }
@@ -456,6 +480,12 @@ export function compareTable(summaries: readonly MethodSummary[]): string {
         summaries.map((s) => [s.method, num(s.admitted, 1), ...admittedLabels.map((l) => num(s.admittedLevels?.[l], 1))]),
       )
     : null;
+  const practised = summaries.some((s) => s.practice)
+    ? markdown(
+        ['method', 'drawn from', 'level', 'draws a run', 'pass rate', 'none right', 'all right'],
+        summaries.flatMap((s) => (s.practice ?? []).map((p) => [s.method, p.origin === 'seed' ? 'seeds' : 'generated', p.level === UNREADABLE ? p.level : `level ${p.level}`, num(p.draws, 1), pct1(p.passRate), pct1(p.noneRight), pct1(p.allRight)])),
+      )
+    : null;
   const other = markdown(
     ['method', 'plans shown', `plans right (last ${PLANS_WINDOW} steps)`, 'Critic AUC problems', 'Critic AUC plans', 'admitted', 'Solver rollouts a step: seeds', 'generated'],
     summaries.map((s) => [s.method, pct(s.final.planShown), pct(s.plansRight), num(s.final.problemAuc), num(s.final.planAuc), num(s.admitted, 1), num(s.solverRollouts?.seeds, 1), num(s.solverRollouts?.generated, 1)]),
@@ -468,6 +498,7 @@ export function compareTable(summaries: readonly MethodSummary[]): string {
     other,
     '',
     ...(admitted ? ['What the bank admitted, by level:', '', admitted, ''] : []),
+    ...(practised ? ['What the Solver practised:', '', practised, ''] : []),
     notes(summaries).join('\n\n'),
   ].join('\n');
 }
