@@ -99,6 +99,9 @@ describe('Challenger probe', () => {
     expect(verdictClass(await verdictOf(`${a}*(${b}+1)=?`, String(a)))).toBe('refused: wrong claim');
     expect(verdictClass(await verdictOf('How many toys?', '\\boxed{}'))).toBe('refused: answer does not parse');
     expect(verdictClass(await verdictOf('How many toys?', String(a), 'verified'))).toBe('refused: not a statement the environment reads whole');
+    expect(verdictClass(await verdictOf(`${a}-${a + b}=?`, '0'))).toBe('refused: does not evaluate');
+    expect(verdictClass(await verdictOf(`${a}*(1+0)-${a + 1}*${b}=?`, '0'))).toBe('refused: does not evaluate');
+    expect(verdictClass(await verdictOf(`9*(${2 * a + 1}/${4 * a})+14=?`, '0'))).toBe('refused: does not evaluate');
     expect(verdictClass(await verdictOf(`${a}+${b}=?`, String(a + b)))).toBe('admitted');
     for (const reason of ['quality', 'duplicate', 'unparsable']) expect(verdictClass(`rejected: ${reason}`)).toBe(`refused: ${reason}`);
     expect(verdictClass(undefined)).toBe('no verdict');

@@ -136,5 +136,7 @@ export function verdictClass(verdict: string | undefined): string {
   const reason = m[1]!;
   if (/^claims /.test(reason)) return 'refused: wrong claim';
   if (/^the answer .* does not parse$/.test(reason)) return 'refused: answer does not parse';
+  // The environment's evaluation names the expression first ("5*(1+0)-3*5 is negative", "9*(4/19)+14: 4/19 is not an integer").
+  if (/^[\d(]/.test(reason)) return 'refused: does not evaluate';
   return `refused: ${reason.split(/[:(,]/)[0]!.trim()}`;
 }
