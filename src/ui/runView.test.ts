@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { UNREADABLE } from '../sage/practice';
 import type { BankEntry } from '../sage/bank';
 import { METHODS } from '../sage/config';
 import type { StepMetrics } from '../sage/loop';
@@ -59,7 +60,10 @@ describe('the run view', () => {
     ]);
     expect(sage.validations.at(-1)).toMatchObject({ step: 5, accuracy: 0.1, planned: 0.3, problemAuc: 0.9, planAuc: 0.7 });
     expect(v.best?.accuracy).toBe(0.1);
-    expect(v.admitted).toMatchObject([{ id: 'gen/0/1', answer: '1', passRate: 0.4, parents: ['seed:1'] }]);
+    expect(v.admitted).toMatchObject([{ id: 'gen/0/1', answer: '1', passRate: 0.4, parents: ['seed:1'], level: UNREADABLE }]);
+    // A statement in a curriculum style shows the level it reads as.
+    const styled = { ...entry('gen/0/2', 0), problem: { ...entry('gen/0/2', 0).problem, statement: '5*(7+1)-3*5=?' } };
+    expect(reduceRun(v, [{ type: 'bank', event: { type: 'admit', entry: styled } }]).admitted.at(-1)).toMatchObject({ id: 'gen/0/2', level: '5' });
 
     v = reduceRun(v, [
       { type: 'resumed', step: 1 },

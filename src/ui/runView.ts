@@ -7,6 +7,7 @@
 import type { BankEntry, BankEvent, RejectReason } from '../sage/bank';
 import type { MethodConfig, RoleName } from '../sage/config';
 import type { Phase, Transcript } from '../sage/loop';
+import { problemLevel } from '../sage/practice';
 import type { MetricsRecord } from '../sage/run';
 import { parseJsonl, RUN_FILES } from '../sage/runRecords';
 import { ownAccuracy, type ValidationOutcomes } from '../sage/validation';
@@ -92,6 +93,8 @@ export interface AdmittedRow {
   step: number;
   quality: number | null;
   parents: string[];
+  /** The curriculum level its statement reads as (problemLevel), or UNREADABLE. */
+  level: string;
   /** The latest measured Solver pass rate. */
   passRate: number | null;
 }
@@ -149,6 +152,7 @@ function admittedRow(e: BankEntry): AdmittedRow {
     step: e.provenance.step,
     quality: e.provenance.quality,
     parents: e.provenance.parents,
+    level: problemLevel(p),
     passRate: last ? last[1] : null,
   };
 }

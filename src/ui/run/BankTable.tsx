@@ -1,4 +1,5 @@
 import { useDeferredValue, useMemo, useState, type UIEvent } from 'react';
+import { UNREADABLE } from '../../sage/practice';
 import type { AdmittedRow } from '../runView';
 import { useLab } from '../store';
 
@@ -40,6 +41,7 @@ export function BankTable() {
       <div className="table-head bank-grid">
         <span>id</span>
         <span>statement</span>
+        <span>level</span>
         <span>step</span>
         <span>quality</span>
         <span>pass rate</span>
@@ -56,6 +58,7 @@ export function BankTable() {
             >
               <span className="mono">{r.id}</span>
               <span className="statement" title={r.statement}>{r.statement}</span>
+              <span title={r.level === UNREADABLE ? 'no curriculum style reads this statement' : undefined}>{r.level === UNREADABLE ? '—' : r.level}</span>
               <span>{r.step}</span>
               <span>{r.quality === null ? '—' : r.quality.toFixed(2)}</span>
               <span>{r.passRate === null ? '—' : `${Math.round(100 * r.passRate)}%`}</span>
