@@ -307,6 +307,31 @@ describe('the ceiling, the levels beyond the seeds and the bank\'s levels', () =
     expect(compareTable([plain!])).not.toContain('ceiling');
   });
 
+  it('reports the Solver alone per level beside the own mode, for a method with plans', () => {
+    // SAGE's own mode (with plans) right on levels 1-2 only; its Solver alone right beyond them too.
+    const planned = (step: number, bits: readonly number[]): ValidationOutcomes => ({ ...line(step, bits), mode: 'planned' });
+    const withPlans = [0, 1].map((seed) => {
+      const [s0, sf, p0, pf] = [draw(easy), draw((j) => (levelOf(j) <= 2 ? 0.9 : 0.6)), draw(easy), draw((j) => (levelOf(j) <= 2 ? 0.9 : 0.05))];
+      const v = (step: number, solver: number[], own: number[]): ValidationResult => ({ ...result(step, solver), planned: { ...result(step, own), planShown: 0.5 } });
+      return {
+        method: 'sage', seed,
+        records: [{ kind: 'validation', step: 0, validation: v(0, s0, p0) }, step(0, 0), step(1, 0, v(2, sf, pf))],
+        outcomes: [line(0, s0), planned(0, p0), line(2, sf), planned(2, pf)],
+      } as ComparedRun;
+    });
+    const [s, r] = summarize([...withPlans, ...rlvr], 'rlvr', { seedLevels: ['1', '2'] });
+    const finalsOf = (runs: ComparedRun[], mode: 'solver' | 'planned') => runs.map((x) => new Map(x.outcomes!.filter((o) => o.mode === mode).at(-1)!.problems.map((p) => [p.id, p.verdict])));
+    expect(s!.paired!.perLevelSolver['3-4']!.vsBaseline).toEqual(pairedDifference(finalsOf(withPlans, 'solver'), finals(rlvr), beyond));
+    expect(s!.paired!.perLevel['3-4']!.vsBaseline).toEqual(pairedDifference(finalsOf(withPlans, 'planned'), finals(rlvr), beyond));
+    const solverBeyond = finalsOf(withPlans, 'solver').map((m) => [...m].filter(([id]) => beyond.has(id)).reduce((a, [, v]) => a + v, 0) / beyond.size);
+    expect(s!.final.perLevelSolver['3-4']).toEqual(meanSe(solverBeyond));
+    const table = compareTable([s!, r!]);
+    expect(table).toContain('Per level, the Solver alone, for the methods whose own mode has plans:');
+    expect(table).toContain(`| sage | 3-4 (beyond the seeds) | 6 | ${(100 * s!.final.perLevelSolver['3-4']!.mean).toFixed(1)} ± ${(100 * s!.final.perLevelSolver['3-4']!.se!).toFixed(1)} | ${intervalText(s!.paired!.perLevelSolver['3-4']!.gain!)} | ${intervalText(s!.paired!.perLevelSolver['3-4']!.vsBaseline!)} |`);
+    // Without plans, no such table (the own mode is the Solver alone).
+    expect(compareTable(summarize([...sage, ...rlvr], 'rlvr', { seedLevels: ['1', '2'] }))).not.toContain('the Solver alone, for the methods');
+  });
+
   it('writes a share in percent, infinite where a resample\'s gap was 0', () => {
     const i = { estimate: 0.4, lo: -0.1, hi: 0.85, se: 0.2, insideNoise: true, problems: 600, seeds: [5, 5, 5], seedsResampled: true, resamples: 2000 };
     expect(shareText(i)).toBe('40% [-10%, 85%] inside the noise');

@@ -120,6 +120,8 @@ export interface PairedSummary {
   solver: PairedFigures;
   /** Per level, in the method's own mode. */
   perLevel: Record<string, PairedFigures>;
+  /** Per level, the Solver alone. */
+  perLevelSolver: Record<string, PairedFigures>;
 }
 
 /** Each level's held-out problems (ids), and the levels pooled under `pooled`'s key, from the runs' outcomes. */
@@ -144,10 +146,12 @@ export function pairedSummary(mine: readonly RunOutcomes[], base: readonly RunOu
     gain: pairedGain(mine.map((r) => r.start[m]), mine.map((r) => r.final[m]), within),
     vsBaseline: base ? pairedDifference(mine.map((r) => r.final[m]), base.map((r) => r.final[m]), within) : null,
   });
+  const scopes = [...levelScopes(mine, pooled)];
   return {
     own: mode('own'),
     solver: mode('solver'),
-    perLevel: Object.fromEntries([...levelScopes(mine, pooled)].map(([level, ids]) => [level, mode('own', ids)])),
+    perLevel: Object.fromEntries(scopes.map(([level, ids]) => [level, mode('own', ids)])),
+    perLevelSolver: Object.fromEntries(scopes.map(([level, ids]) => [level, mode('solver', ids)])),
   };
 }
 
@@ -181,6 +185,8 @@ export interface MethodSummary {
     solver: MeanSe;
     /** Per level, in the method's own mode. */
     perLevel: Record<string, MeanSe>;
+    /** Per level, the Solver alone. */
+    perLevelSolver: Record<string, MeanSe>;
     problemAuc: MeanSe | null;
     planAuc: MeanSe | null;
     planShown: MeanSe | null;
@@ -252,9 +258,13 @@ export function summarize(runs: readonly ComparedRun[], baseline?: string, optio
   const beyond = seedLevels?.length ? held.filter((l) => !seedLevels.includes(l)) : [];
   // One level beyond is its own row already.
   const pooled: Pooled | null = beyond.length > 1 && beyond.length < held.length ? { key: levelSpan(beyond), levels: beyond } : null;
-  /** A validation's accuracy pooled over the levels beyond the seeds (own mode), where it has any. */
-  const pooledAccuracy = (v: ValidationResult) => {
-    const tallies = pooled ? defined(pooled.levels.map((l) => (v.planned ?? v).perLevel[l])) : [];
+  /** A validation's tallies per level: the own mode's, or the Solver alone's. */
+  type Tallies = (v: ValidationResult) => ValidationResult['perLevel'];
+  const ownTallies: Tallies = (v) => (v.planned ?? v).perLevel;
+  const solverTallies: Tallies = (v) => v.perLevel;
+  /** A validation's accuracy pooled over the levels beyond the seeds, where it has any. */
+  const pooledAccuracy = (v: ValidationResult, tallied: Tallies) => {
+    const tallies = pooled ? defined(pooled.levels.map((l) => tallied(v)[l])) : [];
     const total = tallies.reduce((a, t) => a + t.total, 0);
     return total ? tallies.reduce((a, t) => a + t.correct, 0) / total : undefined;
   };
@@ -271,6 +281,12 @@ export function summarize(runs: readonly ComparedRun[], baseline?: string, optio
     const common = [...new Set(points.flatMap((ps) => ps.map((p) => p.after)))].filter((a) => a <= steps && points.every((ps) => ps.some((p) => p.after === a))).sort((a, b) => a - b);
     const at = (a: number) => points.map((ps) => ps.find((p) => p.after === a)!.v);
     const levels = [...new Set(finals.flatMap((v) => Object.keys((v.planned ?? v).perLevel)))].sort();
+    /** Each level's final accuracy, then the levels beyond the seeds pooled, as mean ± SE over the runs. */
+    const levelMeans = (tallied: Tallies): Record<string, MeanSe> =>
+      Object.fromEntries([
+        ...levels.map((l) => [l, meanSe(defined(finals.map((v) => tallied(v)[l]?.accuracy)))]),
+        ...(pooled ? [[pooled.key, meanSe(defined(finals.map((v) => pooledAccuracy(v, tallied))))]] : []),
+      ]);
     const optional = (xs: (number | null | undefined)[]) => {
       const d = defined(xs);
       return d.length ? meanSe(d) : null;
@@ -289,10 +305,8 @@ export function summarize(runs: readonly ComparedRun[], baseline?: string, optio
       final: {
         own: meanSe(finals.map(ownAccuracy)),
         solver: meanSe(finals.map((v) => v.accuracy)),
-        perLevel: Object.fromEntries([
-          ...levels.map((l) => [l, meanSe(defined(finals.map((v) => (v.planned ?? v).perLevel[l]?.accuracy)))]),
-          ...(pooled ? [[pooled.key, meanSe(defined(finals.map(pooledAccuracy)))]] : []),
-        ]),
+        perLevel: levelMeans(ownTallies),
+        perLevelSolver: levelMeans(solverTallies),
         problemAuc: optional(finals.map((v) => v.critic?.problemAuc)),
         planAuc: optional(finals.map((v) => v.critic?.planAuc)),
         planShown: optional(finals.map((v) => v.planned?.planShown)),
@@ -377,7 +391,7 @@ export function shareText(i: Interval): string {
 /** What a comparison's table says of its figures, under the table. */
 function notes(summaries: readonly MethodSummary[]): string[] {
   const intervals = defined(summaries.flatMap((s) => [
-    ...(s.paired ? [s.paired.own, s.paired.solver, ...Object.values(s.paired.perLevel)].flatMap((f) => [f.gain, f.vsBaseline]) : []),
+    ...(s.paired ? [s.paired.own, s.paired.solver, ...Object.values(s.paired.perLevel), ...Object.values(s.paired.perLevelSolver)].flatMap((f) => [f.gain, f.vsBaseline]) : []),
     ...(s.gap ? [s.gap.own, ...Object.values(s.gap.perLevel)] : []),
   ]));
   const unpaired = summaries.filter((s) => !s.paired).map((s) => s.method);
@@ -443,13 +457,15 @@ export function compareTable(summaries: readonly MethodSummary[]): string {
     const i = s.paired?.[mode].gain;
     return i ? intervalText(i) : s.paired ? '-' : points(s.final[mode].mean - s.start[mode].mean);
   };
+  const pairedLevels = (s: MethodSummary, mode: 'own' | 'solver') => (mode === 'own' ? s.paired?.perLevel : s.paired?.perLevelSolver);
+  const finalLevels = (s: MethodSummary, mode: 'own' | 'solver') => (mode === 'own' ? s.final.perLevel : s.final.perLevelSolver);
   const vs = (s: MethodSummary, mode: 'own' | 'solver', level?: string) => {
     if (!base) return [];
     if (s === base) return ['-'];
-    const i = level === undefined ? s.paired?.[mode].vsBaseline : s.paired?.perLevel[level]?.vsBaseline;
+    const i = level === undefined ? s.paired?.[mode].vsBaseline : pairedLevels(s, mode)?.[level]?.vsBaseline;
     if (i) return [intervalText(i)];
-    const mine = level === undefined ? s.final[mode] : s.final.perLevel[level];
-    const theirs = level === undefined ? base.final[mode] : base.final.perLevel[level];
+    const mine = level === undefined ? s.final[mode] : finalLevels(s, mode)[level];
+    const theirs = level === undefined ? base.final[mode] : finalLevels(base, mode)[level];
     return [mine?.n && theirs?.n ? points(mine.mean - theirs.mean) : '-'];
   };
   const accuracy = markdown(
@@ -464,15 +480,20 @@ export function compareTable(summaries: readonly MethodSummary[]): string {
   const beyond = summaries.find((s) => s.beyondSeeds)?.beyondSeeds;
   const levels = [...[...new Set(summaries.flatMap((s) => Object.keys(s.final.perLevel)))].filter((l) => l !== beyond).sort(), ...(beyond ? [beyond] : [])];
   const levelName = (l: string) => (l === beyond ? `${l} (beyond the seeds)` : l);
-  const perLevel = markdown(
-    ['method', 'level', 'problems', 'final (own mode)', 'gain (own mode)', ...vsHead('own mode')],
-    summaries.flatMap((s) =>
-      levels.map((l) => {
-        const f = s.paired?.perLevel[l];
-        return [s.method, levelName(l), String(f?.gain?.problems ?? '-'), pct(s.final.perLevel[l]), f?.gain ? intervalText(f.gain) : '-', ...vs(s, 'own', l)];
-      }),
-    ),
-  );
+  const perLevel = (mode: 'own' | 'solver', shown: readonly MethodSummary[]) => {
+    const name = mode === 'own' ? 'own mode' : 'Solver alone';
+    return markdown(
+      ['method', 'level', 'problems', `final (${name})`, `gain (${name})`, ...vsHead(name)],
+      shown.flatMap((s) =>
+        levels.map((l) => {
+          const f = pairedLevels(s, mode)?.[l];
+          return [s.method, levelName(l), String(f?.gain?.problems ?? '-'), pct(finalLevels(s, mode)[l]), f?.gain ? intervalText(f.gain) : '-', ...vs(s, mode, l)];
+        }),
+      ),
+    );
+  };
+  // Where a method's own mode is not the Solver alone (it has plans), its Solver alone per level too, against the baseline's.
+  const planned = summaries.filter((s) => s.final.planShown !== null);
   const admittedLabels = [...new Set(summaries.flatMap((s) => Object.keys(s.admittedLevels ?? {})))];
   const admitted = summaries.some((s) => s.admittedLevels)
     ? markdown(
@@ -493,7 +514,8 @@ export function compareTable(summaries: readonly MethodSummary[]): string {
   return [
     accuracy,
     '',
-    ...(levels.length ? ['Per level:', '', perLevel, ''] : []),
+    ...(levels.length ? ['Per level:', '', perLevel('own', summaries), ''] : []),
+    ...(levels.length && planned.length ? ['Per level, the Solver alone, for the methods whose own mode has plans:', '', perLevel('solver', planned), ''] : []),
     ...gapTable(summaries, levels, levelName),
     other,
     '',
