@@ -140,6 +140,16 @@ export interface Pooled {
   levels: readonly string[];
 }
 
+/**
+ * The held-out levels the seeds do not show, pooled, where the seeds show some of the held-out
+ * levels and not all, and more than one lies beyond them (one level beyond is its own row
+ * already); null otherwise.
+ */
+export function beyondSeeds(held: readonly string[], seedLevels: readonly string[] | undefined): Pooled | null {
+  const beyond = seedLevels?.length ? held.filter((l) => !seedLevels.includes(l)) : [];
+  return beyond.length > 1 && beyond.length < held.length ? { key: levelSpan(beyond), levels: beyond } : null;
+}
+
 /** A method's paired figures from its runs' outcomes, against the baseline's runs (null: none to compare with). */
 export function pairedSummary(mine: readonly RunOutcomes[], base: readonly RunOutcomes[] | null, pooled: Pooled | null = null): PairedSummary {
   const mode = (m: keyof ModeOutcomes, within?: ReadonlySet<string>): PairedFigures => ({
@@ -252,12 +262,8 @@ export function summarize(runs: readonly ComparedRun[], baseline?: string, optio
   const methods = [...new Set(runs.map((r) => r.method))];
   const base = baseline !== undefined && methods.includes(baseline) ? baseline : null;
   const ceiling = options.ceiling !== undefined && options.ceiling !== base && methods.includes(options.ceiling) ? options.ceiling : null;
-  // The held-out levels the seeds do not show, pooled (where the seeds show some and not all).
   const held = [...new Set(runs.flatMap((r) => validations(r.records).flatMap((p) => Object.keys((p.v.planned ?? p.v).perLevel))))].sort();
-  const seedLevels = options.seedLevels;
-  const beyond = seedLevels?.length ? held.filter((l) => !seedLevels.includes(l)) : [];
-  // One level beyond is its own row already.
-  const pooled: Pooled | null = beyond.length > 1 && beyond.length < held.length ? { key: levelSpan(beyond), levels: beyond } : null;
+  const pooled = beyondSeeds(held, options.seedLevels);
   /** A validation's tallies per level: the own mode's, or the Solver alone's. */
   type Tallies = (v: ValidationResult) => ValidationResult['perLevel'];
   const ownTallies: Tallies = (v) => (v.planned ?? v).perLevel;

@@ -50,6 +50,29 @@ describe('kept runs compared by method', () => {
     const [s2] = compareKept([{ ...sage[0]!, outcomes: sage[0]!.outcomes!.slice(1) }, sage[1]!, ...rlvr]);
     expect(s2!.paired).toBeNull();
   });
+
+  it('pools the held-out levels the seeds do not show, as npm run compare does, where the runs recorded their seeds\' levels', () => {
+    // Nine problems at levels 1-3; the seeds show level 1 only.
+    const ids = Array.from({ length: 9 }, (_, j) => `p${j}`);
+    const levels = ids.map((_, j) => String(1 + Math.floor(j / 3)));
+    const random = () => Math.random();
+    const draw = () => ids.map(() => (random() < 0.5 ? '1' : '0')).join('');
+    const make = (id: string, method: RunRecord['config']['method'], seedLevels?: string[]): RunRecord => {
+      const r = run(id, method, 0.5, 0);
+      return { ...r, config: { ...r.config, ...(seedLevels ? { seedLevels } : {}) }, outcomes: [{ step: 0, ids, levels, solver: draw(), planned: null }, { step: 20, ids, levels, solver: draw(), planned: null }] };
+    };
+    const runs = [make('a', 'sage', ['1']), make('b', 'sage', ['1']), make('c', 'rlvr', ['1']), make('d', 'rlvr', ['1'])];
+    const [s, r] = compareKept(runs);
+    expect(s!.beyondSeeds).toBe('2-3');
+    expect(r!.beyondSeeds).toBe('2-3');
+    const finals = (xs: RunRecord[]) => xs.map((x) => new Map(ids.map((id, j) => [id, Number(x.outcomes![1]!.solver[j])])));
+    expect(s!.paired!.perLevel['2-3']).toMatchObject({ vsBaseline: pairedDifference(finals(runs.slice(0, 2)), finals(runs.slice(2)), new Set(ids.slice(3))) });
+    expect(s!.paired!.perLevel['2-3']!.vsBaseline!.problems).toBe(6);
+    // Records kept before the seeds' levels were: no pooled figure.
+    const old = compareKept(runs.map((x) => ({ ...x, config: { ...x.config, seedLevels: undefined } })));
+    expect(old[0]!.beyondSeeds).toBeNull();
+    expect(Object.keys(old[0]!.paired!.perLevel)).toEqual(['1', '2', '3']);
+  });
 });
 
 describe('a comparison of kept runs', () => {

@@ -6,7 +6,7 @@
  * the autosave; a record is a few kilobytes even after a thousand steps.
  */
 import { createStore, del, entries, set } from 'idb-keyval';
-import { meanSe, pairedSummary, type ChartSeries, type MeanSe, type ModeOutcomes, type PairedSummary, type RunOutcomes } from '../sage/compare';
+import { beyondSeeds, meanSe, pairedSummary, type ChartSeries, type MeanSe, type ModeOutcomes, type PairedSummary, type RunOutcomes } from '../sage/compare';
 import type { MethodName } from '../sage/config';
 import type { EvolveSettings } from '../worker/api';
 import type { KeptOutcomes, RunView } from './runView';
@@ -23,6 +23,8 @@ export interface RunConfig {
   resumed?: boolean;
   /** The comparison it belongs to (see comparisonKey): runs of one start, settings and problems. */
   comparison?: string;
+  /** The levels its seeds show (absent in records kept before they were): the held-out levels beyond them are also reported pooled. */
+  seedLevels?: string[];
 }
 
 export interface RunRecord {
@@ -97,6 +99,8 @@ export interface KeptComparison {
   start: MeanSe;
   final: MeanSe;
   admitted: MeanSe;
+  /** The key under which paired.perLevel pools the held-out levels the seeds do not show ("3-5"), or null. */
+  beyondSeeds: string | null;
   /**
    * From the runs' per-problem outcomes: the gain from the start, and the difference from the
    * RLVR runs where there are some (compare.ts); null where a run was kept before outcomes were.
@@ -135,6 +139,9 @@ export function compareKept(runs: readonly RunRecord[]): KeptComparison[] {
     return o.every((x) => x !== null) ? (o as RunOutcomes[]) : null;
   };
   const rlvr = outcomesOf(usable.filter((r) => r.config.method === 'rlvr'));
+  // The held-out levels beyond the seeds, pooled as `npm run compare` pools them (the runs of a comparison share their seeds).
+  const held = [...new Set(usable.flatMap((r) => r.outcomes ?? []).flatMap((k) => k.levels.filter((l): l is string => !!l)))].sort();
+  const pooled = beyondSeeds(held, usable.find((r) => r.config.seedLevels)?.config.seedLevels);
   return methods.map((method) => {
     const mine = usable.filter((r) => r.config.method === method);
     const outcomes = outcomesOf(mine);
@@ -145,7 +152,8 @@ export function compareKept(runs: readonly RunRecord[]): KeptComparison[] {
       start: meanSe(mine.map((r) => r.validations[0]!.accuracy)),
       final: meanSe(mine.map((r) => r.validations[r.validations.length - 1]!.accuracy)),
       admitted: meanSe(mine.map((r) => r.bank[r.bank.length - 1]?.admitted ?? 0)),
-      paired: outcomes && pairedSummary(outcomes, method === 'rlvr' || !rlvr?.length ? null : rlvr),
+      beyondSeeds: pooled?.key ?? null,
+      paired: outcomes && pairedSummary(outcomes, method === 'rlvr' || !rlvr?.length ? null : rlvr, pooled),
     };
   });
 }

@@ -220,6 +220,7 @@ const recordConfig = (s: LabState, method: MethodName, templates: RunConfig['tem
   seeds: s.seedReport?.name ?? '—',
   validation: s.validationReport?.name ?? '—',
   model: s.model?.origin ?? DEFAULT_SHIPPED_MODEL,
+  ...(s.seedReport?.levels.length ? { seedLevels: s.seedReport.levels } : {}),
 });
 
 export const runSlice: StateCreator<LabState, [], [], RunSlice> = (set, get) => {

@@ -134,6 +134,8 @@ export interface ProblemSetReport {
   duplicates: number;
   /** The first few problems, for a preview. */
   preview: Problem[];
+  /** The curriculum levels its problems carry, sorted (none: their format has no levels). */
+  levels: string[];
 }
 
 /** What the page is told of a seed file read for fine-tuning (the pairs stay in the engine). */

@@ -26,6 +26,7 @@ import { CodeVerifier, type SandboxRunner } from '../verify/python/codeVerifier'
 import type { EvolveEvent, EvolveRequest, EvolveResult, EvolveSettings, ProblemSetReport, SftPair, SftSeedsReport } from './api';
 import type { RunAutosave } from './autosave';
 import { errorText } from '../util/errorText';
+import { compareLevels } from '../sage/practice';
 
 /** Events reach the page at most this often. */
 const EVENT_INTERVAL_MS = 250;
@@ -75,7 +76,8 @@ export async function readSftSeeds(name: string, file: Blob, fields: string): Pr
 
 /** What the page is told of a set of problems: counts per format, the first bad lines, a preview. */
 export function problemSetReport(which: 'seeds' | 'validation', name: string, problems: readonly Problem[], errors: readonly { line: number; reason: string }[] = [], duplicates = 0): ProblemSetReport {
-  return { which, name, problems: problems.length, counts: formatCounts(problems), errors: errors.slice(0, REPORTED_ERRORS), errorCount: errors.length, duplicates, preview: problems.slice(0, PREVIEW) };
+  const levels = [...new Set(problems.flatMap((p) => (p.level === undefined ? [] : [String(p.level)])))].sort(compareLevels);
+  return { which, name, problems: problems.length, counts: formatCounts(problems), errors: errors.slice(0, REPORTED_ERRORS), errorCount: errors.length, duplicates, preview: problems.slice(0, PREVIEW), levels };
 }
 
 /** What a run records as its config.json, the same fields the CLI writes. */

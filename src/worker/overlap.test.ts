@@ -12,7 +12,8 @@ describe('engine: the held-out split by content, before a run', () => {
   it('tells how many validation problems share a seed’s content, with examples, and drops them', async () => {
     const e = createEngine(nodePlatform({ cacheFile: join(tmpdir(), `sage-lab-overlap-${process.pid}.json`) }));
     expect(await e.problemOverlap()).toBeNull();
-    await e.loadProblems('seeds', 'curriculum-500.jsonl', new Blob([seeds]));
+    // The report names the levels the seeds carry (the lab pools the held-out levels beyond them).
+    expect((await e.loadProblems('seeds', 'curriculum-500.jsonl', new Blob([seeds]))).levels).toEqual(['1', '2']);
     // Three seeds renamed and two held-out problems: a statement's names are not its content.
     const records = seeds.trim().split('\n').map((l) => JSON.parse(l) as { id: string; question: string; expression: string });
     const named = records.filter((r) => / (adds|takes|has) /.test(r.question)).slice(0, 3);
@@ -26,6 +27,8 @@ describe('engine: the held-out split by content, before a run', () => {
     expect(overlap.examples[0]).toBe(`mine-0 "${named[0]!.question.replace(/^[A-Z][a-z]+/, 'Zed')}" ↔ seed ${first.id}`);
     const dropped = await e.dropOverlap();
     expect(dropped).toMatchObject({ which: 'validation', problems: 2, name: 'mine.jsonl, 3 overlapping the seeds dropped' });
+    // The two held-out problems left, of level 1 (the split's first lines).
+    expect(dropped.levels).toEqual([...new Set(held.slice(0, 2).map((l) => String((JSON.parse(l) as { level: number }).level)))]);
     expect(dropped.preview.map((p) => p.id)).toEqual(held.slice(0, 2).map((l) => (JSON.parse(l) as { id: string }).id));
     expect(await e.problemOverlap()).toEqual({ count: 0, validation: 2, examples: [] });
     // The seeds as their own validation: nothing would be held out, and nothing is dropped.

@@ -28,7 +28,9 @@ function Comparison({ runs }: { runs: RunRecord[] }) {
   const rows = useMemo(() => (latest ? compareKept(latest.runs) : []), [latest]);
   if (!latest) return null;
   const first = latest.runs[0]!.config;
-  const levels = [...new Set(rows.flatMap((r) => Object.keys(r.paired?.perLevel ?? {})))].sort();
+  // Each level, then the levels beyond the seeds pooled (the comparison's question: what the seeds do not show).
+  const beyond = rows.find((r) => r.beyondSeeds)?.beyondSeeds;
+  const levels = [...[...new Set(rows.flatMap((r) => Object.keys(r.paired?.perLevel ?? {})))].filter((l) => l !== beyond).sort(), ...(beyond ? [beyond] : [])];
   const oneSeed = rows.some((r) => r.paired && [r.paired.own.gain, r.paired.own.vsBaseline, r.paired.solver.vsBaseline].some((i) => i && !i.seedsResampled));
   const unpaired = rows.filter((r) => !r.paired).map((r) => r.method);
   return (
@@ -63,7 +65,7 @@ function Comparison({ runs }: { runs: RunRecord[] }) {
       {levels.length > 0 && rows.some((r) => r.paired?.own.vsBaseline) && (
         <table className="settings-table" data-testid="comparison-levels">
           <thead>
-            <tr><th>vs RLVR per level</th>{levels.map((l) => <th key={l}>level {l}</th>)}</tr>
+            <tr><th>vs RLVR per level</th>{levels.map((l) => <th key={l}>{l === beyond ? `levels ${l} (beyond the seeds)` : `level ${l}`}</th>)}</tr>
           </thead>
           <tbody>
             {rows.filter((r) => r.paired?.own.vsBaseline).map((r) => (
