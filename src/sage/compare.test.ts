@@ -321,13 +321,15 @@ describe('the ceiling, the levels beyond the seeds and the bank\'s levels', () =
     });
     const [s, r] = summarize([...withPlans, ...rlvr], 'rlvr', { seedLevels: ['1', '2'] });
     const finalsOf = (runs: ComparedRun[], mode: 'solver' | 'planned') => runs.map((x) => new Map(x.outcomes!.filter((o) => o.mode === mode).at(-1)!.problems.map((p) => [p.id, p.verdict])));
-    expect(s!.paired!.perLevelSolver['3-4']!.vsBaseline).toEqual(pairedDifference(finalsOf(withPlans, 'solver'), finals(rlvr), beyond));
+    expect(s!.paired!.perLevelSolver!['3-4']!.vsBaseline).toEqual(pairedDifference(finalsOf(withPlans, 'solver'), finals(rlvr), beyond));
     expect(s!.paired!.perLevel['3-4']!.vsBaseline).toEqual(pairedDifference(finalsOf(withPlans, 'planned'), finals(rlvr), beyond));
     const solverBeyond = finalsOf(withPlans, 'solver').map((m) => [...m].filter(([id]) => beyond.has(id)).reduce((a, [, v]) => a + v, 0) / beyond.size);
     expect(s!.final.perLevelSolver['3-4']).toEqual(meanSe(solverBeyond));
     const table = compareTable([s!, r!]);
     expect(table).toContain('Per level, the Solver alone, for the methods whose own mode has plans:');
-    expect(table).toContain(`| sage | 3-4 (beyond the seeds) | 6 | ${(100 * s!.final.perLevelSolver['3-4']!.mean).toFixed(1)} ± ${(100 * s!.final.perLevelSolver['3-4']!.se!).toFixed(1)} | ${intervalText(s!.paired!.perLevelSolver['3-4']!.gain!)} | ${intervalText(s!.paired!.perLevelSolver['3-4']!.vsBaseline!)} |`);
+    expect(table).toContain(`| sage | 3-4 (beyond the seeds) | 6 | ${(100 * s!.final.perLevelSolver['3-4']!.mean).toFixed(1)} ± ${(100 * s!.final.perLevelSolver['3-4']!.se!).toFixed(1)} | ${intervalText(s!.paired!.perLevelSolver!['3-4']!.gain!)} | ${intervalText(s!.paired!.perLevelSolver!['3-4']!.vsBaseline!)} |`);
+    // Without plans the own mode is the Solver alone: no bootstraps of it per level again.
+    expect(r!.paired!.perLevelSolver).toBeNull();
     // Without plans, no such table (the own mode is the Solver alone).
     expect(compareTable(summarize([...sage, ...rlvr], 'rlvr', { seedLevels: ['1', '2'] }))).not.toContain('the Solver alone, for the methods');
   });

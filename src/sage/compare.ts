@@ -42,6 +42,11 @@ export const CEILING = {
   label: 'ceiling: RLVR on seeds of all five levels (what a perfect Challenger could give)',
 } as const;
 
+/** Each level once and in order, then the pooled key of the levels beyond the seeds (if any): the columns of a per-level table. */
+export function levelColumns(keys: Iterable<string>, beyond: string | null | undefined): string[] {
+  return [...[...new Set(keys)].filter((l) => l !== beyond).sort(compareLevels), ...(beyond ? [beyond] : [])];
+}
+
 /** Levels as a span where they run on ("3-5"), else listed ("2,4"). */
 export function levelSpan(levels: readonly string[]): string {
   const ns = levels.map(Number);
@@ -120,8 +125,8 @@ export interface PairedSummary {
   solver: PairedFigures;
   /** Per level, in the method's own mode. */
   perLevel: Record<string, PairedFigures>;
-  /** Per level, the Solver alone. */
-  perLevelSolver: Record<string, PairedFigures>;
+  /** Per level, the Solver alone; null where not asked for (a method without plans: its own mode is the Solver alone). */
+  perLevelSolver: Record<string, PairedFigures> | null;
 }
 
 /** Each level's held-out problems (ids), and the levels pooled under `pooled`'s key, from the runs' outcomes. */
@@ -150,8 +155,12 @@ export function beyondSeeds(held: readonly string[], seedLevels: readonly string
   return beyond.length > 1 && beyond.length < held.length ? { key: levelSpan(beyond), levels: beyond } : null;
 }
 
-/** A method's paired figures from its runs' outcomes, against the baseline's runs (null: none to compare with). */
-export function pairedSummary(mine: readonly RunOutcomes[], base: readonly RunOutcomes[] | null, pooled: Pooled | null = null): PairedSummary {
+/**
+ * A method's paired figures from its runs' outcomes, against the baseline's runs (null: none to
+ * compare with); the Solver alone per level too with `solverPerLevel` (two bootstraps a level,
+ * only worth it where the own mode differs).
+ */
+export function pairedSummary(mine: readonly RunOutcomes[], base: readonly RunOutcomes[] | null, pooled: Pooled | null = null, solverPerLevel = false): PairedSummary {
   const mode = (m: keyof ModeOutcomes, within?: ReadonlySet<string>): PairedFigures => ({
     gain: pairedGain(mine.map((r) => r.start[m]), mine.map((r) => r.final[m]), within),
     vsBaseline: base ? pairedDifference(mine.map((r) => r.final[m]), base.map((r) => r.final[m]), within) : null,
@@ -161,7 +170,7 @@ export function pairedSummary(mine: readonly RunOutcomes[], base: readonly RunOu
     own: mode('own'),
     solver: mode('solver'),
     perLevel: Object.fromEntries(scopes.map(([level, ids]) => [level, mode('own', ids)])),
-    perLevelSolver: Object.fromEntries(scopes.map(([level, ids]) => [level, mode('solver', ids)])),
+    perLevelSolver: solverPerLevel ? Object.fromEntries(scopes.map(([level, ids]) => [level, mode('solver', ids)])) : null,
   };
 }
 
@@ -341,7 +350,7 @@ export function summarize(runs: readonly ComparedRun[], baseline?: string, optio
   return summaries.map(({ outcomes, admittedCounts, ...s }) => ({
     ...s,
     admittedLevels: admittedCounts && Object.fromEntries(admitted.map((l) => [l, meanSe(admittedCounts.map((c) => c.get(l) ?? 0))])),
-    paired: outcomes && pairedSummary(outcomes, s.method === base ? null : baseOutcomes, pooled),
+    paired: outcomes && pairedSummary(outcomes, s.method === base ? null : baseOutcomes, pooled, s.final.planShown !== null),
     gap: outcomes && baseOutcomes && ceilingOutcomes && s.method !== base && s.method !== ceiling ? gapSummary(outcomes, baseOutcomes, ceilingOutcomes, pooled) : null,
   }));
 }
@@ -397,7 +406,7 @@ export function shareText(i: Interval): string {
 /** What a comparison's table says of its figures, under the table. */
 function notes(summaries: readonly MethodSummary[]): string[] {
   const intervals = defined(summaries.flatMap((s) => [
-    ...(s.paired ? [s.paired.own, s.paired.solver, ...Object.values(s.paired.perLevel), ...Object.values(s.paired.perLevelSolver)].flatMap((f) => [f.gain, f.vsBaseline]) : []),
+    ...(s.paired ? [s.paired.own, s.paired.solver, ...Object.values(s.paired.perLevel), ...Object.values(s.paired.perLevelSolver ?? {})].flatMap((f) => [f.gain, f.vsBaseline]) : []),
     ...(s.gap ? [s.gap.own, ...Object.values(s.gap.perLevel)] : []),
   ]));
   const unpaired = summaries.filter((s) => !s.paired).map((s) => s.method);
@@ -482,9 +491,8 @@ export function compareTable(summaries: readonly MethodSummary[]): string {
       pct(s.start.solver), pct(s.final.solver), gain(s, 'solver'), ...vs(s, 'solver'),
     ]),
   );
-  // Each level, then the levels beyond the seeds pooled.
   const beyond = summaries.find((s) => s.beyondSeeds)?.beyondSeeds;
-  const levels = [...[...new Set(summaries.flatMap((s) => Object.keys(s.final.perLevel)))].filter((l) => l !== beyond).sort(), ...(beyond ? [beyond] : [])];
+  const levels = levelColumns(summaries.flatMap((s) => Object.keys(s.final.perLevel)), beyond);
   const levelName = (l: string) => (l === beyond ? `${l} (beyond the seeds)` : l);
   const perLevel = (mode: 'own' | 'solver', shown: readonly MethodSummary[]) => {
     const name = mode === 'own' ? 'own mode' : 'Solver alone';

@@ -5,12 +5,13 @@ import { rng } from '../util/random';
 import type { BankEvent } from './bank';
 import { compareTable, meanSe, summarize, type ComparedRun } from './compare';
 import { runPractice, UNREADABLE } from './practice';
+import { math } from './testing';
 import type { MetricsRecord } from './run';
 
 // Levels 3 and up: each shape is its level's own, so a statement reads as the level it was drawn at.
 const curriculum = (id: string, level: Level, random: () => number): Problem => {
   const p = generateProblem(level, random);
-  return { id, source: 'curriculum', format: 'curriculum', kind: 'math', statement: p.question, answer: p.answer, expression: p.expression, level, raw: {} };
+  return { ...math(id, p.question, p.answer), level };
 };
 const admit = (problem: Problem, step: number): BankEvent => ({
   type: 'admit',
@@ -31,7 +32,7 @@ function randomRun(seed: number, steps: number): { seeds: Problem[]; events: Ban
     if (random() < 0.5) {
       const unreadable = random() < 0.4;
       const id = `g${seed}-${step}`;
-      const problem = unreadable ? { id, source: 'challenger', format: 'qa', kind: 'math', statement: 'Whatever is it?', answer: '3', raw: {} } as Problem : curriculum(id, 5, random);
+      const problem = unreadable ? math(id, 'Whatever is it?', '3') : curriculum(id, 5, random);
       events.push(admit(problem, step));
       pool.push({ id, origin: 'generated', level: unreadable ? UNREADABLE : '5' });
     }

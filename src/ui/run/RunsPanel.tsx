@@ -1,7 +1,7 @@
 import { useEffect, useMemo, useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 import { compareKept, comparisons, keptSeries, runLabel, type RunRecord } from '../runHistory';
-import { compareChart, intervalText, type MeanSe } from '../../sage/compare';
+import { compareChart, intervalText, levelColumns, type MeanSe } from '../../sage/compare';
 import type { Interval } from '../../sage/pairedStats';
 import { METHODS, type MethodName } from '../../sage/config';
 import { isActive } from '../runView';
@@ -28,9 +28,8 @@ function Comparison({ runs }: { runs: RunRecord[] }) {
   const rows = useMemo(() => (latest ? compareKept(latest.runs) : []), [latest]);
   if (!latest) return null;
   const first = latest.runs[0]!.config;
-  // Each level, then the levels beyond the seeds pooled (the comparison's question: what the seeds do not show).
   const beyond = rows.find((r) => r.beyondSeeds)?.beyondSeeds;
-  const levels = [...[...new Set(rows.flatMap((r) => Object.keys(r.paired?.perLevel ?? {})))].filter((l) => l !== beyond).sort(), ...(beyond ? [beyond] : [])];
+  const levels = levelColumns(rows.flatMap((r) => Object.keys(r.paired?.perLevel ?? {})), beyond);
   const oneSeed = rows.some((r) => r.paired && [r.paired.own.gain, r.paired.own.vsBaseline, r.paired.solver.vsBaseline].some((i) => i && !i.seedsResampled));
   const unpaired = rows.filter((r) => !r.paired).map((r) => r.method);
   return (
