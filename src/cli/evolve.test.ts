@@ -93,7 +93,7 @@ describe('evolve command line', () => {
 });
 
 /** A short warm-up: the run's mechanics, not learning (the documented runs measure that). */
-const WARMUP_STEPS = 10;
+const WARMUP_STEPS = 2;
 
 describe('evolve on Dawn, end to end', () => {
   it('runs 2 steps after a warm-up: records well formed, the bank grows or says why not, updates run or say why not, the bank as verl datasets, the run resumes; a LoRA run over an f16 base', async () => {

@@ -44,9 +44,13 @@ export function expectEveryOptionChecked<S extends OptionSpecs>(cli: CliDescript
   expect(parseOptions(cli, ['--help'])).toBeNull();
 }
 
-/** Runs a CLI entry point under tsx; stderr without the notices npm and Dawn's native code print on their own (not errors). */
+/**
+ * Runs a CLI entry point in one Node process with tsx's loader (npm run's wrapper and tsx's
+ * launcher would add two process starts to every call); stderr without the notices npm and
+ * Dawn's native code print on their own (not errors).
+ */
 export function runCliProcess(entry: string, args: string[], env: NodeJS.ProcessEnv = process.env) {
-  const r = spawnSync('npx', ['tsx', entry, ...args], { encoding: 'utf8', env, timeout: 10 * 60_000 });
+  const r = spawnSync(process.execPath, ['--import', 'tsx', entry, ...args], { encoding: 'utf8', env, timeout: 10 * 60_000 });
   const stderr = r.stderr
     .split('\n')
     .filter((l) => l.trim() && !/^npm warn|^Warning: |^\s+at .*third_party\/dawn/.test(l))

@@ -2,6 +2,7 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { nodePlatform } from '../platform/node';
+import type { Platform } from '../platform/types';
 import { rowRelativeError } from './reference';
 import { Runtime, type RuntimeOptions } from './runtime';
 import { f32ToHalves, halvesToF32 } from '../util/half';
@@ -11,12 +12,26 @@ export { rng, uniform } from '../util/random';
 
 const shared = new Map<string, Promise<Runtime>>();
 
-/** One runtime per test file and option set, with its own throwaway autotune cache. */
-export function testRuntime(options: RuntimeOptions = {}): Promise<Runtime> {
-  const key = JSON.stringify(options);
+/**
+ * Where a test runtime keeps its autotune table: its file's own, thrown away ('own': a kernel
+ * test sees only what it tuned itself), or the suite's ('suite': the repository's cache, which
+ * every command-line run the tests start also uses). Tests of training and runs take the
+ * suite's, so that a shape class is measured once for the whole suite, as a user's runs measure
+ * it once, instead of once in every file.
+ */
+export type TuningCache = 'own' | 'suite';
+
+/** The platform of a test runtime or engine with that autotune table. */
+export function testPlatform(tuning: TuningCache): Platform {
+  return tuning === 'suite' ? nodePlatform() : nodePlatform({ cacheFile: join(tmpdir(), `sage-lab-test-${process.pid}.json`) });
+}
+
+/** One runtime per test file, option set and autotune table (see TuningCache). */
+export function testRuntime(options: RuntimeOptions = {}, tuning: TuningCache = 'own'): Promise<Runtime> {
+  const key = JSON.stringify([options, tuning]);
   let rt = shared.get(key);
   if (!rt) {
-    rt = Runtime.create(nodePlatform({ cacheFile: join(tmpdir(), `sage-lab-test-${process.pid}.json`) }), options);
+    rt = Runtime.create(testPlatform(tuning), options);
     shared.set(key, rt);
   }
   return rt;

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { NodeSandboxPool } from '../verify/python/nodePool';
@@ -44,15 +44,12 @@ export interface NodePlatformOptions {
  */
 export function nodePlatform(options: NodePlatformOptions = {}): Platform {
   const cacheFile = options.cacheFile ?? join(root, '.cache', 'sage-lab-cache.json');
-  let cache: Record<string, string> | null = null;
-  const load = (): Record<string, string> => {
-    if (cache) return cache;
+  const read = (): Record<string, string> => {
     try {
-      cache = existsSync(cacheFile) ? (JSON.parse(readFileSync(cacheFile, 'utf8')) as Record<string, string>) : {};
+      return existsSync(cacheFile) ? (JSON.parse(readFileSync(cacheFile, 'utf8')) as Record<string, string>) : {};
     } catch {
-      cache = {};
+      return {};
     }
-    return cache;
   };
   // Dawn's process-wide instance must stay referenced while any device lives,
   // or the process crashes when it is garbage-collected.
@@ -79,13 +76,16 @@ export function nodePlatform(options: NodePlatformOptions = {}): Platform {
       return readFileSync(join(root, 'shaders', `${name}.wgsl`), 'utf8');
     },
     async loadCache() {
-      return { ...load() };
+      return read();
     },
     async saveCache(key, value) {
-      const all = load();
-      all[key] = value;
+      // Read again and replaced whole: several processes may share the file (runs side by side,
+      // a test suite and the runs it starts), and a reader never sees half a file.
+      const all = { ...read(), [key]: value };
       mkdirSync(dirname(cacheFile), { recursive: true });
-      writeFileSync(cacheFile, JSON.stringify(all, null, 2));
+      const partial = `${cacheFile}.${process.pid}.tmp`;
+      writeFileSync(partial, JSON.stringify(all, null, 2));
+      renameSync(partial, cacheFile);
     },
   };
 }

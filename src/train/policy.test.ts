@@ -24,7 +24,7 @@ function rollouts(prompt: number[], responses: number[][]): Batch {
 
 describe('policy-gradient step', () => {
   it('at ratio 1 the surrogate has the gradient of cross-entropy weighted by w·A', async () => {
-    const rt = await testRuntime();
+    const rt = await testRuntime({}, 'suite');
     const seed = freshSeed();
     const r = rng(seed);
     const model = Transformer.init(rt, CONFIG, seed);
@@ -54,7 +54,7 @@ describe('policy-gradient step', () => {
   });
 
   it('raises the log-probability of rewarded responses, lowers the others, and reports clipping', async () => {
-    const rt = await testRuntime();
+    const rt = await testRuntime({}, 'suite');
     const model = Transformer.init(rt, CONFIG, 11);
     const optimizer = new AdamW(rt, model.params.size, model.specs);
     const batch = rollouts([1, 65, 66], [[67, 68, 69], [75, 76, 77]]);
@@ -93,7 +93,7 @@ describe('policy-gradient step', () => {
   });
 
   it('refuses a non-finite advantage before recording anything: weights unchanged', async () => {
-    const rt = await testRuntime();
+    const rt = await testRuntime({}, 'suite');
     const model = Transformer.init(rt, CONFIG, 5);
     const optimizer = new AdamW(rt, model.params.size, model.specs);
     const batch = rollouts([1, 65], [[66, 67, 68]]);
@@ -168,7 +168,7 @@ describe('packing rollouts into micro-batches', () => {
   });
 
   it('a packed row, shared prompts included, trains as its sequences apart: the same gradient as each in a batch of its own', async () => {
-    const rt = await testRuntime();
+    const rt = await testRuntime({}, 'suite');
     const seed = freshSeed();
     const r = rng(seed);
     const model = Transformer.init(rt, { ...CONFIG, num_hidden_layers: 2 }, seed);
@@ -221,7 +221,7 @@ describe('packing rollouts into micro-batches', () => {
 
 describe('policy training in a model session', () => {
   it('starts the loop’s optimizer, trains, and exports its moments and step for a resume', async () => {
-    const rt = await testRuntime();
+    const rt = await testRuntime({}, 'suite');
     const session = ModelSession.create(rt, { kind: 'preset', preset: 'tiny', seed: 3 });
     const rollouts = [
       { promptIds: [1, 65, 66], completionIds: [67, 2], oldLogprobs: [-5.5, -5.6], advantage: 1 },
@@ -278,7 +278,7 @@ describe('policy training in a model session', () => {
   });
 
   it('sampled at T = 0.7 with top-p 0.9, the rollouts\' recorded log-probs are the update\'s own under the same temperature: the ratio starts at 1', async () => {
-    const rt = await testRuntime();
+    const rt = await testRuntime({}, 'suite');
     const session = ModelSession.create(rt, { kind: 'preset', preset: 'tiny', seed: 11 });
     const seed = freshSeed();
     const out = await session.generate(['ab', 'cd', 'ab'], { maxNewTokens: 12, temperature: 0.7, topK: 0, topP: 0.9, seed, stop: [] });
@@ -314,7 +314,7 @@ describe('policy training in a model session', () => {
   });
 
   it('with LoRA the loop trains the adapter alone: base unchanged, the adapter moved, generation sees it, resume continues it', async () => {
-    const rt = await testRuntime();
+    const rt = await testRuntime({}, 'suite');
     const session = ModelSession.create(rt, { kind: 'preset', preset: 'tiny', seed: 3 });
     const base = await session.model.readParams();
     session.setLora({ rank: 4, alpha: 8, targets: ['q_proj', 'v_proj', 'down_proj'] }, { seed: 1 });

@@ -76,7 +76,7 @@ describe('SFT data', () => {
 
 describe('SFT training', () => {
   it('a packed row trains as its examples apart: the same gradient as padding each in its own row', async () => {
-    const rt = await testRuntime();
+    const rt = await testRuntime({}, 'suite');
     const seed = freshSeed();
     const random = rng(seed);
     const config = { ...PRESETS.tiny, num_hidden_layers: 2 };
@@ -108,7 +108,7 @@ describe('SFT training', () => {
   });
 
   it('memorises a small set: the tiny preset reaches low loss, deterministically', async () => {
-    const rt = await testRuntime();
+    const rt = await testRuntime({}, 'suite');
     // Kernel choices fixed from the first step (no autotuning), so two runs are bit-identical;
     // the second run checks that over its first steps, on the same 60-step schedule.
     const run = async (steps: number) => {
@@ -130,7 +130,7 @@ describe('SFT training', () => {
   });
 
   it('keeps live GPU buffers and bytes flat over 50 training steps', async () => {
-    const rt = await testRuntime();
+    const rt = await testRuntime({}, 'suite');
     const model = Transformer.init(rt, { ...PRESETS.tiny, num_hidden_layers: 1 }, 1);
     const trainer = new SftTrainer(model, new ByteTokenizer(), MEMORISE_PAIRS, {
       batchSize: 2,

@@ -1,8 +1,7 @@
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { importCheckpoint } from '../model/checkpoint';
-import { nodePlatform } from '../platform/node';
+import { testPlatform } from '../gpu/testing';
 import { DEFAULT_SFT, type SftSettings } from '../train/sftSettings';
 import type { CheckpointFile, GenerateProgress, SftStepReport } from './api';
 import { createEngine } from './engine';
@@ -15,7 +14,7 @@ const PAIRS = [
 const SMALL: SftSettings = { ...DEFAULT_SFT, batchSize: 2, seqLen: 16, steps: 3, warmupSteps: 1, lr: 3e-3 };
 
 function engine() {
-  return createEngine(nodePlatform({ cacheFile: join(tmpdir(), `sage-lab-engine-${process.pid}.json`) }));
+  return createEngine(testPlatform('suite'));
 }
 
 describe('engine: fine-tuning the held model', () => {

@@ -1,10 +1,9 @@
 import { readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readCheckpointFolder, SHIPPED_MODEL } from '../cli/runFiles';
 import { importCheckpoint, LAB_RECORD } from '../model/checkpoint';
-import { nodePlatform } from '../platform/node';
+import { testPlatform } from '../gpu/testing';
 import { DEFAULT_LOOP } from '../sage/loop';
 import { createEngine } from './engine';
 
@@ -12,7 +11,7 @@ const VALIDATION = 'data/validation/curriculum-1000.jsonl';
 
 describe('engine: evaluating the held model', () => {
   it('takes the prompts its checkpoint records, validates it as a run would (tallies agreeing with every outcome), and exports the record again', async () => {
-    const e = createEngine(nodePlatform({ cacheFile: join(tmpdir(), `sage-lab-evaluate-${process.pid}.json`) }));
+    const e = createEngine(testPlatform('suite'));
     const files = [...readCheckpointFolder(SHIPPED_MODEL)].map(([name, bytes]) => ({ name, bytes }));
     const model = await e.importCheckpoint('tiny-curriculum', files);
     expect(model.templates).toBe('compact');

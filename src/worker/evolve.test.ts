@@ -1,9 +1,8 @@
 import { readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseSafetensors } from '../model/safetensors';
-import { nodePlatform } from '../platform/node';
+import { testPlatform } from '../gpu/testing';
 import type { CheckpointFile, EvolveEvent } from './api';
 import { createEngine } from './engine';
 
@@ -17,7 +16,7 @@ const SMALL = {
 };
 
 function engine() {
-  return createEngine(nodePlatform({ cacheFile: join(tmpdir(), `sage-lab-evolve-${process.pid}.json`) }));
+  return createEngine(testPlatform('suite'));
 }
 
 const waitFor = async (what: string, pred: () => boolean) => {

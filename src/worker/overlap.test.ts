@@ -1,8 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { nodePlatform } from '../platform/node';
+import { testPlatform } from '../gpu/testing';
 import { createEngine } from './engine';
 
 const seeds = readFileSync('data/seeds/curriculum-500.jsonl', 'utf8');
@@ -10,7 +9,7 @@ const held = readFileSync('data/validation/curriculum-1000.jsonl', 'utf8').trim(
 
 describe('engine: the held-out split by content, before a run', () => {
   it('tells how many validation problems share a seed’s content, with examples, and drops them', async () => {
-    const e = createEngine(nodePlatform({ cacheFile: join(tmpdir(), `sage-lab-overlap-${process.pid}.json`) }));
+    const e = createEngine(testPlatform('suite'));
     expect(await e.problemOverlap()).toBeNull();
     // The report names the levels the seeds carry (the lab pools the held-out levels beyond them).
     expect((await e.loadProblems('seeds', 'curriculum-500.jsonl', new Blob([seeds]))).levels).toEqual(['1', '2']);
