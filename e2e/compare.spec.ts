@@ -1,5 +1,4 @@
-import { expect, test } from '@playwright/test';
-import { fillSetting } from './lab';
+import { expect, fillSetting, test } from './lab';
 
 test('a comparison in the lab: methods × seeds from one start, one after another, reported with paired intervals and bands', async ({ page }) => {
   const errors: string[] = [];

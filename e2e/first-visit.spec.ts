@@ -1,5 +1,5 @@
-import { expect, test, type Page } from '@playwright/test';
-import { fillSetting } from './lab';
+import type { Page } from '@playwright/test';
+import { expect, fillSetting, test } from './lab';
 
 /** Where an element starts on the page, from the top. */
 const top = async (page: Page, testId: string) => (await page.getByTestId(testId).boundingBox())!.y;

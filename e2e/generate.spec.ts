@@ -1,5 +1,4 @@
-import { expect, test } from '@playwright/test';
-import { expectSelfCheckPassed, openEngine } from './lab';
+import { expect, expectSelfCheckPassed, openEngine, test } from './lab';
 
 /** Short answers the tiny preset memorises in a few dozen steps (as src/train/memorise.ts). */
 const PAIRS = [

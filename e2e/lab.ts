@@ -1,4 +1,34 @@
-import { expect, type Page } from '@playwright/test';
+import { test as base, expect, type BrowserContext, type Page } from '@playwright/test';
+
+type StorageState = Awaited<ReturnType<BrowserContext['storageState']>>;
+/** An origin's part of a storage state: its IndexedDB databases are there at run time, left untyped (opaque) by Playwright. */
+type OriginState = StorageState['origins'][number] & { indexedDB?: { name: string }[] };
+
+/** The IndexedDB database where the lab keeps its autotune tables (src/platform/browser.ts). */
+const TUNING_DB = 'sage-lab';
+
+/**
+ * Playwright's test, with the lab's autotune tables carried from each test to the next in a
+ * worker: a shape class is measured once for the browser suite, as a user's browser keeps it,
+ * instead of in every fresh context (a loop run's start tunes about 50 classes). Only that
+ * database carries: no localStorage, cookies or saved runs, so a first visit stays one. A test
+ * about tuning itself starts cold with `test.use({ shareTuning: false })`.
+ */
+export const test = base.extend<{ shareTuning: boolean }, { tuningState: { state: StorageState | undefined } }>({
+  tuningState: [async ({}, use) => use({ state: undefined }), { scope: 'worker' }],
+  shareTuning: [true, { option: true }],
+  storageState: async ({ tuningState, shareTuning }, use) => use(shareTuning ? tuningState.state : undefined),
+  context: async ({ context, tuningState, shareTuning }, use) => {
+    await use(context);
+    if (!shareTuning) return;
+    const { origins } = await context.storageState({ indexedDB: true });
+    const tuning = (origins as OriginState[])
+      .map((o) => ({ origin: o.origin, localStorage: [], indexedDB: (o.indexedDB ?? []).filter((db) => db.name === TUNING_DB) }))
+      .filter((o) => o.indexedDB.length > 0);
+    if (tuning.length > 0) tuningState.state = { cookies: [], origins: tuning };
+  },
+});
+export { expect };
 
 /** Opens the lab and its Engine section (device report, checks, SFT, sampling), which starts collapsed below the run. */
 export async function openEngine(page: Page): Promise<void> {

@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
-import { expect, test, type Page } from '@playwright/test';
+import type { Page } from '@playwright/test';
 import { unzipSync } from 'fflate';
-import { fillSetting, pixelsOf } from './lab';
+import { expect, fillSetting, pixelsOf, test } from './lab';
 
 /** Drops a file on the page with a real drag-and-drop event sequence. */
 async function dropFile(page: Page, name: string, text: string): Promise<void> {

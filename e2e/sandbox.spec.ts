@@ -1,5 +1,5 @@
 import { createServer } from 'node:net';
-import { expect, test } from '@playwright/test';
+import { expect, test } from './lab';
 
 const HOSTILE = ['while True: pass', 'loop inside C code', 'growing list', 'import js, js.fetch', 'js.document', 'js.self.postMessage', 'pyodide.ffi', 'socket', 'print 100 MB', "open('/etc/passwd')", 'sys.exit()'];
 

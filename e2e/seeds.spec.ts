@@ -1,5 +1,4 @@
-import { expect, test } from '@playwright/test';
-import { openEngine } from './lab';
+import { expect, openEngine, test } from './lab';
 
 test('the lab loads the demo curriculum by default, counts problems per format and reads a layout through a field mapping', async ({ page }) => {
   const errors: string[] = [];

@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { expect, test } from '@playwright/test';
-import { expectSelfCheckPassed, openEngine, pixelsOf } from './lab';
+import { expect, expectSelfCheckPassed, openEngine, pixelsOf, test } from './lab';
 
 const SEEDS = [
   '{"question": "What is 2+3?", "answer": "5"}',

@@ -1,32 +1,35 @@
-import { expect, test } from '@playwright/test';
-import { expectSelfCheckPassed, openEngine, pixelsOf } from './lab';
+import { expect, expectSelfCheckPassed, openEngine, pixelsOf, test } from './lab';
 
-test('the lab shell reports the WebGPU adapter and passes the worker matmul self-check', async ({ page }) => {
-  const errors: string[] = [];
-  page.on('pageerror', (e) => errors.push(e.message));
-  await openEngine(page);
-  await expect(page.getByRole('heading', { name: 'SAGE Lab' })).toBeVisible();
-  const adapter = page.getByTestId('adapter');
-  await expect(adapter).not.toBeEmpty();
-  // On the CPU-only machines the adapter is SwiftShader; on a real GPU it names the vendor.
-  if (!process.env.SAGE_GPU) {
-    await expect(adapter).toContainText('swiftshader');
-    // SwiftShader runs 4 invocations per subgroup, and the matmuls use that.
-    await expect(page.getByTestId('subgroup-size')).toContainText('4 (matmuls share row loads');
-  }
-  await expect(page.getByTestId('feature-timestamp-query')).toBeVisible();
-  await expectSelfCheckPassed(page);
-  const err = Number(await page.getByTestId('selfcheck-error').textContent());
-  expect(err).toBeLessThanOrEqual(1e-5);
-  // The self-check autotuned its shape in the worker; the winner persists (IndexedDB).
-  await expect(page.getByTestId('selfcheck-tuning')).toContainText('autotuned now');
-  await page.reload();
-  await expectSelfCheckPassed(page);
-  await expect(page.getByTestId('selfcheck-tuning')).toContainText('autotuned earlier on this GPU');
-  await expect(page.getByTestId('preset-tiny')).toContainText('1.02 M');
-  await expect(page.getByTestId('preset-tiny')).toContainText('yes');
-  await page.screenshot({ path: 'test-results/shell.png', fullPage: true });
-  expect(errors).toEqual([]);
+test.describe('a browser that has tuned nothing', () => {
+  // The self-check's shape is tuned here, not carried from an earlier test.
+  test.use({ shareTuning: false });
+  test('the lab shell reports the WebGPU adapter and passes the worker matmul self-check', async ({ page }) => {
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await openEngine(page);
+    await expect(page.getByRole('heading', { name: 'SAGE Lab' })).toBeVisible();
+    const adapter = page.getByTestId('adapter');
+    await expect(adapter).not.toBeEmpty();
+    // On the CPU-only machines the adapter is SwiftShader; on a real GPU it names the vendor.
+    if (!process.env.SAGE_GPU) {
+      await expect(adapter).toContainText('swiftshader');
+      // SwiftShader runs 4 invocations per subgroup, and the matmuls use that.
+      await expect(page.getByTestId('subgroup-size')).toContainText('4 (matmuls share row loads');
+    }
+    await expect(page.getByTestId('feature-timestamp-query')).toBeVisible();
+    await expectSelfCheckPassed(page);
+    const err = Number(await page.getByTestId('selfcheck-error').textContent());
+    expect(err).toBeLessThanOrEqual(1e-5);
+    // The self-check autotuned its shape in the worker; the winner persists (IndexedDB).
+    await expect(page.getByTestId('selfcheck-tuning')).toContainText('autotuned now');
+    await page.reload();
+    await expectSelfCheckPassed(page);
+    await expect(page.getByTestId('selfcheck-tuning')).toContainText('autotuned earlier on this GPU');
+    await expect(page.getByTestId('preset-tiny')).toContainText('1.02 M');
+    await expect(page.getByTestId('preset-tiny')).toContainText('yes');
+    await page.screenshot({ path: 'test-results/shell.png', fullPage: true });
+    expect(errors).toEqual([]);
+  });
 });
 
 test('without WebGPU the page says what is needed instead of failing silently', async ({ browser }) => {
