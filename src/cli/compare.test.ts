@@ -62,6 +62,14 @@ describe('compare command line', () => {
     expect(again.stdout).toMatch(/\[rlvr seed 1\] --patience 3 replaces the recorded 2$/m);
     const done = runCliProcess('src/cli/compare.ts', [...common, '--methods', 'rlvr', '--steps', '2']);
     expect(done.stdout).toMatch(/\[rlvr seed 1\] done earlier \(2 steps\)/);
+    // A report while runs are short of the steps (in flight, or stopped): those are left out and named, not reported at their last validation.
+    const partial = runCliProcess('src/cli/compare.ts', [...common, '--methods', `rlvr,${CEILING.name}`, '--steps', '2', '--report-only']);
+    expect(partial.status, partial.stderr).toBe(0);
+    const partialMd = readFileSync(join(out, 'summary.md'), 'utf8');
+    expect(partialMd).toContain(`Left out, not finished: ${CEILING.name} seed 0 (1 of 2 steps), ${CEILING.name} seed 1 (1 of 2 steps).`);
+    expect((JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as { method: string }[]).map((x) => x.method)).toEqual(['rlvr']);
+    const none = runCliProcess('src/cli/compare.ts', [...common, '--methods', CEILING.name, '--steps', '2', '--report-only']);
+    expect(none.stdout.trim().split('\n').at(-1)).toBe(`no run in ${out} has made its 2 steps yet`);
     // A run recorded before per-problem outcomes were: reported, with no paired interval, and said so.
     rmSync(join(out, 'rlvr', 'seed-1', 'outcomes.jsonl'));
     const old = runCliProcess('src/cli/compare.ts', [...common, '--methods', 'rlvr', '--steps', '2', '--report-only']);

@@ -82,24 +82,36 @@ async function runSeeds(dir: string): Promise<Problem[] | undefined> {
   return typeof named === 'string' && existsSync(named) ? (await readProblemFile(named)).problems : undefined;
 }
 
-/** Every run in the folder with at least one record, for the report, with its per-problem outcomes, bank events and seeds where it has them. */
-async function collect(out: string, methods: readonly string[], repeats: number): Promise<ComparedRun[]> {
+/**
+ * The runs in the folder that made the comparison's steps, and those short of them (a run in flight, or one
+ * stopped): the report leaves those out and names them, since their last validation is not a
+ * final one. Each run with its per-problem outcomes, bank events and seeds where it has them.
+ */
+async function collect(out: string, methods: readonly string[], repeats: number, steps: number): Promise<{ runs: ComparedRun[]; unfinished: string[] }> {
   const runs: ComparedRun[] = [];
+  const unfinished: string[] = [];
   for (const method of methods) {
     for (let seed = 0; seed < repeats; seed++) {
       const file = join(runDir(out, method, seed), RUN_FILES.metrics);
       if (!existsSync(file)) continue;
       const records = parseJsonl<MetricsRecord>(readFileSync(file, 'utf8'), file);
+      // Steps count from 0 in the records; a run copied without its checkpoints still has them.
+      const made = Math.max(0, ...records.filter((r) => r.kind === 'step').map((r) => r.step + 1));
+      if (made === 0) continue;
+      if (made < steps) {
+        unfinished.push(`${method} seed ${seed} (${made} of ${steps} steps)`);
+        continue;
+      }
       const outcomesFile = join(runDir(out, method, seed), RUN_FILES.outcomes);
       // Runs recorded before outcomes were kept have none: the report says no paired interval is possible for them.
       const outcomes = existsSync(outcomesFile) ? parseJsonl<ValidationOutcomes>(readFileSync(outcomesFile, 'utf8'), outcomesFile) : undefined;
       const bankFile = join(runDir(out, method, seed), RUN_FILES.bank);
       const bankEvents = existsSync(bankFile) ? parseJsonl<BankEvent>(readFileSync(bankFile, 'utf8'), bankFile) : undefined;
       const seeds = await runSeeds(runDir(out, method, seed));
-      if (records.some((r) => r.kind === 'step')) runs.push({ method, seed, records, ...(outcomes ? { outcomes } : {}), ...(bankEvents ? { bankEvents } : {}), ...(seeds ? { seeds } : {}) });
+      runs.push({ method, seed, records, ...(outcomes ? { outcomes } : {}), ...(bankEvents ? { bankEvents } : {}), ...(seeds ? { seeds } : {}) });
     }
   }
-  return runs;
+  return { runs, unfinished };
 }
 
 /** The levels the seed problems show (none: their format has no levels). */
@@ -109,7 +121,7 @@ async function seedLevels(file: string): Promise<string[]> {
 }
 
 async function report(o: Options, methods: readonly string[]): Promise<string | null> {
-  const runs = await collect(o.out, methods, o.repeats);
+  const { runs, unfinished } = await collect(o.out, methods, o.repeats, o.steps);
   if (!runs.length) return null;
   const summaries = summarize(runs, o.baseline, { ceiling: CEILING.name, seedLevels: await seedLevels(o.seeds) });
   const table = compareTable(summaries);
@@ -118,6 +130,7 @@ async function report(o: Options, methods: readonly string[]): Promise<string | 
     '',
     `From \`${o.model}\`, ${o.steps} steps a run, seeds 0-${o.repeats - 1}, seed problems ${o.seeds}${methods.includes(CEILING.name) ? ` (${CEILING.name}: ${o['ceiling-seeds']})` : ''}, validation on ${o.validation} (${o['validation-limit']} problems, greedy, the same in every run), every ${o['eval-every']} steps; baseline ${o.baseline}.`,
     'The final validation, not the best. "Own mode" is the method\'s inference (Planner, Critic gate, Solver for SAGE; the Solver alone otherwise); per level in own mode.',
+    ...(unfinished.length ? [`Left out, not finished: ${unfinished.join(', ')}.`] : []),
     '',
     table,
     '',
@@ -199,7 +212,7 @@ async function main(o: Options, given: ReadonlySet<string>): Promise<void> {
   }
   const table = await report(o, methods);
   if (!table) {
-    console.log(`no runs with a step in ${o.out} yet`);
+    console.log(`no run in ${o.out} has made its ${o.steps} steps yet`);
     return;
   }
   console.log(table);
