@@ -164,8 +164,11 @@ describe('evolve on Dawn, end to end', () => {
     // A run on a LoRA adapter over the base in f16: it steps, records the mode, and its last
     // checkpoint holds the merged model with the adapter in adapter/.
     const loraOut = join(dir, 'lora-run');
-    const lora = runCliProcess('src/cli/evolve.ts', [...common, '--steps', '1', '--warmup-steps', '0', '--lora-rank', '4', '--base-dtype', 'f16', '--out', loraOut]);
+    // Its f16 shape classes are this run's alone: it measures none of them (--skip-tuning) and says so.
+    const lora = runCliProcess('src/cli/evolve.ts', [...common, '--steps', '1', '--warmup-steps', '0', '--lora-rank', '4', '--base-dtype', 'f16', '--skip-tuning', '--out', loraOut]);
     expect(lora.status, lora.stderr).toBe(0);
+    expect(lora.stdout).toContain('kernels: none tuned (--skip-tuning)');
+    expect(lora.stdout).not.toMatch(/tuning kernels|new kernel shapes tuned/);
     expect(lora.stdout).toMatch(/LoRA r 4 alpha 8 on .* base frozen in f16/);
     expect(lora.stdout).toMatch(/base weights in f16 · GPU memory training at 8×256: \d+ MiB in full, \d+ MiB with LoRA, \d+ MiB with LoRA on an f16 base; KV cache \d+ MiB \(8 rows × 256 positions\)/);
     expect(JSON.parse(readFileSync(join(loraOut, 'config.json'), 'utf8'))).toMatchObject({ lora: { rank: 4 }, baseDtype: 'f16' });

@@ -68,6 +68,7 @@ export const evolveCli = {
     'checkpoint-every': { type: 'int', min: 1, default: DEFAULT_CHECKPOINT_EVERY, help: 'save last/ (weights, optimizer, the state --resume continues from) every N steps and at the end' },
     ...LORA_OPTIONS,
     'kv-cache': KV_CACHE_OPTION,
+    'skip-tuning': { type: 'flag', help: 'measure no kernels: shape classes this machine has not tuned run on their untuned plan (a quick check of a model starts at once; a long run goes slower)' },
   },
   notes: [
     'Ctrl-C ends the run when the phase in flight finishes (that step is abandoned, its update not made), saving the last checkpoint and records; a run killed otherwise resumes from its last saved checkpoint.',
@@ -276,7 +277,8 @@ async function main(o: Options, given: CommandLine<typeof evolveCli.options>['gi
   const start = resumed ? {} : { preset: modelDir ? null : preset, model: modelDir ?? null, lora: lora ?? (o.adapter ? { adapter: o.adapter } : null) };
   folder.writeConfig({ ...began, method: method.name, templates: templateSet, seeds: seedFile, validation: validationFile, ...start, baseDtype, kvCache, settings: recorded, policy: DEFAULT_POLICY });
 
-  const rt = await Runtime.create(nodePlatform());
+  const rt = await Runtime.create(nodePlatform(), { tuning: !o['skip-tuning'] });
+  if (o['skip-tuning']) console.log('kernels: none tuned (--skip-tuning); shape classes this machine has not measured run on their untuned plan');
   let source: ModelSource;
   if (o.resume || modelDir) {
     const files = o.resume ? folder.readCheckpoint('last') : readCheckpointFolder(modelDir!);

@@ -65,6 +65,12 @@ export interface RuntimeOptions {
   maxDispatchesPerSubmit?: number;
   /** Fill every tensor `empty` hands out with NaN (tests: reading what no kernel wrote shows). */
   poison?: boolean;
+  /**
+   * Measure the kernel variants of shape classes this adapter has no measurement of (default
+   * true). Off, such classes keep their untuned plan and nothing is measured or stored: a quick
+   * check of a model starts at once, and a later run tunes them.
+   */
+  tuning?: boolean;
 }
 
 /** Work recorded since the runtime started (see Runtime.counters): what the benchmarks report per phase. */
@@ -173,6 +179,8 @@ export class Runtime {
    * the loop benchmark switches it to measure both.
    */
   fusedPrologues: boolean;
+  /** Whether kernel variants are measured for unmeasured shape classes (see RuntimeOptions.tuning). */
+  readonly tuning: boolean;
   private readonly poison: boolean;
   private readonly readChunkBytes: number;
   private readonly maxDispatchesPerSubmit: number;
@@ -192,6 +200,7 @@ export class Runtime {
       (options.subgroupMatmul ?? true) && ctx.subgroupSize === SUBGROUP_MATMUL_LANES && ctx.adapter.architecture === 'swiftshader';
     this.fusedPrologues = options.fusedPrologues ?? ctx.adapter.architecture !== 'swiftshader';
     this.poison = options.poison ?? false;
+    this.tuning = options.tuning ?? true;
     this.pool = new BufferPool(this.device, ctx.limits.maxBufferSize, ctx.limits.maxStorageBufferBindingSize);
     this.readChunkBytes = Math.min(options.readChunkBytes ?? DEFAULT_READ_CHUNK, ctx.limits.maxBufferSize);
     this.maxDispatchesPerSubmit = options.maxDispatchesPerSubmit ?? DEFAULT_DISPATCHES_PER_SUBMIT;

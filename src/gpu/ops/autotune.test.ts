@@ -4,7 +4,7 @@ import { testRuntime, uniform, rng, freshSeed } from '../testing';
 import { view } from '../tensor';
 import { f32ToHalves } from '../../util/half';
 import { fill } from './elementwise';
-import { matmul, matmulTuner, MatmulTuner, shapeClass, untunedVariant, type MatmulArgs, type MatmulShape, type MatmulVariant } from './matmul';
+import { matmul, matmulTuner, MatmulTuner, shapeClass, untunedVariant, worthTuning, type MatmulArgs, type MatmulShape, type MatmulVariant } from './matmul';
 
 /** A tuner whose `planted` variants compute something else, faster than any matmul. */
 class PlantedTuner extends MatmulTuner {
@@ -92,6 +92,26 @@ describe('matmul autotuner', () => {
     expect(live.isTuned({ batch: 1, M: 4, N, K, transA: false, transB: true, bDtype: 'f16', aligned: false })).toBe(true);
     expect(live.isTuned(small)).toBe(false);
     rt.release(a, w, norm.weight, out, skewed, x, y, tiny);
+  });
+
+  it('a runtime without tuning records no class: its calls run the untuned plan and nothing is measured or stored', async () => {
+    const rt = await testRuntime({ tuning: false });
+    const r = rng(freshSeed());
+    const live = matmulTuner(rt);
+    // The table this file's other runtimes stored (the same cache file) loads; none is added.
+    const before = JSON.stringify(live.entries());
+    const [M, N, K] = [9, 384, 1536];
+    const shape = { batch: 1, M, N, K, transA: false, transB: true, bDtype: 'f16' } as const;
+    const a = rt.upload(uniform(M * K, r), [M, K]);
+    const w = rt.upload(f32ToHalves(uniform(N * K, r)), [N, K], 'f16');
+    const out = matmul(rt, { a, b: w, transB: true });
+    expect(worthTuning(shape)).toBe(true);
+    expect(live.pendingCount).toBe(0);
+    expect(live.choose(shape)).toBe(untunedVariant(shape, rt.ctx));
+    expect(await live.tunePending(1)).toBe(0);
+    expect(live.isTuned(shape)).toBe(false);
+    expect(JSON.stringify(live.entries())).toBe(before);
+    rt.release(a, w, out);
   });
 
   it('tunes a full-size LM head on a capped slice: no operand over 16 MiB', async () => {

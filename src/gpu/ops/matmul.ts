@@ -384,7 +384,8 @@ export class MatmulTuner {
     const key = shapeClass(s);
     const tuned = this.table[key];
     if (tuned) return tuned;
-    if (worthTuning(s) && !this.pending.has(key)) {
+    // A runtime without tuning records nothing: no step or run start measures anything.
+    if (this.rt.tuning && worthTuning(s) && !this.pending.has(key)) {
       const { batch, M, N, K, transA, transB, bDtype, prologue, aligned } = s;
       this.pending.set(key, { batch, M, N, K, transA, transB, bDtype, prologue, aligned });
     }
