@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -68,6 +68,20 @@ describe('compare command line', () => {
     const partialMd = readFileSync(join(out, 'summary.md'), 'utf8');
     expect(partialMd).toContain(`Left out, not finished: ${CEILING.name} seed 0 (1 of 2 steps), ${CEILING.name} seed 1 (1 of 2 steps).`);
     expect((JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as { method: string }[]).map((x) => x.method)).toEqual(['rlvr']);
+    // Exported: the report and the finished runs' records and logs, no checkpoints; a comparison given the copy counts its runs as done.
+    const exported = join(dir, 'exported');
+    const exp = runCliProcess('src/cli/compare.ts', [...common, '--methods', `rlvr,${CEILING.name}`, '--steps', '2', '--report-only', '--export', exported]);
+    expect(exp.status, exp.stderr).toBe(0);
+    expect(readFileSync(join(exported, 'summary.md'), 'utf8')).toBe(partialMd);
+    for (const s of [0, 1]) {
+      expect(readdirSync(join(exported, 'rlvr', `seed-${s}`)).sort()).toEqual(readdirSync(join(out, 'rlvr', `seed-${s}`)).filter((f) => !statSync(join(out, 'rlvr', `seed-${s}`, f)).isDirectory()).sort());
+      expect(readFileSync(join(exported, 'rlvr', `seed-${s}`, 'outcomes.jsonl'), 'utf8')).toBe(readFileSync(join(out, 'rlvr', `seed-${s}`, 'outcomes.jsonl'), 'utf8'));
+      expect(existsSync(join(exported, 'rlvr', `seed-${s}.log`))).toBe(true);
+    }
+    expect(existsSync(join(exported, CEILING.name))).toBe(false);
+    const fromCopy = runCliProcess('src/cli/compare.ts', [...common.slice(0, -1), exported, '--methods', 'rlvr', '--steps', '2']);
+    expect(fromCopy.status, fromCopy.stderr).toBe(0);
+    expect(fromCopy.stdout).toMatch(/\[rlvr seed 0\] done earlier \(2 steps\)[^]*\[rlvr seed 1\] done earlier \(2 steps\)/);
     const none = runCliProcess('src/cli/compare.ts', [...common, '--methods', CEILING.name, '--steps', '2', '--report-only']);
     expect(none.stdout.trim().split('\n').at(-1)).toBe(`no run in ${out} has made its 2 steps yet`);
     // A run recorded before per-problem outcomes were: reported, with no paired interval, and said so.

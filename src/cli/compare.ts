@@ -18,7 +18,7 @@
  * short is still balanced. Every run makes the same number of steps: early stopping is off.
  */
 import { spawn } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { appendFileSync, copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SHIPPED_SPLITS } from '../data/curriculum';
 import type { Problem } from '../data/problem';
@@ -57,6 +57,7 @@ export const compareCli = {
     baseline: { type: 'string', choices: ENTRIES, default: 'rlvr', help: 'the method every other is compared with (difference with a paired 95% interval)' },
     out: { type: 'string', arg: 'DIR', default: 'runs/compare', help: 'the comparison folder (given again: finished runs are kept, unfinished ones resumed)' },
     'report-only': { type: 'flag', help: 'only write the report from the runs already in --out' },
+    export: { type: 'string', arg: 'DIR', help: 'also copy the report and each finished run\'s records and log (no checkpoints) to DIR, after every run: a folder to publish or commit, which --out takes again (its runs count as done)' },
   },
   notes: ['Ctrl-C stops the run in flight at its next phase boundary (saved); the same command resumes the comparison.', 'env SAGE_GPU=hardware  use a real GPU instead of SwiftShader'],
 } as const;
@@ -138,7 +139,24 @@ async function report(o: Options, methods: readonly string[]): Promise<string | 
   writeFileSync(join(o.out, 'summary.md'), md);
   writeFileSync(join(o.out, 'summary.json'), JSON.stringify(summaries, null, 2) + '\n');
   writeFileSync(join(o.out, 'chart.svg'), compareChart(summaries));
+  if (o.export) exportRuns(o.out, o.export, runs);
   return table;
+}
+
+/**
+ * Copies the report and the finished runs' records and logs from `out` to `to`, checkpoints
+ * left behind (a run's weights are megabytes to gigabytes; its records a few hundred kB). The
+ * copy keeps each run's state.json, so a comparison given it as --out counts those runs as done.
+ */
+function exportRuns(out: string, to: string, runs: readonly ComparedRun[]): void {
+  mkdirSync(to, { recursive: true });
+  for (const file of ['summary.md', 'summary.json', 'chart.svg']) copyFileSync(join(out, file), join(to, file));
+  for (const { method, seed } of runs) {
+    const [from, dest] = [runDir(out, method, seed), runDir(to, method, seed)];
+    mkdirSync(dest, { recursive: true });
+    for (const file of Object.values(RUN_FILES)) if (existsSync(join(from, file))) copyFileSync(join(from, file), join(dest, file));
+    if (existsSync(`${from}.log`)) copyFileSync(`${from}.log`, `${dest}.log`);
+  }
 }
 
 /** Runs one evolve to its end (or resumes it), its output prefixed on the console and kept in a log. */
