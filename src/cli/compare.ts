@@ -19,7 +19,7 @@
  */
 import { spawn } from 'node:child_process';
 import { appendFileSync, copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { SHIPPED_SPLITS } from '../data/curriculum';
 import type { Problem } from '../data/problem';
 import { readProblemFile } from '../data/nodeFile';
@@ -181,6 +181,7 @@ async function main(o: Options, given: ReadonlySet<string>): Promise<void> {
   const methods = o.methods.length ? o.methods : [...DEFAULT_METHODS, ...(ceilingFits ? [CEILING.name] : [])];
   if (methods.includes(CEILING.name) && !ceilingFits) throw new UsageError(`--methods ${CEILING.name}: its seeds (--ceiling-seeds, default ${SHIPPED_SPLITS.ceiling.file}) extend the shipped seeds, not ${o.seeds}: give --ceiling-seeds too`);
   if (new Set(methods).size !== methods.length) throw new UsageError('--methods: a method given twice');
+  if (o.export && resolve(o.export) === resolve(o.out)) throw new UsageError(`--export ${o.export}: the comparison's own folder (--out): give another`);
   mkdirSync(o.out, { recursive: true });
   let stopping = false;
   onInterrupt(() => {
