@@ -34,7 +34,8 @@ describe('content keys', () => {
 
   it('a statement overlaps itself renamed, respaced, recased and punctuated, and not with a number changed', () => {
     const word = fc.stringMatching(/^[a-z]{1,8}$/);
-    const name = fc.stringMatching(/^[A-Z][a-z]{1,8}$/);
+    // A capitalised number word ("One") is a number, content: no name.
+    const name = fc.stringMatching(/^[A-Z][a-z]{1,8}$/).filter((n) => normaliseContent(n) === normaliseContent('Sam'));
     const number = fc.integer({ min: 0, max: 99_999 }).map(String);
     const part = fc.oneof(word, name, number, fc.constantFrom('+', '-', '=', '(', ')', '$'));
     fc.assert(
