@@ -16,10 +16,11 @@ describe('compare command line', () => {
     // The shipped ceiling's seeds extend the shipped seeds only.
     const other = runCliProcess('src/cli/compare.ts', ['--seeds', 'data/seeds/gsm8k-148.jsonl', '--methods', `rlvr,${CEILING.name}`]);
     expect(other.status).toBe(2);
+    expect(other.stderr.trim().split('\n').at(-1)).toBe(`compare: --methods ${CEILING.name}: its seeds (--ceiling-seeds, default ${SHIPPED_SPLITS.ceiling.file}) extend the shipped seeds, not data/seeds/gsm8k-148.jsonl: give --ceiling-seeds too`);
+    // An export onto the comparison's own folder would copy each record onto itself.
     const onto = runCliProcess('src/cli/compare.ts', ['--out', 'runs/compare', '--export', 'runs/./compare/', '--report-only']);
     expect(onto.status).toBe(2);
     expect(onto.stderr.trim().split('\n').at(-1)).toBe("compare: --export runs/./compare/: the comparison's own folder (--out): give another");
-    expect(other.stderr.trim().split('\n').at(-1)).toBe(`compare: --methods ${CEILING.name}: its seeds (--ceiling-seeds, default ${SHIPPED_SPLITS.ceiling.file}) extend the shipped seeds, not data/seeds/gsm8k-148.jsonl: give --ceiling-seeds too`);
   });
 
   it('runs methods × seeds from the shipped checkpoint, reports paired intervals from the outcomes, keeps finished runs and resumes the rest', () => {
