@@ -58,10 +58,17 @@ function verdictTable(posed: readonly Posed[]): string {
   ].join('\n');
 }
 
+/** The methods of a comparison folder with transcripts (or those named), each with the folder names of its runs that hold a state.json. */
+export function comparisonRuns(runs: string, methods?: string): { method: string; seeds: string[] }[] {
+  const names = methods ? methods.split(',') : readdirSync(runs).filter((m) => existsSync(join(runs, m, 'seed-0', 'transcripts.jsonl')));
+  return names.map((method) => ({
+    method,
+    seeds: readdirSync(join(runs, method)).filter((d) => /^seed-\d+$/.test(d) && existsSync(join(runs, method, d, 'state.json'))).sort(),
+  }));
+}
+
 async function main(o: OptionValues<typeof recordCli.options>): Promise<void> {
-  const methods = o.methods ? o.methods.split(',') : readdirSync(o.runs).filter((m) => existsSync(join(o.runs, m, 'seed-0', 'transcripts.jsonl')));
-  for (const method of methods) {
-    const seeds = readdirSync(join(o.runs, method)).filter((d) => /^seed-\d+$/.test(d) && existsSync(join(o.runs, method, d, 'state.json'))).sort();
+  for (const { method, seeds } of comparisonRuns(o.runs, o.methods)) {
     const runs = seeds.map((d) => readRun(join(o.runs, method, d)));
     const posed = runs.flatMap((r) => r.posed.map((p) => ({ ...p, half: p.step < r.steps / 2 ? 0 : 1 })));
     if (!posed.length) continue;
