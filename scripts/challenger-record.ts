@@ -11,13 +11,16 @@ import type { Problem } from '../src/data/problem';
 import { isMain, runCli, type OptionValues } from '../src/cli/options';
 import { expressionKey, probeTable, readProposal, tallyProposals, verdictClass, type ProposalReading } from '../src/sage/challengerProbe';
 
+/** The options of the scripts that read a comparison's runs (this one and critic-record). */
+export const COMPARISON_RUNS_OPTIONS = {
+  runs: { type: 'string', arg: 'DIR', exists: 'dir', required: true, help: "a comparison's --out folder (<method>/seed-N/ run folders)" },
+  methods: { type: 'string', help: 'the methods to read, comma-separated (default: every one with transcripts)' },
+} as const;
+
 export const recordCli = {
   name: 'challenger-record',
   summary: "What the Challenger posed in a comparison's runs, from their transcripts: levels, right claims, novel expressions, and the loop's verdict per level.",
-  options: {
-    runs: { type: 'string', arg: 'DIR', exists: 'dir', required: true, help: "a comparison's --out folder (<method>/seed-N/ run folders)" },
-    methods: { type: 'string', help: 'the methods to read, comma-separated (default: every one with Challenger transcripts)' },
-  },
+  options: COMPARISON_RUNS_OPTIONS,
 } as const;
 
 interface Posed {

@@ -8,15 +8,12 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isMain, runCli, type OptionValues } from '../src/cli/options';
-import { comparisonRuns } from './challenger-record';
+import { COMPARISON_RUNS_OPTIONS, comparisonRuns } from './challenger-record';
 
 export const criticRecordCli = {
   name: 'critic-record',
   summary: "What the Critic scored in a comparison's runs, from their transcripts: parsed ratings, distinct scores and the most common one's share, per task and half.",
-  options: {
-    runs: { type: 'string', arg: 'DIR', exists: 'dir', required: true, help: "a comparison's --out folder (<method>/seed-N/ run folders)" },
-    methods: { type: 'string', help: 'the methods to read, comma-separated (default: every one with transcripts)' },
-  },
+  options: COMPARISON_RUNS_OPTIONS,
 } as const;
 
 interface Rating {
