@@ -7,11 +7,13 @@
 // Usage: node scripts/node-gpu.mjs scripts/challenger-record.ts --runs OUT [--methods sage,mae]
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Problem } from '../src/data/problem';
+import type { Transcript } from '../src/sage/loop';
+import type { RunState } from '../src/sage/run';
+import { parseJsonl, parseProblems, RUN_FILES } from '../src/sage/runRecords';
 import { isMain, runCli, type OptionValues } from '../src/cli/options';
 import { expressionKey, probeTable, readProposal, tallyProposals, verdictClass, type ProposalReading } from '../src/sage/challengerProbe';
 
-/** The options of the scripts that read a comparison's runs (this one and critic-record). */
+/** The options of the scripts that read a comparison's runs (this one, critic-record and solver-record). */
 export const COMPARISON_RUNS_OPTIONS = {
   runs: { type: 'string', arg: 'DIR', exists: 'dir', required: true, help: "a comparison's --out folder (<method>/seed-N/ run folders)" },
   methods: { type: 'string', help: 'the methods to read, comma-separated (default: every one with transcripts)' },
@@ -29,16 +31,21 @@ interface Posed {
   verdict: string;
 }
 
+/** A run folder's kept transcripts and the steps it ran, read as the run wrote them (runRecords' layout). */
+export function readTranscripts(dir: string): { transcripts: Transcript[]; steps: number } {
+  const transcripts = parseJsonl<Transcript>(readFileSync(join(dir, RUN_FILES.transcripts), 'utf8'), RUN_FILES.transcripts);
+  const state = JSON.parse(readFileSync(join(dir, RUN_FILES.state), 'utf8')) as RunState;
+  return { transcripts, steps: state.step };
+}
+
 function readRun(dir: string): { posed: Posed[]; steps: number } {
-  const seeds = JSON.parse(readFileSync(join(dir, 'seeds.json'), 'utf8')) as Problem[];
+  const seeds = parseProblems(readFileSync(join(dir, RUN_FILES.seeds), 'utf8'), RUN_FILES.seeds);
   const known = new Set(seeds.flatMap((p) => (p.kind === 'math' && p.expression ? [expressionKey(p.expression)] : [])));
-  const lines = readFileSync(join(dir, 'transcripts.jsonl'), 'utf8').trim().split('\n').filter(Boolean);
-  const posed = lines
-    .map((l) => JSON.parse(l) as { step: number; role: string; output: string; verdict?: string })
+  const { transcripts, steps } = readTranscripts(dir);
+  const posed = transcripts
     .filter((t) => t.role === 'challenger')
     .map((t) => ({ step: t.step, reading: readProposal(t.output, known), verdict: verdictClass(t.verdict) }));
-  const state = JSON.parse(readFileSync(join(dir, 'state.json'), 'utf8')) as { step: number };
-  return { posed, steps: state.step };
+  return { posed, steps };
 }
 
 /** Per level (as the probe names them), how many proposals met each verdict. */
@@ -63,10 +70,10 @@ function verdictTable(posed: readonly Posed[]): string {
 
 /** The methods of a comparison folder with transcripts (or those named), each with the folder names of its runs that hold a state.json. */
 export function comparisonRuns(runs: string, methods?: string): { method: string; seeds: string[] }[] {
-  const names = methods ? methods.split(',') : readdirSync(runs).filter((m) => existsSync(join(runs, m, 'seed-0', 'transcripts.jsonl')));
+  const names = methods ? methods.split(',') : readdirSync(runs).filter((m) => existsSync(join(runs, m, 'seed-0', RUN_FILES.transcripts)));
   return names.map((method) => ({
     method,
-    seeds: readdirSync(join(runs, method)).filter((d) => /^seed-\d+$/.test(d) && existsSync(join(runs, method, d, 'state.json'))).sort(),
+    seeds: readdirSync(join(runs, method)).filter((d) => /^seed-\d+$/.test(d) && existsSync(join(runs, method, d, RUN_FILES.state))).sort(),
   }));
 }
 

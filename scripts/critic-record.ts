@@ -5,10 +5,9 @@
 // stops it from giving every input one score; a score that does not vary carries nothing to the
 // roles it pays (the quality filter, the plan gate, MAE's Solver), which the modal share shows.
 // Usage: node scripts/node-gpu.mjs scripts/critic-record.ts --runs OUT [--methods sage,mae]
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isMain, runCli, type OptionValues } from '../src/cli/options';
-import { COMPARISON_RUNS_OPTIONS, comparisonRuns } from './challenger-record';
+import { COMPARISON_RUNS_OPTIONS, comparisonRuns, readTranscripts } from './challenger-record';
 
 export const criticRecordCli = {
   name: 'critic-record',
@@ -25,12 +24,8 @@ interface Rating {
 }
 
 function readRun(dir: string, run: string): Rating[] {
-  const steps = (JSON.parse(readFileSync(join(dir, 'state.json'), 'utf8')) as { step: number }).step;
-  return readFileSync(join(dir, 'transcripts.jsonl'), 'utf8')
-    .trim()
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l) as { step: number; role: string; template: string; score: number | null; fields: { score?: string } })
+  const { transcripts, steps } = readTranscripts(dir);
+  return transcripts
     .filter((t) => t.role === 'critic')
     .map((t) => ({ run, task: t.template, half: t.step < steps / 2 ? 0 : 1, score: t.score === null ? null : (t.fields.score ?? null) }));
 }

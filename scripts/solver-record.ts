@@ -9,10 +9,12 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { PromptSet } from '../src/model/checkpoint';
-import { readStatement } from '../src/data/curriculum';
+import { escapeRegExp, readStatement } from '../src/data/curriculum';
+import { countOperations } from '../src/sage/challengerProbe';
 import { TEMPLATE_SETS } from '../src/sage/templates';
+import { RUN_FILES } from '../src/sage/runRecords';
 import { isMain, runCli, type OptionValues } from '../src/cli/options';
-import { COMPARISON_RUNS_OPTIONS, comparisonRuns } from './challenger-record';
+import { COMPARISON_RUNS_OPTIONS, comparisonRuns, readTranscripts } from './challenger-record';
 
 export const solverRecordCli = {
   name: 'solver-record',
@@ -21,7 +23,6 @@ export const solverRecordCli = {
 } as const;
 
 interface Answered {
-  level: number;
   /** What the plan shown computed, or null where the Solver answered alone. */
   plan: 'one step of several' | 'the whole expression' | 'other' | null;
   tagged: boolean;
@@ -30,35 +31,29 @@ interface Answered {
 
 /** A template's rendering read back: a pattern with one named group a placeholder. */
 function templatePattern(template: string): RegExp {
-  const escaped = template.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/\\\{\\\{(\w+)\\\}\\\}/g, '(?<$1>[\\s\\S]*?)');
+  const escaped = escapeRegExp(template).replace(/\\\{\\\{(\w+)\\\}\\\}/g, '(?<$1>[\\s\\S]*?)');
   return new RegExp(`^${escaped}$`);
 }
 
-const operations = (expression: string) => (expression.match(/[-+*/]/g) ?? []).length;
 const compact = (s: string) => s.replace(/\s+/g, '');
 
 function readPlan(plan: string, expression: string): NonNullable<Answered['plan']> {
   const computed = /^Compute (.+?)\.?$/.exec(plan.trim())?.[1];
   if (!computed) return 'other';
   if (compact(computed) === compact(expression)) return 'the whole expression';
-  return operations(computed) < operations(expression) ? 'one step of several' : 'other';
+  return countOperations(computed) < countOperations(expression) ? 'one step of several' : 'other';
 }
 
 function readRun(dir: string): Answered[] {
-  const set = (JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')) as { templates: PromptSet }).templates;
+  const set = (JSON.parse(readFileSync(join(dir, RUN_FILES.config), 'utf8')) as { templates: PromptSet }).templates;
   const patterns = { solver: templatePattern(TEMPLATE_SETS[set].solver), solverWithPlan: templatePattern(TEMPLATE_SETS[set].solverWithPlan) };
-  return readFileSync(join(dir, 'transcripts.jsonl'), 'utf8')
-    .trim()
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l) as { role: string; template: string; prompt: string; fields: { answer?: string }; verdict?: string })
-    .flatMap((t) => {
-      if (t.role !== 'solver' || (t.template !== 'solver' && t.template !== 'solverWithPlan')) return [];
-      const groups = patterns[t.template].exec(t.prompt)?.groups;
-      const read = groups?.problem ? readStatement(groups.problem.trim()) : null;
-      if (!read || read.level < 3) return [];
-      return [{ level: read.level, plan: groups!.plan === undefined ? null : readPlan(groups!.plan, read.expression), tagged: t.fields.answer !== undefined, right: t.verdict === 'correct' }];
-    });
+  return readTranscripts(dir).transcripts.flatMap((t) => {
+    if (t.role !== 'solver' || (t.template !== 'solver' && t.template !== 'solverWithPlan')) return [];
+    const groups = patterns[t.template].exec(t.prompt)?.groups;
+    const read = groups?.problem ? readStatement(groups.problem.trim()) : null;
+    if (!read || read.level < 3) return [];
+    return [{ plan: groups!.plan === undefined ? null : readPlan(groups!.plan, read.expression), tagged: t.fields.answer !== undefined, right: t.verdict === 'correct' }];
+  });
 }
 
 const count = (xs: readonly Answered[], f: (a: Answered) => boolean) => xs.filter(f).length;

@@ -251,7 +251,7 @@ const READERS: Reader[] = LEVELS.flatMap((level) =>
   ),
 );
 
-function escapeRegExp(s: string): string {
+export function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 

@@ -38,6 +38,9 @@ export interface ProposalReading {
 /** An expression as a key: spacing aside. */
 export const expressionKey = (expression: string): string => expression.replace(/\s+/g, '');
 
+/** How many operations an expression holds (+, -, *, /), whatever its style. */
+export const countOperations = (expression: string): number => (expression.match(/[+\-*/]/g) ?? []).length;
+
 /** A Challenger's math output read; `seedExpressions` holds the seeds' expression keys. */
 export function readProposal(text: string, seedExpressions: ReadonlySet<string>): ProposalReading {
   const p = parseOutput(text, OUTPUTS.challenger);
@@ -56,7 +59,7 @@ export function readProposal(text: string, seedExpressions: ReadonlySet<string>)
     text, parsed: true, question, claimed,
     expression: read.expression, level: read.level ?? null, value: read.answer, error: null, right,
     novel: !seedExpressions.has(expressionKey(read.expression)),
-    operations: (read.expression.match(/[+\-*/]/g) ?? []).length,
+    operations: countOperations(read.expression),
   };
 }
 
