@@ -129,7 +129,7 @@ export class Decoder {
    */
   prefill(prompts: number[][]): Tensor {
     if (prompts.length !== this.B) throw new Error(`decoder: ${prompts.length} prompts for a batch of ${this.B}`);
-    const P = Math.max(...prompts.map((p) => p.length));
+    const P = prompts.reduce((m, p) => Math.max(m, p.length), 0);
     if (prompts.some((p) => p.length === 0)) throw new Error('decoder: an empty prompt (it needs at least one token)');
     if (P > this.T) throw new Error(`decoder: a prompt of ${P} tokens exceeds the ${this.T} cache slots`);
     this.promptLen = P;
@@ -202,7 +202,7 @@ export class Decoder {
     const rt = this.rt;
     const c = this.model.config;
     const n = seqs.length;
-    const P = Math.max(...seqs.map((s) => s.length));
+    const P = seqs.reduce((m, s) => Math.max(m, s.length), 0);
     // Rows with the same prompt (n samples of one problem) share one forward: each distinct
     // sequence is computed once, its cache rows and last hidden state then copied to every row.
     const { unique, of } = distinctRows(seqs);

@@ -183,7 +183,9 @@ export class Generator {
       if (bad !== undefined) throw new Error(`prompt ${i}: token ${bad} is outside the vocabulary (0..${c.vocab_size - 1})`);
     });
     const B = ids.length;
-    const P = Math.max(...ids.map((p) => p.length));
+    // A loop, not Math.max(...): a spread of every row overflows the stack past ~100k rows,
+    // which a binding limit over 1 GiB (an H100's) lets a request reach before the size check.
+    const P = ids.reduce((m, p) => Math.max(m, p.length), 0);
     const kvDtype = o.kvCache ?? 'f32';
     checkKvCache(c, kvDtype);
     const needed = checkGenerationFits(c, B, P, o.maxNewTokens, this.rt.ctx.limits.maxStorageBufferBindingSize, kvDtype).slots;

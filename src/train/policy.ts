@@ -186,7 +186,7 @@ export function packRollouts(rollouts: readonly Rollout[], o: PackOptions): Poli
     if (length(r) > o.maxLength) throw new Error(`rollout ${i}: ${length(r)} tokens exceed the model's context of ${o.maxLength}`);
   });
   const granule = (n: number) => Math.ceil(n / o.lengthGranule) * o.lengthGranule;
-  const longest = Math.max(...rollouts.map(length));
+  const longest = rollouts.reduce((m, r) => Math.max(m, length(r)), 0);
   const T = Math.min(o.maxLength, Math.max(granule(longest), Math.floor(o.tokens / o.lengthGranule) * o.lengthGranule));
   if (T > MAX_ROW) throw new Error(`policy rows of ${T} tokens: at most ${MAX_ROW} (use a smaller token budget)`);
   const rowsPer = Math.max(1, Math.floor(o.tokens / T));
