@@ -8,4 +8,6 @@ if (!entry) {
   process.exit(2);
 }
 const r = spawnSync('npx', ['tsx', entry, ...args], { stdio: 'inherit', env: gpuEnv() });
+// npx missing (Node without npm) leaves no output of its own: say so rather than exit silently.
+if (r.error) console.error(`node-gpu: could not start npx tsx ${entry}: ${r.error.message}`);
 process.exit(r.status ?? 1);

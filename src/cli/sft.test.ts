@@ -118,7 +118,10 @@ describe('sft command line', () => {
   it('without a GPU adapter, says what Dawn lacks and the command that installs it', () => {
     const r = runCliProcess('src/cli/sft.ts', ['--data', 'data/seeds/gsm8k-148.jsonl', '--steps', '1'], {
       ...process.env,
+      // Both names: the loader reads VK_DRIVER_FILES first, which a GPU machine may set for its driver.
       VK_ICD_FILENAMES: '/nonexistent/vk_icd.json',
+      VK_DRIVER_FILES: '/nonexistent/vk_icd.json',
+      VK_ADD_DRIVER_FILES: '',
       SAGE_GPU: '',
     });
     expect(r.status).toBe(1);
