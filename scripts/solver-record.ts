@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { PromptSet } from '../src/model/checkpoint';
 import { escapeRegExp, readStatement } from '../src/data/curriculum';
-import { countOperations } from '../src/sage/challengerProbe';
+import { countOperations, expressionKey } from '../src/sage/challengerProbe';
 import { TEMPLATE_SETS } from '../src/sage/templates';
 import { RUN_FILES } from '../src/sage/runRecords';
 import { isMain, runCli, type OptionValues } from '../src/cli/options';
@@ -35,12 +35,10 @@ function templatePattern(template: string): RegExp {
   return new RegExp(`^${escaped}$`);
 }
 
-const compact = (s: string) => s.replace(/\s+/g, '');
-
 function readPlan(plan: string, expression: string): NonNullable<Answered['plan']> {
   const computed = /^Compute (.+?)\.?$/.exec(plan.trim())?.[1];
   if (!computed) return 'other';
-  if (compact(computed) === compact(expression)) return 'the whole expression';
+  if (expressionKey(computed) === expressionKey(expression)) return 'the whole expression';
   return countOperations(computed) < countOperations(expression) ? 'one step of several' : 'other';
 }
 

@@ -19,6 +19,7 @@ import { embeddingForward } from './kernels/embedding';
 import { decodeAttention, kvLayerSize, ropeKvStore, type KvLayout } from './kernels/kvcache';
 import type { KvDtype } from './memory';
 import { actsRows, attentionShape, layerActs, loraStage, type LayerActs, type Transformer } from './transformer';
+import { maxOf } from '../util/stats';
 
 /** The first n rows of a [rows, ...] tensor. */
 function firstRows(t: Tensor, n: number): Tensor {
@@ -129,7 +130,7 @@ export class Decoder {
    */
   prefill(prompts: number[][]): Tensor {
     if (prompts.length !== this.B) throw new Error(`decoder: ${prompts.length} prompts for a batch of ${this.B}`);
-    const P = prompts.reduce((m, p) => Math.max(m, p.length), 0);
+    const P = maxOf(prompts, (p) => p.length);
     if (prompts.some((p) => p.length === 0)) throw new Error('decoder: an empty prompt (it needs at least one token)');
     if (P > this.T) throw new Error(`decoder: a prompt of ${P} tokens exceeds the ${this.T} cache slots`);
     this.promptLen = P;
@@ -202,7 +203,7 @@ export class Decoder {
     const rt = this.rt;
     const c = this.model.config;
     const n = seqs.length;
-    const P = seqs.reduce((m, s) => Math.max(m, s.length), 0);
+    const P = maxOf(seqs, (s) => s.length);
     // Rows with the same prompt (n samples of one problem) share one forward: each distinct
     // sequence is computed once, its cache rows and last hidden state then copied to every row.
     const { unique, of } = distinctRows(seqs);

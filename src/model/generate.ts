@@ -22,6 +22,7 @@ import { sampleTokens, SAMPLE_FIELDS, unpackSamples, type Sampled } from './kern
 import { checkGenerationFits, checkKvCache, type KvDtype } from './memory';
 import type { Tokenizer } from './tokenizer';
 import type { Transformer } from './transformer';
+import { maxOf } from '../util/stats';
 
 export type FinishReason = 'eos' | 'stop' | 'length';
 
@@ -183,9 +184,7 @@ export class Generator {
       if (bad !== undefined) throw new Error(`prompt ${i}: token ${bad} is outside the vocabulary (0..${c.vocab_size - 1})`);
     });
     const B = ids.length;
-    // A loop, not Math.max(...): a spread of every row overflows the stack past ~100k rows,
-    // which a binding limit over 1 GiB (an H100's) lets a request reach before the size check.
-    const P = ids.reduce((m, p) => Math.max(m, p.length), 0);
+    const P = maxOf(ids, (p) => p.length);
     const kvDtype = o.kvCache ?? 'f32';
     checkKvCache(c, kvDtype);
     const needed = checkGenerationFits(c, B, P, o.maxNewTokens, this.rt.ctx.limits.maxStorageBufferBindingSize, kvDtype).slots;

@@ -9,6 +9,7 @@ import type { Tensor } from '../gpu/tensor';
 import type { PolicyLossCoefficients } from '../model/kernels/loss';
 import type { Batch, Transformer } from '../model/transformer';
 import type { AdamW } from './adamw';
+import { maxOf } from '../util/stats';
 
 export interface PolicyMicroBatch {
   batch: Batch;
@@ -186,7 +187,7 @@ export function packRollouts(rollouts: readonly Rollout[], o: PackOptions): Poli
     if (length(r) > o.maxLength) throw new Error(`rollout ${i}: ${length(r)} tokens exceed the model's context of ${o.maxLength}`);
   });
   const granule = (n: number) => Math.ceil(n / o.lengthGranule) * o.lengthGranule;
-  const longest = rollouts.reduce((m, r) => Math.max(m, length(r)), 0);
+  const longest = maxOf(rollouts, length);
   const T = Math.min(o.maxLength, Math.max(granule(longest), Math.floor(o.tokens / o.lengthGranule) * o.lengthGranule));
   if (T > MAX_ROW) throw new Error(`policy rows of ${T} tokens: at most ${MAX_ROW} (use a smaller token budget)`);
   const rowsPer = Math.max(1, Math.floor(o.tokens / T));

@@ -3,6 +3,17 @@
 /** The arithmetic mean; 0 for no values (an empty group contributes nothing). */
 export const mean = (xs: readonly number[]): number => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
 
+/**
+ * The largest f(x) over xs (0 for none), by a loop: Math.max(...xs) passes every element as an
+ * argument and overflows the stack past ~100k of them, which a request of many rows reaches
+ * before the checks that refuse it (a 2 GiB binding limit, an H100's, admits ~186k rows).
+ */
+export function maxOf<T>(xs: readonly T[], f: (x: T) => number): number {
+  let m = 0;
+  for (const x of xs) m = Math.max(m, f(x));
+  return m;
+}
+
 /** The sample (unbiased, n − 1) standard deviation; 0 for fewer than two values. */
 export function sampleStd(xs: readonly number[]): number {
   if (xs.length < 2) return 0;
