@@ -42,6 +42,8 @@ interface Plan {
   newTokens: number;
   train: { B: number; T: number; steps: number };
   peakSize: number;
+  /** Decode steps each per-kernel profile averages over. */
+  profileSteps: number;
   /** Tune the matmul shapes each measurement uses before timing it (a quick run keeps the untuned choices). */
   tune: boolean;
 }
@@ -53,6 +55,7 @@ const FULL: Plan = {
   newTokens: 128,
   train: { B: 4, T: 256, steps: 3 },
   peakSize: 1024,
+  profileSteps: 8,
   tune: true,
 };
 
@@ -63,15 +66,41 @@ const QUICK: Plan = {
   newTokens: 6,
   train: { B: 1, T: 32, steps: 2 },
   peakSize: 256,
+  profileSteps: 2,
   tune: false,
 };
 
 export interface DecodeFigure {
   rows: number;
+  /**
+   * The path users run (steps in flight, the host never waiting for the GPU between them):
+   * rows · (N − 1) / (t(N new tokens) − t(1 new token)), median of 3 each, so the prefill and
+   * the first sample cancel out.
+   */
   tokensPerS: number;
+  /**
+   * The synchronous path (GenerateOptions.timing: the host waits for the GPU after each
+   * phase), tokens/s after the prefill, and each phase's ms per decode step.
+   */
+  synchronous: { tokensPerS: number; decodeMs: number; sampleMs: number; readbackMs: number };
   /** B · bandwidth / weight bytes. */
   boundTokensPerS: number;
+  /** Of the pipelined figure. */
   share: number;
+}
+
+/** One decode step's kernels, timed one by one with timestamp queries (a pass each). */
+export interface DecodeProfile {
+  rows: number;
+  /** Decode steps the figures are averaged over. */
+  steps: number;
+  /** The step's dispatches, as many as it records. */
+  dispatchesPerStep: number;
+  workgroupsPerStep: number;
+  /** Sum of the kernels' own GPU time per step (no gaps between them). */
+  gpuUsPerStep: number;
+  /** Per (kernel, workgroups): dispatches and GPU µs per step, slowest first. */
+  kernels: { label: string; workgroups: number; perStep: number; usPerStep: number }[];
 }
 
 export interface GpuModelFigures {
@@ -82,6 +111,8 @@ export interface GpuModelFigures {
   /** The base in f16, the LM head included (tied: the embedding is read as the head). */
   weightBytes: number;
   decode: DecodeFigure[];
+  /** Per-kernel profiles of a decode step, at each decode row count (empty without timestamp queries). */
+  profiles: DecodeProfile[];
   lora: { B: number; T: number; tokensPerS: number; matmulGflopPerStep: number; share: number };
   errors: string[];
 }
@@ -96,6 +127,8 @@ export interface GpuReport {
   peakSize: number;
   prompt: number;
   newTokens: number;
+  /** Optional features the device was granted (shader-f16, subgroups, timestamp-query). */
+  features: string[];
   models: GpuModelFigures[];
 }
 
@@ -154,20 +187,85 @@ function randomModel(rt: Runtime, config: LlamaConfig): Transformer {
   );
 }
 
+function decodePrompts(rows: number, plan: Plan): number[][] {
+  return Array.from({ length: rows }, (_, b) => Array.from({ length: plan.prompt }, (_, t) => 3 + ((b * plan.prompt + t) * 7919) % 250));
+}
+
+const DECODE_OPTIONS = { eosTokenIds: [], seed: 1, temperature: 1 };
+
 async function decodeFigure(model: Transformer, rows: number, plan: Plan, bandwidth: number, weightBytes: number): Promise<DecodeFigure> {
   const gen = new Generator(model, new Untexted());
-  const prompts = Array.from({ length: rows }, (_, b) => Array.from({ length: plan.prompt }, (_, t) => 3 + ((b * plan.prompt + t) * 7919) % 250));
-  const opts = { maxNewTokens: plan.newTokens, eosTokenIds: [], seed: 1, temperature: 1 };
+  const prompts = decodePrompts(rows, plan);
+  const run = (maxNewTokens: number, timing = false) => gen.generate(prompts, { ...DECODE_OPTIONS, maxNewTokens, timing });
   // Warm-up: compiles the pipelines and tunes the shapes it used, then runs tuned once more.
-  await gen.generate(prompts, { ...opts, maxNewTokens: 4 });
+  await run(4);
   if (plan.tune) {
     await matmulTuner(model.rt).tunePending();
-    await gen.generate(prompts, { ...opts, maxNewTokens: 4 });
+    await run(4);
   }
-  const { stats } = await gen.generate(prompts, { ...opts, timing: true });
-  const tokensPerS = (rows * stats.steps) / ((stats.ms - stats.timing!.prefillMs) / 1000);
+  const longs: number[] = [];
+  const shorts: number[] = [];
+  let steps = 0;
+  for (let i = 0; i < 3; i++) {
+    shorts.push((await run(1)).stats.ms);
+    const long = await run(plan.newTokens);
+    longs.push(long.stats.ms);
+    steps = long.stats.steps;
+  }
+  const tokensPerS = (rows * steps) / ((median(longs) - median(shorts)) / 1000);
+  const { stats } = await run(plan.newTokens, true);
+  const t = stats.timing!;
+  const synchronous = {
+    tokensPerS: (rows * stats.steps) / ((stats.ms - t.prefillMs) / 1000),
+    decodeMs: t.decodeMs / stats.steps,
+    sampleMs: t.sampleMs / stats.steps,
+    readbackMs: t.readbackMs / stats.steps,
+  };
   const boundTokensPerS = (rows * bandwidth) / weightBytes;
-  return { rows, tokensPerS, boundTokensPerS, share: tokensPerS / boundTokensPerS };
+  return { rows, tokensPerS, synchronous, boundTokensPerS, share: tokensPerS / boundTokensPerS };
+}
+
+/**
+ * One decode step's kernels on a runtime that times every dispatch (its own pass between two
+ * timestamps): a run of 1 new token (prefill, first sample) subtracted from a run of 1 + steps,
+ * per (kernel, workgroups), so what is left is the decode steps and their sampling.
+ */
+async function decodeProfile(rt: Runtime, model: Transformer, rows: number, plan: Plan): Promise<DecodeProfile | null> {
+  const profiler = rt.profiler;
+  if (!profiler) return null;
+  const steps = plan.profileSteps;
+  const gen = new Generator(model, new Untexted());
+  const prompts = decodePrompts(rows, plan);
+  const profiled = async (maxNewTokens: number) => {
+    await rt.profile();
+    profiler.reset();
+    const before = { ...rt.counters };
+    await gen.generate(prompts, { ...DECODE_OPTIONS, maxNewTokens });
+    await rt.sync();
+    const entries = await rt.profile();
+    profiler.reset();
+    return { entries, dispatches: rt.counters.dispatches - before.dispatches, workgroups: rt.counters.workgroups - before.workgroups };
+  };
+  await profiled(2);
+  const short = await profiled(1);
+  const long = await profiled(1 + steps);
+  const key = (e: { label: string; workgroups: number }) => `${e.label}|${e.workgroups}`;
+  const shortBy = new Map(short.entries.map((e) => [key(e), e]));
+  const kernels = long.entries
+    .map((e) => {
+      const s = shortBy.get(key(e));
+      return { label: e.label, workgroups: e.workgroups, perStep: (e.count - (s?.count ?? 0)) / steps, usPerStep: (1000 * (e.totalMs - (s?.totalMs ?? 0))) / steps };
+    })
+    .filter((k) => k.perStep > 0)
+    .sort((a, b) => b.usPerStep - a.usPerStep);
+  return {
+    rows,
+    steps,
+    dispatchesPerStep: (long.dispatches - short.dispatches) / steps,
+    workgroupsPerStep: (long.workgroups - short.workgroups) / steps,
+    gpuUsPerStep: kernels.reduce((n, k) => n + k.usPerStep, 0),
+    kernels,
+  };
 }
 
 async function loraFigure(rt: Runtime, model: Transformer, plan: Plan, peakGflops: number): Promise<GpuModelFigures['lora']> {
@@ -197,7 +295,10 @@ async function loraFigure(rt: Runtime, model: Transformer, plan: Plan, peakGflop
 }
 
 /** Every figure of the report on `rt`'s adapter. */
-export async function gpuReport(rt: Runtime, { quick, log }: { quick: boolean; log(m: string): void }): Promise<GpuReport> {
+export async function gpuReport(
+  rt: Runtime,
+  { quick, log, profileRt }: { quick: boolean; log(m: string): void; /** A runtime made with `profile: true` for the per-kernel profiles (none: no profiles). */ profileRt?: Runtime },
+): Promise<GpuReport> {
   const plan = quick ? QUICK : FULL;
   const a = rt.ctx.adapter;
   const adapter = [a.vendor, a.architecture, a.device, a.description].filter(Boolean).join(' / ') || 'unknown adapter';
@@ -211,7 +312,7 @@ export async function gpuReport(rt: Runtime, { quick, log }: { quick: boolean; l
     const parameters = flatParamSize(config);
     const figures: GpuModelFigures = {
       model: m.name, layers: config.num_hidden_layers, vocab: config.vocab_size, parameters, weightBytes: 2 * parameters,
-      decode: [], lora: { B: plan.train.B, T: plan.train.T, tokensPerS: 0, matmulGflopPerStep: 0, share: 0 }, errors: [],
+      decode: [], profiles: [], lora: { B: plan.train.B, T: plan.train.T, tokensPerS: 0, matmulGflopPerStep: 0, share: 0 }, errors: [],
     };
     let model: Transformer | null = null;
     try {
@@ -228,9 +329,27 @@ export async function gpuReport(rt: Runtime, { quick, log }: { quick: boolean; l
     } finally {
       model?.destroy();
     }
+    if (profileRt?.profiler) {
+      let profiled: Transformer | null = null;
+      try {
+        profiled = randomModel(profileRt, config);
+        for (const rows of plan.decodeRows) {
+          log(`gpu: ${m.name}: one decode step's kernels at ${rows} row(s)`);
+          const p = await decodeProfile(profileRt, profiled, rows, plan);
+          if (p) figures.profiles.push(p);
+        }
+      } catch (e) {
+        figures.errors.push(`profile: ${e instanceof Error ? e.message : String(e)}`);
+      } finally {
+        profiled?.destroy();
+      }
+    }
     models.push(figures);
   }
-  return { adapter, swiftshader: a.architecture === 'swiftshader', quick, bandwidth, peakGflops, peakSize: plan.peakSize, prompt: plan.prompt, newTokens: plan.newTokens, models };
+  return {
+    adapter, swiftshader: a.architecture === 'swiftshader', quick, bandwidth, peakGflops, peakSize: plan.peakSize,
+    prompt: plan.prompt, newTokens: plan.newTokens, features: [...rt.ctx.features], models,
+  };
 }
 
 const fmt = (x: number, digits = 1) => x.toFixed(digits);
@@ -240,20 +359,37 @@ const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
 export function gpuTables(r: GpuReport, where: string): Table[] {
   const label = `${where} on ${r.swiftshader ? 'SwiftShader (CPU, not a GPU)' : r.adapter}${r.quick ? ', QUICK (1 layer, vocabulary 4,096: a smoke test, not a measurement)' : ''}`;
   const rows = r.models.flatMap((m) => [
-    ...m.decode.map((d) => [m.model, `decode B=${d.rows}`, fmt(d.tokensPerS), `${fmt(d.boundTokensPerS, 0)} tok/s (copy bandwidth)`, pct(d.share)]),
+    ...m.decode.map((d) => [m.model, `decode B=${d.rows}, pipelined`, fmt(d.tokensPerS), `${fmt(d.boundTokensPerS, 0)} tok/s (copy bandwidth)`, pct(d.share)]),
+    ...m.decode.map((d) => [
+      m.model, `decode B=${d.rows}, synchronous`, fmt(d.synchronous.tokensPerS),
+      `per step: decode ${fmt(d.synchronous.decodeMs, 2)} ms, sample ${fmt(d.synchronous.sampleMs, 2)}, readback ${fmt(d.synchronous.readbackMs, 2)}`, '',
+    ]),
     ...(m.lora.tokensPerS ? [[m.model, `LoRA r16 train ${m.lora.B}×${m.lora.T}`, fmt(m.lora.tokensPerS), `${fmt(m.lora.matmulGflopPerStep, 1)} GFLOP/step at the peak`, pct(m.lora.share)]] : []),
     ...m.errors.map((e) => [m.model, 'FAILED', e, '', '']),
   ]);
+  const profiles: Table[] = r.models.flatMap((m) =>
+    m.profiles.map((p) => ({
+      title: `One decode step's kernels, ${m.model}, B=${p.rows} (${label})`,
+      columns: ['kernel', 'workgroups', 'dispatches/step', 'GPU µs/step', 'share'],
+      rows: p.kernels.map((k) => [k.label, String(k.workgroups), fmt(k.perStep, 2), fmt(k.usPerStep, 1), pct(k.usPerStep / p.gpuUsPerStep)]),
+      notes: [
+        `${fmt(p.dispatchesPerStep, 1)} dispatches and ${fmt(p.workgroupsPerStep, 0)} workgroups a step; the kernels' own GPU time ${fmt(p.gpuUsPerStep, 1)} µs a step ` +
+          `(each timed in its own pass, mean of ${p.steps} steps; the sampling of each step included).`,
+      ],
+    })),
+  );
   return [
     {
       title: `GPU report, ${label}`,
       columns: ['model (random, f16 base)', 'what', 'tokens/s', 'bound', 'share of bound'],
       rows,
       notes: [
-        `adapter: ${r.adapter}; copy bandwidth ${fmt(r.bandwidth / 1e9, 1)} GB/s (64 MiB copy, read + write); matmul peak ${fmt(r.peakGflops, 1)} GFLOP/s (best tuned variant at ${r.peakSize}³, f32)`,
-        `decode: ${r.prompt}-token prompts, ${r.newTokens} new tokens sampled at temperature 1, tokens/s after the prefill; bound: every f16 weight read once per step;`,
+        `adapter: ${r.adapter}; features: ${r.features?.join(', ') || 'none'}; copy bandwidth ${fmt(r.bandwidth / 1e9, 1)} GB/s (64 MiB copy, read + write); matmul peak ${fmt(r.peakGflops, 1)} GFLOP/s (best tuned variant at ${r.peakSize}³, f32)`,
+        `decode: ${r.prompt}-token prompts, ${r.newTokens} new tokens sampled at temperature 1; pipelined: the path users run (steps in flight), rows·(N−1) over t(N) − t(1), median of 3;`,
+        'synchronous: the host waits for the GPU after each phase (decode, sample, readback), tokens/s after the prefill; bound: every f16 weight read once per step;',
         'LoRA: rank 16 on every projection, base frozen in f16, one AdamW step per batch; share: the step\'s matmul FLOP/s over the peak.',
       ],
     },
+    ...profiles,
   ];
 }

@@ -3,7 +3,7 @@
  * (bench/node/train.ts): the workloads, the batches, our training step, the timing loop and
  * the per-kernel profile. Platform-neutral: callers hand in a way to make a Runtime.
  */
-import type { ProfileEntry } from '../src/gpu/profiler';
+import { byLabel, type ProfileEntry } from '../src/gpu/profiler';
 import type { Runtime } from '../src/gpu/runtime';
 import { PRESETS, type LlamaConfig, type PresetName } from '../src/model/config';
 import { initialParams, Transformer } from '../src/model/transformer';
@@ -252,7 +252,7 @@ export async function profileOurs(
     const t0 = performance.now();
     for (let i = 0; i < w.profileSteps; i++) await trainer.step(batches[(i + 1) % batches.length]!);
     const wallMsPerStep = (performance.now() - t0) / w.profileSteps;
-    const entries: ProfileEntry[] = await rt.profile();
+    const entries: ProfileEntry[] = byLabel(await rt.profile());
     trainer.dispose();
     const gpuMs = entries.reduce((n, e) => n + e.totalMs, 0);
     return {

@@ -1,21 +1,26 @@
 #!/usr/bin/env node
 /**
- * npm run gpu-kit -- --out DIR [--platform linux-x64] [--with-node]
+ * npm run gpu-kit -- --out DIR [--platform linux-x64] [--with-node] [--debs DIR]
  *
  * Builds one small folder that runs the GPU report's Node half (bench/node/gpu.ts) on a
  * machine with a GPU driver and Node 20+, with no npm install and no registry: the report
  * bundled by esbuild, the shaders it reads, and Dawn's binary for one platform (with
- * --with-node, Node itself too, xz-compressed). DIR/run.sh [--quick] runs it on the GPU and
- * writes DIR/results/gpu.json and the table to paste.
+ * --with-node, Node itself too, xz-compressed), and the native peers (bench/peers/
+ * torch_decode.py), which run where python3 has PyTorch with CUDA. With --debs, the Debian
+ * packages in DIR (a Vulkan loader: libvulkan1) travel too, unpacked on a machine that lacks
+ * the loader. DIR/run.sh [--quick] runs it all on the GPU and writes DIR/results/: gpu.json
+ * (the engine), peers.json (PyTorch) and ratios.md (the engine beside the peers).
  */
 import { spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runCli } from '../src/cli/options.ts';
 import { gpuKitCli } from '../bench/gpuKitCli.ts';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+const mkdir = (dir) => mkdirSync(dir, { recursive: true });
 
 function run(cmd, args) {
   const r = spawnSync(cmd, args, { cwd: root, stdio: 'inherit' });
@@ -27,19 +32,38 @@ const RUN_SH = `#!/usr/bin/env bash
 # instead, where Chromium's is installed). Arguments go to the report (--quick for a smoke test).
 set -euo pipefail
 kit=$(cd "$(dirname "$0")" && pwd)
+# xz, or Python's lzma where the machine has no xz.
+unxz() { if command -v xz >/dev/null; then xz -dc "$1"; else python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), sys.stdout.buffer)' "$1"; fi; }
 node=node
 if [ -f "$kit/node.xz" ]; then
-  [ -x "$kit/node" ] || { xz -dc "$kit/node.xz" > "$kit/node" && chmod +x "$kit/node"; }
+  [ -x "$kit/node" ] || { unxz "$kit/node.xz" > "$kit/node" && chmod +x "$kit/node"; }
   node="$kit/node"
 fi
 command -v "$node" >/dev/null || { echo "gpu-kit: Node 20+ is needed (or build the kit with --with-node)"; exit 2; }
+for f in "$kit"/node_modules/webgpu/dist/*/*.xz; do [ -f "\${f%.xz}" ] || unxz "$f" > "\${f%.xz}"; done
 export XDG_RUNTIME_DIR=\${XDG_RUNTIME_DIR:-$(mktemp -d)}
-if [ -n "\${KIT_SWIFTSHADER:-}" ]; then export VK_ICD_FILENAMES=/usr/lib/chromium/vk_swiftshader_icd.json; else export SAGE_GPU=hardware; fi
-mkdir -p "$kit/results"
-command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$kit/results/gpu.txt" 2>&1 || true
+if [ -n "\${KIT_SWIFTSHADER:-}" ]; then export VK_ICD_FILENAMES=/usr/lib/chromium/vk_swiftshader_icd.json; else
+  export SAGE_GPU=hardware
+  # A machine with a driver but no Vulkan loader: the loader travels as .deb files (--debs).
+  if ! ldconfig -p | grep -q libvulkan.so.1 && [ -d "$kit/debs" ]; then
+    for f in "$kit"/debs/*.deb; do dpkg -x "$f" /; done; ldconfig
+  fi
+  # NVIDIA's ICD where containers mount the driver (the loader does not look there by itself).
+  icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+  [ -z "\${VK_DRIVER_FILES:-}" ] && [ -f "$icd" ] && export VK_DRIVER_FILES=$icd
+fi
+res="$kit/results"; mkdir -p "$res"
+command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv > "$res/gpu.txt" 2>&1 || true
 cd "$kit"
-"$node" k/b/gpu.mjs --out "$kit/results/gpu.json" "$@"
+"$node" k/b/gpu.mjs --out "$res/gpu.json" "$@" 2> >(tee "$res/gpu.txt.log" >&2)
 echo "gpu-kit: results/gpu.json written"
+# The peers on the same card, where python3 has PyTorch with CUDA (KIT_NO_PEERS=1 skips them).
+if [ -z "\${KIT_NO_PEERS:-}" ] && python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+  quick=(); for a in "$@"; do [ "$a" = --quick ] && quick=(--quick); done
+  PYTHONUNBUFFERED=1 python3 peers/torch_decode.py --out "$res/peers.json" --engine "$res/gpu.json" \${quick[@]+"\${quick[@]}"} | tee "$res/ratios.md"
+else
+  echo "gpu-kit: no PyTorch with CUDA here: the peers did not run"
+fi
 `;
 
 await runCli(gpuKitCli, async (o) => {
@@ -67,10 +91,23 @@ await runCli(gpuKitCli, async (o) => {
   const webgpu = join(out, 'node_modules', 'webgpu');
   mkdirSync(join(webgpu, 'dist'), { recursive: true });
   for (const f of ['index.js', 'package.json', 'LICENSE.md']) copyFileSync(join(root, 'node_modules', 'webgpu', f), join(webgpu, f));
-  cpSync(dawn, join(webgpu, 'dist', o.platform), { recursive: true });
+  // Dawn's binary travels xz-compressed (21 MB, 5 MB packed); run.sh unpacks it once.
+  mkdir(join(webgpu, 'dist', o.platform));
+  run('bash', ['-c', `cd "${dawn}" && for f in *; do xz -T2 -c "$f" > "${join(webgpu, 'dist', o.platform)}/$f.xz"; done`]);
   // Resolved when the bundle loads (the code sandbox's import), never run by the report.
   mkdirSync(join(out, 'node_modules', 'pyodide'), { recursive: true });
   copyFileSync(join(root, 'node_modules', 'pyodide', 'package.json'), join(out, 'node_modules', 'pyodide', 'package.json'));
+  mkdir(join(out, 'peers'));
+  copyFileSync(join(root, 'bench', 'peers', 'torch_decode.py'), join(out, 'peers', 'torch_decode.py'));
+  if (o.debs) {
+    const debs = readdirSync(resolve(o.debs)).filter((f) => f.endsWith('.deb'));
+    if (debs.length === 0) {
+      console.error(`gpu-kit: --debs ${o.debs} holds no .deb files`);
+      process.exit(2);
+    }
+    mkdir(join(out, 'debs'));
+    for (const f of debs) copyFileSync(join(resolve(o.debs), f), join(out, 'debs', f));
+  }
   if (o['with-node']) run('bash', ['-c', `xz -T2 -c "${process.execPath}" > "${join(out, 'node.xz')}"`]);
   writeFileSync(join(out, 'run.sh'), RUN_SH);
   chmodSync(join(out, 'run.sh'), 0o755);

@@ -15,9 +15,12 @@ import { runNodeHalf } from '../nodeHalf';
 import { isolatedCache } from '../trainCore';
 
 runNodeHalf(async ({ quick, log }) => {
-  const rt = await Runtime.create(isolatedCache(nodePlatform()));
+  // One platform, so the profiling runtime finds the shapes the first one tuned.
+  const platform = isolatedCache(nodePlatform());
+  const rt = await Runtime.create(platform);
+  const profileRt = await Runtime.create(platform, { profile: true });
   try {
-    const report = await gpuReport(rt, { quick, log });
+    const report = await gpuReport(rt, { quick, log, profileRt });
     // The table to paste, in Markdown (scripts/bench.mjs prints the same from the JSON).
     const line = (cells: string[]) => `| ${cells.join(' | ')} |`;
     for (const t of gpuTables(report, 'Node (Dawn)')) {
@@ -25,6 +28,7 @@ runNodeHalf(async ({ quick, log }) => {
     }
     return report;
   } finally {
+    profileRt.destroy();
     rt.destroy();
   }
 });

@@ -1,8 +1,28 @@
-/** Per-kernel GPU time, aggregated by dispatch label. */
+/** Per-kernel GPU time, aggregated by dispatch label and workgroup count (one shape of one kernel). */
 export interface ProfileEntry {
   label: string;
+  /** Workgroups each of these dispatches launched (0 in entries merged by byLabel). */
+  workgroups: number;
   count: number;
   totalMs: number;
+}
+
+/** A profiled dispatch: its label and how many workgroups it launched. */
+export interface ProfiledDispatch {
+  label: string;
+  workgroups: number;
+}
+
+/** Entries merged per label, whatever their workgroups, slowest first. */
+export function byLabel(entries: readonly ProfileEntry[]): ProfileEntry[] {
+  const merged = new Map<string, ProfileEntry>();
+  for (const e of entries) {
+    const m = merged.get(e.label) ?? { label: e.label, workgroups: 0, count: 0, totalMs: 0 };
+    m.count += e.count;
+    m.totalMs += e.totalMs;
+    merged.set(e.label, m);
+  }
+  return [...merged.values()].sort((a, b) => b.totalMs - a.totalMs);
 }
 
 /**
@@ -29,7 +49,7 @@ export class Profiler {
   }
 
   /** Resolves the first `labels.length` pairs after the work encoded so far. */
-  resolve(encoder: GPUCommandEncoder, labels: readonly string[]): () => void {
+  resolve(encoder: GPUCommandEncoder, labels: readonly ProfiledDispatch[]): () => void {
     const bytes = labels.length * 16;
     const resolveBuf = this.device.createBuffer({ size: bytes, usage: 0x200 /* QUERY_RESOLVE */ | 0x04 });
     const readBuf = this.device.createBuffer({ size: bytes, usage: 0x01 /* MAP_READ */ | 0x08 });
@@ -40,12 +60,13 @@ export class Profiler {
       this.pending.push(
         readBuf.mapAsync(0x0001 /* READ */).then(() => {
           const t = new BigInt64Array(readBuf.getMappedRange());
-          labels.forEach((label, i) => {
+          labels.forEach(({ label, workgroups }, i) => {
             const ns = Number(t[2 * i + 1]! - t[2 * i]!);
-            const e = this.totals.get(label) ?? { label, count: 0, totalMs: 0 };
+            const key = `${label}|${workgroups}`;
+            const e = this.totals.get(key) ?? { label, workgroups, count: 0, totalMs: 0 };
             e.count++;
             e.totalMs += Math.max(0, ns) / 1e6;
-            this.totals.set(label, e);
+            this.totals.set(key, e);
           });
           readBuf.unmap();
           readBuf.destroy();

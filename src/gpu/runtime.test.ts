@@ -207,6 +207,10 @@ describe('runtime', () => {
       expect(e.count).toBe(1);
       expect(e.totalMs).toBeGreaterThanOrEqual(0);
     }
+    // Each entry is one shape of one kernel: the scale of 64·64 elements launches what it asked for.
+    const scaled = report.find((e) => e.label === 'scale')!;
+    expect(scaled.workgroups).toBeGreaterThan(0);
+    expect(report.every((e) => Number.isInteger(e.workgroups) && e.workgroups > 0)).toBe(true);
     rt.destroy();
   });
 

@@ -3,7 +3,7 @@ import { acquireDevice, type GpuContext, type RequestedLimits } from './device';
 import { Params } from './params';
 import { PipelineCache, type KernelSpec } from './pipelines';
 import { BufferPool, sizeClass, type PoolStats } from './pool';
-import { Profiler, type ProfileEntry } from './profiler';
+import { Profiler, type ProfiledDispatch, type ProfileEntry } from './profiler';
 import { BYTES_PER_ELEMENT, numel, type DType, type Tensor, type TypedArrayFor } from './tensor';
 import { halvesToF32 } from '../util/half';
 import { errorText } from '../util/errorText';
@@ -376,7 +376,7 @@ export class Runtime {
       this.device.queue.writeBuffer(this.arena, 0, staging);
     }
     const encoder = this.device.createCommandEncoder();
-    const labels: string[] = [];
+    const labels: ProfiledDispatch[] = [];
     const timed = this.timed;
     const profiler = timed ? null : this.profiler;
     const querySet = profiler?.queries(offsets.length);
@@ -403,7 +403,7 @@ export class Runtime {
             endOfPassWriteIndex: 2 * labels.length + 1,
           },
         });
-        labels.push(d.label ?? d.kernel.entry);
+        labels.push({ label: d.label ?? d.kernel.entry, workgroups: d.workgroups.reduce<number>((n, w) => n * (w ?? 1), 1) });
       } else if (!pass) {
         pass = encoder.beginComputePass(timed ? { timestampWrites: { querySet: timed.querySet, beginningOfPassWriteIndex: 0, endOfPassWriteIndex: 1 } } : {});
       }

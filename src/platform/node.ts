@@ -34,9 +34,18 @@ export function nodeUnavailableAdvice(): string {
 export interface NodePlatformOptions {
   /** JSON file for the persistent cache (autotune results). */
   cacheFile?: string;
-  /** Dawn toggles passed to `create()`, e.g. `enable-dawn-features=...`. */
+  /** Dawn toggles passed to `create()`, e.g. `enable-dawn-features=...` (default DEFAULT_DAWN_FLAGS). */
   dawnFlags?: string[];
 }
+
+/**
+ * Dawn's Vulkan backend withholds `shader-f16` on NVIDIA GPUs unless the adapter toggle
+ * `vulkan_enable_f16_on_nvidia` is on (a guard Chrome keeps for f16 conformance failures on
+ * some NVIDIA drivers, crbug.com/42251215): with it, the kernels that can compute in f16 (the
+ * f16-base matmuls, always summing in f32) do so there. The toggle changes nothing on other
+ * GPUs or on SwiftShader. Chrome users get it with --enable-dawn-features=vulkan_enable_f16_on_nvidia.
+ */
+export const DEFAULT_DAWN_FLAGS: readonly string[] = ['enable-dawn-features=vulkan_enable_f16_on_nvidia'];
 
 /**
  * Dawn in Node. With no GPU, Dawn needs the Vulkan loader pointed at SwiftShader
@@ -67,7 +76,7 @@ export function nodePlatform(options: NodePlatformOptions = {}): Platform {
         globals: Record<string, unknown>;
       };
       Object.assign(globalThis, dawn.globals);
-      instance = dawn.create(options.dawnFlags ?? []);
+      instance = dawn.create([...(options.dawnFlags ?? DEFAULT_DAWN_FLAGS)]);
       keepAlive.push(instance);
       return instance;
     },
