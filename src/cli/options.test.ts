@@ -1,4 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { parseCommandLine, parseOptions, UsageError } from './options';
 
 const cli = {
@@ -31,5 +35,28 @@ describe('command-line options', () => {
     expect(parseCommandLine(cli, ['--help'])).toBeNull();
     expect(() => parseCommandLine(cli, ['--seed', '-1'])).toThrow(UsageError);
     expect(() => parseCommandLine(cli, ['--seed', '1', '--seed', '2'])).toThrow('--seed given twice');
+  });
+});
+
+describe('runCli on a closed pipe', () => {
+  it('ends quietly, exit code 0, when the reader of its output stops early (| head)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sage-epipe-'));
+    const entry = join(dir, 'talk.ts');
+    // 20 MB of lines, far past a pipe's buffer: the writes after `head` exits fail with EPIPE.
+    writeFileSync(
+      entry,
+      `import { runCli } from ${JSON.stringify(resolve('src/cli/options.ts'))};\n` +
+        `runCli({ name: 'talk', summary: 'prints', options: {} }, async () => {\n` +
+        `  for (let i = 0; i < 200_000; i++) console.log(String(i).padStart(100, '.'));\n` +
+        `  await new Promise((r) => setTimeout(r, 100));\n` +
+        `});\n`,
+    );
+    try {
+      const r = spawnSync('bash', ['-c', `set -o pipefail; "${process.execPath}" --import tsx "${entry}" | head -n 2 >/dev/null`], { encoding: 'utf8', timeout: 120_000 });
+      expect(r.stderr).not.toMatch(/EPIPE|Error|\bat /);
+      expect(r.status).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

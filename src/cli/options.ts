@@ -199,6 +199,14 @@ export async function runCli<S extends OptionSpecs>(
   main: (options: OptionValues<S>, given: CommandLine<S>['given']) => Promise<void> | void,
   argv: readonly string[] = process.argv.slice(2),
 ): Promise<void> {
+  // Output piped into a reader that stopped early (`| head`): the rest is not wanted, which
+  // is no failure; Node would otherwise throw EPIPE from the stream with a stack trace.
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (e: NodeJS.ErrnoException) => {
+      if (e.code === 'EPIPE') process.exit(0);
+      throw e;
+    });
+  }
   let line: CommandLine<S> | null;
   try {
     line = parseCommandLine(cli, argv);
