@@ -247,7 +247,7 @@ const NOT_WITH_PILOT = ['methods', 'baseline', 'primary', 'pilot-record'] as con
  * or the comparison's plan (OUT/plan.json) and the pilot it states. Written here, before any
  * run, where absent; checked against what is given where present.
  */
-async function prepare(o: Options, given: ReadonlySet<string>): Promise<{ setup: Setup; plan: ComparisonPlan | null; pilot: StatedPilot | null }> {
+export async function prepare(o: Options, given: ReadonlySet<string>): Promise<{ setup: Setup; plan: ComparisonPlan | null; pilot: StatedPilot | null }> {
   const seedLevelList = await fileLevels(o.seeds);
   const levels = await givenLevels(o, seedLevelList);
   const beyond = async () => (await fileLevels(o.validation)).filter((l) => !seedLevelList.includes(l));

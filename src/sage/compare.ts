@@ -433,14 +433,14 @@ const num = (m: MeanSe | null | undefined, digits = 2) => (!m || !m.n ? '-' : `$
 /** A share in percent. */
 const pct1 = (x: number) => (100 * x).toFixed(1);
 /** A share as signed points. */
-const points = (x: number) => {
+export const signedPoints = (x: number): string => {
   const t = (100 * x).toFixed(1);
   return t === '-0.0' ? '+0.0' : t.startsWith('-') ? t : `+${t}`;
 };
 
 /** A paired figure in points: the estimate, its 95% interval, † where only the problems were resampled (one seed a side), and "inside the noise" where the interval covers 0. */
 export function intervalText(i: Interval): string {
-  return `${points(i.estimate)} [${points(i.lo)}, ${points(i.hi)}]${i.seedsResampled ? '' : '†'}${i.insideNoise ? ' inside the noise' : ''}`;
+  return `${signedPoints(i.estimate)} [${signedPoints(i.lo)}, ${signedPoints(i.hi)}]${i.seedsResampled ? '' : '†'}${i.insideNoise ? ' inside the noise' : ''}`;
 }
 
 /** A share of a gap in percent: the estimate, its 95% interval, † and "inside the noise" as intervalText. */
@@ -525,7 +525,7 @@ export function compareTable(summaries: readonly MethodSummary[]): string {
   const vsHead = (mode: string) => (base ? [`vs ${base.method} (${mode})`] : []);
   const gain = (s: MethodSummary, mode: 'own' | 'solver') => {
     const i = s.paired?.[mode].gain;
-    return i ? intervalText(i) : s.paired ? '-' : points(s.final[mode].mean - s.start[mode].mean);
+    return i ? intervalText(i) : s.paired ? '-' : signedPoints(s.final[mode].mean - s.start[mode].mean);
   };
   const pairedLevels = (s: MethodSummary, mode: 'own' | 'solver') => (mode === 'own' ? s.paired?.perLevel : s.paired?.perLevelSolver);
   const finalLevels = (s: MethodSummary, mode: 'own' | 'solver') => (mode === 'own' ? s.final.perLevel : s.final.perLevelSolver);
@@ -536,7 +536,7 @@ export function compareTable(summaries: readonly MethodSummary[]): string {
     if (i) return [intervalText(i)];
     const mine = level === undefined ? s.final[mode] : finalLevels(s, mode)[level];
     const theirs = level === undefined ? base.final[mode] : finalLevels(base, mode)[level];
-    return [mine?.n && theirs?.n ? points(mine.mean - theirs.mean) : '-'];
+    return [mine?.n && theirs?.n ? signedPoints(mine.mean - theirs.mean) : '-'];
   };
   const accuracy = markdown(
     ['method', 'seeds', 'problems', 'start (own mode)', 'final (own mode)', 'gain (own mode)', ...vsHead('own mode'), 'start (Solver alone)', 'final (Solver alone)', 'gain (Solver alone)', ...vsHead('Solver alone')],

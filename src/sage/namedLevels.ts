@@ -11,7 +11,7 @@
  *
  * Pure data: src/cli/compare.ts writes and reads the records.
  */
-import { CEILING, levelSpan, seedPairing, type RunOutcomes } from './compare';
+import { CEILING, levelSpan, seedPairing, signedPoints as points, type RunOutcomes } from './compare';
 import { pairedDifference, type BootstrapOptions, type Interval } from './pairedStats';
 
 /** A − B on the named levels, the Solver alone at the final validation. */
@@ -125,20 +125,17 @@ export interface ComparisonPlan {
   runsBefore: number;
 }
 
-/** Points with a sign, one decimal. */
-const points = (x: number) => {
-  const t = (100 * x).toFixed(1);
-  return t === '-0.0' || !t.startsWith('-') ? `+${t === '-0.0' ? '0.0' : t}` : t;
-};
-
 const intervalLine = (i: Interval | null) => (i ? `${points(i.estimate)} [${points(i.lo)}, ${points(i.hi)}]${i.insideNoise ? ', inside the noise' : ''} (${i.problems} problems, ${i.seeds.join(' and ')} seeds${i.seedsPaired ? ', paired' : ''}, ${i.resamples.toLocaleString('en-US')} resamples)` : 'no problem of it in both methods\' outcomes');
+
+/** Seeds as a span ("1000-1004"), or the one seed. */
+const seedSpan = (seeds: readonly number[]) => (seeds.length > 1 ? `${seeds[0]}-${seeds.at(-1)}` : String(seeds[0]));
 
 /** The levels in words: "levels 3-5", or "every held-out level". */
 const levelWords = (levels: readonly string[]) => (levels.length ? `level${levels.length > 1 ? 's' : ''} ${levelSpan(levels)}` : 'every held-out level');
 
 /** A pilot's section of a report: the bar, the figures per level and pooled, and the verdict. */
 export function pilotSection(r: PilotRecord): string[] {
-  const head = `Pilot: ${CEILING.name} − rlvr, the Solver alone, final after ${r.steps} steps, seeds ${r.seeds[0]}-${r.seeds.at(-1)}, on the ${levelWords(r.levels)} named at its start (${r.startedAt}).`;
+  const head = `Pilot: ${CEILING.name} − rlvr, the Solver alone, final after ${r.steps} step${r.steps === 1 ? '' : 's'}, seed${r.seeds.length > 1 ? 's' : ''} ${seedSpan(r.seeds)}, on the ${levelWords(r.levels)} named at its start (${r.startedAt}).`;
   if (!r.result) return [head, '', `Bar: ${PILOT_BAR.text}. Not finished: no verdict yet.`];
   return [
     head,
@@ -160,7 +157,7 @@ export interface StatedPilot {
 export function planSection(plan: ComparisonPlan | null, pilot: StatedPilot | null, primary: LevelFigures | null): string[] {
   const r = pilot?.record;
   const pilotLines = pilot && r
-    ? [`**Pilot** (\`${pilot.dir}\`): ${r.result ? `${r.result.clears ? 'cleared' : 'failed'} the bar (${PILOT_BAR.text}): ${r.result.reason}; ${CEILING.name} − rlvr on ${levelWords(r.levels)}, seeds ${r.seeds[0]}-${r.seeds.at(-1)}, ${r.steps} steps.` : 'not finished.'}`]
+    ? [`**Pilot** (\`${pilot.dir}\`): ${r.result ? `${r.result.clears ? 'cleared' : 'failed'} the bar (${PILOT_BAR.text}): ${r.result.reason}; ${CEILING.name} − rlvr on ${levelWords(r.levels)}, seeds ${seedSpan(r.seeds)}, ${r.steps} steps.` : 'not finished.'}`]
     : ['**Pilot:** none stated (`--pilot-record`): nothing here says the testbed leaves a method room to differ from RLVR.'];
   const primaryLines = plan?.primary
     ? [
