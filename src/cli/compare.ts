@@ -33,7 +33,7 @@ import { readProblemFile } from '../data/nodeFile';
 import { PROMPT_SETS } from '../model/checkpoint';
 import { METHODS } from '../sage/config';
 import { CEILING, compareChart, compareTable, methodOutcomes, summarize, type ComparedRun } from '../sage/compare';
-import { namedLevelDifference, parsePrimary, pilotSection, pilotVerdict, planSection, PILOT_BAR, PILOT_METHODS, PILOT_SEED_OFFSET, primaryName, type ComparisonPlan, type LevelFigures, type PilotRecord, type StatedPilot } from '../sage/namedLevels';
+import { namedLevelDifference, parsePrimary, pilotSection, pilotVerdict, planSection, PILOT_BAR, PILOT_METHODS, PILOT_SEED_OFFSET, primaryName, seedSpan, type ComparisonPlan, type LevelFigures, type PilotRecord, type StatedPilot } from '../sage/namedLevels';
 import { MIN_RESAMPLES, RESAMPLES } from '../sage/pairedStats';
 import type { BankEvent } from '../sage/bank';
 import type { MetricsRecord, RunState } from '../sage/run';
@@ -191,7 +191,7 @@ async function report(o: Options, setup: Setup, plan: ComparisonPlan | null, pil
   const md = [
     `# ${o.pilot ? 'Pilot' : 'Comparison'}: ${methods.join(', ')}`,
     '',
-    `From \`${o.model}\`, ${o.steps} steps a run, seeds ${seeds[0]}-${seeds.at(-1)}, seed problems ${o.seeds}${methods.includes(CEILING.name) ? ` (${CEILING.name}: ${o['ceiling-seeds']})` : ''}, validation on ${o.validation} (${o['validation-limit']} problems, greedy, the same in every run), every ${o['eval-every']} steps; baseline ${o.pilot ? 'rlvr' : o.baseline}.`,
+    `From \`${o.model}\`, ${o.steps} steps a run, seed${seeds.length > 1 ? 's' : ''} ${seedSpan(seeds)}, seed problems ${o.seeds}${methods.includes(CEILING.name) ? ` (${CEILING.name}: ${o['ceiling-seeds']})` : ''}, validation on ${o.validation} (${o['validation-limit']} problems, greedy, the same in every run), every ${o['eval-every']} steps; baseline ${o.pilot ? 'rlvr' : o.baseline}.`,
     'The final validation, not the best. "Own mode" is the method\'s inference (Planner, Critic gate, Solver for SAGE; the Solver alone otherwise); per level in own mode.',
     ...(unfinished.length ? [`Left out, not finished: ${unfinished.join(', ')}.`] : []),
     '',

@@ -128,7 +128,7 @@ export interface ComparisonPlan {
 const intervalLine = (i: Interval | null) => (i ? `${points(i.estimate)} [${points(i.lo)}, ${points(i.hi)}]${i.insideNoise ? ', inside the noise' : ''} (${i.problems} problems, ${i.seeds.join(' and ')} seeds${i.seedsPaired ? ', paired' : ''}, ${i.resamples.toLocaleString('en-US')} resamples)` : 'no problem of it in both methods\' outcomes');
 
 /** Seeds as a span ("1000-1004"), or the one seed. */
-const seedSpan = (seeds: readonly number[]) => (seeds.length > 1 ? `${seeds[0]}-${seeds.at(-1)}` : String(seeds[0]));
+export const seedSpan = (seeds: readonly number[]) => (seeds.length > 1 ? `${seeds[0]}-${seeds.at(-1)}` : String(seeds[0]));
 
 /** The levels in words: "levels 3-5", or "every held-out level". */
 const levelWords = (levels: readonly string[]) => (levels.length ? `level${levels.length > 1 ? 's' : ''} ${levelSpan(levels)}` : 'every held-out level');
