@@ -144,6 +144,8 @@ describe('paired figures from per-problem outcomes', () => {
   ];
   const rlvr = [outcomeRun('rlvr', 0, [v('1100000000')], [v('1111000000')]), outcomeRun('rlvr', 1, [v('1000000000')], [v('1110100000')])];
   const correct = (bits: number[]) => new Map(bits.map((x, j) => [ids[j]!, x >= 1 ? 1 : 0]));
+  /** Each run's final outcomes in one mode (0 the Solver alone, 1 planned where the run has it). */
+  const finals = (runs: ComparedRun[], mode: 0 | 1) => runs.map((x) => correct((x.outcomes!.filter((l) => l.step === 3)[mode] ?? x.outcomes!.filter((l) => l.step === 3)[0]!).problems.map((p) => p.verdict)));
 
   it('reads each run\'s start and final outcomes per mode, the last line of a step validated twice', () => {
     const o = runOutcomes([...lines(0, v('1000000000')), ...lines(3, v('0000000000')), ...lines(3, v('0000000001'))], 0, 3)!;
@@ -156,7 +158,6 @@ describe('paired figures from per-problem outcomes', () => {
 
   it('gain and difference from the baseline, overall and per level, each the paired bootstrap of the runs\' outcomes', () => {
     const [s, r] = summarize([...sage, ...rlvr], 'rlvr');
-    const finals = (runs: ComparedRun[], mode: 0 | 1) => runs.map((x) => correct((x.outcomes!.filter((l) => l.step === 3)[mode] ?? x.outcomes!.filter((l) => l.step === 3)[0]!).problems.map((p) => p.verdict)));
     const starts = (runs: ComparedRun[], mode: 0 | 1) => runs.map((x) => correct((x.outcomes!.filter((l) => l.step === 0)[mode] ?? x.outcomes!.filter((l) => l.step === 0)[0]!).problems.map((p) => p.verdict)));
     // By hand: SAGE's own mode 1/10 in both seeds → 5/10 in both (seed 1's 0.5 verdict wrong), a gain of
     // +40 points; RLVR (own mode = the Solver alone) (2 + 1)/20 = 15% → (4 + 4)/20 = 40%, +25; SAGE − RLVR
@@ -165,11 +166,14 @@ describe('paired figures from per-problem outcomes', () => {
     expect(s!.paired!.own.vsBaseline!.estimate).toBeCloseTo(0.1, 12);
     expect(s!.paired!.own.vsBaseline!.estimate).toBeCloseTo(s!.final.own.mean - r!.final.own.mean, 12);
     expect(s!.paired!.own.gain).toEqual(pairedGain(starts(sage, 1), finals(sage, 1)));
-    expect(s!.paired!.own.vsBaseline).toEqual(pairedDifference(finals(sage, 1), finals(rlvr, 0)));
-    expect(s!.paired!.solver.vsBaseline).toEqual(pairedDifference(finals(sage, 0), finals(rlvr, 0)));
+    // Seed by seed the two methods share their step 0 (the Solver alone right on p0-p1, then p0): their seeds are drawn together.
+    const paired = { pairSeeds: true };
+    expect(s!.paired!.own.vsBaseline).toEqual(pairedDifference(finals(sage, 1), finals(rlvr, 0), undefined, paired));
+    expect(s!.paired!.own.vsBaseline!.seedsPaired).toBe(true);
+    expect(s!.paired!.solver.vsBaseline).toEqual(pairedDifference(finals(sage, 0), finals(rlvr, 0), undefined, paired));
     expect(Object.keys(s!.paired!.perLevel)).toEqual(['1', '3']);
     const level3 = new Set(ids.slice(5));
-    expect(s!.paired!.perLevel['3']!.vsBaseline).toEqual(pairedDifference(finals(sage, 1), finals(rlvr, 0), level3));
+    expect(s!.paired!.perLevel['3']!.vsBaseline).toEqual(pairedDifference(finals(sage, 1), finals(rlvr, 0), level3, paired));
     // Level 3 by hand: SAGE right on 1 and 2 of the 5 level-3 problems at the end, RLVR on none: +30 points.
     expect(s!.paired!.perLevel['3']!.vsBaseline).toMatchObject({ estimate: expect.closeTo(0.3, 12), problems: 5, seeds: [2, 2] });
     expect(r!.paired!.own.vsBaseline).toBeNull();
@@ -179,9 +183,23 @@ describe('paired figures from per-problem outcomes', () => {
     expect(table).toContain(`| sage | 2 | 10 | 10.0 ± 0.0 | 50.0 ± 0.0 | ${intervalText(s!.paired!.own.gain!)} | ${intervalText(s!.paired!.own.vsBaseline!)} |`);
     expect(table).toContain(`| sage | 3 | 5 | 30.0 ± 10.0 | ${intervalText(s!.paired!.perLevel['3']!.gain!)} | ${intervalText(s!.paired!.perLevel['3']!.vsBaseline!)} |`);
     expect(table).toContain('paired bootstrap');
+    expect(table).toContain('10,000 resamples');
+    expect(table).toContain('seeds paired (one draw for both sides) where the runs of one seed share their step 0');
     expect(table).not.toContain('no per-problem outcomes');
     // Two seeds a side: no figure rests on the problems' sampling alone.
     expect(table).not.toContain('†');
+  });
+
+  it('draws the seeds of each side on their own where the runs of a seed do not share their step 0, or are not the same seeds', () => {
+    // RLVR's seed 1 started elsewhere (right on p0-p2 at step 0): no pairing, and the figure is the unpaired bootstrap's.
+    const moved = outcomeRun('rlvr', 1, [v('1110000000')], [v('1110100000')]);
+    const [s] = summarize([...sage, rlvr[0]!, moved], 'rlvr');
+    expect(s!.paired!.own.vsBaseline).toEqual(pairedDifference(finals(sage, 1), finals([rlvr[0]!, moved], 0)));
+    expect(s!.paired!.own.vsBaseline!.seedsPaired).toBe(false);
+    expect(compareTable(summarize([...sage, rlvr[0]!, moved], 'rlvr'))).toContain("each side's seeds drawn on their own");
+    // The same starts under other seed numbers: not the same seeds.
+    const renumbered = rlvr.map((r) => ({ ...r, seed: r.seed + 1000 }));
+    expect(summarize([...sage, ...renumbered], 'rlvr')[0]!.paired!.own.vsBaseline!.seedsPaired).toBe(false);
   });
 
   it('says where a figure rests on one seed, and where the baseline has no outcomes', () => {
@@ -199,7 +217,7 @@ describe('paired figures from per-problem outcomes', () => {
   });
 
   it('marks a figure whose interval covers 0 as inside the noise, and only those', () => {
-    const i = { estimate: 0.0125, lo: -0.01, hi: 0.035, se: 0.01, insideNoise: true, problems: 400, seeds: [5, 5], seedsResampled: true, resamples: 2000 };
+    const i = { estimate: 0.0125, lo: -0.01, hi: 0.035, se: 0.01, insideNoise: true, problems: 400, seeds: [5, 5], seedsResampled: true, seedsPaired: false, resamples: 10_000 };
     expect(intervalText(i)).toBe('+1.3 [-1.0, +3.5] inside the noise');
     expect(intervalText({ ...i, lo: 0.005, insideNoise: false, seedsResampled: false })).toBe('+1.3 [+0.5, +3.5]†');
   });
@@ -335,7 +353,7 @@ describe('the ceiling, the levels beyond the seeds and the bank\'s levels', () =
   });
 
   it('writes a share in percent, infinite where a resample\'s gap was 0', () => {
-    const i = { estimate: 0.4, lo: -0.1, hi: 0.85, se: 0.2, insideNoise: true, problems: 600, seeds: [5, 5, 5], seedsResampled: true, resamples: 2000 };
+    const i = { estimate: 0.4, lo: -0.1, hi: 0.85, se: 0.2, insideNoise: true, problems: 600, seeds: [5, 5, 5], seedsResampled: true, seedsPaired: false, resamples: 10_000 };
     expect(shareText(i)).toBe('40% [-10%, 85%] inside the noise');
     expect(shareText({ ...i, lo: 0.1, hi: Infinity, insideNoise: false })).toBe('40% [10%, +∞]');
   });

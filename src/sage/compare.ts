@@ -13,7 +13,7 @@
 import type { Problem } from '../data/problem';
 import { mean, sampleStd } from '../util/stats';
 import type { BankEvent } from './bank';
-import { gapShare, isRight, pairedDifference, pairedGain, RESAMPLES, type Correct, type Interval } from './pairedStats';
+import { gapShare, isRight, pairedDifference, pairedGain, RESAMPLES, type BootstrapOptions, type Correct, type Interval } from './pairedStats';
 import type { MetricsRecord } from './run';
 import { compareLevels, comparePractice, problemLevel, runPractice, UNREADABLE, type PracticeOrigin } from './practice';
 import { ownAccuracy, type ValidationOutcomes, type ValidationResult } from './validation';
@@ -88,6 +88,24 @@ export interface RunOutcomes {
   start: ModeOutcomes;
   final: ModeOutcomes;
   levels: ReadonlyMap<string, string>;
+  /** The run's seed, where known: runs of two methods with one seed and one start pair (seedPairing). */
+  seed?: number;
+}
+
+/**
+ * The methods' runs lined up seed by seed, and whether their seeds pair: every method has the
+ * same seeds, and each seed's runs share their start (the Solver alone right on the same
+ * problems at the first validation: one checkpoint, one step 0). Unpaired, the runs as given.
+ */
+export function seedPairing(methods: readonly (readonly RunOutcomes[])[]): { runs: RunOutcomes[][]; paired: boolean } {
+  const bySeed = methods.map((rs) => [...rs].sort((a, b) => (a.seed ?? NaN) - (b.seed ?? NaN)));
+  const [first] = bySeed;
+  const sameStart = (a: Correct, b: Correct) => a.size === b.size && [...a].every(([id, v]) => b.get(id) === v);
+  const paired =
+    !!first?.length &&
+    first.every((r) => r.seed !== undefined) &&
+    bySeed.every((rs) => rs.length === first.length && rs.every((r, k) => r.seed === first[k]!.seed && sameStart(r.start.solver, first[k]!.start.solver)));
+  return { runs: paired ? bySeed : methods.map((rs) => [...rs]), paired };
 }
 
 /**
@@ -160,10 +178,14 @@ export function beyondSeeds(held: readonly string[], seedLevels: readonly string
  * compare with); the Solver alone per level too with `solverPerLevel` (two bootstraps a level,
  * only worth it where the own mode differs).
  */
-export function pairedSummary(mine: readonly RunOutcomes[], base: readonly RunOutcomes[] | null, pooled: Pooled | null = null, solverPerLevel = false): PairedSummary {
+export function pairedSummary(mine: readonly RunOutcomes[], base: readonly RunOutcomes[] | null, pooled: Pooled | null = null, solverPerLevel = false, o: BootstrapOptions = {}): PairedSummary {
+  const {
+    runs: [a, b],
+    paired,
+  } = seedPairing(base ? [mine, base] : [mine]);
   const mode = (m: keyof ModeOutcomes, within?: ReadonlySet<string>): PairedFigures => ({
-    gain: pairedGain(mine.map((r) => r.start[m]), mine.map((r) => r.final[m]), within),
-    vsBaseline: base ? pairedDifference(mine.map((r) => r.final[m]), base.map((r) => r.final[m]), within) : null,
+    gain: pairedGain(mine.map((r) => r.start[m]), mine.map((r) => r.final[m]), within, o),
+    vsBaseline: base ? pairedDifference(a!.map((r) => r.final[m]), b!.map((r) => r.final[m]), within, { ...o, pairSeeds: paired }) : null,
   });
   const scopes = [...levelScopes(mine, pooled)];
   return {
@@ -184,11 +206,16 @@ export interface GapSummary {
   perLevel: Record<string, Interval | null>;
 }
 
-function gapSummary(mine: readonly RunOutcomes[], base: readonly RunOutcomes[], ceiling: readonly RunOutcomes[], pooled: Pooled | null): GapSummary {
+function gapSummary(mine: readonly RunOutcomes[], base: readonly RunOutcomes[], ceiling: readonly RunOutcomes[], pooled: Pooled | null, o: BootstrapOptions = {}): GapSummary {
   const finals = (runs: readonly RunOutcomes[]) => runs.map((r) => r.final.own);
+  const {
+    runs: [m, b, c],
+    paired,
+  } = seedPairing([mine, base, ceiling]);
+  const pairs = seedPairing([ceiling, base]);
   const share = (within?: ReadonlySet<string>) => {
-    const gap = pairedDifference(finals(ceiling), finals(base), within);
-    return gap && gap.lo > 0 ? gapShare(finals(mine), finals(base), finals(ceiling), within) : null;
+    const gap = pairedDifference(finals(pairs.runs[0]!), finals(pairs.runs[1]!), within, { ...o, pairSeeds: pairs.paired });
+    return gap && gap.lo > 0 ? gapShare(finals(m!), finals(b!), finals(c!), within, { ...o, pairSeeds: paired }) : null;
   };
   return { own: share(), perLevel: Object.fromEntries([...levelScopes(mine, pooled)].map(([level, ids]) => [level, share(ids)])) };
 }
@@ -256,9 +283,33 @@ export interface SummaryOptions {
   ceiling?: string;
   /** The levels the comparison's seeds show: the held-out levels beyond them are also reported pooled. */
   seedLevels?: readonly string[];
+  /** Bootstrap resamples of every interval (default RESAMPLES, at least MIN_RESAMPLES). */
+  resamples?: number;
 }
 
 const defined = <T>(xs: readonly (T | null | undefined)[]): T[] => xs.filter((x): x is T => x !== null && x !== undefined);
+
+/** A method's runs: each one's validations, the loop steps every run made (the shortest run's), and the last validation each made by then. */
+function lastValidations(mine: readonly ComparedRun[]): { points: Point[][]; steps: number; finalPoints: (Point | undefined)[] } {
+  const points = mine.map((r) => validations(r.records));
+  const steps = Math.min(...mine.map((r) => r.records.filter((x) => x.kind === 'step').length));
+  return { points, steps, finalPoints: points.map((ps) => ps.filter((p) => p.after <= steps).at(-1)) };
+}
+
+/**
+ * A method's runs' outcomes at their first validation and their final one (at the shortest
+ * run's end), each with its seed; null where a run has none (records from before they were kept).
+ */
+export function methodOutcomes(mine: readonly ComparedRun[]): RunOutcomes[] | null {
+  const { points, finalPoints } = lastValidations(mine);
+  const outcomes = mine.map((r, i) => {
+    const first = points[i]![0];
+    const last = finalPoints[i];
+    const o = r.outcomes && first && last ? runOutcomes(r.outcomes, first.after, last.after) : null;
+    return o && { ...o, seed: r.seed };
+  });
+  return outcomes.every((o) => o !== null) ? (outcomes as RunOutcomes[]) : null;
+}
 
 /** Steps at the end of a run over which the share of right plans is averaged: one step's few plans are noise. */
 export const PLANS_WINDOW = 10;
@@ -273,6 +324,7 @@ export function summarize(runs: readonly ComparedRun[], baseline?: string, optio
   const ceiling = options.ceiling !== undefined && options.ceiling !== base && methods.includes(options.ceiling) ? options.ceiling : null;
   const held = [...new Set(runs.flatMap((r) => validations(r.records).flatMap((p) => Object.keys((p.v.planned ?? p.v).perLevel))))].sort();
   const pooled = beyondSeeds(held, options.seedLevels);
+  const bootstrap: BootstrapOptions = options.resamples === undefined ? {} : { resamples: options.resamples };
   /** A validation's tallies per level: the own mode's, or the Solver alone's. */
   type Tallies = (v: ValidationResult) => ValidationResult['perLevel'];
   const ownTallies: Tallies = (v) => (v.planned ?? v).perLevel;
@@ -285,14 +337,8 @@ export function summarize(runs: readonly ComparedRun[], baseline?: string, optio
   };
   const summaries = methods.map((method) => {
     const mine = runs.filter((r) => r.method === method);
-    const points = mine.map((r) => validations(r.records));
-    const stepsOf = (r: ComparedRun) => r.records.filter((x) => x.kind === 'step').length;
-    const steps = Math.min(...mine.map(stepsOf));
-    // The last validation each run made at or before the shortest run's end.
-    const finalPoints = points.map((ps) => ps.filter((p) => p.after <= steps).at(-1));
+    const { points, steps, finalPoints } = lastValidations(mine);
     const finals = defined(finalPoints.map((p) => p?.v));
-    // Every run's outcomes at its first and final validation, or none for the method.
-    const outcomes = mine.map((r, i) => (r.outcomes && points[i]![0] && finalPoints[i] ? runOutcomes(r.outcomes, points[i]![0]!.after, finalPoints[i]!.after) : null));
     const common = [...new Set(points.flatMap((ps) => ps.map((p) => p.after)))].filter((a) => a <= steps && points.every((ps) => ps.some((p) => p.after === a))).sort((a, b) => a - b);
     const at = (a: number) => points.map((ps) => ps.find((p) => p.after === a)!.v);
     const levels = [...new Set(finals.flatMap((v) => Object.keys((v.planned ?? v).perLevel)))].sort();
@@ -339,7 +385,7 @@ export function summarize(runs: readonly ComparedRun[], baseline?: string, optio
       beyondSeeds: pooled?.key ?? null,
       admittedCounts: admittedCounts(mine, steps),
       practice: practiceRows(mine, steps),
-      outcomes: outcomes.every((o) => o !== null) ? (outcomes as RunOutcomes[]) : null,
+      outcomes: methodOutcomes(mine),
     };
   });
   const outcomesOf = (m: string | null) => summaries.find((s) => s.method === m)?.outcomes ?? null;
@@ -350,8 +396,8 @@ export function summarize(runs: readonly ComparedRun[], baseline?: string, optio
   return summaries.map(({ outcomes, admittedCounts, ...s }) => ({
     ...s,
     admittedLevels: admittedCounts && Object.fromEntries(admitted.map((l) => [l, meanSe(admittedCounts.map((c) => c.get(l) ?? 0))])),
-    paired: outcomes && pairedSummary(outcomes, s.method === base ? null : baseOutcomes, pooled, s.final.planShown !== null),
-    gap: outcomes && baseOutcomes && ceilingOutcomes && s.method !== base && s.method !== ceiling ? gapSummary(outcomes, baseOutcomes, ceilingOutcomes, pooled) : null,
+    paired: outcomes && pairedSummary(outcomes, s.method === base ? null : baseOutcomes, pooled, s.final.planShown !== null, bootstrap),
+    gap: outcomes && baseOutcomes && ceilingOutcomes && s.method !== base && s.method !== ceiling ? gapSummary(outcomes, baseOutcomes, ceilingOutcomes, pooled, bootstrap) : null,
   }));
 }
 
@@ -387,20 +433,29 @@ const num = (m: MeanSe | null | undefined, digits = 2) => (!m || !m.n ? '-' : `$
 /** A share in percent. */
 const pct1 = (x: number) => (100 * x).toFixed(1);
 /** A share as signed points. */
-const points = (x: number) => {
+export const signedPoints = (x: number): string => {
   const t = (100 * x).toFixed(1);
   return t === '-0.0' ? '+0.0' : t.startsWith('-') ? t : `+${t}`;
 };
 
 /** A paired figure in points: the estimate, its 95% interval, † where only the problems were resampled (one seed a side), and "inside the noise" where the interval covers 0. */
 export function intervalText(i: Interval): string {
-  return `${points(i.estimate)} [${points(i.lo)}, ${points(i.hi)}]${i.seedsResampled ? '' : '†'}${i.insideNoise ? ' inside the noise' : ''}`;
+  return `${signedPoints(i.estimate)} [${signedPoints(i.lo)}, ${signedPoints(i.hi)}]${i.seedsResampled ? '' : '†'}${i.insideNoise ? ' inside the noise' : ''}`;
 }
 
 /** A share of a gap in percent: the estimate, its 95% interval, † and "inside the noise" as intervalText. */
 export function shareText(i: Interval): string {
   const p = (x: number) => (Number.isFinite(x) ? `${(100 * x).toFixed(0)}%` : x > 0 ? '+∞' : '−∞');
   return `${p(i.estimate)} [${p(i.lo)}, ${p(i.hi)}]${i.seedsResampled ? '' : '†'}${i.insideNoise ? ' inside the noise' : ''}`;
+}
+
+/** How the intervals' seeds were drawn, in words. */
+function seedDraws(intervals: readonly Interval[]): string {
+  const between = intervals.filter((i) => i.seeds.length > 1 && i.seedsResampled);
+  const paired = between.filter((i) => i.seedsPaired).length;
+  if (!between.length || !paired) return "each side's seeds drawn on their own";
+  const how = 'seeds paired (one draw for both sides) where the runs of one seed share their step 0, the Solver alone right on the same problems';
+  return paired === between.length ? how : `${how}, each side's seeds drawn on their own elsewhere`;
 }
 
 /** What a comparison's table says of its figures, under the table. */
@@ -417,7 +472,7 @@ function notes(summaries: readonly MethodSummary[]): string[] {
     'Percent. Start and final: mean ± standard error over seeds. Gain: final − start of the same runs; vs the baseline: the difference of the finals; both in points.',
     ...(beyond ? [`Levels ${beyond}: the held-out levels no seed shows, pooled.`] : []),
     ...(intervals.length
-      ? [`In brackets the 95% interval of a paired bootstrap over problems and seeds (${RESAMPLES} resamples, the same problem draw for both sides, each side's seeds drawn on their own); "inside the noise" where it covers 0.`]
+      ? [`In brackets the 95% interval of a paired bootstrap over problems and seeds (${(intervals[0]?.resamples ?? RESAMPLES).toLocaleString('en-US')} resamples, the same problem draw for both sides; ${seedDraws(intervals)}); "inside the noise" where it covers 0.`]
       : []),
     ...(intervals.some((i) => !i.seedsResampled) ? ['† one seed a side: the interval covers the sampling of the problems only, not the spread between seeds.'] : []),
     ...(unpaired.length ? [`${unpaired.join(', ')}: no per-problem outcomes in the records (kept before they were), so no paired interval: gain and difference are plain differences of means.`] : []),
@@ -470,7 +525,7 @@ export function compareTable(summaries: readonly MethodSummary[]): string {
   const vsHead = (mode: string) => (base ? [`vs ${base.method} (${mode})`] : []);
   const gain = (s: MethodSummary, mode: 'own' | 'solver') => {
     const i = s.paired?.[mode].gain;
-    return i ? intervalText(i) : s.paired ? '-' : points(s.final[mode].mean - s.start[mode].mean);
+    return i ? intervalText(i) : s.paired ? '-' : signedPoints(s.final[mode].mean - s.start[mode].mean);
   };
   const pairedLevels = (s: MethodSummary, mode: 'own' | 'solver') => (mode === 'own' ? s.paired?.perLevel : s.paired?.perLevelSolver);
   const finalLevels = (s: MethodSummary, mode: 'own' | 'solver') => (mode === 'own' ? s.final.perLevel : s.final.perLevelSolver);
@@ -481,7 +536,7 @@ export function compareTable(summaries: readonly MethodSummary[]): string {
     if (i) return [intervalText(i)];
     const mine = level === undefined ? s.final[mode] : finalLevels(s, mode)[level];
     const theirs = level === undefined ? base.final[mode] : finalLevels(base, mode)[level];
-    return [mine?.n && theirs?.n ? points(mine.mean - theirs.mean) : '-'];
+    return [mine?.n && theirs?.n ? signedPoints(mine.mean - theirs.mean) : '-'];
   };
   const accuracy = markdown(
     ['method', 'seeds', 'problems', 'start (own mode)', 'final (own mode)', 'gain (own mode)', ...vsHead('own mode'), 'start (Solver alone)', 'final (Solver alone)', 'gain (Solver alone)', ...vsHead('Solver alone')],

@@ -9,6 +9,10 @@
  * independently, each group's runs with replacement (the spread between seeds). The interval
  * is the resamples' 2.5th to 97.5th percentile; "inside the noise" where it covers 0.
  *
+ * Where the groups' runs are the same seeds from the same start (run s of every group made with
+ * seed s from one checkpoint: `pairSeeds`), one seed draw serves every group as the problems'
+ * draw does: what a seed's draw of batches does to every method alike cancels in a difference.
+ *
  * Where every group has one run the seed draw is trivial: the interval then covers the
  * sampling of the problems only, and says so (`seedsResampled: false`). Pure and seeded, so a
  * report is reproducible to the digit.
@@ -16,11 +20,14 @@
 import { rng } from '../util/random';
 
 /**
- * Resamples per figure: the percentile interval's ends are order statistics 50 and 1949 of
- * 2,000, each with about 50 resamples beyond it (Efron & Tibshirani's advice for 95%
- * intervals is 1,000-2,000); the standard error of the bootstrap SE is then about 1.6%.
+ * Resamples per figure, and the fewest a report accepts. With 2,000 the interval's ends are
+ * order statistics 50 and 1949, each with about 50 resamples beyond it, and an end near 0 moves
+ * across it with the draw (a figure of the 2026-11-27 comparison, +4.1 [+0.2, +8.3] from 2,000
+ * draws, is [−0.05, +8.2] from 100,000). 10,000 puts 250 beyond each end: the Monte Carlo error
+ * of an end shrinks as 1/√R, to 0.45 of 2,000's.
  */
-export const RESAMPLES = 2000;
+export const RESAMPLES = 10_000;
+export const MIN_RESAMPLES = 10_000;
 /** The seed of every figure's draws: the same records give the same intervals. */
 export const BOOTSTRAP_SEED = 0;
 
@@ -40,6 +47,8 @@ export interface Interval {
   seeds: number[];
   /** False where every group has one run: the interval covers problem sampling only. */
   seedsResampled: boolean;
+  /** One seed draw for every group (runs of the same seeds from the same start), else each group's own. */
+  seedsPaired: boolean;
   resamples: number;
 }
 
@@ -51,8 +60,11 @@ export interface Group {
 }
 
 export interface BootstrapOptions {
+  /** At least MIN_RESAMPLES (default RESAMPLES). */
   resamples?: number;
   seed?: number;
+  /** Row s of every group is seed s of one start: draw the seeds once for all groups (each group needs the same number of runs). */
+  pairSeeds?: boolean;
 }
 
 /** The paired bootstrap of Σ sign × mean over a group's runs and problems (see the module's comment). */
@@ -68,12 +80,14 @@ export function pairedBootstrap(groups: readonly Group[], o: BootstrapOptions = 
 export function bootstrapOf(groups: readonly (readonly (readonly number[])[])[], statistic: (means: readonly number[]) => number, o: BootstrapOptions = {}): Interval {
   const resamples = o.resamples ?? RESAMPLES;
   if (!groups.length) throw new Error('paired bootstrap: no groups');
-  if (!(Number.isInteger(resamples) && resamples >= 40)) throw new Error(`paired bootstrap: resamples must be an integer of at least 40 (got ${resamples})`);
+  checkResamples(resamples);
   const n = groups[0]![0]?.length ?? 0;
   for (const g of groups) {
     if (!g.length) throw new Error('paired bootstrap: a group without runs');
     if (g.some((r) => r.length !== n)) throw new Error('paired bootstrap: runs over different numbers of problems');
   }
+  const pairSeeds = o.pairSeeds ?? false;
+  if (pairSeeds && groups.some((g) => g.length !== groups[0]!.length)) throw new Error(`paired bootstrap: seeds paired across groups of ${groups.map((g) => g.length).join(', ')} runs`);
   if (!n) throw new Error('paired bootstrap: no problems');
   const rows = groups.map((g) => g.map((r) => Float64Array.from(r)));
   const estimate = statistic(rows.map((rs) => rs.reduce((t, r) => t + r.reduce((a, b) => a + b, 0), 0) / (rs.length * n)));
@@ -83,10 +97,13 @@ export function bootstrapOf(groups: readonly (readonly (readonly number[])[])[],
   const stats = new Float64Array(resamples);
   const totals = new Float64Array(Math.max(...rows.map((rs) => rs.length)));
   const means = new Array<number>(rows.length);
+  // The seeds' draw shared by every group where they are paired: which run fills each place.
+  const shared = new Int32Array(groups[0]!.length);
   for (let b = 0; b < resamples; b++) {
     // The problems' draw, shared by every group: how often each problem is in this resample.
     counts.fill(0);
     for (let k = 0; k < n; k++) counts[Math.floor(random() * n)]!++;
+    if (pairSeeds && shared.length > 1) for (let k = 0; k < shared.length; k++) shared[k] = Math.floor(random() * shared.length);
     for (let g = 0; g < rows.length; g++) {
       const rs = rows[g]!;
       const m = rs.length;
@@ -96,9 +113,10 @@ export function bootstrapOf(groups: readonly (readonly (readonly number[])[])[],
         for (let j = 0; j < n; j++) sum += counts[j]! * r[j]!;
         totals[s] = sum;
       }
-      // The group's own draw of its runs.
+      // The group's own draw of its runs, or the draw every group shares.
       let sum = 0;
       if (m === 1) sum = totals[0]!;
+      else if (pairSeeds) for (let s = 0; s < m; s++) sum += totals[shared[s]!]!;
       else for (let s = 0; s < m; s++) sum += totals[Math.floor(random() * m)]!;
       means[g] = sum / (m * n);
     }
@@ -110,7 +128,13 @@ export function bootstrapOf(groups: readonly (readonly (readonly number[])[])[],
   const mean = stats.reduce((a, b) => a + b, 0) / resamples;
   const se = Math.sqrt(stats.reduce((a, x) => a + (x - mean) ** 2, 0) / (resamples - 1));
   const seeds = groups.map((g) => g.length);
-  return { estimate, lo, hi, se, insideNoise: lo <= 0 && hi >= 0, problems: n, seeds, seedsResampled: seeds.some((m) => m > 1), resamples };
+  const seedsResampled = seeds.some((m) => m > 1);
+  return { estimate, lo, hi, se, insideNoise: lo <= 0 && hi >= 0, problems: n, seeds, seedsResampled, seedsPaired: pairSeeds && seedsResampled && groups.length > 1, resamples };
+}
+
+/** Refuses a number of resamples a report may not rest on (fewer than MIN_RESAMPLES, or not a whole number). */
+export function checkResamples(resamples: number): void {
+  if (!(Number.isInteger(resamples) && resamples >= MIN_RESAMPLES)) throw new Error(`paired bootstrap: resamples must be an integer of at least ${MIN_RESAMPLES.toLocaleString('en-US')} (got ${resamples})`);
 }
 
 /** One run's result on each held-out problem of one validation: problem id → 1 right, 0 wrong. */
