@@ -13,7 +13,7 @@ import type { MethodConfig, RoleName } from './config';
 import { criticProbe, type CriticProbe } from './criticData';
 import { runShapeHints, SageLoop, type LoopModel, type LoopSettings, type Phase, type StepMetrics, type Transcript, type Validators } from './loop';
 import { EarlyStopping, validate, type Validated, type ValidationOptions, type ValidationOutcomes, type ValidationResult } from './validation';
-import { ownProblemPrompts, readOwnProblem, rehearsalDocuments, warmupPairs, type ChallengerWarmup, type SolverTarget } from './warmup';
+import { corpusProblems, ownProblemPrompts, readOwnProblem, rehearsalDocuments, warmupPairs, type ChallengerWarmup, type SolverTarget } from './warmup';
 
 export interface RunSettings extends LoopSettings {
   /** Loop steps in this run (more may follow on --resume). */
@@ -28,6 +28,8 @@ export interface RunSettings extends LoopSettings {
   warmupPlanVariants: number;
   /** The share of the warm-up's examples that are documents of the arithmetic corpus, rehearsed (rehearsalDocuments). */
   warmupRehearsal: number;
+  /** Problems of the arithmetic corpus, levels 1-5, taught to the Solver in the warm-up beside the seeds (corpusProblems). */
+  warmupCorpusProblems: number;
   /** How the warm-up teaches the Challenger (CHALLENGER_WARMUPS). */
   challengerWarmup: ChallengerWarmup;
   /** What the warm-up's Solver targets work before the answer (SOLVER_TARGETS). */
@@ -296,7 +298,9 @@ export class Evolution {
     const s = this.settings;
     if (!this.state.warmedUp && s.warmupSteps > 0) {
       const ownProblems = s.challengerWarmup === 'own' ? await this.ownProblems() : undefined;
-      const pairs = warmupPairs(this.seeds, { templates: s.templates, challenger: s.challengerWarmup, ownProblems, references: s.references, maxSolution: 160, solverTarget: s.warmupSolverTarget, solverShare: s.warmupSolverShare, planVariants: s.warmupPlanVariants }, rng(s.seed));
+      // Its own stream (seed + 3), decontaminated from the run's held-out split as rehearsal is.
+      const solverProblems = corpusProblems(s.warmupCorpusProblems, s.seed + 3, this.validation);
+      const pairs = warmupPairs(this.seeds, { templates: s.templates, challenger: s.challengerWarmup, ownProblems, references: s.references, maxSolution: 160, solverTarget: s.warmupSolverTarget, solverShare: s.warmupSolverShare, planVariants: s.warmupPlanVariants, solverProblems }, rng(s.seed));
       // Its own stream (seed + 2): the pairs use rng(seed), the own problems seed + 1.
       const rehearsal = rehearsalDocuments(pairs.length, s.warmupRehearsal, s.seed + 2, this.validation);
       if (rehearsal.length) this.emit({ type: 'rehearsal', documents: rehearsal.length, pairs: pairs.length });
