@@ -166,7 +166,10 @@ async function main(o: Options): Promise<void> {
       const options = { templates: settings.templates, solverTokens: settings.maxNewTokens.solver, samples: o.samples, temperature: o.temperature, seed: o.seed, batchRows: SAMPLE_BATCH_ROWS };
       // The task's greedy pass is the validation's Solver alone, on the same problems in the same order.
       const solverAlone = validated.outcomes.find((x) => x.mode === 'solver')!.problems.map((p) => p.verdict);
-      for (const form of forms) formResults.push(await validateForm(model, validators, problems, form, options, form === 'task' ? solverAlone : undefined));
+      for (const form of forms) {
+        const onBatch = (done: number, total: number) => console.log(`${form} form: ${done}/${total} batches (${((Date.now() - started) / 1000).toFixed(0)} s)`);
+        formResults.push(await validateForm(model, validators, problems, form, { ...options, onBatch }, form === 'task' ? solverAlone : undefined));
+      }
     }
   } finally {
     sandbox?.close();

@@ -97,6 +97,8 @@ export interface SampledOptions {
   seed: number;
   /** Rows generated at once: n samples of a problem stay in one batch, each its own sampling stream. */
   batchRows: number;
+  /** After each batch: how many of the form's batches are done (a long evaluation shows its pace). */
+  onBatch?: (done: number, total: number) => void;
 }
 
 /** Greedy accuracy and the mean pass@k over a group of outcomes, for every k the samples allow. */
@@ -141,26 +143,28 @@ export async function validateForm(
   const stop = [...form.stop];
   const outcomes: SampledOutcome[] = ps.map((p) => ({ id: p.id, ...(p.level === undefined ? {} : { level: p.level }), greedy: 0, n: 0, c: 0 }));
   let call = 0;
+  const greedyBatches = greedy ? [] : batches(ps.map((p, i) => ({ p, i })), 1, o.batchRows);
+  const sampleBatches = o.samples > 0 ? batches(ps.map((p, i) => ({ p, i })), o.samples, o.batchRows) : [];
+  const total = greedyBatches.length + sampleBatches.length;
   if (greedy && greedy.length !== ps.length) throw new Error(`${greedy.length} greedy verdicts for ${ps.length} problems`);
   greedy?.forEach((v, i) => (outcomes[i]!.greedy = v));
   // Greedy: every row alike, so one problem a row.
-  for (const group of greedy ? [] : batches(ps.map((p, i) => ({ p, i })), 1, o.batchRows)) {
+  for (const group of greedyBatches) {
     const outs = await model.generate({ prompts: group.map(({ p }) => form.prompt(p, o.templates)), maxNewTokens, temperature: 0, topK: 0, topP: 1, seed: o.seed, stop });
     const verdicts = await Promise.all(outs.map((c, j) => form.judge(group[j]!.p, c.text, validators)));
     group.forEach(({ i }, j) => (outcomes[i]!.greedy = verdicts[j]!));
-    call++;
+    o.onBatch?.(++call, total);
   }
-  if (o.samples > 0) {
-    for (const group of batches(ps.map((p, i) => ({ p, i })), o.samples, o.batchRows)) {
-      const rows = group.flatMap(({ p, i }) => Array.from({ length: o.samples }, () => ({ p, i })));
-      // Each batch its own seed: row b of every batch would otherwise draw the same stream.
-      const outs = await model.generate({ prompts: rows.map(({ p }) => form.prompt(p, o.templates)), maxNewTokens, temperature: o.temperature, topK: 0, topP: 1, seed: o.seed + call++, stop });
-      const verdicts = await Promise.all(outs.map((c, j) => form.judge(rows[j]!.p, c.text, validators)));
-      rows.forEach(({ i }, j) => {
-        outcomes[i]!.n++;
-        if (verdicts[j]! >= 1) outcomes[i]!.c++;
-      });
-    }
+  for (const group of sampleBatches) {
+    const rows = group.flatMap(({ p, i }) => Array.from({ length: o.samples }, () => ({ p, i })));
+    // Each batch its own seed: row b of every batch would otherwise draw the same stream.
+    const outs = await model.generate({ prompts: rows.map(({ p }) => form.prompt(p, o.templates)), maxNewTokens, temperature: o.temperature, topK: 0, topP: 1, seed: o.seed + call, stop });
+    const verdicts = await Promise.all(outs.map((c, j) => form.judge(rows[j]!.p, c.text, validators)));
+    rows.forEach(({ i }, j) => {
+      outcomes[i]!.n++;
+      if (verdicts[j]! >= 1) outcomes[i]!.c++;
+    });
+    o.onBatch?.(++call, total);
   }
   return { form: name, all: tally(outcomes, o.samples), perLevel: perLevel(outcomes, o.samples), outcomes };
 }
