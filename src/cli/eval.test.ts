@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ProblemOutcome, ValidationOutcomes, ValidationResult } from '../sage/validation';
-import { evalCli, validationTable } from './eval';
+import { tally, type SampledOutcome, type SampledTally } from '../sage/sampledValidation';
+import { evalCli, formsTable, validationTable } from './eval';
 import { expectEveryOptionChecked, runCliProcess } from './testing';
 
 const VALIDATION = 'data/validation/curriculum-1000.jsonl';
@@ -27,7 +28,60 @@ describe('eval command line', () => {
   });
 });
 
+describe('eval by form and by sampling', () => {
+  it('refuses the corpus form where no held-out problem has an expression, before any GPU work', () => {
+    const out = join(mkdtempSync(join(tmpdir(), 'sage-eval-')), 'eval');
+    const r = runCliProcess('src/cli/eval.ts', ['--validation', 'data/validation/gsm8k-test-1319.jsonl', '--limit', '3', '--corpus-form', '--out', out]);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toBe('eval: --corpus-form: none of the 3 held-out problems has an arithmetic expression to write as `EXPR =` (curriculum problems have one)');
+  });
+
+  it('tabulates greedy and each pass@k per form, all problems and each level', () => {
+    const t = (greedy: number, problems: number, p1: number, p2: number): SampledTally => ({ problems, greedy, passAt: { '1': p1, '2': p2 } });
+    const results = [
+      { form: 'task' as const, all: t(0.25, 4, 0.25, 0.5), perLevel: { '1': t(0.5, 2, 0.5, 1), '3': t(0, 2, 0, 0) }, outcomes: [] },
+      { form: 'corpus' as const, all: t(0.75, 4, 0.625, 0.75), perLevel: { '1': t(1, 2, 1, 1), '3': t(0.5, 2, 0.25, 0.5) }, outcomes: [] },
+    ];
+    expect(formsTable(results).split('\n').map((l) => l.split(/\s{2,}/))).toEqual([
+      ['', 'all', 'L1', 'L3'],
+      ['task', 'greedy', '25.0% 1/4', '50.0% 1/2', '0.0% 0/2'],
+      ['task', 'pass@1', '25.0%', '50.0%', '0.0%'],
+      ['task', 'pass@2', '50.0%', '100.0%', '0.0%'],
+      ['corpus', 'greedy', '75.0% 3/4', '100.0% 2/2', '50.0% 1/2'],
+      ['corpus', 'pass@1', '62.5%', '100.0%', '25.0%'],
+      ['corpus', 'pass@2', '75.0%', '100.0%', '50.0%'],
+    ]);
+  });
+});
+
 describe('eval on Dawn', () => {
+  it('samples each problem N times in the task format and the corpus form: the greedy task verdicts are the validation\'s, and the tallies are those of samples.jsonl', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sage-eval-'));
+    const lines = readFileSync(VALIDATION, 'utf8').split('\n');
+    const validation = join(dir, 'validation.jsonl');
+    writeFileSync(validation, [0, 200, 400].map((i) => lines[i]).join('\n'));
+    const config = join(dir, 'config.json');
+    writeFileSync(config, JSON.stringify({ maxNewTokens: { planner: 8, solver: 16, critic: 8 } }));
+    const out = join(dir, 'eval');
+    const r = runCliProcess('src/cli/eval.ts', ['--validation', validation, '--method', 'rlvr', '--config', config, '--samples', '3', '--temperature', '1', '--corpus-form', '--out', out]);
+    expect(r.status, r.stderr).toBe(0);
+    const solver = (JSON.parse(readFileSync(join(out, 'outcomes.jsonl'), 'utf8').split('\n')[0]!) as ValidationOutcomes).problems;
+    const forms = readFileSync(join(out, 'samples.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { form: string; samples: number; problems: SampledOutcome[] });
+    expect(forms.map((f) => [f.form, f.samples])).toEqual([['task', 3], ['corpus', 3]]);
+    expect(forms[0]!.problems.map((p) => [p.id, p.greedy])).toEqual(solver.map((p) => [p.id, p.verdict]));
+    const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as { samples: number; forms: Record<string, { all: SampledTally; perLevel: Record<string, SampledTally> }> };
+    expect(summary.samples).toBe(3);
+    for (const f of forms) {
+      expect(f.problems.every((p) => p.n === 3 && p.c >= 0 && p.c <= 3)).toBe(true);
+      expect(summary.forms[f.form]!.all).toEqual(tally(f.problems, 3));
+      expect(Object.keys(summary.forms[f.form]!.perLevel)).toEqual(['1', '2', '3']);
+      const printed = r.stdout.split('\n').find((l) => l.startsWith(f.form) && /pass@3/.test(l))!;
+      const all = f.problems.reduce((s, p) => s + (p.c > 0 ? 1 : 0), 0) / 3;
+      expect(printed.split(/\s{2,}/)[2]).toBe(`${(100 * all).toFixed(1)}%`);
+    }
+  });
+
+
   it("scores the shipped checkpoint with the prompts it records: its outcomes file agrees with the summary and the printed table, and an evaluation's folder is not written over", () => {
     const dir = mkdtempSync(join(tmpdir(), 'sage-eval-'));
     // Levels 1, 1, 2, 2, 3: four problems taken in turn from each level are L1, L2, L3, L1.

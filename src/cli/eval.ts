@@ -2,10 +2,14 @@
  * `npm run eval`: a checkpoint scored on held-out problems on its own, with no run around it —
  * the loop's own validation (the same validate() call, problems, Critic probe and token
  * limits a run on this model would use): greedy pass@1 per source and level, the Solver alone
- * and in the method's own mode, the Critic's AUC, and every problem's outcome in a file.
+ * and in the method's own mode, the Critic's AUC, and every problem's outcome in a file. With
+ * --samples N, pass@k too (N answers sampled a problem, the unbiased estimator), and with
+ * --corpus-form greedy and pass@k in the arithmetic corpus's form beside the task's format
+ * (sampledValidation.ts): what the model knows against what it answers where the loop reads it.
  *
  *   OUT/outcomes.jsonl  one line per mode with every problem's verdict and answer (a run's format)
- *   OUT/summary.json    what was evaluated, and the tallies (a ValidationResult)
+ *   OUT/summary.json    what was evaluated, and the tallies (a ValidationResult; per form, greedy and pass@k)
+ *   OUT/samples.jsonl   with --samples or --corpus-form: one line per form, each problem's greedy verdict and right samples of n
  */
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
@@ -15,10 +19,11 @@ import { importCheckpoint, PROMPT_SETS } from '../model/checkpoint';
 import type { BaseDtype, KvDtype } from '../model/memory';
 import { nodePlatform } from '../platform/node';
 import { METHODS, type MethodName } from '../sage/config';
-import { validateHeldOut, type ValidationSettings } from '../sage/run';
+import { stratified, validateHeldOut, type ValidationSettings } from '../sage/run';
 import { RUN_FILES } from '../sage/runRecords';
 import { DEFAULT_RUN, modelDefaults } from '../sage/settings';
 import { TEMPLATE_SETS } from '../sage/templates';
+import { FORM_NAMES, validateForm, VALIDATION_FORMS, type FormName, type FormResult, type SampledTally } from '../sage/sampledValidation';
 import type { Accuracy, Tally, ValidationResult } from '../sage/validation';
 import { createValidators } from '../sage/validators';
 import { sessionGenerate } from '../train/runModel';
@@ -32,6 +37,11 @@ import { checkpointTemplates, logShards, readCheckpointFolder, SHIPPED_MODEL } f
 
 /** What eval writes beside the outcomes. */
 export const EVAL_SUMMARY = 'summary.json';
+/** Each problem's greedy verdict and sample count per form (with --samples or --corpus-form). */
+export const EVAL_SAMPLES = 'samples.jsonl';
+
+/** Rows sampled at once: 32 problems of 16 samples, within SwiftShader's memory as 400 greedy rows are. */
+const SAMPLE_BATCH_ROWS = 512;
 
 export const evalCli = {
   name: 'eval',
@@ -45,10 +55,18 @@ export const evalCli = {
     config: { type: 'string', arg: 'FILE', exists: 'file', help: 'JSON loop settings as evolve --config takes them: its maxNewTokens replace the token limits (to score as a run with that file did)' },
     out: { type: 'string', arg: 'DIR', help: `folder for ${RUN_FILES.outcomes} and ${EVAL_SUMMARY} (default runs/eval-<model>-<date>)` },
     adapter: { type: 'string', arg: 'DIR', exists: 'dir', help: 'add this PEFT adapter folder (adapter_config.json, adapter_model.safetensors) to the model first' },
+    samples: { type: 'int', min: 0, default: 0, help: 'answers sampled per problem at --temperature: pass@k for k = 1, 2, 5, 10, … and N (the unbiased estimator), per level and pooled, beside greedy (0: greedy only)' },
+    temperature: { type: 'number', min: 0, minExclusive: true, default: 1, help: 'sampling temperature of --samples (top-k and top-p off)' },
+    seed: { type: 'int', min: 0, default: 0, help: 'seed of the sampling (--samples)' },
+    'corpus-form': { type: 'flag', help: "also score each problem with an expression in the arithmetic corpus's form: BOS, `EXPR =`, right when the continuation's first number is the answer (greedy, and sampled with --samples)" },
     'base-dtype': BASE_DTYPE_OPTION,
     'kv-cache': KV_CACHE_OPTION,
   },
-  notes: ['env SAGE_GPU=hardware  use a real GPU instead of SwiftShader', 'example: npm run eval -- --model runs/sage-1/best --validation data/validation/curriculum-1000.jsonl --limit 400'],
+  notes: [
+    'env SAGE_GPU=hardware  use a real GPU instead of SwiftShader',
+    'example: npm run eval -- --model runs/sage-1/best --validation data/validation/curriculum-1000.jsonl --limit 400',
+    'example: npm run eval -- --model data/models/tiny-arith --method rlvr --limit 400 --samples 16 --corpus-form   (greedy and pass@16, task format and corpus form)',
+  ],
 } as const;
 
 type Options = OptionValues<typeof evalCli.options>;
@@ -75,8 +93,7 @@ export function validationTable(result: ValidationResult, method: string): strin
     ...(sources.length > 1 ? sources.map((s): [string, (a: Accuracy) => string] => [s, (a) => (a.perSource[s] ? cell(a.perSource[s]!) : '-')]) : []),
   ];
   const table = [['', ...columns.map(([name]) => name)], ...rows.map(([label, a]) => [label, ...columns.map(([, f]) => f(a))])];
-  const widths = table[0]!.map((_, j) => Math.max(...table.map((r) => r[j]!.length)));
-  const lines = table.map((r) => r.map((c, j) => c.padEnd(widths[j]!)).join('  ').trimEnd());
+  const lines = aligned(table);
   if (result.planned) lines.push(`plans shown to the Solver (passed the Critic's gate): ${percent(result.planned.planShown)}`);
   const c = result.critic;
   const auc = (x: number | null) => (x === null ? '-' : x.toFixed(3));
@@ -84,12 +101,39 @@ export function validationTable(result: ValidationResult, method: string): strin
   return lines.join('\n');
 }
 
+/** Rows of cells as columns padded to their widest cell. */
+function aligned(table: string[][]): string[] {
+  const widths = table[0]!.map((_, j) => Math.max(...table.map((r) => r[j]!.length)));
+  return table.map((r) => r.map((c, j) => c.padEnd(widths[j]!)).join('  ').trimEnd());
+}
+
+/**
+ * Greedy and pass@k per form: a row per form and measure (greedy with its counts, then each
+ * pass@k), a column for all problems and one per level.
+ */
+export function formsTable(results: readonly FormResult[]): string {
+  const levels = [...new Set(results.flatMap((r) => Object.keys(r.perLevel)))].sort((a, b) => Number(a) - Number(b));
+  const groups = (r: FormResult): [string, SampledTally | undefined][] => [['all', r.all], ...levels.map((l): [string, SampledTally | undefined] => [`L${l}`, r.perLevel[l]])];
+  const rows: string[][] = [['', '', ...groups(results[0]!).map(([name]) => name)]];
+  for (const r of results) {
+    rows.push([r.form, 'greedy', ...groups(r).map(([, t]) => (t ? `${percent(t.greedy)} ${Math.round(t.greedy * t.problems)}/${t.problems}` : '-'))]);
+    for (const k of Object.keys(r.all.passAt)) rows.push([r.form, `pass@${k}`, ...groups(r).map(([, t]) => (t ? percent(t.passAt[k]!) : '-'))]);
+  }
+  return aligned(rows).join('\n');
+}
+
 async function main(o: Options): Promise<void> {
   const out = o.out ?? join('runs', `eval-${basename(o.model)}-${new Date().toISOString().slice(0, 19).replace(/[:T]/g, '-')}`);
   // Outcomes appended to another evaluation's would read as one.
-  const taken = [RUN_FILES.outcomes, EVAL_SUMMARY].find((f) => existsSync(join(out, f)));
+  const taken = [RUN_FILES.outcomes, EVAL_SUMMARY, EVAL_SAMPLES].find((f) => existsSync(join(out, f)));
   if (taken) throw new UsageError(`--out ${out} already holds an evaluation (${taken}): give another folder`);
   const validation = await readSplit(o.validation, 'validation');
+  const problems = stratified(validation, o.limit);
+  const forms: FormName[] = FORM_NAMES.filter((f) => f === 'task' || (f === 'corpus' && o['corpus-form']));
+  if (o['corpus-form'] && !problems.some((p) => VALIDATION_FORMS.corpus.applies(p))) {
+    throw new UsageError(`--corpus-form: none of the ${problems.length} held-out problems has an arithmetic expression to write as \`EXPR =\` (curriculum problems have one)`);
+  }
+  const sampled = o.samples > 0 || forms.length > 1;
   const templates = checkpointTemplates(o.model, o.templates);
   const methodName = o.method as MethodName;
   const settings: ValidationSettings & { validationLimit: number } = {
@@ -113,8 +157,20 @@ async function main(o: Options): Promise<void> {
   const sandbox = validation.some((p) => p.kind === 'code') ? new NodeSandboxPool() : null;
   const started = Date.now();
   let validated;
+  const formResults: FormResult[] = [];
   try {
-    validated = await validateHeldOut({ generate: sessionGenerate(session) }, createValidators(sandbox ? new CodeVerifier(sandbox) : undefined), validation, settings);
+    const model = { generate: sessionGenerate(session) };
+    const validators = createValidators(sandbox ? new CodeVerifier(sandbox) : undefined);
+    validated = await validateHeldOut(model, validators, validation, settings);
+    if (sampled) {
+      const options = { templates: settings.templates, solverTokens: settings.maxNewTokens.solver, samples: o.samples, temperature: o.temperature, seed: o.seed, batchRows: SAMPLE_BATCH_ROWS };
+      // The task's greedy pass is the validation's Solver alone, on the same problems in the same order.
+      const solverAlone = validated.outcomes.find((x) => x.mode === 'solver')!.problems.map((p) => p.verdict);
+      for (const form of forms) {
+        const onBatch = (done: number, total: number) => console.log(`${form} form: ${done}/${total} batches (${((Date.now() - started) / 1000).toFixed(0)} s)`);
+        formResults.push(await validateForm(model, validators, problems, form, { ...options, onBatch }, form === 'task' ? solverAlone : undefined));
+      }
+    }
   } finally {
     sandbox?.close();
     session.destroy();
@@ -123,10 +179,16 @@ async function main(o: Options): Promise<void> {
   const { result, outcomes } = validated;
   mkdirSync(out, { recursive: true });
   writeFileSync(join(out, RUN_FILES.outcomes), outcomes.map((x) => JSON.stringify(x) + '\n').join(''));
-  const summary = { model: o.model, adapter: o.adapter ?? null, validation: o.validation, method: methodName, templates, limit: o.limit, maxNewTokens: settings.maxNewTokens, result };
+  const byForm = sampled ? { samples: o.samples, temperature: o.temperature, seed: o.seed, forms: Object.fromEntries(formResults.map((f) => [f.form, { all: f.all, perLevel: f.perLevel }])) } : {};
+  const summary = { model: o.model, adapter: o.adapter ?? null, validation: o.validation, method: methodName, templates, limit: o.limit, maxNewTokens: settings.maxNewTokens, result, ...byForm };
   writeFileSync(join(out, EVAL_SUMMARY), JSON.stringify(summary, null, 2) + '\n');
+  if (sampled) writeFileSync(join(out, EVAL_SAMPLES), formResults.map((f) => JSON.stringify({ form: f.form, samples: o.samples, temperature: o.temperature, problems: f.outcomes }) + '\n').join(''));
   console.log(`\ngreedy pass@1 (${((Date.now() - started) / 1000).toFixed(0)} s):\n${validationTable(result, methodName)}\n`);
-  console.log(`every problem's outcome per mode in ${join(out, RUN_FILES.outcomes)}, the tallies in ${join(out, EVAL_SUMMARY)}`);
+  if (sampled) {
+    const how = o.samples > 0 ? `, pass@k from ${o.samples} samples a problem at temperature ${o.temperature} (seed ${o.seed})` : '';
+    console.log(`greedy${how}, by form (task: the Solver's template; corpus: \`EXPR =\`, the first number read):\n${formsTable(formResults)}\n`);
+  }
+  console.log(`every problem's outcome per mode in ${join(out, RUN_FILES.outcomes)}, the tallies in ${join(out, EVAL_SUMMARY)}${sampled ? `, per form in ${join(out, EVAL_SAMPLES)}` : ''}`);
 }
 
 if (isMain(import.meta.url)) await runCli(evalCli, main);

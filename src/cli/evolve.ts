@@ -53,6 +53,7 @@ export const evolveCli = {
     'warmup-solver-share': { type: 'number', min: 0, max: 1, default: DEFAULT_RUN.warmupSolverShare, help: RUN_SPECS.warmupSolverShare.help },
     'warmup-plan-variants': { type: 'int', min: 0, default: DEFAULT_RUN.warmupPlanVariants, help: RUN_SPECS.warmupPlanVariants.help },
     'warmup-rehearsal': { type: 'number', min: 0, max: 0.9, default: DEFAULT_RUN.warmupRehearsal, help: RUN_SPECS.warmupRehearsal.help },
+    'warmup-corpus-problems': { type: 'int', min: 0, default: DEFAULT_RUN.warmupCorpusProblems, help: RUN_SPECS.warmupCorpusProblems.help },
     'warmup-lr': { type: 'number', min: 0, minExclusive: true, help: `${RUN_SPECS.warmupLr.help} (default ${warmupRecipe(true).warmupLr} with --preset, ${warmupRecipe(false).warmupLr} from a checkpoint)` },
     'warmup-solver-target': { type: 'string', choices: SOLVER_TARGET_NAMES, help: `${SOLVER_TARGET_HELP} (default ${warmupRecipe(true).warmupSolverTarget} with --preset, ${warmupRecipe(false).warmupSolverTarget} from a checkpoint, or the --config file's)` },
     'challenger-warmup': { type: 'string', choices: CHALLENGER_WARMUP_NAMES, help: `${CHALLENGER_WARMUP_HELP} (default ${warmupRecipe(true).challengerWarmup} with --preset, ${warmupRecipe(false).challengerWarmup} from a checkpoint, or the --config file's)` },
@@ -91,11 +92,12 @@ const OPTION_SETTINGS = {
   'warmup-plan-variants': 'warmupPlanVariants',
   'warmup-lr': 'warmupLr',
   'warmup-rehearsal': 'warmupRehearsal',
+  'warmup-corpus-problems': 'warmupCorpusProblems',
   'challenger-warmup': 'challengerWarmup',
   'warmup-solver-target': 'warmupSolverTarget',
 } as const satisfies Partial<Record<keyof Options, keyof RunSettings>>;
 /** Settings of the warm-up, which a resumed run did before its first step: another value would not apply. */
-const WARMUP_SETTINGS: readonly string[] = ['warmupSteps', 'warmupSolverShare', 'warmupPlanVariants', 'warmupRehearsal', 'warmupLr', 'challengerWarmup', 'warmupSolverTarget'];
+const WARMUP_SETTINGS: readonly string[] = ['warmupSteps', 'warmupSolverShare', 'warmupPlanVariants', 'warmupRehearsal', 'warmupCorpusProblems', 'warmupLr', 'challengerWarmup', 'warmupSolverTarget'];
 
 /** The line for a recorded value that an option given on resume replaces; null when it is the same. */
 function replaces(option: string, value: unknown, recorded: unknown): string | null {

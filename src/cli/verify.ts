@@ -16,6 +16,7 @@ import type { CodeProblem } from '../data/problem';
 import { CodeVerifier } from '../verify/python/codeVerifier';
 import { NodeSandboxPool } from '../verify/python/nodePool';
 import { DEFAULT_LIMITS, type CodeVerdict, type VerdictStatus } from '../verify/python/verdict';
+import { passAtK, reportedKs } from '../util/stats';
 import { isMain, runCli, UsageError, type OptionValues } from './options';
 
 export const verifyCli = {
@@ -105,22 +106,6 @@ const round = (x: number) => Math.round(x * 1000) / 1000;
 function resultRecord(s: Sample, v: CodeVerdict): Record<string, unknown> {
   const result = v.status === 'pass' ? 'passed' : v.status === 'timeout' ? 'timed out' : `failed: ${v.detail ?? v.status}`;
   return { ...s.fields, ...(s.line !== undefined ? { line: s.line } : {}), result, passed: v.status === 'pass', status: v.status, fraction: round(v.fraction) };
-}
-
-/**
- * The unbiased pass@k of a task with n samples of which c pass (Chen et al. 2021):
- * 1 − C(n−c, k)/C(n, k), as a product so that large n stays exact in floating point.
- */
-export function passAtK(n: number, c: number, k: number): number {
-  if (n - c < k) return 1;
-  let miss = 1;
-  for (let i = n - c + 1; i <= n; i++) miss *= 1 - k / i;
-  return 1 - miss;
-}
-
-/** The ks reported: HumanEval's 1, 10, 100 and the steps between, up to the fewest samples any task has (that count too). */
-export function reportedKs(fewest: number): number[] {
-  return [...new Set([1, 2, 5, 10, 20, 50, 100, fewest])].filter((k) => k <= fewest).sort((a, b) => a - b);
 }
 
 /** pass@k (the mean over tasks), counts per verdict, throughput. */

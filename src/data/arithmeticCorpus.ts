@@ -259,6 +259,29 @@ export function statesHeldOut(expressions: readonly string[], heldOut: ReadonlyS
   return expressions.some((x) => subExpressions(parseArithmetic(x)).some((s) => heldOut.has(show(s))));
 }
 
+/** A curriculum problem as the corpus asks it (its question form): a style's statement, its expression and value. */
+export interface CorpusQuestion {
+  level: Level;
+  question: string;
+  expression: string;
+  value: number;
+}
+
+/**
+ * The corpus's curriculum facts as questions, endlessly, from `seed`: facts drawn as the corpus
+ * draws them (levels 1-5 by SOURCE_WEIGHTS; those beyond the curriculum have no question and
+ * are skipped), each in one of its kind's styles, none stating an expression in `heldOut`
+ * (canonical forms), whole or as a part.
+ */
+export function* corpusQuestions(seed: number, heldOut: ReadonlySet<string>): Generator<CorpusQuestion> {
+  const random = rng(seed);
+  for (;;) {
+    const fact = drawFact(random);
+    if (!fact.kind || statesHeldOut([show(fact.expr)], heldOut)) continue;
+    yield { level: fact.kind.level, question: fill(pick(fact.kind.kind.styles, random), fact.kind.values), expression: fill(fact.kind.kind.expr, fact.kind.values), value: fact.value };
+  }
+}
+
 /** One document of the corpus: its line and every expression it states. */
 export interface CorpusDocument {
   text: string;

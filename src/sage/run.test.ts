@@ -27,6 +27,7 @@ const SETTINGS: RunSettings = {
   warmupSolverShare: 0.7,
   warmupPlanVariants: 2,
   warmupRehearsal: 0,
+  warmupCorpusProblems: 0,
   challengerWarmup: 'seeds',
   warmupSolverTarget: 'answer',
   warmupLr: 2e-3,

@@ -6,14 +6,14 @@
  * be resumed from what was saved. Knows nothing of the GPU: the model comes as RunModel.
  */
 import { hasReference, type Problem } from '../data/problem';
-import type { SftExample } from '../train/sft';
+import type { SftDocument, SftExample, SftPair } from '../train/sft';
 import { rng } from '../util/random';
 import { ProblemBank, type BankEvent } from './bank';
 import type { MethodConfig, RoleName } from './config';
 import { criticProbe, type CriticProbe } from './criticData';
 import { runShapeHints, SageLoop, type LoopModel, type LoopSettings, type Phase, type StepMetrics, type Transcript, type Validators } from './loop';
 import { EarlyStopping, validate, type Validated, type ValidationOptions, type ValidationOutcomes, type ValidationResult } from './validation';
-import { ownProblemPrompts, readOwnProblem, rehearsalDocuments, warmupPairs, type ChallengerWarmup, type SolverTarget } from './warmup';
+import { corpusProblems, ownProblemPrompts, readOwnProblem, rehearsalDocuments, warmupPairs, type ChallengerWarmup, type SolverTarget } from './warmup';
 
 export interface RunSettings extends LoopSettings {
   /** Loop steps in this run (more may follow on --resume). */
@@ -28,6 +28,8 @@ export interface RunSettings extends LoopSettings {
   warmupPlanVariants: number;
   /** The share of the warm-up's examples that are documents of the arithmetic corpus, rehearsed (rehearsalDocuments). */
   warmupRehearsal: number;
+  /** Problems of the arithmetic corpus, levels 1-5, taught to the Solver in the warm-up beside the seeds (corpusProblems). */
+  warmupCorpusProblems: number;
   /** How the warm-up teaches the Challenger (CHALLENGER_WARMUPS). */
   challengerWarmup: ChallengerWarmup;
   /** What the warm-up's Solver targets work before the answer (SOLVER_TARGETS). */
@@ -168,6 +170,31 @@ export function checkReferences(seeds: readonly Problem[], validation: readonly 
   }
 }
 
+/**
+ * What the warm-up trains on: the seeds' pairs for every role (with the corpus's problems for
+ * the Solver), and the corpus's documents rehearsed beside them, none stating an expression of
+ * `validation`. A function of the settings, the files and the own problems alone, so that a
+ * reference trainer can be given the very examples (scripts/warmup-examples.ts).
+ */
+/** The settings the warm-up's examples depend on. */
+export type WarmupExampleSettings = Pick<
+  RunSettings,
+  'templates' | 'seed' | 'references' | 'challengerWarmup' | 'warmupSolverTarget' | 'warmupSolverShare' | 'warmupPlanVariants' | 'warmupCorpusProblems' | 'warmupRehearsal'
+>;
+
+export function warmupExamples(
+  s: WarmupExampleSettings,
+  seeds: readonly Problem[],
+  validation: readonly Problem[],
+  ownProblems?: readonly { question: string; answer: string }[],
+): { pairs: SftPair[]; rehearsal: SftDocument[] } {
+  // Its own stream (seed + 3), decontaminated from the held-out split as rehearsal is.
+  const solverProblems = corpusProblems(s.warmupCorpusProblems, s.seed + 3, validation);
+  const pairs = warmupPairs(seeds, { templates: s.templates, challenger: s.challengerWarmup, ownProblems, references: s.references, maxSolution: 160, solverTarget: s.warmupSolverTarget, solverShare: s.warmupSolverShare, planVariants: s.warmupPlanVariants, solverProblems }, rng(s.seed));
+  // Its own stream (seed + 2): the pairs use rng(seed), the own problems seed + 1.
+  return { pairs, rehearsal: rehearsalDocuments(pairs.length, s.warmupRehearsal, s.seed + 2, validation) };
+}
+
 export class Evolution {
   readonly bank: ProblemBank;
   readonly loop: SageLoop;
@@ -296,9 +323,7 @@ export class Evolution {
     const s = this.settings;
     if (!this.state.warmedUp && s.warmupSteps > 0) {
       const ownProblems = s.challengerWarmup === 'own' ? await this.ownProblems() : undefined;
-      const pairs = warmupPairs(this.seeds, { templates: s.templates, challenger: s.challengerWarmup, ownProblems, references: s.references, maxSolution: 160, solverTarget: s.warmupSolverTarget, solverShare: s.warmupSolverShare, planVariants: s.warmupPlanVariants }, rng(s.seed));
-      // Its own stream (seed + 2): the pairs use rng(seed), the own problems seed + 1.
-      const rehearsal = rehearsalDocuments(pairs.length, s.warmupRehearsal, s.seed + 2, this.validation);
+      const { pairs, rehearsal } = warmupExamples(s, this.seeds, this.validation, ownProblems);
       if (rehearsal.length) this.emit({ type: 'rehearsal', documents: rehearsal.length, pairs: pairs.length });
       await this.model.warmup([...pairs, ...rehearsal], s.warmupSteps, (step, loss) => this.emit({ type: 'warmup', step, of: s.warmupSteps, loss }));
       // Runs that compare methods start from this one warm-up (--model DIR --templates compact).

@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { generateProblem, generateSet, LEVELS } from '../data/curriculum';
+import { answerStatement, generateProblem, generateSet, LEVELS } from '../data/curriculum';
 import { recordToProblem, type Problem } from '../data/problem';
 import { rng } from '../util/random';
 import { criticScore, parseOutput } from './parse';
-import { COMPACT_TEMPLATES, DEFAULT_TEMPLATES, OUTPUTS } from './templates';
+import { COMPACT_TEMPLATES, DEFAULT_TEMPLATES, OUTPUTS, render } from './templates';
 import { consistentVariant, planOf, PLAN_TARGETS, PROBLEM_TARGETS } from './criticData';
-import { canonicalExpressions, corpusDocuments, statesHeldOut } from '../data/arithmeticCorpus';
+import { canonicalExpression, canonicalExpressions, corpusDocuments, statesHeldOut } from '../data/arithmeticCorpus';
 import { freshSeed } from '../gpu/testing';
-import { CHALLENGER_WARMUP_NAMES, ownProblemPrompts, readOwnProblem, rehearsalDocuments, SOLVER_TARGET_NAMES, warmupPairs } from './warmup';
+import { CHALLENGER_WARMUP_NAMES, corpusProblems, ownProblemPrompts, readOwnProblem, rehearsalDocuments, SOLVER_TARGET_NAMES, warmupPairs } from './warmup';
 
 const SEEDS: Problem[] = [
   { id: 'a', source: 't', format: 'curriculum', kind: 'math', statement: '9-2=?', answer: '7', expression: '9-2', level: 1, raw: {} },
@@ -200,5 +200,40 @@ describe('rehearsal in the warm-up', () => {
       expect(statesHeldOut(source.expressions, excluded), `seed ${seed}: ${d.text}`).toBe(false);
     }
     expect(() => rehearsalDocuments(10, 1, seed, heldOut)).toThrow(/below 1/);
+  });
+});
+
+describe("the corpus's problems for the Solver", () => {
+  it('draws questions of every level in curriculum styles, each read back to its expression and value, none stating a held-out expression', () => {
+    const seed = freshSeed();
+    const heldOut = generateSet({ 1: 60, 2: 60, 3: 60, 4: 60, 5: 60 }, seed).map((record, i) => {
+      const d = recordToProblem(record as unknown as Record<string, unknown>, 'validation', `v${i}`);
+      if (!('problem' in d)) throw new Error(d.error);
+      return d.problem;
+    });
+    const excluded = canonicalExpressions(heldOut);
+    const ps = corpusProblems(600, seed, heldOut);
+    expect(ps).toHaveLength(600);
+    expect(corpusProblems(0, seed, heldOut)).toEqual([]);
+    expect(new Set(ps.map((p) => p.level))).toEqual(new Set(LEVELS));
+    for (const p of ps) {
+      if (p.kind !== 'math') throw new Error('a math problem');
+      // The statement is a curriculum style that reads back to the expression, whose value is the answer.
+      const read = answerStatement(p.statement);
+      if ('error' in read) throw new Error(`${p.statement}: ${read.error}`);
+      expect(canonicalExpression(read.expression)).toBe(canonicalExpression(p.expression!));
+      // (Its level is the style's: a bare sum reads as level 1 whatever level drew it.)
+      expect(read.answer).toBe(p.answer);
+      expect(statesHeldOut([p.expression!], excluded), `seed ${seed}: ${p.statement}`).toBe(false);
+    }
+    // Taught to the Solver alone, in the task's format, beside the seeds' pairs.
+    const o = { templates: COMPACT_TEMPLATES, challenger: 'none' as const, solverTarget: 'worked' as const, references: 2, maxSolution: 160, solverShare: 0, planVariants: 0 };
+    const without = warmupPairs(SEEDS, o, rng(seed));
+    const withCorpus = warmupPairs(SEEDS, { ...o, solverProblems: ps }, rng(seed));
+    expect(withCorpus.length - without.length).toBe(ps.length);
+    for (const p of ps.slice(0, 50)) {
+      const pair = withCorpus.find((x) => x.prompt === render(COMPACT_TEMPLATES.solver, { problem: p.statement }))!;
+      expect(pair.response).toBe(`${(p as Problem & { kind: 'math' }).expression} = ${(p as Problem & { kind: 'math' }).answer}\n<answer>${(p as Problem & { kind: 'math' }).answer}</answer>`);
+    }
   });
 });

@@ -8,7 +8,7 @@
  * problem's plan low. A Critic taught only high scores for plans scores every plan alike, and
  * the gate it drives filters nothing.
  */
-import { canonicalExpressions, corpusDocuments } from '../data/arithmeticCorpus';
+import { canonicalExpressions, corpusDocuments, corpusQuestions } from '../data/arithmeticCorpus';
 import { hasReference, type Problem } from '../data/problem';
 import type { SftDocument, SftPair } from '../train/sft';
 import { shuffle } from '../util/random';
@@ -108,6 +108,11 @@ export interface WarmupOptions {
    * the plan AUC at chance (0.46, against 0.50 without), so the default is none.
    */
   planVariants: number;
+  /**
+   * Problems taught to the Solver alone, beside the seeds (corpusProblems): the task's format on
+   * problems of levels the seeds do not show, none of them a seed the loop trains on.
+   */
+  solverProblems?: readonly Problem[];
 }
 
 /** Solver pairs repeated (whole copies, then a random part of one more) to make up `share` of all pairs. */
@@ -177,6 +182,7 @@ export function warmupPairs(seeds: readonly Problem[], o: WarmupOptions, random:
     const p = o.ownProblems?.[owned++ % o.ownProblems.length];
     return p && { question: p.question, rest: `<answer>${p.answer}</answer>` };
   };
+  for (const p of o.solverProblems ?? []) solver.push({ prompt: render(t.solver, { problem: p.statement }), response: solverTarget(p, o) });
   for (const p of seeds) {
     const plan = planOf(p);
     // A question alone has no answer to teach the Solver or the Challenger: it teaches the Critic.
@@ -230,6 +236,25 @@ export function rehearsalDocuments(pairs: number, share: number, seed: number, h
   for (const doc of corpusDocuments(seed, canonicalExpressions(heldOut))) {
     if (out.length >= count) break;
     out.push({ text: doc.text });
+  }
+  return out;
+}
+
+/**
+ * The Solver's warm-up beyond the seeds: `count` problems of the arithmetic corpus's own
+ * questions (corpusQuestions: levels 1-5 as the corpus weighs them, each in a curriculum style),
+ * none stating an expression of `heldOut` (every held-out set), whole or as a part. Taught in
+ * the task's format, they let a base answer there what it knows from its corpus on every
+ * level: with the seeds' two operands alone the answer tag did not follow a longer expression
+ * (data/models/README.md, warm-ups e-g). They are warm-up examples, not seeds: the loop's seeds
+ * stay the seeds.
+ */
+export function corpusProblems(count: number, seed: number, heldOut: readonly Problem[]): Problem[] {
+  const out: Problem[] = [];
+  if (count <= 0) return out;
+  for (const q of corpusQuestions(seed, canonicalExpressions(heldOut))) {
+    out.push({ id: `corpus/L${q.level}/${seed}-${out.length + 1}`, source: 'corpus', format: 'curriculum', kind: 'math', statement: q.question, answer: String(q.value), expression: q.expression, level: q.level, raw: {} });
+    if (out.length >= count) break;
   }
   return out;
 }

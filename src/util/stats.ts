@@ -20,3 +20,19 @@ export function sampleStd(xs: readonly number[]): number {
   const m = mean(xs);
   return Math.sqrt(xs.reduce((s, x) => s + (x - m) ** 2, 0) / (xs.length - 1));
 }
+
+/**
+ * The unbiased pass@k of a task with n samples of which c pass (Chen et al. 2021):
+ * 1 − C(n−c, k)/C(n, k), as a product so that large n stays exact in floating point.
+ */
+export function passAtK(n: number, c: number, k: number): number {
+  if (n - c < k) return 1;
+  let miss = 1;
+  for (let i = n - c + 1; i <= n; i++) miss *= 1 - k / i;
+  return 1 - miss;
+}
+
+/** The ks reported: HumanEval's 1, 10, 100 and the steps between, up to the fewest samples any task has (that count too). */
+export function reportedKs(fewest: number): number[] {
+  return [...new Set([1, 2, 5, 10, 20, 50, 100, fewest])].filter((k) => k <= fewest).sort((a, b) => a - b);
+}

@@ -42,6 +42,7 @@ export const SETTING_ENTRIES: Record<ShownSetting, Entry> = {
   warmupSolverTarget: { label: 'Solver warm-up targets', group: 'warmup' },
   warmupPlanVariants: { label: 'Plan variants per seed', group: 'warmup' },
   warmupRehearsal: { label: 'Corpus rehearsal share', group: 'warmup' },
+  warmupCorpusProblems: { label: 'Corpus problems for the Solver', group: 'warmup' },
   temperature: { label: 'Temperature', group: 'sampling', common: true },
   topK: { label: 'Top-k', group: 'sampling' },
   topP: { label: 'Top-p (nucleus)', group: 'sampling' },
