@@ -227,8 +227,9 @@ async function decodeFigure(model: Transformer, rows: number, plan: Plan, bandwi
 
 /**
  * One decode step's kernels on a runtime that times every dispatch (its own pass between two
- * timestamps): a run of 1 new token (prefill, first sample) subtracted from a run of 1 + steps,
- * per (kernel, workgroups), so what is left is the decode steps and their sampling.
+ * timestamps): the dispatches of a run of 1 new token (prefill, first sample) subtracted from
+ * those of a run of 1 + steps, per (kernel, workgroups), so what is left is the decode steps
+ * and their sampling, each timed by the mean of its calls.
  */
 async function decodeProfile(rt: Runtime, model: Transformer, rows: number, plan: Plan): Promise<DecodeProfile | null> {
   const profiler = rt.profiler;
@@ -254,7 +255,11 @@ async function decodeProfile(rt: Runtime, model: Transformer, rows: number, plan
   const kernels = long.entries
     .map((e) => {
       const s = shortBy.get(key(e));
-      return { label: e.label, workgroups: e.workgroups, perStep: (e.count - (s?.count ?? 0)) / steps, usPerStep: (1000 * (e.totalMs - (s?.totalMs ?? 0))) / steps };
+      // Dispatches a step: exact, from the counts. Time: the mean of every call of this shape
+      // (a prefill's call of the same kernel and workgroups does the same work), not a
+      // difference of two noisy totals.
+      const perStep = (e.count - (s?.count ?? 0)) / steps;
+      return { label: e.label, workgroups: e.workgroups, perStep, usPerStep: (1000 * e.totalMs * perStep) / e.count };
     })
     .filter((k) => k.perStep > 0)
     .sort((a, b) => b.usPerStep - a.usPerStep);
