@@ -32,7 +32,7 @@ export function nodeUnavailableAdvice(): string {
 }
 
 export interface NodePlatformOptions {
-  /** JSON file for the persistent cache (autotune results). */
+  /** JSON file for the persistent cache (autotune results; default $SAGE_CACHE_FILE, else .cache/sage-lab-cache.json). */
   cacheFile?: string;
   /** Dawn toggles passed to `create()`, e.g. `enable-dawn-features=...`. */
   dawnFlags?: string[];
@@ -43,7 +43,7 @@ export interface NodePlatformOptions {
  * (Chromium ships it); the variable must be set before the first `create()`.
  */
 export function nodePlatform(options: NodePlatformOptions = {}): Platform {
-  const cacheFile = options.cacheFile ?? join(root, '.cache', 'sage-lab-cache.json');
+  const cacheFile = options.cacheFile ?? process.env.SAGE_CACHE_FILE ?? join(root, '.cache', 'sage-lab-cache.json');
   const read = (): Record<string, string> => {
     try {
       return existsSync(cacheFile) ? (JSON.parse(readFileSync(cacheFile, 'utf8')) as Record<string, string>) : {};

@@ -23,6 +23,8 @@ export const RUN_FILES = {
   /** The problems the run was given, so an export resumes without the original files. */
   seeds: 'seeds.json',
   validation: 'validation.json',
+  /** The kernel plan the run ran on (src/gpu/kernelPlan.ts): what --resume and --replay-plan follow. */
+  kernels: 'kernels.json',
 } as const;
 
 /** What a resumed run needs besides its checkpoint. */
