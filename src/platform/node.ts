@@ -32,7 +32,7 @@ export function nodeUnavailableAdvice(): string {
 }
 
 export interface NodePlatformOptions {
-  /** JSON file for the persistent cache (autotune results; default $SAGE_CACHE_FILE, else .cache/sage-lab-cache.json). */
+  /** JSON file for the persistent cache (autotune results). */
   cacheFile?: string;
   /** Dawn toggles passed to `create()`, e.g. `enable-dawn-features=...`. */
   dawnFlags?: string[];
@@ -43,6 +43,7 @@ export interface NodePlatformOptions {
  * (Chromium ships it); the variable must be set before the first `create()`.
  */
 export function nodePlatform(options: NodePlatformOptions = {}): Platform {
+  // SAGE_CACHE_FILE: another machine's tuning table for a run (a test plants one to make the tuner choose otherwise).
   const cacheFile = options.cacheFile ?? process.env.SAGE_CACHE_FILE ?? join(root, '.cache', 'sage-lab-cache.json');
   const read = (): Record<string, string> => {
     try {
