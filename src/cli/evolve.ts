@@ -76,6 +76,7 @@ export const evolveCli = {
   notes: [
     'Ctrl-C ends the run when the phase in flight finishes (that step is abandoned, its update not made), saving the last checkpoint and records; a run killed otherwise resumes from its last saved checkpoint.',
     'env SAGE_GPU=hardware  use a real GPU instead of SwiftShader',
+    'env SAGE_CACHE_FILE=FILE  the kernel tuning table this machine keeps (default .cache/sage-lab-cache.json)',
   ],
 } as const;
 
