@@ -204,11 +204,6 @@ export class RunFolder implements RunStore {
     this.writtenPlan = text;
   }
 
-  /** The kernel plan the run recorded; null for a run from before plans were recorded. */
-  readKernelPlan(): KernelPlan | null {
-    return RunFolder.kernelPlanOf(this.dir);
-  }
-
   /** The kernel plan recorded in run folder `dir` (null when it has none). */
   static kernelPlanOf(dir: string): KernelPlan | null {
     const path = join(dir, RUN_FILES.kernels);

@@ -98,7 +98,7 @@ export class MemoryRunStore implements RunStore {
   readonly outcomeRecords: ValidationOutcomes[] = [];
   readonly bankEvents: BankEvent[] = [];
   runState: RunState | null = null;
-  /** The kernel plan the run ran on (src/gpu/kernelPlan.ts), kept as recorded; null until the first step. */
+  /** The kernel plan the run ran on (src/gpu/kernelPlan.ts), as JSON; null until the first step. */
   kernels: unknown = null;
   readonly checkpoints = new Map<string, ReadonlyMap<string, Uint8Array>>();
 
@@ -173,7 +173,13 @@ export class MemoryRunStore implements RunStore {
     store.bankEvents.push(...resume.bankEvents);
     store.runState = resume.state;
     // Exports from before kernel plans were recorded have none.
-    if (files.has(RUN_FILES.kernels)) store.kernels = JSON.parse(read(RUN_FILES.kernels)) as unknown;
+    if (files.has(RUN_FILES.kernels)) {
+      try {
+        store.kernels = JSON.parse(read(RUN_FILES.kernels)) as unknown;
+      } catch {
+        throw new Error(`${RUN_FILES.kernels}: not valid JSON`);
+      }
+    }
     const byTag = new Map<string, Map<string, Uint8Array>>();
     for (const [path, bytes] of files) {
       const slash = path.indexOf('/');
