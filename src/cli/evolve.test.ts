@@ -1,8 +1,10 @@
 import { parquetReadObjects } from 'hyparquet';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import type { KernelPlan } from '../gpu/kernelPlan';
+import type { MatmulVariant } from '../gpu/ops/matmul';
 import { importCheckpoint } from '../model/checkpoint';
 import { DEFAULT_LOOP } from '../sage/loop';
 import { modelDefaults } from '../sage/settings';
@@ -196,8 +198,11 @@ describe('evolve on Dawn, end to end', () => {
     const resumed = runCliProcess('src/cli/evolve.ts', ['--resume', cut, '--steps', String(m), '--patience', '9']);
     expect(resumed.status, resumed.stderr).toBe(0);
     expect(resumed.stdout.split('\n').filter((l) => l.includes('replaces the recorded'))).toEqual(['--patience 9 replaces the recorded 5']);
-    const recorded = JSON.parse(readFileSync(join(cut, 'config.json'), 'utf8')) as { settings: Record<string, unknown> };
+    const recorded = JSON.parse(readFileSync(join(cut, 'config.json'), 'utf8')) as { settings: Record<string, unknown>; starts: { kernels: string }[] };
     expect(recorded.settings).toMatchObject({ seed: 3, transcripts: 'all', evalEvery: 100, validationLimit: 2, patience: 9, proposals: 2 });
+    // On the kernels it began with, whatever this machine's table says now.
+    expect(resumed.stdout).toMatch(/^kernels: the plan this run recorded \(\d+ matmul classes measured, \d+ untuned\), not this machine's tuning$/m);
+    expect(recorded.starts.map((s) => s.kernels)).toEqual(['tuned', 'recorded']);
 
     const lines = (out: string, file: string) => readFileSync(join(out, file), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown> & { step: number });
     // The records of the steps after k, less their timings.
@@ -220,6 +225,69 @@ describe('evolve on Dawn, end to end', () => {
     const warm = runCliProcess('src/cli/evolve.ts', ['--resume', cut, '--steps', '1', '--warmup-steps', '5']);
     expect(warm.status).toBe(2);
     expect(warm.stderr.trim().split('\n').at(-1)).toBe('evolve: --resume continues the run as it began (--warmup-steps 0, its warm-up done): --warmup-steps 5 does not apply');
+  });
+
+  it('a run records its commit, clock times and kernel plan; a rerun on that plan makes the same outcomes and weights whatever this machine\'s tuning says', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sage-evolve-'));
+    const seeds = join(dir, 'seeds.jsonl');
+    writeFileSync(seeds, readFileSync('data/seeds/curriculum-500.jsonl', 'utf8').split('\n').slice(0, 4).join('\n'));
+    const config = join(dir, 'config.json');
+    writeFileSync(config, JSON.stringify({ proposals: 2, trainProblems: 2, solverSamples: 2, difficultySamples: 2, maxNewTokens: { challenger: 24, planner: 16, solver: 40, critic: 6 } }));
+    // A warm-up step updates the weights whatever the rollouts: a plan that rounds otherwise shows in them.
+    // No kernel is measured (minutes on SwiftShader): each run's cache file alone decides the variants, as a tuner's timed winners would.
+    const common = ['--seeds', seeds, '--config', config, '--validation-limit', '2', '--eval-every', '100', '--seed', '5', '--steps', '1', '--warmup-steps', '1', '--challenger-warmup', 'none', '--skip-tuning'];
+    /** A run on a machine whose tuning table is `table` (shape class → variant). */
+    const evolve = (out: string, table: Record<string, MatmulVariant> | null, extra: string[] = []) => {
+      const cacheFile = join(dir, `${basename(out)}-cache.json`);
+      writeFileSync(cacheFile, JSON.stringify(table ? { [`matmul-autotune:v7:${adapter}`]: JSON.stringify(table) } : {}));
+      const r = runCliProcess('src/cli/evolve.ts', [...common, '--out', out, ...extra], { ...process.env, SAGE_CACHE_FILE: cacheFile });
+      expect(r.status, r.stderr).toBe(0);
+      return { stdout: r.stdout, plan: JSON.parse(readFileSync(join(out, 'kernels.json'), 'utf8')) as KernelPlan };
+    };
+    const same = (a: string, b: string, file: string) => readFileSync(join(a, file)).equals(readFileSync(join(b, file)));
+    let adapter = '';
+
+    // Nothing tuned: every class on SwiftShader's heuristic.
+    const plain = join(dir, 'plain');
+    const first = evolve(plain, null);
+    expect(Object.keys(first.plan.matmul)).toEqual([]);
+    expect(first.plan.untuned.length).toBeGreaterThan(5);
+    expect(first.plan).toMatchObject({ architecture: 'swiftshader', serialRows: true, fusedPrologues: false });
+    adapter = first.plan.adapter;
+    // The recorded start: its clock times and this checkout's commit.
+    const started = (JSON.parse(readFileSync(join(plain, 'config.json'), 'utf8')) as { starts: { started: string; ended: string; commit: string; dirty: boolean; kernels: string }[] }).starts;
+    expect(started).toHaveLength(1);
+    expect(started[0]!.commit).toMatch(/^[0-9a-f]{40}$/);
+    expect(typeof started[0]!.dirty).toBe('boolean');
+    expect(Date.parse(started[0]!.ended)).toBeGreaterThanOrEqual(Date.parse(started[0]!.started));
+    expect(started[0]!.kernels).toBe('tuned');
+
+    // A machine whose tuner picked other variants for every class: the run records them, and its weights differ.
+    // The weight gradients' classes (op(A) transposed: Xᵀ·dY), where the heuristic runs reg: tiled
+    // sums in another order than reg and reg-wide. The other classes keep the heuristic's variants.
+    const gradients = first.plan.untuned.filter((k) => k.startsWith('TN|'));
+    expect(gradients.length).toBeGreaterThan(3);
+    const table = (variant: MatmulVariant) => Object.fromEntries(gradients.map((k) => [k, variant]));
+    const tunedOut = join(dir, 'tuned');
+    const tuned = evolve(tunedOut, table('tiled'));
+    expect(tuned.plan.matmul).toEqual(table('tiled'));
+    expect(same(plain, tunedOut, 'warmup/model.safetensors'), 'another plan rounds otherwise').toBe(false);
+
+    // That run's plan followed on a machine whose tuner picks a third set: the same outcomes and weights, bit for bit.
+    const replayOut = join(dir, 'replay');
+    const replay = evolve(replayOut, table('reg-wide'), ['--replay-plan', tunedOut]);
+    expect(replay.stdout).toMatch(/^kernels: the plan recorded in .*tuned \(\d+ matmul classes measured, \d+ untuned\), not this machine's tuning$/m);
+    expect(replay.plan).toEqual(tuned.plan);
+    for (const file of ['outcomes.jsonl', 'bank-events.jsonl', 'warmup/model.safetensors', 'last/model.safetensors']) expect(same(tunedOut, replayOut, file), file).toBe(true);
+    const replayStart = (JSON.parse(readFileSync(join(replayOut, 'config.json'), 'utf8')) as { starts: { kernels: string }[] }).starts;
+    expect(replayStart.map((s) => s.kernels)).toEqual([`replayed from ${tunedOut}`]);
+    // Resumed, it follows its own plan; --replay-plan does not apply there, and a folder without a plan is refused.
+    const resumed = runCliProcess('src/cli/evolve.ts', ['--resume', replayOut, '--steps', '1', '--replay-plan', tunedOut]);
+    expect(resumed.status).toBe(2);
+    expect(resumed.stderr.trim().split('\n').at(-1)).toBe('evolve: --resume follows the kernel plan the run recorded: --replay-plan does not apply');
+    const none = runCliProcess('src/cli/evolve.ts', [...common, '--out', join(dir, 'none'), '--replay-plan', dir]);
+    expect(none.status).toBe(2);
+    expect(none.stderr.trim().split('\n').at(-1)).toBe(`evolve: --replay-plan ${dir}: no kernels.json there (not a run folder, or a run from before kernel plans were recorded)`);
   });
 
   it('with no model option a run starts from the shipped checkpoint: its first step with no warm-up, and says so', () => {

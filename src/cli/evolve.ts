@@ -12,6 +12,7 @@ import { describeCounts, type ImportReport } from '../data/import';
 import { readProblemFile } from '../data/nodeFile';
 import { describeOverlap, findOverlap, OVERLAP_REASON, overlapSummary, withoutOverlap } from '../data/content';
 import { parseFieldMapping, type Problem } from '../data/problem';
+import { followPlan, kernelPlan, planRuntimeOptions, type KernelPlan } from '../gpu/kernelPlan';
 import { Runtime } from '../gpu/runtime';
 import { importCheckpoint, PROMPT_SETS, type PromptSet } from '../model/checkpoint';
 import type { BaseDtype, KvDtype } from '../model/memory';
@@ -35,6 +36,7 @@ import { applyLora, describeTraining, KV_CACHE_OPTION, loraFromOptions, LORA_OPT
 import { onInterrupt } from './interrupt';
 import { checkpointRecord, checkpointTemplates, DEFAULT_CHECKPOINT_EVERY, SHIPPED_MODEL, VERL_FILES, logShards, readCheckpointFolder, RUN_FILES, RunFolder } from './runFiles';
 import { errorText } from '../util/errorText';
+import { sourceCommit } from './provenance';
 
 export const evolveCli = {
   name: 'evolve',
@@ -70,10 +72,12 @@ export const evolveCli = {
     ...LORA_OPTIONS,
     'kv-cache': KV_CACHE_OPTION,
     'skip-tuning': { type: 'flag', help: 'measure no kernels: shape classes this machine has not tuned run on their untuned plan (a quick check of a model starts at once; a long run goes slower)' },
+    'replay-plan': { type: 'string', arg: 'RUN', exists: 'dir', help: `run on the kernel plan run folder RUN recorded (its ${RUN_FILES.kernels}) instead of this machine's tuning: the same seed and settings make the same outcomes on another machine; a shape class the plan lacks is tuned here and listed under "added" in this run's plan (a resumed run follows its own plan)` },
   },
   notes: [
     'Ctrl-C ends the run when the phase in flight finishes (that step is abandoned, its update not made), saving the last checkpoint and records; a run killed otherwise resumes from its last saved checkpoint.',
     'env SAGE_GPU=hardware  use a real GPU instead of SwiftShader',
+    'env SAGE_CACHE_FILE=FILE  the kernel tuning table this machine keeps (default .cache/sage-lab-cache.json)',
   ],
 } as const;
 
@@ -98,6 +102,26 @@ const OPTION_SETTINGS = {
 } as const satisfies Partial<Record<keyof Options, keyof RunSettings>>;
 /** Settings of the warm-up, which a resumed run did before its first step: another value would not apply. */
 const WARMUP_SETTINGS: readonly string[] = ['warmupSteps', 'warmupSolverShare', 'warmupPlanVariants', 'warmupRehearsal', 'warmupCorpusProblems', 'warmupLr', 'challengerWarmup', 'warmupSolverTarget'];
+
+/** One process's part of a run, in its config.json: clock times, the commit where there is git, the kernels it ran on. */
+interface RunStart {
+  started: string;
+  /** Absent for a process killed before the end (its steps after the last checkpoint run again on resume). */
+  ended?: string;
+  commit?: string;
+  dirty?: boolean;
+  /** tuned: this machine's tuning decided; recorded: the run's own plan (resumed); replayed from RUN: another run's. */
+  kernels: string;
+}
+
+/** The kernel plan run folder `dir` recorded (null for a run from before plans were recorded); a bad one refused with one line. */
+function readPlan(dir: string, option: string): KernelPlan | null {
+  try {
+    return RunFolder.kernelPlanOf(dir);
+  } catch (e) {
+    throw new UsageError(`${option} ${dir}: ${errorText(e)}`);
+  }
+}
 
 /** The line for a recorded value that an option given on resume replaces; null when it is the same. */
 function replaces(option: string, value: unknown, recorded: unknown): string | null {
@@ -209,12 +233,13 @@ async function main(o: Options, given: CommandLine<typeof evolveCli.options>['gi
   const modelDir = o.model ?? (o.resume || o.preset ? undefined : SHIPPED_MODEL);
   const preset = (o.preset ?? 'tiny') as PresetName;
   const lora = loraFromOptions(o);
+  if (o.resume && o['replay-plan']) throw new UsageError('--resume follows the kernel plan the run recorded: --replay-plan does not apply');
   if (o.resume && (lora || o.adapter)) throw new UsageError('--resume continues a run as it trained (a LoRA run with its adapter); --lora-rank and --adapter do not apply');
   // A resumed run's folder, read once: its config, state and bank now, its problems next, its records rewound later.
   const resumeFolder = o.resume ? new RunFolder(o.resume, o['checkpoint-every']) : null;
   const resumed = resumeFolder?.readResume() ?? null;
   // A resumed run goes on as it began: its method, and the problems it was given (kept in its folder).
-  const began = (resumed?.config ?? {}) as { method?: string; seeds?: string; validation?: string; templates?: string; baseDtype?: BaseDtype; kvCache?: KvDtype; settings?: Partial<RunSettings> };
+  const began = (resumed?.config ?? {}) as { method?: string; seeds?: string; validation?: string; templates?: string; baseDtype?: BaseDtype; kvCache?: KvDtype; settings?: Partial<RunSettings>; starts?: RunStart[] };
   for (const [option, value, recorded] of [['method', o.method, began.method], ['seeds', o.seeds, began.seeds], ['validation', o.validation, began.validation]] as const) {
     if (value !== undefined && recorded !== undefined && value !== recorded) throw new UsageError(`--resume continues the run as it began (--${option} ${recorded}): --${option} ${value} does not apply`);
   }
@@ -274,12 +299,26 @@ async function main(o: Options, given: CommandLine<typeof evolveCli.options>['gi
   if (held) throw new UsageError(`--out ${out} already holds a run (${held}): give another folder, or --resume ${out} to continue it`);
   const folder = resumeFolder ?? new RunFolder(out, o['checkpoint-every']);
   const { method: _m, templates: _t, ...recorded } = settings;
+  // The kernels a resumed run recorded, or those of the run --replay-plan names: its sums round as theirs did.
+  const plan = resumeFolder ? readPlan(resumeFolder.dir, '--resume') : o['replay-plan'] ? readPlan(o['replay-plan'], '--replay-plan') : null;
+  if (o['replay-plan'] && !plan) throw new UsageError(`--replay-plan ${o['replay-plan']}: no ${RUN_FILES.kernels} there (not a run folder, or a run from before kernel plans were recorded)`);
   if (!o.resume) folder.writeProblems(seeds, validation);
   // A resumed run's record keeps what its start alone knew: the model it started from, its adapter.
   const start = resumed ? {} : { preset: modelDir ? null : preset, model: modelDir ?? null, lora: lora ?? (o.adapter ? { adapter: o.adapter } : null) };
-  folder.writeConfig({ ...began, method: method.name, templates: templateSet, seeds: seedFile, validation: validationFile, ...start, baseDtype, kvCache, settings: recorded, policy: DEFAULT_POLICY });
+  // Each process that runs it adds a start: its clock times, its commit (where there is git), its kernels.
+  const thisStart: RunStart = {
+    started: new Date().toISOString(),
+    ...(sourceCommit() ?? {}),
+    kernels: o.resume ? (plan ? 'recorded' : 'tuned') : o['replay-plan'] ? `replayed from ${o['replay-plan']}` : 'tuned',
+  };
+  const config = { ...began, method: method.name, templates: templateSet, seeds: seedFile, validation: validationFile, ...start, baseDtype, kvCache, settings: recorded, policy: DEFAULT_POLICY, starts: [...(began.starts ?? []), thisStart] };
+  folder.writeConfig(config);
 
-  const rt = await Runtime.create(nodePlatform(), { tuning: !o['skip-tuning'] });
+  const rt = await Runtime.create(nodePlatform(), { tuning: !o['skip-tuning'], ...(plan ? planRuntimeOptions(plan) : {}) });
+  if (plan) {
+    followPlan(rt, plan);
+    console.log(`kernels: the plan ${o.resume ? 'this run recorded' : `recorded in ${o['replay-plan']}`} (${Object.keys(plan.matmul).length} matmul classes measured, ${plan.untuned.length} untuned), not this machine's tuning`);
+  } else if (o.resume) console.log(`kernels: ${resumeFolder!.dir} records no plan (${RUN_FILES.kernels}): this machine's tuning decides`);
   if (o['skip-tuning']) console.log('kernels: none tuned (--skip-tuning); shape classes this machine has not measured run on their untuned plan');
   let source: ModelSource;
   if (o.resume || modelDir) {
@@ -311,6 +350,8 @@ async function main(o: Options, given: CommandLine<typeof evolveCli.options>['gi
   // Code problems are judged in Python sandboxes (separate processes, no network).
   const sandbox = [...seeds, ...validation].some((p) => p.kind === 'code') ? new NodeSandboxPool() : null;
   const run = new Evolution(settings, seeds, validation, model, createValidators(sandbox ? new CodeVerifier(sandbox) : undefined), folder, (e) => {
+    // The plan as it stands (new shape classes are met as the run goes), beside the records of each step.
+    if (e.type === 'step' || e.type === 'validation' || e.type === 'done') folder.writeKernelPlan(kernelPlan(rt));
     const line = progressLine(e, settings.steps, started, firstStep);
     if (line) console.log(line);
   }, rewound ? { state: rewound.state, bankEvents: rewound.bankEvents } : undefined);
@@ -324,6 +365,7 @@ async function main(o: Options, given: CommandLine<typeof evolveCli.options>['gi
   } finally {
     sandbox?.close();
   }
+  folder.writeConfig({ ...config, starts: [...config.starts.slice(0, -1), { ...thisStart, ended: new Date().toISOString() }] });
   console.log(`records in ${out}: ${Object.values(RUN_FILES).join(', ')}, checkpoints best/ and last/${existsSync(join(out, 'best')) ? '' : ' (no best yet)'}, the bank and held-out split as verl datasets ${Object.values(VERL_FILES).join(', ')}`);
   session.destroy();
   rt.destroy();

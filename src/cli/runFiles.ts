@@ -6,6 +6,7 @@
 import { appendFileSync, closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, writeFileSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Problem } from '../data/problem';
+import { parseKernelPlan, type KernelPlan } from '../gpu/kernelPlan';
 import { LAB_RECORD, parseLabRecord, type FileSink, type LabRecord, type PromptSet } from '../model/checkpoint';
 import type { LoadProgress } from '../train/session';
 import type { BankEvent, ProblemBank } from '../sage/bank';
@@ -124,6 +125,7 @@ export class RunFolder implements RunStore {
   /** `last/` is saved every this many steps, and state.json with it: the state of `last/`, what --resume continues from. */
   readonly checkpointing: NonNullable<RunStore['checkpointing']>;
   private verl: { bank: ProblemBank; templates: Templates } | null = null;
+  private writtenPlan: string | null = null;
 
   constructor(
     readonly dir: string,
@@ -192,6 +194,20 @@ export class RunFolder implements RunStore {
 
   readCheckpoint(tag: string): Map<string, Uint8Array> {
     return readCheckpointFolder(join(this.dir, tag));
+  }
+
+  /** Writes the run's kernel plan when it differs from the one last written (it grows as new shapes are met). */
+  writeKernelPlan(plan: KernelPlan): void {
+    const text = JSON.stringify(plan, null, 2) + '\n';
+    if (text === this.writtenPlan) return;
+    writeAtomic(join(this.dir, RUN_FILES.kernels), text);
+    this.writtenPlan = text;
+  }
+
+  /** The kernel plan recorded in run folder `dir` (null when it has none). */
+  static kernelPlanOf(dir: string): KernelPlan | null {
+    const path = join(dir, RUN_FILES.kernels);
+    return existsSync(path) ? parseKernelPlan(readFileSync(path, 'utf8'), path) : null;
   }
 
   /** The problems the run was given (its seeds and held-out split), as it began. */

@@ -52,7 +52,8 @@ export const DEFAULT_DAWN_FLAGS: readonly string[] = ['enable-dawn-features=vulk
  * (Chromium ships it); the variable must be set before the first `create()`.
  */
 export function nodePlatform(options: NodePlatformOptions = {}): Platform {
-  const cacheFile = options.cacheFile ?? join(root, '.cache', 'sage-lab-cache.json');
+  // SAGE_CACHE_FILE: another machine's tuning table for a run (a test plants one to make the tuner choose otherwise).
+  const cacheFile = options.cacheFile ?? process.env.SAGE_CACHE_FILE ?? join(root, '.cache', 'sage-lab-cache.json');
   const read = (): Record<string, string> => {
     try {
       return existsSync(cacheFile) ? (JSON.parse(readFileSync(cacheFile, 'utf8')) as Record<string, string>) : {};

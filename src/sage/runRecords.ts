@@ -23,6 +23,8 @@ export const RUN_FILES = {
   /** The problems the run was given, so an export resumes without the original files. */
   seeds: 'seeds.json',
   validation: 'validation.json',
+  /** The kernel plan the run ran on (src/gpu/kernelPlan.ts): what --resume and --replay-plan follow. */
+  kernels: 'kernels.json',
 } as const;
 
 /** What a resumed run needs besides its checkpoint. */
@@ -96,6 +98,8 @@ export class MemoryRunStore implements RunStore {
   readonly outcomeRecords: ValidationOutcomes[] = [];
   readonly bankEvents: BankEvent[] = [];
   runState: RunState | null = null;
+  /** The kernel plan the run ran on (src/gpu/kernelPlan.ts), as JSON; null until the first step. */
+  kernels: unknown = null;
   readonly checkpoints = new Map<string, ReadonlyMap<string, Uint8Array>>();
 
   constructor(
@@ -139,6 +143,7 @@ export class MemoryRunStore implements RunStore {
       [RUN_FILES.seeds, encoder.encode(JSON.stringify(this.problems.seeds))],
       [RUN_FILES.validation, encoder.encode(JSON.stringify(this.problems.validation))],
     ]);
+    if (this.kernels) out.set(RUN_FILES.kernels, encoder.encode(JSON.stringify(this.kernels, null, 2) + '\n'));
     const checkpoints = new Map(this.checkpoints);
     if (current) checkpoints.set('last', current);
     for (const [tag, files] of checkpoints) for (const [name, bytes] of files) out.set(`${tag}/${name}`, bytes);
@@ -167,6 +172,14 @@ export class MemoryRunStore implements RunStore {
     resume.bankEvents = resume.bankEvents.filter(upTo.bankEvent);
     store.bankEvents.push(...resume.bankEvents);
     store.runState = resume.state;
+    // Exports from before kernel plans were recorded have none.
+    if (files.has(RUN_FILES.kernels)) {
+      try {
+        store.kernels = JSON.parse(read(RUN_FILES.kernels)) as unknown;
+      } catch {
+        throw new Error(`${RUN_FILES.kernels}: not valid JSON`);
+      }
+    }
     const byTag = new Map<string, Map<string, Uint8Array>>();
     for (const [path, bytes] of files) {
       const slash = path.indexOf('/');

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseSafetensors } from '../model/safetensors';
+import { parseKernelPlan } from '../gpu/kernelPlan';
 import { testPlatform } from '../gpu/testing';
 import type { CheckpointFile, EvolveEvent } from './api';
 import { createEngine } from './engine';
@@ -59,6 +60,9 @@ describe('engine: the loop for the lab', () => {
     const exported = await e.exportRun();
     const names = exported.map((f) => f.name);
     expect(names).toEqual(expect.arrayContaining(['config.json', 'metrics.jsonl', 'transcripts.jsonl', 'bank-events.jsonl', 'state.json', 'seeds.json', 'validation.json', 'warmup/model.safetensors', 'last/model.safetensors', 'last/optimizer.safetensors', 'last/config.json']));
+    // The kernels the run ran on, which the CLI's --resume and --replay-plan follow.
+    const plan = parseKernelPlan(new TextDecoder().decode(file(exported, 'kernels.json')), 'kernels.json');
+    expect(Object.keys(plan.matmul).length + plan.untuned.length).toBeGreaterThan(0);
     const tensors = parseSafetensors(file(exported, 'last/model.safetensors'));
     expect([...tensors.tensors.keys()]).toContain('model.embed_tokens.weight');
     const state = JSON.parse(new TextDecoder().decode(file(exported, 'state.json'))) as { step: number };

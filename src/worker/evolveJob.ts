@@ -8,6 +8,7 @@ import { blobChunks } from '../data/lines';
 import { problemToPair, readSftPairs } from '../data/sftPairs';
 import { checkHeldOut } from '../data/content';
 import { parseFieldMapping, type Problem } from '../data/problem';
+import { kernelPlan } from '../gpu/kernelPlan';
 import { memorySink } from '../model/checkpoint';
 import { PRESETS } from '../model/config';
 import type { LoraConfig } from '../model/lora';
@@ -150,6 +151,8 @@ export class EvolveJob {
     const records: RunStore = {
       metrics: async (m) => {
         await store.metrics(m);
+        // The kernels the page's runtime ran on, for the export: the CLI's --replay-plan and --resume follow them.
+        store.kernels = kernelPlan(session.model.rt);
         validated ||= m.kind === 'step' && m.validation !== undefined;
       },
       transcripts: (t) => store.transcripts(t),

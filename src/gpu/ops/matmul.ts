@@ -1,4 +1,4 @@
-import type { GpuContext } from '../device';
+import type { GpuContext, OptionalFeature } from '../device';
 import type { Runtime } from '../runtime';
 import { Params } from '../params';
 import type { KernelSpec } from '../pipelines';
@@ -347,6 +347,19 @@ const CHECKED_ENTRIES = 64;
 /** Relative to Σ|op(A)||op(B)| over K: f32 rounding is far below it, a wrong kernel far above. */
 const CHECK_TOLERANCE = 1e-3;
 
+/** The matmul part of a run's kernel plan (see MatmulTuner.plan). */
+export interface MatmulPlan {
+  /** The untuned heuristic's inputs (see untunedVariant): the adapter's architecture and whether it has subgroups. */
+  architecture: string;
+  subgroups: boolean;
+  /** Shape class → the variant its matmuls ran (measured, or replayed). */
+  matmul: Record<string, MatmulVariant>;
+  /** Classes that ran the heuristic's choice (not worth tuning, or tuning off). */
+  untuned: string[];
+  /** Classes a replay met that the plan it followed lacked: chosen and tuned on the replaying machine. */
+  added?: string[];
+}
+
 /**
  * Measures the variants once per adapter and shape class and remembers the fastest in the
  * platform's persistent cache. Untuned classes use a heuristic until `tune` runs.
@@ -356,6 +369,10 @@ export class MatmulTuner {
   private readonly cacheKey: string;
   /** Shape classes used without a measurement, with a representative shape each. */
   private readonly pending = new Map<string, MatmulShape>();
+  /** Every shape class chosen for since the runtime started: what plan() records. */
+  private readonly used = new Set<string>();
+  /** A recorded plan this runtime follows instead of its own table (see replay). */
+  private replayed: { plan: MatmulPlan; untuned: ReadonlySet<string>; ctx: Pick<GpuContext, 'adapter' | 'features'> } | null = null;
   forced: MatmulVariant | null = null;
 
   constructor(protected readonly rt: Runtime) {
@@ -382,6 +399,15 @@ export class MatmulTuner {
   choose(s: MatmulShape): MatmulVariant {
     if (this.forced) return this.forced;
     const key = shapeClass(s);
+    this.used.add(key);
+    const replayed = this.replayed;
+    if (replayed) {
+      const variant = replayed.plan.matmul[key];
+      if (variant) return variant;
+      // The recorded run's heuristic, as its adapter made it (a GPU's plan on SwiftShader too).
+      if (replayed.untuned.has(key)) return untunedVariant(s, replayed.ctx);
+      // A class the recorded run never used: this machine's table and tuning decide (plan() names it).
+    }
     const tuned = this.table[key];
     if (tuned) return tuned;
     // A runtime without tuning records nothing: no step or run start measures anything.
@@ -390,6 +416,45 @@ export class MatmulTuner {
       this.pending.set(key, { batch, M, N, K, transA, transB, bDtype, prologue, aligned });
     }
     return untunedVariant(s, this.rt.ctx);
+  }
+
+  /**
+   * Follows a recorded plan (see plan()) instead of this machine's table: its classes run the
+   * recorded variants, and those it ran untuned the recorded adapter's heuristic, so that a
+   * rerun's sums round as the recorded run's did. A class missing from it is chosen and
+   * tuned as without a plan, and plan() lists it under `added`. Nothing is written to the
+   * machine's cache but what is tuned here.
+   */
+  replay(plan: MatmulPlan): void {
+    const features = new Set<OptionalFeature>(plan.subgroups ? ['subgroups'] : []);
+    this.replayed = { plan, untuned: new Set(plan.untuned), ctx: { adapter: { ...this.rt.ctx.adapter, architecture: plan.architecture }, features } };
+  }
+
+  /**
+   * The variants this runtime's matmuls ran on, by shape class: measured (here or by an
+   * earlier run on this adapter) or replayed in `matmul`, untuned in `untuned` with the
+   * heuristic's inputs; with a replayed plan, all of its classes and those it lacked (`added`).
+   */
+  plan(): MatmulPlan {
+    const base = this.replayed?.plan;
+    const matmul: Record<string, MatmulVariant> = { ...base?.matmul };
+    const untuned = new Set(base?.untuned);
+    const added = new Set(base?.added);
+    for (const key of [...this.used].sort()) {
+      if (key in matmul || untuned.has(key)) continue;
+      if (base) added.add(key);
+      const tuned = this.table[key];
+      if (tuned) matmul[key] = tuned;
+      else untuned.add(key);
+    }
+    const ctx = this.replayed?.ctx ?? this.rt.ctx;
+    return {
+      architecture: ctx.adapter.architecture,
+      subgroups: ctx.features.has('subgroups'),
+      matmul,
+      untuned: [...untuned].sort(),
+      ...(added.size ? { added: [...added].sort() } : {}),
+    };
   }
 
   /**

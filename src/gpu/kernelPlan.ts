@@ -1,0 +1,70 @@
+/**
+ * A run's kernel plan: every choice of kernel that changes how its sums round. The matmul
+ * autotuner's winners are timed, so another machine, or the same one under another load,
+ * picks other variants; the adapter decides the rest (row kernels, subgroup rows, fused
+ * prologues). A run records its plan, and a rerun that follows it makes the same outcomes
+ * from the same seed wherever it runs.
+ */
+import { MATMUL_VARIANTS, matmulTuner, type MatmulPlan, type MatmulVariant } from './ops/matmul';
+import type { Runtime, RuntimeOptions } from './runtime';
+
+export interface KernelPlan extends MatmulPlan {
+  /** The adapter the plan was made on (see AdapterSummary.key): for the reader, not checked. */
+  adapter: string;
+  /** The runtime's adapter-based choices (see Runtime). */
+  serialRows: boolean;
+  subgroupMatmul: boolean;
+  fusedPrologues: boolean;
+}
+
+/** The plan this runtime has run on so far (with a followed plan: that plan and what it lacked). */
+export function kernelPlan(rt: Runtime): KernelPlan {
+  return {
+    adapter: rt.ctx.adapter.key,
+    serialRows: rt.serialRows,
+    subgroupMatmul: rt.subgroupMatmul,
+    fusedPrologues: rt.fusedPrologues,
+    ...matmulTuner(rt).plan(),
+  };
+}
+
+/** The runtime options that make a new runtime's adapter-based choices the plan's. */
+export function planRuntimeOptions(plan: KernelPlan): Pick<RuntimeOptions, 'serialRows' | 'subgroupMatmul' | 'fusedPrologues'> {
+  return { serialRows: plan.serialRows, subgroupMatmul: plan.subgroupMatmul, fusedPrologues: plan.fusedPrologues };
+}
+
+/**
+ * Makes a runtime created with planRuntimeOptions(plan) run on the plan; refuses, with a
+ * sentence naming what is missing, an adapter that cannot (the plan's subgroup kernels).
+ */
+export function followPlan(rt: Runtime, plan: KernelPlan): void {
+  if (plan.subgroups && !rt.ctx.features.has('subgroups')) throw new Error(`the kernel plan was made on an adapter with subgroups (${plan.adapter}); this one has none`);
+  if (plan.subgroupMatmul && !rt.subgroupMatmul) throw new Error(`the kernel plan shares matmul rows across subgroups of 4 lanes (${plan.adapter}); this adapter cannot`);
+  matmulTuner(rt).replay(plan);
+}
+
+const isBool = (x: unknown) => typeof x === 'boolean';
+const isStrings = (x: unknown): x is string[] => Array.isArray(x) && x.every((s) => typeof s === 'string');
+
+/** A recorded plan (kernels.json) read back and checked; `file` names it in the error. */
+export function parseKernelPlan(text: string, file: string): KernelPlan {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    throw new Error(`${file}: not valid JSON`);
+  }
+  const p = raw as Partial<Record<keyof KernelPlan, unknown>>;
+  const variants = p.matmul as Record<string, unknown> | undefined;
+  const ok =
+    typeof p === 'object' && p !== null &&
+    typeof p.adapter === 'string' && typeof p.architecture === 'string' &&
+    isBool(p.subgroups) && isBool(p.serialRows) && isBool(p.subgroupMatmul) && isBool(p.fusedPrologues) &&
+    typeof variants === 'object' && variants !== null && !Array.isArray(variants) &&
+    isStrings(p.untuned) && (p.added === undefined || isStrings(p.added));
+  if (!ok) throw new Error(`${file}: not a kernel plan (adapter, architecture, subgroups, serialRows, subgroupMatmul, fusedPrologues, matmul, untuned)`);
+  for (const [key, variant] of Object.entries(variants)) {
+    if (!MATMUL_VARIANTS.includes(variant as MatmulVariant)) throw new Error(`${file}: matmul class ${key}: no variant ${JSON.stringify(variant)} (${MATMUL_VARIANTS.join(', ')})`);
+  }
+  return raw as KernelPlan;
+}
