@@ -1,6 +1,8 @@
-// Next-token sampling, one definition in two layouts: a workgroup of 256 invocations per row
-// of logits z, sharing the passes over the vocabulary; or, with SERIAL (CPU adapters, where a
-// barrier costs a coroutine switch per invocation), one invocation per row and no barriers.
+// Next-token sampling, one definition in three layouts: a workgroup of 256 invocations per row
+// of logits z, sharing the passes over the vocabulary; two passes over a workgroup per chunk
+// of each row, then one per row (greedy and plain temperature, sample_chunks and
+// sample_combine below); or, with SERIAL (CPU adapters, where a barrier costs a coroutine
+// switch per invocation), one invocation per row and no barriers.
 //
 // Greedy (invTemp = 0): the arg-max, lowest id among ties; its sampling log-probability is
 // 0 (a point mass). Otherwise, as Hugging Face's warpers in this order:
