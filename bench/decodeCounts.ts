@@ -99,8 +99,11 @@ export class Untexted extends ByteTokenizer {
  * The work one decode step of B rows records, at a prompt of `prompt` tokens. `gpuPlan` records
  * it as a GPU's untuned runtime would choose its kernels (decode matmuls of its untuned table for
  * an adapter with subgroups); the runtime must then run rows cooperatively (serialRows false).
+ * `execute` false records the plan without running it (what is counted never depends on the
+ * values computed: no end-of-sequence token stops a row): a GPU plan SwiftShader cannot run in
+ * minutes is counted in seconds.
  */
-export async function decodeCounts(model: Transformer, B: number, options: { prompt?: number; gpuPlan?: boolean } = {}): Promise<DecodeCounts> {
+export async function decodeCounts(model: Transformer, B: number, options: { prompt?: number; gpuPlan?: boolean; execute?: boolean } = {}): Promise<DecodeCounts> {
   const rt = model.rt;
   const prompt = options.prompt ?? 16;
   const restorePlan = options.gpuPlan ? planAsGpu(rt, 'decode counts') : () => {};
@@ -108,7 +111,7 @@ export async function decodeCounts(model: Transformer, B: number, options: { pro
   const input = Array.from({ length: B }, (_, b) => Array.from({ length: prompt }, (_, t) => (31 * b + 7 * t) % 256));
   const run = async (tokens: number) => {
     const before = rt.counters.matmulWeightBytes;
-    const counting = countOps(rt, true);
+    const counting = countOps(rt, options.execute ?? true);
     try {
       await gen.generate(input, { maxNewTokens: tokens, eosTokenIds: [], seed: 1 });
     } finally {

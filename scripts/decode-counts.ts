@@ -4,7 +4,7 @@
  * preset and a Qwen2.5-0.5B-shaped model (random weights, f16 base), as this adapter's runtime
  * records it and as a GPU's untuned runtime would (split-K matmuls, flash-decoding). Markdown.
  *
- *   npx tsx scripts/decode-counts.ts [--rows 1] [--prompt 16] [--no-qwen]
+ *   npx tsx scripts/decode-counts.ts [--rows 1] [--prompt 16] [--no-qwen] [--plan-only]
  *
  * In Node on Dawn (SwiftShader here; SAGE_GPU=hardware for a GPU). The Qwen-shaped model takes
  * about 1 GB of GPU memory and runs a few steps: a minute or two on SwiftShader.
@@ -21,6 +21,7 @@ const options = {
   rows: { type: 'number', default: 1, min: 1, help: 'rows decoded together (B)' },
   prompt: { type: 'number', default: 16, min: 1, help: 'prompt tokens per row' },
   'no-qwen': { type: 'flag', help: 'the tiny preset only' },
+  'plan-only': { type: 'flag', help: "count the GPU plans without running them (the Qwen-shaped one takes too long on SwiftShader); this adapter's plans still run" },
 } as const;
 
 const cli: CliDescription<typeof options> = {
@@ -64,7 +65,7 @@ async function main(o: OptionValues<typeof options>): Promise<void> {
       // A GPU's runtime: rows shared by a workgroup and prologues fused, as on a non-SwiftShader adapter.
       const rt = await Runtime.create(nodePlatform(), gpuPlan ? { serialRows: false, fusedPrologues: true } : {});
       const model = randomModel(rt, config, dtype);
-      const c = await decodeCounts(model, o.rows, { prompt: o.prompt, gpuPlan });
+      const c = await decodeCounts(model, o.rows, { prompt: o.prompt, gpuPlan, execute: !(gpuPlan && o['plan-only']) });
       const plan = gpuPlan ? "a GPU's untuned plan" : `this adapter (${rt.ctx.adapter.architecture || rt.ctx.adapter.description || 'unknown'})`;
       console.log(table(`### ${name}, B = ${o.rows}, prompt ${o.prompt}: ${plan}`, c));
       model.destroy();

@@ -34,8 +34,9 @@ struct Params {
   // Distance between consecutive stored rows of A (K, or M with TRANS_A; twice that with
   // A_SWIGLU), and with A_SWIGLU the distance from a gate to its up in a stored row.
   ldA: u32, upA: u32,
-  // A_NORM: the RMSNorm's epsilon and the offset of its weight.
-  eps: f32, offNorm: u32, _pad0: u32, _pad1: u32,
+  // A_NORM: the RMSNorm's epsilon and the offset of its weight. SK_SLICED: the elements of K
+  // a slice covers (a multiple of 4) and the number of slices.
+  eps: f32, offNorm: u32, kSlice: u32, kSlices: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -492,8 +493,27 @@ fn matmul_gemv(@builtin(global_invocation_id) gid: vec3<u32>) {
 // N = 896 makes 224 workgroups, where matmul_gemv's 256 columns per workgroup make 4: enough
 // to keep every compute unit of a GPU streaming weights, which bounds a decode step.
 // Without VEC4 (any transpose, any alignment) the invocations stride K one element at a time.
+// SK_SLICED (one batch, no norm: a row's Σ A² needs its whole K): K is cut into kSlices
+// slices of kSlice, a workgroup per slice (wid.z), each writing its raw sums to SkPart
+// [slice, M, N]; matmul_splitk_reduce adds them in slice order and stores alpha, bias and
+// beta. A long K at few rows (a decode step's down projection, K = 4,864 over N = 896 at
+// one row: 224 workgroups) then spreads over as many workgroups again per slice.
 // Compiled only where SK_ROWS is defined (the modules of the other variants leave it out).
 #if SK_ROWS
+#if SK_SLICED
+@group(0) @binding(6) var<storage, read_write> SkPart: array<f32>;
+
+@compute @workgroup_size(64, 1, 1)
+fn matmul_splitk_reduce(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                        @builtin(local_invocation_index) lid: u32) {
+  let i = (wid.y * nwg.x + wid.x) * 64u + lid;
+  let size = p.M * p.N;
+  if (i >= size) { return; }
+  var total = 0.0;
+  for (var s = 0u; s < p.kSlices; s++) { total += SkPart[s * size + i]; }
+  storeOne(0u, i / p.N, i % p.N, total);
+}
+#endif
 const SK_WG = 64u;
 // The rows of a workgroup: the SK_ROWS define (which unrolls them) as a number.
 override SK_ROWS_U: u32 = 1u;
@@ -515,7 +535,15 @@ fn matmul_splitk(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocatio
 #else
 fn matmul_splitk(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
 #endif
+#if SK_SLICED
+  let b = 0u;
+  let kLo = wid.z * p.kSlice;
+  let kHi = min(p.K, kLo + p.kSlice);
+#else
   let b = wid.z;
+  let kLo = 0u;
+  let kHi = p.K;
+#endif
   let n0 = wid.x * 4u;
   let m0 = wid.y * SK_ROWS_U;
   // Rows and columns past the edge are clamped onto the last one: computed, never stored.
@@ -536,7 +564,7 @@ fn matmul_splitk(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocatio
 #for r in 0..SK_ROWS
   let a{{r}} = bA + min(m0 + {{r}}u, p.M - 1u) * ldA4;
 #endfor
-  for (var k = lid; k < K4; k += SK_WG) {
+  for (var k = kLo / 4u + lid; k < kHi / 4u; k += SK_WG) {
 #if A_NORM
     let g = vec4<f32>(loadNorm(4u * k), loadNorm(4u * k + 1u), loadNorm(4u * k + 2u), loadNorm(4u * k + 3u));
 #endif
@@ -559,7 +587,7 @@ fn matmul_splitk(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocatio
 #else
   let bA = baseA(b);
   let bB = baseB(b);
-  for (var k = lid; k < p.K; k += SK_WG) {
+  for (var k = kLo + lid; k < kHi; k += SK_WG) {
 #if A_NORM
     let g = loadNorm(k);
 #endif
@@ -635,7 +663,11 @@ fn matmul_splitk(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocatio
       ss += skPartial[s * SK_VALUES + SK_ROWS_U * 4u + r];
 #endif
     }
+#if SK_SLICED
+    SkPart[(wid.z * p.M + m) * p.N + n] = total;
+#else
     storeOne(b, m, n, total * rowScale(ss));
+#endif
   }
 }
 #endif

@@ -1,6 +1,8 @@
-// Next-token sampling, one definition in two layouts: a workgroup of 256 invocations per row
-// of logits z, sharing the passes over the vocabulary; or, with SERIAL (CPU adapters, where a
-// barrier costs a coroutine switch per invocation), one invocation per row and no barriers.
+// Next-token sampling, one definition in three layouts: a workgroup of 256 invocations per row
+// of logits z, sharing the passes over the vocabulary; two passes over a workgroup per chunk
+// of each row, then one per row (greedy and plain temperature, sample_chunks and
+// sample_combine below); or, with SERIAL (CPU adapters, where a barrier costs a coroutine
+// switch per invocation), one invocation per row and no barriers.
 //
 // Greedy (invTemp = 0): the arg-max, lowest id among ties; its sampling log-probability is
 // 0 (a point mass). Otherwise, as Hugging Face's warpers in this order:
@@ -313,6 +315,157 @@ fn sample(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
           acc += exp((z - m) * t);
           if (acc > goal) { break; }
         }
+      }
+      wgPicked = chosen;
+    }
+    workgroupBarrier();
+    pick = wgPicked;
+    logq = (Z[base + pick] - m) * t - log(total);
+  }
+  if (lid == 0u) { writeOut(row, pick, logq, (Z[base + pick] - m) * tau - logNorm); }
+}
+
+// Two passes over many workgroups a row (greedy, and temperature with nothing cut): at one
+// row the kernel above keeps one workgroup busy over the whole vocabulary while the rest of
+// the GPU idles. sample_chunks: a workgroup per CHUNK ids of a row writes the chunk's max,
+// its tempered mass relative to that max, and its lowest arg-max id (Part, 3 floats a
+// chunk). sample_combine: a workgroup per row rescales the chunks to the row's max, finds the
+// chunk holding goal = u · total by a scan over the chunks' masses, then the token by a scan
+// over the chunk's ids, each invocation walking PER of them: no invocation walks the row.
+@group(0) @binding(5) var<storage, read_write> Part: array<f32>;
+const CHUNK = 2048u;
+const PER = CHUNK / WG;
+var<workgroup> wgChunk: u32;
+var<workgroup> wgStart: f32;
+
+fn chunksOf(V: u32) -> u32 { return (V + CHUNK - 1u) / CHUNK; }
+
+@compute @workgroup_size(WG)
+fn sample_chunks(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                 @builtin(local_invocation_id) lid3: vec3<u32>) {
+  let g = gridIndex(wid, nwg, vec3<u32>(0u), 1u);
+  let C = chunksOf(p.vocab);
+  let row = g / C;
+  let lid = lid3.x;
+  if (row >= p.rows) { return; }
+  let base = p.offZ + row * p.vocab;
+  let lo = (g % C) * CHUNK;
+  let hi = min(lo + CHUNK, p.vocab);
+  var m = LOWEST;
+  for (var c = lo + lid; c < hi; c += WG) { m = max(m, Z[base + c]); }
+  m = workgroupReduce(lid, WG, m, true);
+  let tau = tauOf(p.invTemp);
+  var s = 0.0;
+  var best = LOWEST;
+  for (var c = lo + lid; c < hi; c += WG) {
+    let z = Z[base + c];
+    s += exp((z - m) * tau);
+    if (z == m) { best = max(best, -f32(c)); }
+  }
+  s = workgroupReduce(lid, WG, s, false);
+  best = workgroupReduce(lid, WG, best, true);
+  if (lid == 0u) {
+    Part[g * 3u] = m;
+    Part[g * 3u + 1u] = s;
+    Part[g * 3u + 2u] = -best;
+  }
+}
+
+// Inclusive scan (Hillis–Steele) of v over the workgroup in `before`: returns this
+// invocation's exclusive and inclusive sums; before[WG − 1] holds the total until the next scan.
+fn scanBefore(lid: u32, v: f32) -> vec2<f32> {
+  workgroupBarrier();
+  before[lid] = v;
+  for (var s = 1u; s < WG; s <<= 1u) {
+    workgroupBarrier();
+    var x = 0.0;
+    if (lid >= s) { x = before[lid - s]; }
+    workgroupBarrier();
+    before[lid] += x;
+  }
+  workgroupBarrier();
+  var excl = 0.0;
+  if (lid > 0u) { excl = before[lid - 1u]; }
+  return vec2<f32>(excl, before[lid]);
+}
+
+@compute @workgroup_size(WG)
+fn sample_combine(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                  @builtin(local_invocation_id) lid3: vec3<u32>) {
+  let row = gridIndex(wid, nwg, vec3<u32>(0u), 1u);
+  let lid = lid3.x;
+  if (row >= p.rows) { return; }
+  let V = p.vocab;
+  let base = p.offZ + row * V;
+  let C = chunksOf(V);
+  // Each invocation owns a contiguous block of chunks: one each up to WG chunks a row.
+  let per = (C + WG - 1u) / WG;
+  let clo = min(lid * per, C);
+  let chi = min(clo + per, C);
+  let pb = row * C * 3u;
+
+  var m = LOWEST;
+  for (var c = clo; c < chi; c++) { m = max(m, Part[pb + c * 3u]); }
+  m = workgroupReduce(lid, WG, m, true);
+  let tau = tauOf(p.invTemp);
+  // The block's mass relative to the row's max (a chunk's: Σ exp((z − m)·τ)), and its first
+  // id holding the max.
+  var s = 0.0;
+  var best = LOWEST;
+  for (var c = clo; c < chi; c++) {
+    let mc = Part[pb + c * 3u];
+    s += Part[pb + c * 3u + 1u] * exp((mc - m) * tau);
+    if (mc == m) { best = max(best, -Part[pb + c * 3u + 2u]); }
+  }
+  let logNorm = log(workgroupReduce(lid, WG, s, false));
+
+  var logq = 0.0;
+  var pick = 0u;
+  if (p.invTemp == 0.0) {
+    pick = u32(-workgroupReduce(lid, WG, best, true));
+  } else {
+    // Nothing is cut here, so the masses to draw from are the normaliser's (t = τ).
+    let t = p.invTemp;
+    let blocks = scanBefore(lid, s);
+    let total = before[WG - 1u];
+    let lastBlock = workgroupReduce(lid, WG, select(-1.0, f32(lid), s > 0.0), true);
+    let goal = uniform01(p.seed, streams[p.offStreams + row], p.step) * total;
+    // Rounding can leave the goal past the last non-empty block (or chunk, or id): the last
+    // takes it then, as the one-workgroup kernel does.
+    if (s > 0.0 && goal >= blocks.x && (goal < blocks.y || f32(lid) == lastBlock)) {
+      var acc = blocks.x;
+      var chosen = clo;
+      var start = acc;
+      for (var c = clo; c < chi; c++) {
+        let w = Part[pb + c * 3u + 1u] * exp((Part[pb + c * 3u] - m) * t);
+        if (w > 0.0) {
+          chosen = c;
+          start = acc;
+          acc += w;
+          if (acc > goal) { break; }
+        }
+      }
+      wgChunk = chosen;
+      wgStart = start;
+      // A chunk whose ids all round to zero weight still holds its max: the default pick.
+      wgPicked = u32(Part[pb + chosen * 3u + 2u]);
+    }
+    workgroupBarrier();
+    let chunkStart = wgStart;
+    let lo = min(wgChunk * CHUNK + lid * PER, V);
+    let hi = min(lo + PER, V);
+    var part = 0.0;
+    for (var c = lo; c < hi; c++) { part += exp((Z[base + c] - m) * t); }
+    let ids = scanBefore(lid, part);
+    let lastIds = workgroupReduce(lid, WG, select(-1.0, f32(lid), part > 0.0), true);
+    let start = chunkStart + ids.x;
+    if (part > 0.0 && goal >= start && (goal < chunkStart + ids.y || f32(lid) == lastIds)) {
+      var acc = start;
+      var chosen = lo;
+      for (var c = lo; c < hi; c++) {
+        chosen = c;
+        acc += exp((Z[base + c] - m) * t);
+        if (acc > goal) { break; }
       }
       wgPicked = chosen;
     }

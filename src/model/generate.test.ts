@@ -6,7 +6,7 @@ import { Decoder } from './decoder';
 import { Generator, type GeneratedRow } from './generate';
 import { randomParams } from './reference';
 import { ByteTokenizer } from './tokenizer';
-import { Transformer } from './transformer';
+import { HEAD_NORM_ONCE_COLUMNS, Transformer } from './transformer';
 
 const base: LlamaConfig = {
   vocab_size: BYTE_VOCAB_SIZE,
@@ -199,6 +199,37 @@ describe.each(CONFIGS)('generation (%s)', (_, config) => {
       expect(row.logprobs.every((x) => Number.isFinite(x) && x <= 0)).toBe(true);
     });
     g.release();
+    m.destroy();
+  });
+});
+
+describe('generation: a vocabulary past HEAD_NORM_ONCE_COLUMNS', () => {
+  it('with fused prologues the final norm is one dispatch before the LM head, and the decode logits equal the full forward\'s', async () => {
+    const config = { ...base, vocab_size: HEAD_NORM_ONCE_COLUMNS + 357 };
+    const rt = await testRuntime({ ...POISON, fusedPrologues: true });
+    const seed = freshSeed();
+    const m = model(rt, config, seed);
+    const input = prompts([6, 11, 3], seed + 1);
+    const d = new Decoder(m, input.length, 16);
+    const V = config.vocab_size;
+    const first = Float32Array.from(await rt.read(d.prefill(input)));
+    const tokens = input.map((_, b) => (seed + 31 * b) % 256);
+    const before = rt.counters.dispatches;
+    const next = await rt.read(d.step([0, 1, 2], tokens));
+    // Embedding, 6 a layer, then RMSNorm and the LM head apart.
+    expect(rt.counters.dispatches - before).toBe(1 + 6 * config.num_hidden_layers + 2);
+    const seqs = input.map((p, b) => [...p, tokens[b]!]);
+    const batch = paddedBatch(seqs);
+    const full = await rt.read(m.forward(batch));
+    [first, next].forEach((logits, k) => {
+      const ref = new Float32Array(input.length * V);
+      seqs.forEach((s, b) => {
+        const t = batch.T - s.length + input[b]!.length - 1 + k;
+        ref.set(full.subarray((b * batch.T + t) * V, (b * batch.T + t + 1) * V), b * V);
+      });
+      assertClose(`step ${k} logits, seed ${seed}`, logits, ref, V, 1e-4);
+    });
+    d.destroy();
     m.destroy();
   });
 });

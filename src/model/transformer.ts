@@ -216,6 +216,14 @@ const BLOCK_FIRST: Record<TargetGeometry['block'], string> = {
   down: 'mlp.down_proj.weight',
 };
 
+/**
+ * The largest vocabulary whose LM head computes the final norm in its matmul (fused
+ * prologues). A decode head launches a workgroup per 4 columns (split-K), each of which would
+ * recompute every row's Σx² over the hidden size: past 256 of them (37,984 at Qwen2.5's
+ * 151,936 ids) one RMSNorm dispatch over the rows costs less than the copies it saves.
+ */
+export const HEAD_NORM_ONCE_COLUMNS = 1024;
+
 /** Rotated q, k and v of a layer (views into its fused q|k|v rows). */
 export interface QkvViews {
   q: Tensor;
@@ -740,10 +748,12 @@ export class Transformer {
   /**
    * Records the final norm and the LM head: logits[n, vocab] from the last residual x[n, H],
    * the norm written to `lnf` and `rstdf` (kept for training's backward pass), or in
-   * inference with fused prologues (`fuse`) computed by the LM head's matmul.
+   * inference with fused prologues (`fuse`) computed by the LM head's matmul where its
+   * vocabulary is small (see HEAD_NORM_ONCE_COLUMNS).
    */
   headForward(x: Tensor, lnf: Tensor, rstdf: Tensor, logits: Tensor, fuse = false): void {
-    const [a, prologue] = this.normed(x, this.param('model.norm.weight'), lnf, rstdf, fuse && this.rt.fusedPrologues);
+    const inMatmul = fuse && this.rt.fusedPrologues && this.config.vocab_size <= HEAD_NORM_ONCE_COLUMNS;
+    const [a, prologue] = this.normed(x, this.param('model.norm.weight'), lnf, rstdf, inMatmul);
     matmul(this.rt, { a, b: this.lmHead(), transB: true, out: logits, ...prologue });
   }
 

@@ -4,7 +4,7 @@ import { assertClose, freshSeed, poisoned, rng, testRuntime, uniform, uploadHalf
 import { view } from '../tensor';
 import { f32ToHalves, halvesToF32 } from '../../util/half';
 import type { OptionalFeature } from '../device';
-import { MATMUL_VARIANTS, matmul, matmulTuner, shapeClass, untunedVariant, type MatmulVariant } from './matmul';
+import { MATMUL_VARIANTS, matmul, matmulTuner, shapeClass, splitkSlices, SPLITK_SLICE_MIN_K, untunedVariant, type MatmulVariant } from './matmul';
 
 interface Case {
   batch: number;
@@ -202,6 +202,36 @@ describe('matmul', () => {
     }
     expect(launched).toEqual({ splitk: 224, 'splitk-sg': 224, gemv: 4 });
     rt.release(xT, w.tensor);
+  });
+
+  it('split-K cuts a long K into slices at few rows: float64 results, and 4 slices of the Qwen down projection at one row', async () => {
+    for (const variant of ['splitk', 'splitk-sg'] as const) {
+      // A decode step's down projection (SwiGLU read from gate|up, f16 weights, into the residual).
+      await check(variant, { batch: 1, M: 1, N: 37, K: 4864, transA: false, transB: true, beta: 1, swiglu: true, half: true });
+      // K not a multiple of 4 (scalar loads, a short last slice), bias and alpha; transposes.
+      await check(variant, { batch: 1, M: 3, N: 65, K: 4099, transA: false, transB: true, bias: true, alpha: 0.5 });
+      await check(variant, { batch: 1, M: 8, N: 20, K: 2048, transA: true, transB: false, beta: -0.25 });
+      await check(variant, { batch: 1, M: 5, N: 36, K: 3001, transA: true, transB: true, bias: true, half: true });
+    }
+    const qwenDown = { batch: 1, M: 1, N: 896, K: 4864 };
+    expect(splitkSlices(qwenDown, {}, 1)).toBe(4);
+    expect(splitkSlices({ ...qwenDown, K: 896 }, {}, 1)).toBe(1);
+    expect(splitkSlices({ ...qwenDown, K: SPLITK_SLICE_MIN_K * 2 - 1 }, {}, 1)).toBe(1);
+    expect(splitkSlices({ ...qwenDown, N: 151_936 }, {}, 1)).toBe(1);
+    expect(splitkSlices({ ...qwenDown, batch: 2 }, {}, 1)).toBe(1);
+    const rt = await testRuntime();
+    expect(splitkSlices(qwenDown, { norm: { weight: rt.placeholder as never, eps: 1e-6 } }, 1)).toBe(1);
+    // Launched: 4 slices × 224 column groups, then a reduction of 896 outputs.
+    const seed = freshSeed();
+    const r = rng(seed);
+    const x = rt.upload(uniform(qwenDown.K, r), [1, qwenDown.K]);
+    const w = uploadHalf(rt, uniform(qwenDown.N * qwenDown.K, r), [qwenDown.N, qwenDown.K]);
+    const out = poisoned(rt, [1, qwenDown.N]);
+    const before = { ...rt.counters };
+    matmul(rt, { a: x, b: w.tensor, out, transB: true, variant: 'splitk' });
+    expect([rt.counters.dispatches - before.dispatches, rt.counters.workgroups - before.workgroups]).toEqual([2, 896 + 14]);
+    assertClose(`splitk 1×896×4864 sliced, seed ${seed}`, await rt.read(out), matmulRef({ a: await rt.read(x), b: w.values, ...qwenDown, transA: false, transB: true }), qwenDown.N);
+    rt.release(x, w.tensor, out);
   });
 
   it('tiled-128: the untuned plan of training shapes on GPUs, exact across several tiles and K steps', async () => {

@@ -7,6 +7,7 @@ import { BYTES_PER_ELEMENT, shapeString, view } from '../tensor';
 import { f32ToHalves, halvesToF32 } from '../../util/half';
 import { rng } from '../../util/random';
 import { fill } from './elementwise';
+import { grid } from './common';
 
 /**
  * Kernel variants; see shaders/matmul.wgsl. splitk-sg reduces with subgroup operations and
@@ -120,7 +121,15 @@ const ceil = (x: number, d: number) => Math.ceil(x / d);
 /** Outputs per invocation along each axis in matmul_reg. */
 const REG_TILE = 8;
 
-function plan(variant: MatmulVariant, g: Geometry, subgroups: boolean, args: MatmulArgs): { kernel: KernelSpec; workgroups: readonly [number, number, number] } {
+interface Plan {
+  kernel: KernelSpec;
+  workgroups: readonly [number, number, number];
+  /** Split-K's slices of K (1: K whole; see splitkSlices) and the elements each covers. */
+  slices: number;
+  kSlice: number;
+}
+
+function plan(variant: MatmulVariant, g: Geometry, subgroups: boolean, args: MatmulArgs): Plan {
   const defines = {
     TRANS_A: g.transA,
     TRANS_B: g.transB,
@@ -130,6 +139,7 @@ function plan(variant: MatmulVariant, g: Geometry, subgroups: boolean, args: Mat
     A_NORM: args.norm !== undefined,
     NORM_F16: args.norm?.weight.dtype === 'f16',
   };
+  const whole = { slices: 1, kSlice: 0 };
   switch (variant) {
     case 'reg':
     case 'reg-wide':
@@ -143,17 +153,20 @@ function plan(variant: MatmulVariant, g: Geometry, subgroups: boolean, args: Mat
           constants: { WG_X: wx, WG_Y: wy },
         },
         workgroups: [ceil(g.N, REG_TILE * wx), ceil(g.M, REG_TILE * wy), g.batch] as const,
+        ...whole,
       };
     }
     case 'tiled':
       return {
         kernel: { shader: 'matmul', entry: 'matmul_tiled', defines },
         workgroups: [ceil(g.N, 64), ceil(g.M, 64), g.batch] as const,
+        ...whole,
       };
     case 'tiled-128':
       return {
         kernel: { shader: 'matmul', entry: 'matmul_big', defines: { ...defines, VEC4: quadsAligned(g, args), HALF_MATH: args.halfMath ?? false } },
         workgroups: [ceil(g.N, BIG_TILE), ceil(g.M, BIG_TILE), g.batch] as const,
+        ...whole,
       };
     case 'gemv': {
       // x·Wᵀ with rows of A and B that start on 16 bytes reads vec4s along K, 4×4 outputs per invocation.
@@ -161,6 +174,7 @@ function plan(variant: MatmulVariant, g: Geometry, subgroups: boolean, args: Mat
       return {
         kernel: { shader: 'matmul', entry: 'matmul_gemv', defines: { ...defines, VEC4: vec4 }, constants: { WG_X: 64, WG_Y: 1 } },
         workgroups: [ceil(g.N, vec4 ? 256 : 64), ceil(g.M, 4), g.batch] as const,
+        ...whole,
       };
     }
     case 'splitk':
@@ -168,11 +182,12 @@ function plan(variant: MatmulVariant, g: Geometry, subgroups: boolean, args: Mat
       // A workgroup per SPLITK_COLS columns × `rows` rows (the next power of two of M, at most 8).
       const rows = Math.min(8, 2 ** Math.ceil(Math.log2(g.M)));
       const subgroup = variant === 'splitk-sg';
+      const slices = splitkSlices(g, args, rows);
       return {
         kernel: {
           shader: 'matmul',
           entry: 'matmul_splitk',
-          defines: { ...defines, VEC4: rowsVec4(g, args), SUBGROUP: subgroup, SK_ROWS: rows },
+          defines: { ...defines, VEC4: rowsVec4(g, args), SUBGROUP: subgroup, SK_ROWS: rows, SK_SLICED: slices > 1 },
           constants: {
             SK_ROWS_U: rows,
             SK_VALUES: rows * SPLITK_COLS + (args.norm ? rows : 0),
@@ -180,10 +195,29 @@ function plan(variant: MatmulVariant, g: Geometry, subgroups: boolean, args: Mat
             SK_SLOTS: subgroup ? SPLITK_WG / 4 : SPLITK_WG,
           },
         },
-        workgroups: [ceil(g.N, SPLITK_COLS), ceil(g.M, rows), g.batch] as const,
+        workgroups: [ceil(g.N, SPLITK_COLS), ceil(g.M, rows), slices > 1 ? slices : g.batch] as const,
+        slices,
+        kSlice: Math.ceil(g.K / slices / 4) * 4,
       };
     }
   }
+}
+
+/** The fewest elements of K a split-K slice covers: shorter, a workgroup's loads are mostly latency. */
+export const SPLITK_SLICE_MIN_K = 1024;
+/** Workgroups split-K slicing aims for: several per compute unit of a large GPU (an H100 has 132). */
+const SPLITK_SLICE_WORKGROUPS = 1024;
+
+/**
+ * Slices of K for matmul_splitk: enough that the launch reaches SPLITK_SLICE_WORKGROUPS, each
+ * at least SPLITK_SLICE_MIN_K long; 1 (K whole) with the norm prologue (a row's Σ A² needs all
+ * of K) or a batch. Qwen2.5-0.5B's down projection at one row (K 4,864, N 896): 4 slices, 896
+ * workgroups; its other projections (K 896) stay whole.
+ */
+export function splitkSlices(g: Pick<Geometry, 'M' | 'N' | 'K' | 'batch'>, args: Pick<MatmulArgs, 'norm'>, rows: number): number {
+  if (args.norm || g.batch > 1) return 1;
+  const launched = ceil(g.N, SPLITK_COLS) * ceil(g.M, rows);
+  return Math.max(1, Math.min(Math.floor(g.K / SPLITK_SLICE_MIN_K), ceil(SPLITK_SLICE_WORKGROUPS, launched)));
 }
 
 /** Output columns per workgroup of matmul_splitk, and its invocations (SK_WG). */
@@ -257,7 +291,7 @@ export function matmul(rt: Runtime, args: MatmulArgs): Tensor {
   if (variant.startsWith('splitk') && !args.variant && Math.ceil(g.N / SPLITK_COLS) > rt.ctx.limits.maxComputeWorkgroupsPerDimension) {
     variant = 'gemv';
   }
-  const { kernel, workgroups } = plan(variant, g, rt.subgroupMatmul, args);
+  const { kernel, workgroups, slices, kSlice } = plan(variant, g, rt.subgroupMatmul, args);
   const params = new Params()
     .u32(g.M, g.N, g.K, g.batch)
     .u32(args.a.offset, args.b.offset, out.offset, args.bias?.offset ?? 0)
@@ -265,10 +299,24 @@ export function matmul(rt: Runtime, args: MatmulArgs): Tensor {
     .f32(args.alpha ?? 1, args.beta ?? 0)
     .u32(g.ldA, g.upA)
     .f32(norm?.eps ?? 0)
-    .u32(norm?.weight.offset ?? 0, 0, 0);
+    .u32(norm?.weight.offset ?? 0, kSlice, slices);
   if (!rt.isTracing) {
     rt.counters.matmulFlops += 2 * g.batch * g.M * g.N * g.K;
     rt.counters.matmulWeightBytes += (g.strideB ? g.batch : 1) * g.K * g.N * BYTES_PER_ELEMENT[args.b.dtype] * workgroups[1];
+  }
+  if (slices > 1) {
+    // The slices' raw sums [slices, M, N], then their reduction into C.
+    const part = rt.empty([slices * g.M * g.N]);
+    rt.dispatch({ kernel, params, buffers: [args.a, args.b, null, null, null, part], workgroups, label: `matmul_${variant}` });
+    rt.dispatch({
+      kernel: { ...kernel, entry: 'matmul_splitk_reduce' },
+      params,
+      buffers: [null, null, out, args.bias ?? rt.placeholder, null, part],
+      workgroups: [...grid(rt, g.M * g.N, 64), 1],
+      label: 'matmul_splitk_reduce',
+    });
+    rt.release(part);
+    return out;
   }
   rt.dispatch({
     kernel,
@@ -334,9 +382,9 @@ export function worthTuning(s: MatmulShape): boolean {
 /** Workgroups of matmul_big below which the untuned plan keeps the 64×64 tiles. */
 const BIG_MIN_WORKGROUPS = 64;
 
-// v7: timed by GPU timestamps, outputs checked, dtype, prologue and alignment in the class
-// (v6: tiled-128; v5: the split-K decode variants).
-const CACHE_VERSION = 'matmul-autotune:v7';
+// v8: split-K slices a long K (v7: timed by GPU timestamps, outputs checked, dtype, prologue
+// and alignment in the class; v6: tiled-128; v5: the split-K decode variants).
+const CACHE_VERSION = 'matmul-autotune:v8';
 /** The most elements a tuning operand holds: a larger N or M is tuned on a slice (a full LM head's B is 544 MB). */
 const TUNE_ELEMENTS = 2 ** 22;
 /** GPU time one timed sample spans at least: many quanta of a browser's rounded timestamps (100 µs in Chrome). */

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { freshSeed, rng, testRuntime } from '../../gpu/testing';
 import type { Runtime } from '../../gpu/runtime';
 import type { SamplingSettings } from '../generateSettings';
-import { sampleTokens, unpackSamples, SAMPLE_FIELDS, type Sampled } from './sampling';
+import { sampleTokens, samplerLayout, unpackSamples, SAMPLE_CHUNK, SAMPLE_FIELDS, type Sampled } from './sampling';
 
 const SETTINGS: SamplingSettings = { temperature: 1, topK: 0, topP: 1, seed: 1 };
 
@@ -316,5 +316,90 @@ describe.each([
       expect(g.token, `seed ${seed} row ${row}`).toBe(best);
       expect(g.logq).toBe(0);
     });
+  });
+});
+
+describe('two-level sampling (a workgroup per chunk of ids, then one per row)', () => {
+  /** Samples with the GPU layouts on a NaN-poisoning runtime, feeding tokens to shuffled streams. */
+  async function sampleFed(logits: Float32Array, V: number, s: SamplingSettings, step: number) {
+    const rt = await testRuntime({ serialRows: false, poison: true });
+    const rows = logits.length / V;
+    // Streams in reverse order, so that a row's stream is not its index.
+    const ids = Uint32Array.from({ length: rows }, (_, i) => rows - 1 - i);
+    const z = rt.upload(logits, [rows, V]);
+    const streams = rt.upload(ids, [rows], 'u32');
+    const out = rt.empty([rows * SAMPLE_FIELDS], 'u32');
+    const feed = rt.empty([rows], 'u32');
+    sampleTokens(rt, { logits: z, streams, out, feed }, s, step);
+    const [raw, fed] = [await rt.read(out), await rt.read(feed)];
+    const layout = samplerLayout(rt, s, V);
+    rt.release(z, streams, out, feed);
+    return { got: unpackSamples(raw, rows), fed, ids, layout };
+  }
+
+  it.each([
+    { V: 151_936, rows: 3 },
+    { V: 100_003, rows: 2 },
+    { V: 2_049, rows: 5 },
+    { V: 6_001, rows: 4 },
+  ])('vocabulary $V, $rows rows: the definition\'s tokens in float64 at temperatures 1, 0.6 and 1.8, and greedy\'s first maximum', async ({ V, rows }) => {
+    const seed = freshSeed();
+    const r = rng(seed);
+    // Quarters (ties within and across chunks), spread like a language model's logits.
+    const logits = Float32Array.from({ length: rows * V }, () => Math.round(4 * 3 * Math.sqrt(-2 * Math.log(1 - r())) * Math.cos(2 * Math.PI * r())) / 4);
+    for (const temperature of [1, 0.6, 1.8, 0]) {
+      const s = { temperature, topK: 0, topP: 1, seed };
+      const step = Math.floor(r() * 1000);
+      const { got, fed, ids, layout } = await sampleFed(logits, V, s, step);
+      expect(layout).toBe('twoLevel');
+      got.forEach((g, row) => {
+        const z = logits.subarray(row * V, (row + 1) * V);
+        const what = `seed ${seed}, V ${V}, temperature ${temperature}, row ${row}: token ${g.token}`;
+        expect(fed[ids[row]!], `${what}: fed`).toBe(g.token);
+        if (temperature === 0) {
+          let best = 0;
+          for (let i = 1; i < V; i++) if (z[i]! > z[best]!) best = i;
+          expect(g.token, what).toBe(best);
+          expect(g.logq, what).toBe(0);
+          let norm = 0;
+          for (const x of z) norm += Math.exp(x - z[best]!);
+          expect(g.logp, what).toBeCloseTo(-Math.log(norm), 3);
+          return;
+        }
+        const ref = definition(z, s, uniform01(seed, ids[row]!, step));
+        // As above: where the draw falls within rounding of a boundary, either side is right.
+        if (g.token !== ref.token) {
+          expect(ref.drawMargin < 1e-4, `${what}, definition ${ref.token}`).toBe(true);
+          expect(Number.isNaN(g.logq) || Number.isNaN(g.logp), what).toBe(false);
+          return;
+        }
+        expect(g.logq, what).toBeCloseTo(ref.logq, 3);
+        expect(g.logp, what).toBeCloseTo(ref.logp, 3);
+      });
+    }
+  });
+
+  it('draws by the inverse CDF across chunk boundaries: u maps to the token whose mass interval holds it', async () => {
+    // Every id equally likely at each of 5 rows of 9,000 ids: the token is ⌊u · V⌋ up to rounding.
+    const V = 9_000;
+    const rows = 5;
+    const seed = freshSeed();
+    const { got, ids } = await sampleFed(new Float32Array(rows * V), V, { temperature: 1, topK: 0, topP: 1, seed }, 3);
+    got.forEach((g, row) => {
+      const want = uniform01(seed, ids[row]!, 3) * V;
+      expect(Math.abs(g.token + 0.5 - want), `seed ${seed} row ${row}: token ${g.token}, u·V ${want}`).toBeLessThanOrEqual(1.5);
+      expect(g.logq).toBeCloseTo(-Math.log(V), 4);
+    });
+  });
+
+  it('top-k and top-p keep one workgroup a row; one chunk or the serial layout never splits', async () => {
+    const rt = await testRuntime({ serialRows: false });
+    const base = { temperature: 1, topK: 0, topP: 1, seed: 0 };
+    expect(samplerLayout(rt, { ...base, topK: 40 }, 151_936)).toBe('workgroup');
+    expect(samplerLayout(rt, { ...base, topP: 0.9 }, 151_936)).toBe('workgroup');
+    expect(samplerLayout(rt, { ...base, temperature: 0, topK: 40, topP: 0.9 }, 151_936)).toBe('twoLevel');
+    expect(samplerLayout(rt, { ...base, topK: 151_936 }, 151_936)).toBe('twoLevel');
+    expect(samplerLayout(rt, base, SAMPLE_CHUNK)).toBe('workgroup');
+    expect(samplerLayout(await testRuntime({ serialRows: true }), base, 151_936)).toBe('serial');
   });
 });
