@@ -17,8 +17,9 @@ run with 1 (the prefill and first sample), over rows · (N − 1) tokens; median
 
   python3 bench/peers/torch_decode.py --out peers.json [--engine gpu.json] [--quick]
 
-With --engine (the GPU report's JSON), prints the engine's pipelined figures beside the peers
-as ratios (engine / peer; above 1 the engine is faster).
+With --engine (the GPU report's JSON), the engine's run decides the prompt and new-token counts
+and the shapes' layers and vocabulary (cut in a quick run), and the engine's pipelined figures
+are printed beside the peers as ratios (engine / peer; above 1 the engine is faster).
 """
 from __future__ import annotations
 
@@ -210,7 +211,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     p.add_argument('--out', help='JSON record to write')
     p.add_argument('--engine', help="the GPU report's JSON (bench/node/gpu.ts): ratios engine / peer")
-    p.add_argument('--quick', action='store_true', help='2 layers, vocabulary 4,096, 8 new tokens: a smoke test')
+    p.add_argument('--quick', action='store_true', help='1 layer, vocabulary 4,096, 8-token prompts, 6 new tokens: a smoke test (with --engine, its run decides)')
     p.add_argument('--rows', default='1,32')
     p.add_argument('--prompt', type=int, default=64)
     p.add_argument('--new', type=int, default=128)
@@ -218,11 +219,16 @@ def main():
     a = p.parse_args()
     device = 'cuda' if torch.cuda.is_available() else 'cpu'
     dtype = getattr(torch, a.dtype)
-    layers, vocab, new = (2, 4096, 8) if a.quick else (None, None, a.new)
+    # --quick cuts the shapes as the GPU report's quick run does (1 layer, vocabulary 4,096).
+    layers, vocab, prompt, new = (1, 4096, 8, 6) if a.quick else (None, None, a.prompt, a.new)
+    engine = json.load(open(a.engine)) if a.engine else None
+    if engine:  # the engine's own run decides the counts and the shapes' cuts
+        prompt, new = engine['prompt'], engine['newTokens']
+    cut = {m['model']: (m['layers'], m['vocab']) for m in engine['models']} if engine else {}
     rows_list = [int(r) for r in a.rows.split(',')]
     record = {
         'device': torch.cuda.get_device_name(0) if device == 'cuda' else 'cpu',
-        'torch': torch.__version__, 'dtype': a.dtype, 'prompt': a.prompt, 'newTokens': new, 'quick': a.quick, 'models': [],
+        'torch': torch.__version__, 'dtype': a.dtype, 'prompt': prompt, 'newTokens': new, 'quick': a.quick, 'models': [],
     }
     try:
         import transformers
@@ -237,11 +243,12 @@ def main():
             ref = hf_model(shape, torch.float32, device, 2, vocab or 4096)
             m['staticCheckMaxAbsLogitDiff'] = check_static(ref, device)
             del ref
-            model = hf_model(shape, dtype, device, layers, vocab)
+            model = hf_model(shape, dtype, device, *cut.get(name, (layers, vocab)))
+            m['layers'], m['vocab'] = model.config.num_hidden_layers, model.config.vocab_size
             V = model.config.vocab_size
             for rows in rows_list:
                 g = torch.Generator().manual_seed(rows)
-                prompts = torch.randint(3, min(V, 250), (rows, a.prompt), generator=g).to(device)
+                prompts = torch.randint(3, min(V, 250), (rows, prompt), generator=g).to(device)
                 fig = {'rows': rows}
                 for peer, fn in (('hf-eager', hf_eager), ('cuda-graph', cuda_graph)):
                     try:
@@ -259,22 +266,24 @@ def main():
     if a.out:
         with open(a.out, 'w') as f:
             json.dump(record, f, indent=2)
-    if a.engine:
-        print(ratio_table(record, json.load(open(a.engine))))
+    if engine:
+        print(ratio_table(record, engine))
 
 
 def ratio_table(peers: dict, engine: dict) -> str:
     """Markdown: the engine's pipelined decode beside each peer, and engine / peer."""
+    # Without CUDA the static-cache step runs as it is, with no graph to replay.
+    graph = 'CUDA graph, static cache' if peers['device'] != 'cpu' else 'static cache (CPU: no graph)'
     lines = [f"Decode tokens/s on {peers['device']}, {engine['prompt']}-token prompts, {engine['newTokens']} new tokens, random weights "
              f"(engine: f16 base through WebGPU; peers: PyTorch {peers['torch']}, {peers['dtype']})", '',
-             '| model | rows | engine (pipelined) | engine (synchronous) | HF generate, eager | ratio | CUDA graph, static cache | ratio |',
+             f"| model | rows | engine (pipelined) | engine (synchronous) | HF generate, eager | ratio | {graph} | ratio |",
              '|:--|--:|--:|--:|--:|--:|--:|--:|']
     for pm in peers['models']:
         em = next((m for m in engine['models'] if m['model'] == pm['model']), None)
         for pd in pm['decode']:
             ed = next((d for d in (em or {}).get('decode', []) if d['rows'] == pd['rows']), None)
-            e = ed.get('pipelinedTokensPerS', ed.get('tokensPerS')) if ed else math.nan
-            s = ed.get('tokensPerS', math.nan) if ed else math.nan
+            e = ed['tokensPerS'] if ed else math.nan
+            s = ed['synchronous']['tokensPerS'] if ed and 'synchronous' in ed else math.nan
             h, g = pd.get('hf-eager', math.nan), pd.get('cuda-graph', math.nan)
             lines.append(f"| {pm['model']} | {pd['rows']} | {e:,.1f} | {s:,.1f} | {h:,.1f} | {e / h:.2f} | {g:,.1f} | {e / g:.2f} |")
     return '\n'.join(lines)
