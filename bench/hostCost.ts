@@ -1,0 +1,108 @@
+/**
+ * The host's share of a decode step: the wall time the host spends recording one step (the
+ * decoder's dispatches and the sampler's), submitting it and starting the read of its tokens,
+ * divided by the step's dispatches. Not GPU time: the queue is drained before each measured
+ * step and the clock stops at the submit, so what is timed is JavaScript and the WebGPU
+ * implementation's own calls on the host, the same code on SwiftShader as on a GPU.
+ */
+import type { Runtime } from '../src/gpu/runtime';
+import { view } from '../src/gpu/tensor';
+import type { LlamaConfig, ParamSpec } from '../src/model/config';
+import { Decoder } from '../src/model/decoder';
+import { DEFAULT_GENERATE } from '../src/model/generateSettings';
+import { sampleTokens, SAMPLE_FIELDS } from '../src/model/kernels/sampling';
+import { Transformer } from '../src/model/transformer';
+import { rng, uniform } from '../src/util/random';
+import { median } from './suite';
+
+export interface HostCost {
+  rows: number;
+  /** Dispatches one decode step records (the decoder's and the sampler's). */
+  dispatches: number;
+  /** Steps timed (after the warm-up). */
+  steps: number;
+  /** Median over the timed steps of the host time per step, µs. */
+  usPerStep: number;
+  /** usPerStep over the dispatches. */
+  usPerDispatch: number;
+}
+
+export interface HostCostOptions {
+  /** Steps timed (default 50). */
+  steps?: number;
+  /** Untimed steps first: pipelines compiled, bind groups made, the JIT warm (default 5). */
+  warmup?: number;
+  /** Prompt tokens per row (default 4). */
+  prompt?: number;
+}
+
+/** Cache slots per prefill: the decoder is prefilled again when its steps have used them. */
+const SLOTS = 64;
+
+/**
+ * The host time per dispatch of one decode step of `rows` rows of `model`, sampled at the
+ * default settings with the tokens fed on the GPU, as generation's pipelined path records it.
+ */
+export async function measureHostCost(model: Transformer, rows: number, options: HostCostOptions = {}): Promise<HostCost> {
+  const { steps = 50, warmup = 5, prompt = 4 } = options;
+  if (!Number.isInteger(rows) || rows < 1) throw new Error(`host cost: rows must be an integer ≥ 1 (got ${rows})`);
+  if (!Number.isInteger(steps) || steps < 1) throw new Error(`host cost: steps must be an integer ≥ 1 (got ${steps})`);
+  const rt = model.rt;
+  const decoder = new Decoder(model, rows, Math.max(SLOTS, prompt + 1));
+  const streams = rt.upload(Uint32Array.from({ length: rows }, (_, b) => b), [rows], 'u32');
+  const out = rt.empty([rows * SAMPLE_FIELDS], 'u32', 'sample.out');
+  const all = Array.from({ length: rows }, (_, b) => b);
+  const prompts = all.map((b) => Array.from({ length: prompt }, (_, t) => (31 * b + 7 * t + 3) % model.config.vocab_size));
+  let k = 0;
+  let slotsLeft = 0;
+  const record = () => {
+    const logits = decoder.step(all);
+    sampleTokens(rt, { logits, streams, out, feed: decoder.feed }, DEFAULT_GENERATE, k++);
+    return rt.readLater(view(out, [rows * SAMPLE_FIELDS]));
+  };
+  try {
+    const samples: number[] = [];
+    let dispatches = 0;
+    for (let i = 0; i < warmup + steps; i++) {
+      if (slotsLeft === 0) {
+        // A fresh prefill, untimed, when the cache is full.
+        const logits = decoder.prefill(prompts);
+        sampleTokens(rt, { logits, streams, out, feed: decoder.feed }, DEFAULT_GENERATE, k++);
+        slotsLeft = decoder.T - prompt;
+      }
+      await rt.sync();
+      const before = rt.counters.dispatches;
+      const t0 = performance.now();
+      const read = record();
+      const us = (performance.now() - t0) * 1000;
+      slotsLeft--;
+      if (i >= warmup) {
+        samples.push(us);
+        dispatches = rt.counters.dispatches - before;
+      }
+      await read();
+    }
+    const usPerStep = median(samples);
+    return { rows, dispatches, steps, usPerStep, usPerDispatch: usPerStep / dispatches };
+  } finally {
+    decoder.destroy();
+    rt.release(streams, out);
+  }
+}
+
+/** A model of `config` with random weights (norms at 1), in f16 as the GPU report loads its bases. */
+export function randomModel(rt: Runtime, config: LlamaConfig, dtype: 'f32' | 'f16' = 'f16'): Transformer {
+  const r = rng(1);
+  const weights = (s: ParamSpec) => (s.name.endsWith('norm.weight') ? new Float32Array(s.size).fill(1) : uniform(s.size, r, 0.02));
+  return Transformer.load(rt, config, weights, { dtype, maxBufferBytes: 300 * 2 ** 20 });
+}
+
+/** measureHostCost on a model of `config` with random weights, made for the measurement and destroyed after it. */
+export async function hostCostPerDispatch(rt: Runtime, config: LlamaConfig, rows: number, options: HostCostOptions = {}): Promise<HostCost> {
+  const model = randomModel(rt, config);
+  try {
+    return await measureHostCost(model, rows, options);
+  } finally {
+    model.destroy();
+  }
+}

@@ -1,0 +1,51 @@
+/**
+ * Host time per dispatch of one decode step (bench/hostCost.ts) for SmolLM2-135M- and
+ * Qwen2.5-0.5B-shaped models (random weights, f16 base) at 1 and 32 rows. Markdown.
+ *
+ *   npx tsx scripts/host-cost.ts [--layers 2] [--vocab 4096] [--steps 50]
+ *
+ * In Node on Dawn (SwiftShader here; SAGE_GPU=hardware for a GPU). --layers and --vocab cut
+ * the models (the widths stay theirs) so that SwiftShader runs the steps in seconds; the host's
+ * work per dispatch does not depend on them.
+ */
+import { isMain, runCli, type CliDescription, type OptionValues } from '../src/cli/options';
+import { Runtime } from '../src/gpu/runtime';
+import { nodePlatform } from '../src/platform/node';
+import { hostCostPerDispatch } from '../bench/hostCost';
+import { QWEN25_05B } from '../bench/decodeCounts';
+import { SMOLLM2_135M } from '../bench/trainCounts';
+import { isolatedCache } from '../bench/trainCore';
+
+const options = {
+  layers: { type: 'int', min: 1, help: 'decoder layers kept (default: the model\'s)' },
+  vocab: { type: 'int', min: 256, help: 'vocabulary kept (default: the model\'s)' },
+  steps: { type: 'int', default: 50, min: 1, help: 'decode steps timed per figure' },
+} as const;
+
+const cli: CliDescription<typeof options> = {
+  name: 'host-cost',
+  summary: 'Host time per dispatch of one decode step (recording and submitting it), at 1 and 32 rows.',
+  options,
+};
+
+async function main(o: OptionValues<typeof options>): Promise<void> {
+  // An isolated tuning cache and no tuning: every run records the same untuned plan.
+  const rt = await Runtime.create(isolatedCache(nodePlatform()), { tuning: false });
+  const a = rt.ctx.adapter;
+  console.log(`adapter: ${[a.vendor, a.architecture, a.description].filter(Boolean).join(' / ')}; ${o.steps} steps timed per figure\n`);
+  console.log('| model | layers | vocab | rows | dispatches/step | host µs/step | host µs/dispatch |');
+  console.log('|:--|--:|--:|--:|--:|--:|--:|');
+  try {
+    for (const [name, full] of [['SmolLM2-135M', SMOLLM2_135M], ['Qwen2.5-0.5B', QWEN25_05B]] as const) {
+      const config = { ...full, num_hidden_layers: o.layers ?? full.num_hidden_layers, vocab_size: o.vocab ?? full.vocab_size };
+      for (const rows of [1, 32]) {
+        const h = await hostCostPerDispatch(rt, config, rows, { steps: o.steps });
+        console.log(`| ${name} | ${config.num_hidden_layers} | ${config.vocab_size} | ${rows} | ${h.dispatches} | ${h.usPerStep.toFixed(0)} | ${h.usPerDispatch.toFixed(1)} |`);
+      }
+    }
+  } finally {
+    rt.destroy();
+  }
+}
+
+if (isMain(import.meta.url)) await runCli(cli, main);
