@@ -13,7 +13,6 @@ import { DEFAULT_GENERATE } from '../src/model/generateSettings';
 import { sampleTokens, SAMPLE_FIELDS } from '../src/model/kernels/sampling';
 import { Transformer } from '../src/model/transformer';
 import { rng, uniform } from '../src/util/random';
-import { median } from './suite';
 
 export interface HostCost {
   rows: number;
@@ -21,10 +20,14 @@ export interface HostCost {
   dispatches: number;
   /** Steps timed (after the warm-up). */
   steps: number;
-  /** Median over the timed steps of the host time per step, µs. */
+  /** Mean over the timed steps of the host time per step, µs. */
   usPerStep: number;
   /** usPerStep over the dispatches. */
   usPerDispatch: number;
+  /** Of usPerDispatch, recording the dispatches (the model's and the runtime's JavaScript). */
+  usRecordPerDispatch: number;
+  /** Of usPerDispatch, encoding and submitting them and starting the read (mostly the WebGPU implementation's calls). */
+  usSubmitPerDispatch: number;
 }
 
 export interface HostCostOptions {
@@ -34,6 +37,14 @@ export interface HostCostOptions {
   warmup?: number;
   /** Prompt tokens per row (default 4). */
   prompt?: number;
+  /**
+   * The clock, in ms (default the wall clock): a thread's CPU time (bench/threadClock.ts)
+   * leaves out what the OS gave other threads meanwhile, which on a CPU implementation of
+   * WebGPU includes the submitted work itself. Its own cost (two readings back to back) is
+   * taken off each reading. Steps are averaged (not their median): a clock that advances in
+   * ticks, as a thread's CPU time does, is right on average only.
+   */
+  clock?: () => number;
 }
 
 /** Cache slots per prefill: the decoder is prefilled again when its steps have used them. */
@@ -44,7 +55,7 @@ const SLOTS = 64;
  * default settings with the tokens fed on the GPU, as generation's pipelined path records it.
  */
 export async function measureHostCost(model: Transformer, rows: number, options: HostCostOptions = {}): Promise<HostCost> {
-  const { steps = 50, warmup = 5, prompt = 4 } = options;
+  const { steps = 50, warmup = 5, prompt = 4, clock = () => performance.now() } = options;
   if (!Number.isInteger(rows) || rows < 1) throw new Error(`host cost: rows must be an integer ≥ 1 (got ${rows})`);
   if (!Number.isInteger(steps) || steps < 1) throw new Error(`host cost: steps must be an integer ≥ 1 (got ${steps})`);
   const rt = model.rt;
@@ -55,13 +66,10 @@ export async function measureHostCost(model: Transformer, rows: number, options:
   const prompts = all.map((b) => Array.from({ length: prompt }, (_, t) => (31 * b + 7 * t + 3) % model.config.vocab_size));
   let k = 0;
   let slotsLeft = 0;
-  const record = () => {
-    const logits = decoder.step(all);
-    sampleTokens(rt, { logits, streams, out, feed: decoder.feed }, DEFAULT_GENERATE, k++);
-    return rt.readLater(view(out, [rows * SAMPLE_FIELDS]));
-  };
   try {
-    const samples: number[] = [];
+    const cost = clockCost(clock);
+    let recordMs = 0;
+    let submitMs = 0;
     let dispatches = 0;
     for (let i = 0; i < warmup + steps; i++) {
       if (slotsLeft === 0) {
@@ -72,22 +80,37 @@ export async function measureHostCost(model: Transformer, rows: number, options:
       }
       await rt.sync();
       const before = rt.counters.dispatches;
-      const t0 = performance.now();
-      const read = record();
-      const us = (performance.now() - t0) * 1000;
+      const t0 = clock();
+      const logits = decoder.step(all);
+      sampleTokens(rt, { logits, streams, out, feed: decoder.feed }, DEFAULT_GENERATE, k++);
+      const t1 = clock();
+      const read = rt.readLater(view(out, [rows * SAMPLE_FIELDS]));
+      const t2 = clock();
       slotsLeft--;
       if (i >= warmup) {
-        samples.push(us);
+        recordMs += t1 - t0 - cost;
+        submitMs += t2 - t1 - cost;
         dispatches = rt.counters.dispatches - before;
       }
       await read();
     }
-    const usPerStep = median(samples);
-    return { rows, dispatches, steps, usPerStep, usPerDispatch: usPerStep / dispatches };
+    const us = (ms: number) => (1000 * ms) / steps;
+    const usPerStep = us(recordMs + submitMs);
+    return {
+      rows, dispatches, steps, usPerStep, usPerDispatch: usPerStep / dispatches,
+      usRecordPerDispatch: us(recordMs) / dispatches, usSubmitPerDispatch: us(submitMs) / dispatches,
+    };
   } finally {
     decoder.destroy();
     rt.release(streams, out);
   }
+}
+
+/** ms between two readings of `clock` back to back (the mean of 200). */
+function clockCost(clock: () => number): number {
+  const t0 = clock();
+  for (let i = 0; i < 200; i++) clock();
+  return (clock() - t0) / 201;
 }
 
 /** A model of `config` with random weights (norms at 1), in f16 as the GPU report loads its bases. */
