@@ -2,7 +2,7 @@
  * Host time per dispatch of one decode step (bench/hostCost.ts) for SmolLM2-135M- and
  * Qwen2.5-0.5B-shaped models (random weights, f16 base) at 1 and 32 rows. Markdown.
  *
- *   npx tsx scripts/host-cost.ts [--layers 2] [--vocab 4096] [--steps 50]
+ *   npx tsx scripts/host-cost.ts [--model tiny] [--layers 2] [--vocab 4096] [--steps 50]
  *
  * In Node on Dawn (SwiftShader here; SAGE_GPU=hardware for a GPU). --layers and --vocab cut
  * the models (the widths stay theirs) so that SwiftShader runs the steps in seconds; the host's
@@ -12,6 +12,7 @@
  */
 import { isMain, runCli, type CliDescription, type OptionValues } from '../src/cli/options';
 import { Runtime } from '../src/gpu/runtime';
+import { PRESETS, type LlamaConfig } from '../src/model/config';
 import { nodePlatform } from '../src/platform/node';
 import { hostCostPerDispatch } from '../bench/hostCost';
 import { QWEN25_05B } from '../bench/decodeCounts';
@@ -19,7 +20,10 @@ import { SMOLLM2_135M } from '../bench/trainCounts';
 import { isolatedCache } from '../bench/trainCore';
 import { threadCpuClock } from '../bench/threadClock';
 
+const MODELS: Record<string, LlamaConfig> = { 'smollm2-135m': SMOLLM2_135M, 'qwen2.5-0.5b': QWEN25_05B, tiny: PRESETS.tiny };
+
 const options = {
+  model: { type: 'string', multiple: true, choices: Object.keys(MODELS), help: 'model shapes, random weights in f16 (default smollm2-135m,qwen2.5-0.5b)' },
   layers: { type: 'int', min: 1, help: 'decoder layers kept (default: the model\'s)' },
   vocab: { type: 'int', min: 256, help: 'vocabulary kept (default: the model\'s)' },
   steps: { type: 'int', default: 50, min: 1, help: 'decode steps timed per figure' },
@@ -40,7 +44,8 @@ async function main(o: OptionValues<typeof options>): Promise<void> {
   console.log('| model | layers | vocab | rows | dispatches/step | host µs/step | host µs/dispatch | of which recording | of which submitting |');
   console.log('|:--|--:|--:|--:|--:|--:|--:|--:|--:|');
   try {
-    for (const [name, full] of [['SmolLM2-135M', SMOLLM2_135M], ['Qwen2.5-0.5B', QWEN25_05B]] as const) {
+    for (const name of o.model.length ? o.model : ['smollm2-135m', 'qwen2.5-0.5b']) {
+      const full = MODELS[name]!;
       const config = { ...full, num_hidden_layers: o.layers ?? full.num_hidden_layers, vocab_size: o.vocab ?? full.vocab_size };
       for (const rows of [1, 32]) {
         const h = await hostCostPerDispatch(rt, config, rows, { steps: o.steps, clock });
