@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { nodePlatform } from '../platform/node';
 import { Params } from './params';
+import { PipelineCache, type KernelSpec } from './pipelines';
 import { sizeClass } from './pool';
 import { Runtime } from './runtime';
 import type { Tensor } from './tensor';
@@ -59,12 +60,41 @@ describe('buffer pool', () => {
 
 describe('params packing', () => {
   it('lays out u32, i32 and f32 fields padded to 16 bytes', () => {
-    const bytes = new Params().u32(7).i32(-2).f32(1.5).bytes();
-    expect(bytes.byteLength).toBe(16);
-    expect(new Uint32Array(bytes.buffer)[0]).toBe(7);
-    expect(new Int32Array(bytes.buffer)[1]).toBe(-2);
-    expect(new Float32Array(bytes.buffer)[2]).toBe(1.5);
+    const params = new Params().u32(7).i32(-2).f32(1.5);
+    expect(params.words).toBe(4);
+    // Written at a word past the start, over stale words: the padding is zeroed.
+    const out = new Uint32Array(6).fill(0xdeadbeef);
+    params.write(out, 1);
+    expect(out[0]).toBe(0xdeadbeef);
+    expect(out[1]).toBe(7);
+    expect(new Int32Array(out.buffer)[2]).toBe(-2);
+    expect(new Float32Array(out.buffer)[3]).toBe(1.5);
+    expect(out[4]).toBe(0);
+    expect(out[5]).toBe(0xdeadbeef);
+    expect(new Params().u32(1, 2, 3, 4, 5).words).toBe(8);
+    expect(new Params().words).toBe(4);
     expect(() => new Params().u32(-1)).toThrow(/out of range/);
+  });
+});
+
+describe('pipeline cache', () => {
+  it('finds a kernel by its spec: specs that differ only in order share one pipeline, another value is another', async () => {
+    const rt = await testRuntime();
+    const cache = new PipelineCache(rt.device, (name) => rt.platform.shaderSource(name));
+    const spec = (y: boolean, s: boolean, swapped = false): KernelSpec => ({
+      shader: 'reduce',
+      entry: 'col_reduce',
+      constants: swapped ? { HAS_S: s, HAS_Y: y } : { HAS_Y: y, HAS_S: s },
+    });
+    const a = cache.prepare(spec(true, false));
+    expect(cache.prepare(spec(true, false))).toBe(a);
+    expect(cache.prepare(spec(true, false, true))).toBe(a);
+    const b = cache.prepare(spec(false, false));
+    expect(b).not.toBe(a);
+    await cache.ready();
+    expect(cache.compiled(a).pipeline).not.toBe(cache.compiled(b).pipeline);
+    // Compiled in the background, none of them synchronously.
+    expect(cache.synchronous).toBe(0);
   });
 });
 

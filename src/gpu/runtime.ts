@@ -1,7 +1,7 @@
 import type { Platform } from '../platform/types';
 import { acquireDevice, type GpuContext, type RequestedLimits } from './device';
 import { Params } from './params';
-import { PipelineCache, type KernelSpec } from './pipelines';
+import { PipelineCache, type Kernel, type KernelSpec } from './pipelines';
 import { BufferPool, sizeClass, type PoolStats } from './pool';
 import { Profiler, type ProfiledDispatch, type ProfileEntry } from './profiler';
 import { BYTES_PER_ELEMENT, numel, type DType, type Tensor, type TypedArrayFor } from './tensor';
@@ -23,7 +23,7 @@ export interface Dispatch {
 }
 
 type Command =
-  | { kind: 'dispatch'; d: Dispatch; paramBytes: Uint8Array; bound: (Binding | null)[] }
+  | { kind: 'dispatch'; d: Dispatch; kernel: Kernel; bound: (GPUBuffer | null)[] }
   | { kind: 'copy'; src: GPUBuffer; srcOffset: number; dst: GPUBuffer; dstOffset: number; bytes: number };
 
 /** One staging buffer of a read: `bytes` of the tensor's words from byte `at`. */
@@ -34,10 +34,19 @@ interface StagedPart {
   at: number;
 }
 
-/** The part of a buffer one binding covers. */
-interface Binding {
-  buffer: GPUBuffer;
-  size: number;
+/**
+ * Bind groups by layout, parameter offset and size, then the buffer at each binding (null
+ * where none): a Map lookup per key part, of objects and numbers that exist already, where a
+ * key string built per dispatch cost more than the dispatch's native calls.
+ */
+type BindGroupTrie = Map<unknown, BindGroupTrie | GPUBindGroup>;
+/** The key under which a trie node holds its bind group (no buffer, offset or layout equals it). */
+const GROUP = Symbol('group');
+
+function child(node: BindGroupTrie, key: unknown): BindGroupTrie {
+  let next = node.get(key) as BindGroupTrie | undefined;
+  if (!next) node.set(key, (next = new Map()));
+  return next;
 }
 
 /** Subgroup size the subgroup matmul path is written for (see shaders/matmul.wgsl). */
@@ -106,9 +115,9 @@ export type PendingRead<D extends DType> = () => Promise<TypedArrayFor<D>>;
 const UNIFORM_USAGE = 0x40 /* UNIFORM */ | 0x08; /* COPY_DST */
 const MAX_PROFILED_DISPATCHES = 2048;
 /**
- * Bind groups kept for reuse (least recently used dropped first): a decode step or training
- * step binds the same buffers at the same parameter offsets every time, a few hundred to a
- * few thousand dispatches each.
+ * Bind groups kept for reuse (all dropped at once past it): a decode step or training step
+ * binds the same buffers at the same parameter offsets every time, a few hundred to a few
+ * thousand dispatches each.
  */
 const MAX_BIND_GROUPS = 8192;
 /** Free staging buffers kept per size class. */
@@ -147,10 +156,10 @@ export class Runtime {
   private readonly staging = new Map<number, GPUBuffer[]>();
   private readSubmit: Promise<void> | null = null;
   /** Bind groups by layout, parameter offset and size, and the buffers bound (see bindGroup). */
-  private readonly bindGroups = new Map<string, GPUBindGroup>();
-  /** Identities of layouts and buffers in bind-group keys (a destroyed buffer's id is never reused). */
-  private readonly ids = new WeakMap<object, number>();
-  private nextId = 0;
+  private bindGroups: BindGroupTrie = new Map();
+  private bindGroupCount = 0;
+  /** The parameters of a submit's dispatches, written to the arena at once; kept between submits. */
+  private paramStaging = new Uint32Array(1024);
   /** The submit whose results the host last waited for (reads sharing a submit wait once). */
   private waitedSubmit = -1;
   /** > 0 inside trace(): dispatches, copies and writes are dropped. */
@@ -319,12 +328,11 @@ export class Runtime {
         throw new Error(`${d.label ?? d.kernel.entry}: ${n} workgroups in one dimension (limit ${max})`);
       }
     }
-    const label = d.label ?? d.kernel.entry;
-    const bound = d.buffers.map((b) => (b ? this.binding(b, label) : null));
-    this.commands.push({ kind: 'dispatch', d, paramBytes: d.params.bytes(), bound });
+    const bound = d.buffers.map((b) => (b ? this.binding(b, d) : null));
+    this.commands.push({ kind: 'dispatch', d, kernel: this.pipelines.prepare(d.kernel), bound });
     this.counters.dispatches++;
-    this.counters.workgroups += d.workgroups.reduce<number>((n, w) => n * (w ?? 1), 1);
-    this.pipelines.prepare(d.kernel);
+    const [x, y = 1, z = 1] = d.workgroups;
+    this.counters.workgroups += x * y * z;
     // A query set holds at most 4096 timestamps: two per profiled dispatch.
     if (!this.timing && ++this.recorded >= (this.profiler ? Math.min(MAX_PROFILED_DISPATCHES, this.maxDispatchesPerSubmit) : this.maxDispatchesPerSubmit)) this.submit();
   }
@@ -361,19 +369,20 @@ export class Runtime {
     for (const c of commands) {
       if (c.kind !== 'dispatch') continue;
       offsets.push(total);
-      total += Math.ceil(c.paramBytes.byteLength / align) * align;
+      total += Math.ceil((4 * c.d.params.words) / align) * align;
     }
     if (total > 0) {
       if (!this.arena || this.arena.size < total) {
         this.arena?.destroy();
         this.arena = this.device.createBuffer({ size: Math.max(total * 2, 4096), usage: UNIFORM_USAGE, label: 'params' });
         // Every cached bind group binds the old arena.
-        this.bindGroups.clear();
+        this.dropBindGroups();
       }
-      const staging = new Uint8Array(total);
+      if (this.paramStaging.length < total / 4) this.paramStaging = new Uint32Array(Math.max(total / 2, 2 * this.paramStaging.length));
+      const staging = this.paramStaging;
       let i = 0;
-      for (const c of commands) if (c.kind === 'dispatch') staging.set(c.paramBytes, offsets[i++]);
-      this.device.queue.writeBuffer(this.arena, 0, staging);
+      for (const c of commands) if (c.kind === 'dispatch') c.d.params.write(staging, offsets[i++]! / 4);
+      this.device.queue.writeBuffer(this.arena, 0, staging.subarray(0, total / 4));
     }
     const encoder = this.device.createCommandEncoder();
     const labels: ProfiledDispatch[] = [];
@@ -381,6 +390,8 @@ export class Runtime {
     const profiler = timed ? null : this.profiler;
     const querySet = profiler?.queries(offsets.length);
     let pass: GPUComputePassEncoder | null = null;
+    /** The pipeline the pass has set: consecutive dispatches of one kernel set it once. */
+    let set: GPUComputePipeline | null = null;
     let i = 0;
     for (const c of commands) {
       if (c.kind === 'copy') {
@@ -390,9 +401,9 @@ export class Runtime {
         encoder.copyBufferToBuffer(c.src, c.srcOffset, c.dst, c.dstOffset, c.bytes);
         continue;
       }
-      const { d, paramBytes, bound } = c;
-      const { pipeline, layout } = this.pipelines.get(d.kernel);
-      const bindGroup = this.bindGroup(layout, offsets[i]!, paramBytes.byteLength, bound);
+      const { d, kernel, bound } = c;
+      const { pipeline, layout } = this.pipelines.compiled(kernel);
+      const bindGroup = this.bindGroup(layout, offsets[i]!, 4 * d.params.words, bound);
       if (querySet) {
         // One pass per dispatch so that each has its own begin/end timestamps.
         pass?.end();
@@ -404,10 +415,12 @@ export class Runtime {
           },
         });
         labels.push({ label: d.label ?? d.kernel.entry, workgroups: d.workgroups.reduce<number>((n, w) => n * (w ?? 1), 1) });
+        set = null;
       } else if (!pass) {
         pass = encoder.beginComputePass(timed ? { timestampWrites: { querySet: timed.querySet, beginningOfPassWriteIndex: 0, endOfPassWriteIndex: 1 } } : {});
+        set = null;
       }
-      pass.setPipeline(pipeline);
+      if (pipeline !== set) pass.setPipeline((set = pipeline));
       pass.setBindGroup(0, bindGroup);
       const [x, y = 1, z = 1] = d.workgroups;
       if (x > 0 && y > 0 && z > 0) pass.dispatchWorkgroups(x, y, z);
@@ -433,25 +446,28 @@ export class Runtime {
    * bindings 1, 2, ...; made once per distinct binding and reused (a decode step records the
    * same dispatches at the same offsets every token).
    */
-  private bindGroup(layout: GPUBindGroupLayout, offset: number, size: number, bound: readonly (Binding | null)[]): GPUBindGroup {
-    let key = `${this.idOf(layout)}:${offset}:${size}`;
-    for (const b of bound) key += b ? `,${this.idOf(b.buffer)}+${b.size}` : ',';
-    const cached = this.bindGroups.get(key);
-    if (cached) {
-      // Re-inserted: the map's order is the order of last use.
-      this.bindGroups.delete(key);
-      this.bindGroups.set(key, cached);
-      return cached;
-    }
+  private bindGroup(layout: GPUBindGroupLayout, offset: number, size: number, bound: readonly (GPUBuffer | null)[]): GPUBindGroup {
+    let node = child(child(child(this.bindGroups, layout), offset), size);
+    for (const buffer of bound) node = child(node, buffer);
+    const cached = node.get(GROUP) as GPUBindGroup | undefined;
+    if (cached) return cached;
     const entries: GPUBindGroupEntry[] = [{ binding: 0, resource: { buffer: this.arena!, offset, size } }];
-    bound.forEach((b, k) => {
-      if (b) entries.push({ binding: k + 1, resource: b });
+    bound.forEach((buffer, k) => {
+      if (buffer) entries.push({ binding: k + 1, resource: { buffer, size: this.bindingSize(buffer) } });
     });
+    // Past the limit every group goes (a step's own are made again once): dropping the least
+    // recently used instead would cost every lookup the bookkeeping of its use.
+    if (this.bindGroupCount >= MAX_BIND_GROUPS) this.dropBindGroups();
     const group = this.device.createBindGroup({ layout, entries });
     this.counters.bindGroups++;
-    this.bindGroups.set(key, group);
-    if (this.bindGroups.size > MAX_BIND_GROUPS) this.bindGroups.delete(this.bindGroups.keys().next().value!);
+    this.bindGroupCount++;
+    node.set(GROUP, group);
     return group;
+  }
+
+  private dropBindGroups(): void {
+    this.bindGroups = new Map();
+    this.bindGroupCount = 0;
   }
 
   /**
@@ -462,23 +478,21 @@ export class Runtime {
    * below the limit bind whole: some kernels read a second view of the same buffer through one
    * binding (decode attention's rows and starts).
    */
-  private binding(b: Tensor | GPUBuffer, label: string): Binding {
-    const max = Math.floor(this.ctx.limits.maxStorageBufferBindingSize / 4) * 4;
-    const buffer = 'shape' in b ? b.buffer : b;
-    const size = Math.min(buffer.size, max);
-    if ('shape' in b) {
-      const end = (b.offset + b.size) * BYTES_PER_ELEMENT[b.dtype];
-      if (end > size) {
-        throw new Error(`${label}: a tensor ending ${end} bytes into its buffer exceeds the adapter's binding limit (maxStorageBufferBindingSize ${max} bytes)`);
-      }
+  private binding(b: Tensor | GPUBuffer, d: Dispatch): GPUBuffer {
+    if (!('shape' in b)) return b;
+    const end = (b.offset + b.size) * BYTES_PER_ELEMENT[b.dtype];
+    if (end > this.bindingSize(b.buffer)) {
+      const max = Math.floor(this.ctx.limits.maxStorageBufferBindingSize / 4) * 4;
+      throw new Error(
+        `${d.label ?? d.kernel.entry}: a tensor ending ${end} bytes into its buffer exceeds the adapter's binding limit (maxStorageBufferBindingSize ${max} bytes)`,
+      );
     }
-    return { buffer, size };
+    return b.buffer;
   }
 
-  private idOf(o: object): number {
-    let id = this.ids.get(o);
-    if (id === undefined) this.ids.set(o, (id = this.nextId++));
-    return id;
+  /** The bytes of a buffer a binding covers (see binding). */
+  private bindingSize(buffer: GPUBuffer): number {
+    return Math.min(buffer.size, Math.floor(this.ctx.limits.maxStorageBufferBindingSize / 4) * 4);
   }
 
   /** Counts a host wait for the results of submit `serial` when nothing was submitted after it. */
@@ -662,7 +676,7 @@ export class Runtime {
 
   destroy(): void {
     this.commands = [];
-    this.bindGroups.clear();
+    this.dropBindGroups();
     this.pool.destroy();
     for (const list of this.staging.values()) for (const b of list) b.destroy();
     this.staging.clear();

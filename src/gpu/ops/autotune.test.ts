@@ -39,6 +39,24 @@ describe('matmul autotuner', () => {
     expect(['reg-wide', 'tiled']).not.toContain(tuner.choose(shape));
   });
 
+  it('a class chosen before it was tuned runs its tuned winner after', async () => {
+    const rt = await testRuntime();
+    // Every variant but tiled computes zeros: tiled wins, whatever the untuned plan was.
+    const zeros = (r: Runtime, args: MatmulArgs) => fill(r, args.out!, 0);
+    const tuner = new PlantedTuner(rt, { reg: zeros, 'reg-wide': zeros, 'reg-vec4': zeros, 'tiled-128': zeros });
+    const shape: MatmulShape = { batch: 1, M: 64, N: 64, K: 64, transA: false, transB: true };
+    const untuned = untunedVariant(shape, rt.ctx);
+    expect(untuned).not.toBe('tiled');
+    expect(tuner.choose(shape)).toBe(untuned);
+    // Another shape of the same class (log2 sizes) is the same choice; another class is its own.
+    expect(tuner.choose({ ...shape, M: 40, N: 50 })).toBe(untuned);
+    await tuner.tune(shape, 1);
+    expect(tuner.choose(shape)).toBe('tiled');
+    expect(tuner.choose({ ...shape, M: 40, N: 50 })).toBe('tiled');
+    expect(tuner.choose({ ...shape, M: 65 })).toBe(untuned);
+    expect(tuner.choose({ ...shape, bDtype: 'f16' })).toBe(untuned);
+  });
+
   it('classes by B dtype, prologue and alignment, and tunes each as the calls run (every real variant accepted)', async () => {
     const rt = await testRuntime();
     const tuner = new MatmulTuner(rt);

@@ -341,9 +341,24 @@ function tunedShape(g: Geometry, args: MatmulArgs): MatmulShape {
  * prologue and alignment (the last three named only where they differ from f32, none, aligned).
  */
 export function shapeClass(s: MatmulShape): string {
-  const b = (x: number) => Math.ceil(Math.log2(Math.max(1, x)));
+  const b = log2Class;
   const extra = `${s.bDtype === 'f16' ? '|f16' : ''}${s.prologue ? `|${s.prologue}` : ''}${s.aligned === false ? '|u' : ''}`;
   return `${s.transA ? 'T' : 'N'}${s.transB ? 'T' : 'N'}|m${b(s.M)}|n${b(s.N)}|k${b(s.K)}${extra}`;
+}
+
+/** A size's class: its log2, rounded up. */
+const log2Class = (x: number) => Math.ceil(Math.log2(Math.max(1, x)));
+
+const PROLOGUES = [undefined, 'norm', 'swiglu'] as const;
+
+/**
+ * shapeClass as a number (the same classes: a shape's sizes' log2 in 6 bits each, then its
+ * flags), which a matmul computes without building a string.
+ */
+function shapeClassId(s: MatmulShape): number {
+  const sizes = (log2Class(s.M) * 64 + log2Class(s.N)) * 64 + log2Class(s.K);
+  const flags = (s.transA ? 8 : 0) + (s.transB ? 4 : 0) + (s.bDtype === 'f16' ? 2 : 0) + (s.aligned === false ? 1 : 0);
+  return (sizes * 16 + flags) * PROLOGUES.length + PROLOGUES.indexOf(s.prologue);
 }
 
 /** The variant a shape runs before its class is tuned, on an adapter described by `ctx`. */
@@ -421,6 +436,11 @@ export class MatmulTuner {
   private readonly used = new Set<string>();
   /** A recorded plan this runtime follows instead of its own table (see replay). */
   private replayed: { plan: MatmulPlan; untuned: ReadonlySet<string>; ctx: Pick<GpuContext, 'adapter' | 'features'> } | null = null;
+  /**
+   * The choice for each class seen since the table or the pending list last changed (see
+   * shapeClassId): a decode step's matmuls choose without building their class's name.
+   */
+  private readonly chosen = new Map<number, MatmulVariant>();
   forced: MatmulVariant | null = null;
 
   constructor(protected readonly rt: Runtime) {
@@ -446,6 +466,9 @@ export class MatmulTuner {
 
   choose(s: MatmulShape): MatmulVariant {
     if (this.forced) return this.forced;
+    const id = shapeClassId(s);
+    const known = this.chosen.get(id);
+    if (known) return known;
     const key = shapeClass(s);
     this.used.add(key);
     const replayed = this.replayed;
@@ -457,13 +480,18 @@ export class MatmulTuner {
       // A class the recorded run never used: this machine's table and tuning decide (plan() names it).
     }
     const tuned = this.table[key];
-    if (tuned) return tuned;
+    if (tuned) {
+      this.chosen.set(id, tuned);
+      return tuned;
+    }
     // A runtime without tuning records nothing: no step or run start measures anything.
     if (this.rt.tuning && worthTuning(s) && !this.pending.has(key)) {
       const { batch, M, N, K, transA, transB, bDtype, prologue, aligned } = s;
       this.pending.set(key, { batch, M, N, K, transA, transB, bDtype, prologue, aligned });
     }
-    return untunedVariant(s, this.rt.ctx);
+    const untuned = untunedVariant(s, this.rt.ctx);
+    this.chosen.set(id, untuned);
+    return untuned;
   }
 
   /**
@@ -476,6 +504,8 @@ export class MatmulTuner {
   replay(plan: MatmulPlan): void {
     const features = new Set<OptionalFeature>(plan.subgroups ? ['subgroups'] : []);
     this.replayed = { plan, untuned: new Set(plan.untuned), ctx: { adapter: { ...this.rt.ctx.adapter, architecture: plan.architecture }, features } };
+    // Choices remembered before the plan came are this machine's, not the plan's.
+    this.chosen.clear();
   }
 
   /**
@@ -512,6 +542,8 @@ export class MatmulTuner {
   async tunePending(runs = 3, onProgress: (done: number, total: number) => void = () => {}): Promise<number> {
     const shapes = [...this.pending.values()];
     this.pending.clear();
+    // Classes left untuned are listed again when next used.
+    this.chosen.clear();
     onProgress(0, shapes.length);
     for (let i = 0; i < shapes.length; i++) {
       await this.tune(shapes[i]!, runs);
@@ -569,6 +601,7 @@ export class MatmulTuner {
     if (tried.length === 0) return times;
     const best = tried.reduce((x, y) => (times[y]! < times[x]! ? y : x));
     this.table[shapeClass(shape)] = best;
+    this.chosen.clear();
     rt.cacheSet(this.cacheKey, JSON.stringify(this.table));
     return times;
   }
