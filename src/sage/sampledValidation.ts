@@ -153,7 +153,8 @@ export async function validateForm(
     const outs = await model.generate({ prompts: group.map(({ p }) => form.prompt(p, o.templates)), maxNewTokens, temperature: 0, topK: 0, topP: 1, seed: o.seed, stop });
     const verdicts = await Promise.all(outs.map((c, j) => form.judge(group[j]!.p, c.text, validators)));
     group.forEach(({ i }, j) => (outcomes[i]!.greedy = verdicts[j]!));
-    o.onBatch?.(++call, total);
+    call++;
+    o.onBatch?.(call, total);
   }
   for (const group of sampleBatches) {
     const rows = group.flatMap(({ p, i }) => Array.from({ length: o.samples }, () => ({ p, i })));
@@ -164,7 +165,8 @@ export async function validateForm(
       outcomes[i]!.n++;
       if (verdicts[j]! >= 1) outcomes[i]!.c++;
     });
-    o.onBatch?.(++call, total);
+    call++;
+    o.onBatch?.(call, total);
   }
   return { form: name, all: tally(outcomes, o.samples), perLevel: perLevel(outcomes, o.samples), outcomes };
 }
