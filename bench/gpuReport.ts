@@ -20,6 +20,7 @@ import { AdamW } from '../src/train/adamw';
 import { trainStep } from '../src/train/step';
 import { rng } from '../src/util/random';
 import { QWEN25_05B, Untexted } from './decodeCounts';
+import { measureHostCost, randomModel, type HostCost } from './hostCost';
 import { median, type Table } from './suite';
 import { SMOLLM2_135M } from './trainCounts';
 
@@ -44,6 +45,8 @@ interface Plan {
   peakSize: number;
   /** Decode steps each per-kernel profile averages over. */
   profileSteps: number;
+  /** Decode steps the host cost averages over. */
+  hostSteps: number;
   /** Tune the matmul shapes each measurement uses before timing it (a quick run keeps the untuned choices). */
   tune: boolean;
 }
@@ -56,6 +59,7 @@ const FULL: Plan = {
   train: { B: 4, T: 256, steps: 3 },
   peakSize: 1024,
   profileSteps: 8,
+  hostSteps: 50,
   tune: true,
 };
 
@@ -67,6 +71,7 @@ const QUICK: Plan = {
   train: { B: 1, T: 32, steps: 2 },
   peakSize: 256,
   profileSteps: 2,
+  hostSteps: 3,
   tune: false,
 };
 
@@ -113,6 +118,8 @@ export interface GpuModelFigures {
   decode: DecodeFigure[];
   /** Per-kernel profiles of a decode step, at each decode row count (empty without timestamp queries). */
   profiles: DecodeProfile[];
+  /** Host time per dispatch of a decode step (recording, submitting), at each decode row count. */
+  hostCost: HostCost[];
   lora: { B: number; T: number; tokensPerS: number; matmulGflopPerStep: number; share: number };
   errors: string[];
 }
@@ -169,22 +176,6 @@ export async function matmulPeak(rt: Runtime, n = 512): Promise<number> {
   rt.release(a, b, out);
   const ms = Math.min(...samples, times[variant] ?? Infinity);
   return (2 * n ** 3) / (ms / 1e3) / 1e9;
-}
-
-/** Random weights N(0, 0.02), norms at 1, made a tensor at a time (a 0.5B model's flat f32 copy would be 2 GB). */
-function randomModel(rt: Runtime, config: LlamaConfig): Transformer {
-  const r = rng(1);
-  return Transformer.load(
-    rt,
-    config,
-    (spec) => {
-      const w = new Float32Array(spec.size);
-      if (/norm\.weight$/.test(spec.name)) return w.fill(1);
-      for (let i = 0; i < w.length; i++) w[i] = (r() + r() + r() - 1.5) * 0.04;
-      return w;
-    },
-    { dtype: 'f16' },
-  );
 }
 
 function decodePrompts(rows: number, plan: Plan): number[][] {
@@ -302,7 +293,19 @@ async function loraFigure(rt: Runtime, model: Transformer, plan: Plan, peakGflop
 /** Every figure of the report on `rt`'s adapter. */
 export async function gpuReport(
   rt: Runtime,
-  { quick, log, profileRt }: { quick: boolean; log(m: string): void; /** A runtime made with `profile: true` for the per-kernel profiles (none: no profiles). */ profileRt?: Runtime },
+  {
+    quick,
+    log,
+    profileRt,
+    clock,
+  }: {
+    quick: boolean;
+    log(m: string): void;
+    /** A runtime made with `profile: true` for the per-kernel profiles (none: no profiles). */
+    profileRt?: Runtime;
+    /** The host-cost clock (bench/hostCost.ts; a thread's CPU time in Node), else the wall clock. */
+    clock?: () => number;
+  },
 ): Promise<GpuReport> {
   const plan = quick ? QUICK : FULL;
   const a = rt.ctx.adapter;
@@ -317,7 +320,7 @@ export async function gpuReport(
     const parameters = flatParamSize(config);
     const figures: GpuModelFigures = {
       model: m.name, layers: config.num_hidden_layers, vocab: config.vocab_size, parameters, weightBytes: 2 * parameters,
-      decode: [], profiles: [], lora: { B: plan.train.B, T: plan.train.T, tokensPerS: 0, matmulGflopPerStep: 0, share: 0 }, errors: [],
+      decode: [], profiles: [], hostCost: [], lora: { B: plan.train.B, T: plan.train.T, tokensPerS: 0, matmulGflopPerStep: 0, share: 0 }, errors: [],
     };
     let model: Transformer | null = null;
     try {
@@ -326,6 +329,7 @@ export async function gpuReport(
       for (const rows of plan.decodeRows) {
         log(`gpu: ${m.name}: decode at ${rows} row(s)`);
         figures.decode.push(await decodeFigure(model, rows, plan, bandwidth, figures.weightBytes));
+        figures.hostCost.push(await measureHostCost(model, rows, { clock, steps: plan.hostSteps }));
       }
       log(`gpu: ${m.name}: LoRA training at ${plan.train.B}×${plan.train.T}`);
       figures.lora = await loraFigure(rt, model, plan, peakGflops);
@@ -368,6 +372,10 @@ export function gpuTables(r: GpuReport, where: string): Table[] {
     ...m.decode.map((d) => [
       m.model, `decode B=${d.rows}, synchronous`, fmt(d.synchronous.tokensPerS),
       `per step: decode ${fmt(d.synchronous.decodeMs, 2)} ms, sample ${fmt(d.synchronous.sampleMs, 2)}, readback ${fmt(d.synchronous.readbackMs, 2)}`, '',
+    ]),
+    ...m.hostCost.map((h) => [
+      m.model, `host µs/dispatch, B=${h.rows}`, fmt(h.usPerDispatch, 1),
+      `recording ${fmt(h.usRecordPerDispatch, 1)} + submitting ${fmt(h.usSubmitPerDispatch, 1)}, ${h.dispatches} dispatches a step`, '',
     ]),
     ...(m.lora.tokensPerS ? [[m.model, `LoRA r16 train ${m.lora.B}×${m.lora.T}`, fmt(m.lora.tokensPerS), `${fmt(m.lora.matmulGflopPerStep, 1)} GFLOP/step at the peak`, pct(m.lora.share)]] : []),
     ...m.errors.map((e) => [m.model, 'FAILED', e, '', '']),

@@ -12,6 +12,7 @@ import { Runtime } from '../../src/gpu/runtime';
 import { nodePlatform } from '../../src/platform/node';
 import { gpuReport, gpuTables } from '../gpuReport';
 import { runNodeHalf } from '../nodeHalf';
+import { threadCpuClock } from '../threadClock';
 import { isolatedCache } from '../trainCore';
 
 runNodeHalf(async ({ quick, log }) => {
@@ -20,7 +21,7 @@ runNodeHalf(async ({ quick, log }) => {
   const rt = await Runtime.create(platform);
   const profileRt = await Runtime.create(platform, { profile: true });
   try {
-    const report = await gpuReport(rt, { quick, log, profileRt });
+    const report = await gpuReport(rt, { quick, log, profileRt, clock: threadCpuClock() ?? undefined });
     // The table to paste, in Markdown (scripts/bench.mjs prints the same from the JSON).
     const line = (cells: string[]) => `| ${cells.join(' | ')} |`;
     for (const t of gpuTables(report, 'Node (Dawn)')) {
