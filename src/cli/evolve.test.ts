@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { KernelPlan } from '../gpu/kernelPlan';
-import type { MatmulVariant } from '../gpu/ops/matmul';
+import { CACHE_VERSION, type MatmulVariant } from '../gpu/ops/matmul';
 import { importCheckpoint } from '../model/checkpoint';
 import { DEFAULT_LOOP } from '../sage/loop';
 import { modelDefaults } from '../sage/settings';
@@ -239,7 +239,7 @@ describe('evolve on Dawn, end to end', () => {
     /** A run on a machine whose tuning table is `table` (shape class → variant). */
     const evolve = (out: string, table: Record<string, MatmulVariant> | null, extra: string[] = []) => {
       const cacheFile = join(dir, `${basename(out)}-cache.json`);
-      writeFileSync(cacheFile, JSON.stringify(table ? { [`matmul-autotune:v7:${adapter}`]: JSON.stringify(table) } : {}));
+      writeFileSync(cacheFile, JSON.stringify(table ? { [`${CACHE_VERSION}:${adapter}`]: JSON.stringify(table) } : {}));
       const r = runCliProcess('src/cli/evolve.ts', [...common, '--out', out, ...extra], { ...process.env, SAGE_CACHE_FILE: cacheFile });
       expect(r.status, r.stderr).toBe(0);
       return { stdout: r.stdout, plan: JSON.parse(readFileSync(join(out, 'kernels.json'), 'utf8')) as KernelPlan };

@@ -399,7 +399,8 @@ const BIG_MIN_WORKGROUPS = 64;
 
 // v8: split-K slices a long K (v7: timed by GPU timestamps, outputs checked, dtype, prologue
 // and alignment in the class; v6: tiled-128; v5: the split-K decode variants).
-const CACHE_VERSION = 'matmul-autotune:v8';
+/** The tuning table's key prefix in the platform's cache (bumped when variants change meaning). */
+export const CACHE_VERSION = 'matmul-autotune:v8';
 /** The most elements a tuning operand holds: a larger N or M is tuned on a slice (a full LM head's B is 544 MB). */
 const TUNE_ELEMENTS = 2 ** 22;
 /** GPU time one timed sample spans at least: many quanta of a browser's rounded timestamps (100 µs in Chrome). */
