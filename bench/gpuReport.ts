@@ -71,7 +71,7 @@ const QUICK: Plan = {
   train: { B: 1, T: 32, steps: 2 },
   peakSize: 256,
   profileSteps: 2,
-  hostSteps: 3,
+  hostSteps: 10,
   tune: false,
 };
 
