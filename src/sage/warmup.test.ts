@@ -179,14 +179,19 @@ describe('warm-up pairs', () => {
   });
 });
 
+/** 60 curriculum problems a level from `seed`, read as a held-out set is. */
+function heldOutSet(seed: number) {
+  return generateSet({ 1: 60, 2: 60, 3: 60, 4: 60, 5: 60 }, seed).map((record, i) => {
+    const d = recordToProblem(record as unknown as Record<string, unknown>, 'validation', `v${i}`);
+    if (!('problem' in d)) throw new Error(d.error);
+    return d.problem;
+  });
+}
+
 describe('rehearsal in the warm-up', () => {
   it('adds corpus documents at the share asked, none stating a held-out expression, whole or as a part', () => {
     const seed = freshSeed();
-    const heldOut = generateSet({ 1: 60, 2: 60, 3: 60, 4: 60, 5: 60 }, seed).map((record, i) => {
-      const d = recordToProblem(record as unknown as Record<string, unknown>, 'validation', `v${i}`);
-      if (!('problem' in d)) throw new Error(d.error);
-      return d.problem;
-    });
+    const heldOut = heldOutSet(seed);
     const excluded = canonicalExpressions(heldOut);
     expect(rehearsalDocuments(120, 0, seed, heldOut)).toEqual([]);
     const docs = rehearsalDocuments(120, 0.6, seed, heldOut);
@@ -206,11 +211,7 @@ describe('rehearsal in the warm-up', () => {
 describe("the corpus's problems for the Solver", () => {
   it('draws questions of every level in curriculum styles, each read back to its expression and value, none stating a held-out expression', () => {
     const seed = freshSeed();
-    const heldOut = generateSet({ 1: 60, 2: 60, 3: 60, 4: 60, 5: 60 }, seed).map((record, i) => {
-      const d = recordToProblem(record as unknown as Record<string, unknown>, 'validation', `v${i}`);
-      if (!('problem' in d)) throw new Error(d.error);
-      return d.problem;
-    });
+    const heldOut = heldOutSet(seed);
     const excluded = canonicalExpressions(heldOut);
     const ps = corpusProblems(600, seed, heldOut);
     expect(ps).toHaveLength(600);
