@@ -162,6 +162,22 @@ const WG = 256u;
 const SCRATCH = 256u;
 #include workgroup_reduce
 
+// The inverse CDF over ids [lo, hi) of a row: the first kept id (key ≥ thr) at which the mass
+// summed from `start` passes `goal`, or the last kept one where rounding leaves goal beyond it.
+fn walkIds(base: u32, lo: u32, hi: u32, m: f32, t: f32, thr: u32, start: f32, goal: f32) -> u32 {
+  var acc = start;
+  var chosen = lo;
+  for (var c = lo; c < hi; c++) {
+    let z = Z[base + c];
+    if (key(z) >= thr) {
+      chosen = c;
+      acc += exp((z - m) * t);
+      if (acc > goal) { break; }
+    }
+  }
+  return chosen;
+}
+
 // Radix select: the 256 byte values' weights, then their suffix sums.
 var<workgroup> hist: array<atomic<u32>, 256>;
 var<workgroup> suffix: array<u32, 256>;
@@ -306,17 +322,7 @@ fn sample(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
     let goal = uniform01(p.seed, streams[p.offStreams + row], p.step) * total;
     // Rounding can leave the goal past the last kept token: the last chunk takes it then.
     if (part > 0.0 && goal >= start && (goal < start + part || lid == lastChunk)) {
-      var acc = start;
-      var chosen = lo;
-      for (var c = lo; c < hi; c++) {
-        let z = Z[base + c];
-        if (key(z) >= thr) {
-          chosen = c;
-          acc += exp((z - m) * t);
-          if (acc > goal) { break; }
-        }
-      }
-      wgPicked = chosen;
+      wgPicked = walkIds(base, lo, hi, m, t, thr, start, goal);
     }
     workgroupBarrier();
     pick = wgPicked;
@@ -460,14 +466,8 @@ fn sample_combine(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups
     let lastIds = workgroupReduce(lid, WG, select(-1.0, f32(lid), part > 0.0), true);
     let start = chunkStart + ids.x;
     if (part > 0.0 && goal >= start && (goal < chunkStart + ids.y || f32(lid) == lastIds)) {
-      var acc = start;
-      var chosen = lo;
-      for (var c = lo; c < hi; c++) {
-        chosen = c;
-        acc += exp((Z[base + c] - m) * t);
-        if (acc > goal) { break; }
-      }
-      wgPicked = chosen;
+      // Nothing is cut: threshold 0 keeps every id.
+      wgPicked = walkIds(base, lo, hi, m, t, 0u, start, goal);
     }
     workgroupBarrier();
     pick = wgPicked;
