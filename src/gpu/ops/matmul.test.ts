@@ -344,12 +344,15 @@ describe('matmul', () => {
     const rt = await testRuntime();
     const tuner = matmulTuner(rt);
     const times = await tuner.tune({ batch: 1, M: 64, N: 64, K: 64, transA: false, transB: true }, 1);
-    expect(Object.keys(times).sort()).toEqual(['reg', 'reg-vec4', 'reg-wide', 'tiled', 'tiled-128']);
+    // 64 rows, a rollout batch: split-K is timed beside the tiles, gemv (a decode step's few rows) is not.
+    const subgroups = rt.ctx.features.has('subgroups');
+    expect(Object.keys(times).sort()).toEqual(['reg', 'reg-vec4', 'reg-wide', 'splitk', ...(subgroups ? ['splitk-sg'] : []), 'tiled', 'tiled-128']);
+    expect(Object.keys(await tuner.tune({ batch: 1, M: 65, N: 64, K: 64, transA: false, transB: true }, 1)).filter((v) => v.startsWith('splitk') || v === 'gemv')).toEqual([]);
     for (const t of Object.values(times)) expect(t).toBeGreaterThan(0);
     const decode = await tuner.tune({ batch: 1, M: 4, N: 64, K: 64, transA: false, transB: true }, 1);
     expect(decode.gemv).toBeGreaterThan(0);
     expect(decode.splitk).toBeGreaterThan(0);
-    expect(decode['splitk-sg'] !== undefined).toBe(rt.ctx.features.has('subgroups'));
+    expect(decode['splitk-sg'] !== undefined).toBe(subgroups);
     // reg-vec4 is timed only where it can run.
     expect(Object.keys(await tuner.tune({ batch: 1, M: 30, N: 64, K: 64, transA: false, transB: false }, 1))).not.toContain('reg-vec4');
     const winner = Object.entries(times).sort((x, y) => x[1] - y[1])[0]![0];

@@ -397,10 +397,10 @@ export function worthTuning(s: MatmulShape): boolean {
 /** Workgroups of matmul_big below which the untuned plan keeps the 64×64 tiles. */
 const BIG_MIN_WORKGROUPS = 64;
 
-// v8: split-K slices a long K (v7: timed by GPU timestamps, outputs checked, dtype, prologue
+// v9: split-K timed up to 64 rows (rollout batches); v8: split-K slices a long K (v7: timed by GPU timestamps, outputs checked, dtype, prologue
 // and alignment in the class; v6: tiled-128; v5: the split-K decode variants).
 /** The tuning table's key prefix in the platform's cache (bumped when variants change meaning). */
-export const CACHE_VERSION = 'matmul-autotune:v8';
+export const CACHE_VERSION = 'matmul-autotune:v9';
 /** The most elements a tuning operand holds: a larger N or M is tuned on a slice (a full LM head's B is 544 MB). */
 const TUNE_ELEMENTS = 2 ** 22;
 /** GPU time one timed sample spans at least: many quanta of a browser's rounded timestamps (100 µs in Chrome). */
@@ -745,20 +745,31 @@ function matchesReference(got: Float32Array, reference: TuningInputs['reference'
 }
 
 /**
- * The variants worth timing for a shape: the decode variants only for decode-sized M, where
- * they can win; reg-vec4 only where M, N, K and the offsets are multiples of 4 (elsewhere it
- * runs as reg); splitk-sg where the adapter has subgroups.
+ * The variants worth timing for a shape: gemv only up to GEMV_TUNE_MAX_ROWS, split-K up to
+ * SPLITK_TUNE_MAX_ROWS, where they can win; reg-vec4 only where M, N, K and the offsets are
+ * multiples of 4 (elsewhere it runs as reg); splitk-sg where the adapter has subgroups.
  */
 function tuneCandidates(s: MatmulShape, subgroups: boolean): MatmulVariant[] {
   const aligned = s.M % 4 === 0 && s.N % 4 === 0 && s.K % 4 === 0 && s.aligned !== false;
-  const decode = s.M <= 16;
   return MATMUL_VARIANTS.filter(
-    (v) => (decode || !DECODE_VARIANTS.includes(v)) && (v !== 'reg-vec4' || aligned) && (v !== 'splitk-sg' || subgroups),
+    (v) =>
+      (v !== 'gemv' || s.M <= GEMV_TUNE_MAX_ROWS) &&
+      (!v.startsWith('splitk') || s.M <= SPLITK_TUNE_MAX_ROWS) &&
+      (v !== 'reg-vec4' || aligned) &&
+      (v !== 'splitk-sg' || subgroups),
   );
 }
 
-/** Variants for a few rows only: on larger M they are many times slower, and timing them would only lengthen tuning. */
-const DECODE_VARIANTS: readonly MatmulVariant[] = ['gemv', 'splitk', 'splitk-sg'];
+/** gemv's workgroup covers 4 rows and reads the weights again for every 4: beyond a decode step of a few rows it only lengthens tuning. */
+const GEMV_TUNE_MAX_ROWS = 16;
+
+/**
+ * Split-K reads the weights once per 8 rows, but spreads K over a workgroup per 4 columns. RL
+ * decodes its rollouts in batches of 8-64 rows, where a 64×64 tile leaves a large GPU idle: on
+ * an H200 a 32-row Qwen2.5-0.5B step gave its 896-wide projections 14 tiled workgroups, 62% of
+ * the step's GPU time (bench/results/h200-2026-11-28). The tuner weighs the two there.
+ */
+const SPLITK_TUNE_MAX_ROWS = 64;
 
 const tuners = new WeakMap<Runtime, MatmulTuner>();
 
