@@ -9,7 +9,9 @@
  * torch_decode.py), which run where python3 has PyTorch with CUDA. With --debs, the Debian
  * packages in DIR (a Vulkan loader: libvulkan1) travel too, unpacked on a machine that lacks
  * the loader. DIR/run.sh [--quick] runs it all on the GPU and writes DIR/results/: gpu.json
- * (the engine), peers.json (PyTorch) and ratios.md (the engine beside the peers).
+ * (the engine), peers.json (PyTorch) and ratios.md (the engine beside the peers). DIR/compare.sh
+ * ARGS, run from a checkout's root, runs `npm run compare` there on the GPU (its runs side by
+ * side with --jobs), bundled with the evolve it starts.
  */
 import { spawnSync } from 'node:child_process';
 import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -27,11 +29,11 @@ function run(cmd, args) {
   if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited with ${r.status ?? r.signal}`);
 }
 
-const RUN_SH = `#!/usr/bin/env bash
-# The GPU report on this machine's GPU (SAGE_GPU=hardware; KIT_SWIFTSHADER=1 tries SwiftShader
-# instead, where Chromium's is installed). Arguments go to the report (--quick for a smoke test).
+// What run.sh and compare.sh both need first: Node, Dawn's binary and a Vulkan loader unpacked
+// once, and the GPU chosen.
+const SETUP_SH = `# Sourced by run.sh and compare.sh: sets $kit and $node, unpacks what travelled packed.
 set -euo pipefail
-kit=$(cd "$(dirname "$0")" && pwd)
+kit=$(cd "$(dirname "\${BASH_SOURCE[0]}")" && pwd)
 # xz, or Python's lzma where the machine has no xz.
 unxz() { if command -v xz >/dev/null; then xz -dc "$1"; else python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), sys.stdout.buffer)' "$1"; fi; }
 node=node
@@ -52,6 +54,12 @@ if [ -n "\${KIT_SWIFTSHADER:-}" ]; then export VK_ICD_FILENAMES=/usr/lib/chromiu
   icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
   [ -z "\${VK_DRIVER_FILES:-}" ] && [ -f "$icd" ] && export VK_DRIVER_FILES=$icd
 fi
+`;
+
+const RUN_SH = `#!/usr/bin/env bash
+# The GPU report on this machine's GPU (SAGE_GPU=hardware; KIT_SWIFTSHADER=1 tries SwiftShader
+# instead, where Chromium's is installed). Arguments go to the report (--quick for a smoke test).
+source "$(dirname "$0")/setup.sh"
 res="$kit/results"; mkdir -p "$res"
 command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv > "$res/gpu.txt" 2>&1 || true
 cd "$kit"
@@ -64,6 +72,15 @@ if [ -z "\${KIT_NO_PEERS:-}" ] && python3 -c 'import torch, sys; sys.exit(0 if t
 else
   echo "gpu-kit: no PyTorch with CUDA here: the peers did not run"
 fi
+`;
+
+// npm run compare (and the evolve runs it starts) on the GPU, from a repository's root: its
+// models, seeds and held-out files are read from there, its runs written there.
+const COMPARE_SH = `#!/usr/bin/env bash
+# npm run compare on this machine's GPU, run from a checkout's root (its data/ and runs/):
+# e.g. bash KIT/compare.sh --pilot --levels 3,4,5 --jobs 4. Arguments go to compare.
+source "$(dirname "$0")/setup.sh"
+exec "$node" "$kit/k/b/compare.mjs" "$@"
 `;
 
 await runCli(gpuKitCli, async (o) => {
@@ -82,11 +99,14 @@ await runCli(gpuKitCli, async (o) => {
   // The bundle sits two folders below the kit's root, as bench/node/gpu.ts sits below the
   // repository's: the platform finds shaders/ two folders up from itself.
   mkdirSync(join(out, 'k', 'b'), { recursive: true });
-  run(esbuild, [
-    'bench/node/gpu.ts', '--bundle', '--platform=node', '--format=esm', '--target=node20', '--log-level=warning',
-    `--outfile=${join(out, 'k', 'b', 'gpu.mjs')}`, '--external:webgpu', '--external:pyodide',
-    "--banner:js=import { createRequire as __cr } from 'module'; const require = __cr(import.meta.url);",
-  ]);
+  // The report, and compare with the evolve it spawns (found beside it), each bundled whole.
+  for (const [entry, name] of [['bench/node/gpu.ts', 'gpu'], ['src/cli/compare.ts', 'compare'], ['src/cli/evolve.ts', 'evolve']]) {
+    run(esbuild, [
+      entry, '--bundle', '--platform=node', '--format=esm', '--target=node20', '--log-level=warning',
+      `--outfile=${join(out, 'k', 'b', `${name}.mjs`)}`, '--external:webgpu', '--external:pyodide',
+      "--banner:js=import { createRequire as __cr } from 'module'; const require = __cr(import.meta.url);",
+    ]);
+  }
   cpSync(join(root, 'shaders'), join(out, 'shaders'), { recursive: true });
   const webgpu = join(out, 'node_modules', 'webgpu');
   mkdirSync(join(webgpu, 'dist'), { recursive: true });
@@ -109,8 +129,11 @@ await runCli(gpuKitCli, async (o) => {
     for (const f of debs) copyFileSync(join(resolve(o.debs), f), join(out, 'debs', f));
   }
   if (o['with-node']) run('bash', ['-c', `xz -T2 -c "${process.execPath}" > "${join(out, 'node.xz')}"`]);
-  writeFileSync(join(out, 'run.sh'), RUN_SH);
-  chmodSync(join(out, 'run.sh'), 0o755);
+  writeFileSync(join(out, 'setup.sh'), SETUP_SH);
+  for (const [file, text] of [['run.sh', RUN_SH], ['compare.sh', COMPARE_SH]]) {
+    writeFileSync(join(out, file), text);
+    chmodSync(join(out, file), 0o755);
+  }
   const du = spawnSync('du', ['-sh', out], { encoding: 'utf8' });
-  console.log(`gpu-kit: ${du.stdout.trim() || out}; run ${join(o.out, 'run.sh')} [--quick] on the GPU machine`);
+  console.log(`gpu-kit: ${du.stdout.trim() || out}; on the GPU machine run ${join(o.out, 'run.sh')} [--quick] (the report and peers), or ${join(o.out, 'compare.sh')} ARGS from a checkout's root (npm run compare)`);
 });

@@ -82,8 +82,8 @@ describe('compare command line', () => {
     const config = join(dir, 'config.json');
     writeFileSync(config, JSON.stringify({ proposals: 2, trainProblems: 2, solverSamples: 2, difficultySamples: 2, maxNewTokens: { challenger: 24, planner: 16, solver: 12, critic: 8 } }));
     const pilot = join(dir, 'pilot');
-    // 10 held-out problems: two of each level, so the named levels 3 and 4 have four.
-    const r = runCliProcess('src/cli/compare.ts', ['--pilot', '--config', config, '--validation-limit', '10', '--eval-every', '1', '--repeats', '1', '--steps', '1', '--levels', '3,4', '--out', pilot]);
+    // 10 held-out problems: two of each level, so the named levels 3 and 4 have four. Both runs at once (--jobs 2).
+    const r = runCliProcess('src/cli/compare.ts', ['--pilot', '--config', config, '--validation-limit', '10', '--eval-every', '1', '--repeats', '1', '--steps', '1', '--levels', '3,4', '--out', pilot, '--jobs', '2']);
     expect(r.status, r.stderr).toBe(0);
     expect(existsSync(join(pilot, 'rlvr', 'seed-1000', 'state.json'))).toBe(true);
     expect(existsSync(join(pilot, CEILING.name, 'seed-1000', 'state.json'))).toBe(true);

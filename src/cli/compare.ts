@@ -26,7 +26,8 @@
  */
 import { spawn } from 'node:child_process';
 import { appendFileSync, copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { SHIPPED_SPLITS } from '../data/curriculum';
 import type { Problem } from '../data/problem';
 import { readProblemFile } from '../data/nodeFile';
@@ -66,6 +67,7 @@ export const compareCli = {
     lr: { type: 'number', min: 0, minExclusive: true, help: 'learning rate of every run (default: evolve\'s)' },
     baseline: { type: 'string', choices: ENTRIES, default: 'rlvr', help: 'the method every other is compared with (difference with a paired 95% interval)' },
     out: { type: 'string', arg: 'DIR', default: 'runs/compare', help: 'the comparison folder (given again: finished runs are kept, unfinished ones resumed)' },
+    jobs: { type: 'int', min: 1, default: 1, help: 'runs at once (each its own evolve process): on a GPU a small model\'s run leaves most of the card idle, so several side by side finish sooner; each run is the same command whatever N is, its kernels tuned beside the others\' (its kernels.json records the plan)' },
     'report-only': { type: 'flag', help: 'only write the report from the runs already in --out' },
     export: { type: 'string', arg: 'DIR', help: 'also copy the report and each finished run\'s records and log (no checkpoints) to DIR, after every run: a folder to publish or commit, which --out takes again (its runs count as done)' },
     pilot: { type: 'flag', help: `the pilot instead of a comparison: ${PILOT_METHODS.join(' and ')} on seeds from ${PILOT_SEED_OFFSET} (none a comparison uses), reporting ${CEILING.name} − rlvr on --levels and whether it clears the bar (${PILOT_BAR.text}); recorded in OUT/${PLAN_FILES.pilot} (--out default runs/pilot)` },
@@ -223,11 +225,15 @@ function exportRuns(out: string, to: string, runs: readonly ComparedRun[]): void
   }
 }
 
+/** The evolve a run spawns: the bundle beside this one where compare runs as a bundle (the GPU kit's), else the source through tsx. */
+const bundledEvolve = join(dirname(fileURLToPath(import.meta.url)), 'evolve.mjs');
+const EVOLVE = existsSync(bundledEvolve) ? [bundledEvolve] : ['--import', 'tsx', 'src/cli/evolve.ts'];
+
 /** Runs one evolve to its end (or resumes it), its output prefixed on the console and kept in a log. */
 function evolve(args: string[], prefix: string, log: string): Promise<number> {
   return new Promise((resolve, reject) => {
     // Node itself, not through npx: a Ctrl-C reaches the run once, and it stops cleanly (npm's wrapper would end it at once).
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/evolve.ts', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: process.env });
+    const child = spawn(process.execPath, [...EVOLVE, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: process.env });
     const forward = (chunk: Buffer) => {
       appendFileSync(log, chunk);
       for (const line of chunk.toString().split('\n')) if (line.trim() && !/^npm warn/.test(line)) console.log(`${prefix} ${line}`);
@@ -319,9 +325,14 @@ async function main(o: Options, given: ReadonlySet<string>): Promise<void> {
       ...(o.config ? ['--config', o.config] : []),
       ...(o.lr !== undefined ? ['--lr', String(o.lr)] : []),
     ];
-    outer: for (const seed of seeds) {
-      for (const method of methods) {
-        if (stopping) break outer;
+    // Every (seed, method) in the order one job would run them; --jobs N runs N at once.
+    const queue = seeds.flatMap((seed) => methods.map((method) => ({ seed, method })));
+    let failed: Error | null = null;
+    // One report at a time: runs that end together must not write the report's files at once.
+    let reported = Promise.resolve();
+    const job = async (): Promise<void> => {
+      for (let next = queue.shift(); next && !stopping && !failed; next = queue.shift()) {
+        const { method, seed } = next;
         const dir = runDir(out, method, seed);
         const state = readState(dir);
         const label = `[${method} seed ${seed}]`;
@@ -345,11 +356,16 @@ async function main(o: Options, given: ReadonlySet<string>): Promise<void> {
         }
         const code = await evolve(args, label, `${dir}.log`);
         // Ctrl-C reaches the run too: whatever it exited with then, the comparison stops as asked (saved runs resume).
-        if (stopping) break outer;
-        if (code !== 0) throw new Error(`${label} stopped with exit code ${code}: see ${dir}.log`);
-        await report(o, setup, plan, pilot);
+        if (stopping) return;
+        if (code !== 0) {
+          failed = new Error(`${label} stopped with exit code ${code}: see ${dir}.log`);
+          return;
+        }
+        await (reported = reported.then(async () => void (await report(o, setup, plan, pilot))));
       }
-    }
+    };
+    await Promise.all(Array.from({ length: Math.min(o.jobs, queue.length) }, job));
+    if (failed) throw failed;
   }
   const text = await report(o, setup, plan, pilot);
   if (!text) {
