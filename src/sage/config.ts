@@ -187,3 +187,6 @@ export const METHODS = {
 } as const satisfies Record<string, MethodConfig>;
 
 export type MethodName = keyof typeof METHODS;
+
+/** The method a run uses unless one is chosen: the CLIs', the page's and a record's that names none. */
+export const DEFAULT_METHOD = 'sage' satisfies MethodName;
