@@ -335,7 +335,7 @@ async function main(o: Options, given: CommandLine<typeof evolveCli.options>['gi
   if (o['replay-plan'] && !plan) throw new UsageError(`--replay-plan ${o['replay-plan']}: no ${RUN_FILES.kernels} there (not a run folder, or a run from before kernel plans were recorded)`);
   if (!o.resume) folder.writeProblems(seeds, validation);
   // A resumed run's record keeps what its start alone knew: the model it started from, its adapter.
-  const start = resumed ? {} : { preset: modelDir ? null : preset, model: modelDir ?? null, lora: lora ?? (o.adapter ? { adapter: o.adapter } : null) };
+  const start = resumed ? {} : { preset: fromScratch(modelStart) ? preset : null, model: modelDir ?? null, lora: lora ?? (o.adapter ? { adapter: o.adapter } : null) };
   // Each process that runs it adds a start: its clock times, its commit (where there is git), its kernels.
   const thisStart: RunStart = {
     started: new Date().toISOString(),

@@ -48,15 +48,6 @@ export const SHIPPED_ROLES_TAUGHT: Readonly<Record<string, boolean>> = Object.fr
   }),
 );
 
-/**
- * The checkpoint a run starts from when no model is held: the tiny preset pretrained on an
- * arithmetic corpus, its roles warmed up. Chosen over tiny-curriculum (trained on the seeds
- * alone) because it knows levels the seeds do not show, so its Challenger poses new and harder
- * problems, its Solver answers a quarter of the held-out split rather than 2%, and its Critic
- * tells real problems from corrupted ones (data/models/README.md).
- */
-export const DEFAULT_SHIPPED_MODEL = 'tiny-arith';
-
 /** A shipped checkpoint as the files a user would pick. */
 export async function shippedModelFiles(name: string): Promise<File[]> {
   const files = SHIPPED_MODELS[name];
