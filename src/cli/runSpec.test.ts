@@ -52,6 +52,8 @@ function instructCheckpoint(): string {
 }
 
 const recordOf = ({ method: _m, templates: _t, ...settings }: RunSettings): SettingValues => settings;
+/** A config.json as the engine reads it from an export: JSON, whatever its strings say. */
+const asExported = (config: Began) => config as unknown as Parameters<typeof resumeSettings>[0];
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -119,9 +121,12 @@ describe('a run resolved by the CLI and by the page', () => {
     const said = vi.spyOn(console, 'log').mockImplementation(() => {});
     const cli = cliSettings(['--resume', folder, '--lr', '0.002', '--steps', '5'], began);
     expect(said.mock.calls.map((c) => c[0])).toEqual([`--lr 0.002 replaces the recorded ${recorded.lr}`]);
-    const page = resumeSettings({ ...began, model: 'tiny-arith-base' } as Parameters<typeof resumeSettings>[0], { lr: 0.002, steps: 5 }).settings;
+    const page = resumeSettings(asExported({ ...began, model: 'tiny-arith-base' }), { lr: 0.002, steps: 5 }).settings;
     expect(page).toEqual(cli);
     // The run goes on as it began: its warm-up (done), its seed, its method; the override and the steps replaced.
     expect(cli).toMatchObject({ warmupSteps: DEFAULT_RUN.warmupSteps, warmupLr: 5e-4, seed: 4, lr: 0.002, steps: 5, method: { name: 'rlvr' } });
+    // A record the page cannot run is refused by name, not run with some other prompts or method.
+    expect(() => resumeSettings(asExported({ ...began, templates: 'chat' }), {})).toThrow('unknown prompts "chat" (compact, instruct)');
+    expect(() => resumeSettings(asExported({ ...began, method: 'sage2' }), {})).toThrow(/^unknown method "sage2" \(methods: sage, /);
   });
 });

@@ -12,7 +12,7 @@ import { DEFAULT_METHOD, METHODS, type MethodConfig, type MethodName } from './c
 import { DEFAULT_LOOP } from './loop';
 import type { RunSettings } from './run';
 import { DEFAULT_RUN, modelDefaults, warmupRecipe } from './settings';
-import { TEMPLATE_SETS } from './templates';
+import { TEMPLATE_SETS, type Templates } from './templates';
 
 /**
  * The checkpoint a run starts from when none is chosen (data/models/<name>/): the tiny preset
@@ -91,6 +91,12 @@ export function runMethod(name: string | undefined): MethodConfig {
   return METHODS[method as MethodName];
 }
 
+/** A set of role prompts by name; an unknown name (a hand-edited record) is refused with the names listed. */
+function templatesNamed(name: string): Templates {
+  if (!(name in TEMPLATE_SETS)) throw new Error(`unknown prompts "${name}" (${Object.keys(TEMPLATE_SETS).join(', ')})`);
+  return TEMPLATE_SETS[name as PromptSet];
+}
+
 /** Everything a run's settings are resolved from; overrides are checked already (parseSettings). */
 export interface RunChoices extends ModelChoices {
   method?: string;
@@ -107,6 +113,6 @@ export function resolveRunSettings(c: RunChoices): RunSettings {
     ...c.overrides,
     ...(c.steps === undefined ? {} : { steps: c.steps }),
     method: runMethod(c.method),
-    templates: TEMPLATE_SETS[c.templates],
+    templates: templatesNamed(c.templates),
   };
 }
