@@ -32,7 +32,7 @@ import { SHIPPED_SPLITS } from '../data/curriculum';
 import type { Problem } from '../data/problem';
 import { readProblemFile } from '../data/nodeFile';
 import { PROMPT_SETS } from '../model/checkpoint';
-import { METHODS } from '../sage/config';
+import { COMPARED_METHODS, METHODS } from '../sage/config';
 import { CEILING, compareChart, compareTable, methodOutcomes, summarize, type ComparedRun } from '../sage/compare';
 import { namedLevelDifference, parsePrimary, pilotSection, pilotVerdict, planSection, PILOT_BAR, PILOT_METHODS, PILOT_SEED_OFFSET, primaryName, seedSpan, type ComparisonPlan, type LevelFigures, type PilotRecord, type StatedPilot } from '../sage/namedLevels';
 import { MIN_RESAMPLES, RESAMPLES } from '../sage/pairedStats';
@@ -45,7 +45,6 @@ import { checkPlan, keepNamed, PLAN_FILES, readJson, readPilot, writeJson } from
 import { onInterrupt } from './interrupt';
 import { SHIPPED_MODEL } from './runFiles';
 
-const DEFAULT_METHODS = ['sage', 'rlvr', 'sage-no-quality-filter', 'mae'];
 /** What --methods names: the methods, and the ceiling (RLVR on --ceiling-seeds). */
 const ENTRIES = [...Object.keys(METHODS), CEILING.name];
 
@@ -53,7 +52,7 @@ export const compareCli = {
   name: 'compare',
   summary: 'Several methods × several seeds from one checkpoint, run or resumed one after another, reported with paired-bootstrap intervals over problems and seeds.',
   options: {
-    methods: { type: 'string', multiple: true, choices: ENTRIES, arg: 'M,M', help: `methods to compare, comma-separated (default ${[...DEFAULT_METHODS, CEILING.name].join(',')}, the last only on the shipped seeds or with --ceiling-seeds); ${CEILING.name}: ${CEILING.method} on --ceiling-seeds (${CEILING.label})` },
+    methods: { type: 'string', multiple: true, choices: ENTRIES, arg: 'M,M', help: `methods to compare, comma-separated (default ${[...COMPARED_METHODS, CEILING.name].join(',')}, the last only on the shipped seeds or with --ceiling-seeds); ${CEILING.name}: ${CEILING.method} on --ceiling-seeds (${CEILING.label})` },
     repeats: { type: 'int', min: 1, default: 5, help: `seeds per method (0, 1, ... N−1; a pilot's ${PILOT_SEED_OFFSET}, ${PILOT_SEED_OFFSET + 1}, ...)` },
     steps: { type: 'int', min: 1, default: 40, help: 'loop steps of every run' },
     model: { type: 'string', arg: 'DIR', exists: 'dir', default: SHIPPED_MODEL, help: 'the starting checkpoint of every run (Hugging Face folder)' },
@@ -278,7 +277,7 @@ export async function prepare(o: Options, given: ReadonlySet<string>): Promise<{
   }
   // The shipped ceiling's seeds are the shipped seeds and harder ones: other seeds need a ceiling of their own.
   const ceilingFits = !given.has('seeds') || given.has('ceiling-seeds');
-  const methods = o.methods.length ? o.methods : [...DEFAULT_METHODS, ...(ceilingFits ? [CEILING.name] : [])];
+  const methods = o.methods.length ? o.methods : [...COMPARED_METHODS, ...(ceilingFits ? [CEILING.name] : [])];
   if (methods.includes(CEILING.name) && !ceilingFits) throw new UsageError(`--methods ${CEILING.name}: its seeds (--ceiling-seeds, default ${SHIPPED_SPLITS.ceiling.file}) extend the shipped seeds, not ${o.seeds}: give --ceiling-seeds too`);
   if (new Set(methods).size !== methods.length) throw new UsageError('--methods: a method given twice');
   const primary = o.primary === undefined ? undefined : parsePrimary(o.primary, methods);

@@ -18,7 +18,7 @@ import { Runtime } from '../gpu/runtime';
 import { importCheckpoint, PROMPT_SETS } from '../model/checkpoint';
 import type { BaseDtype, KvDtype } from '../model/memory';
 import { nodePlatform } from '../platform/node';
-import { METHODS, type MethodName } from '../sage/config';
+import { DEFAULT_METHOD, METHODS, type MethodName } from '../sage/config';
 import { stratified, validateHeldOut, type ValidationSettings } from '../sage/run';
 import { RUN_FILES } from '../sage/runRecords';
 import { DEFAULT_RUN, modelDefaults } from '../sage/settings';
@@ -49,7 +49,7 @@ export const evalCli = {
   options: {
     model: { type: 'string', arg: 'DIR', exists: 'dir', default: SHIPPED_MODEL, help: 'the checkpoint folder to evaluate (Hugging Face layout; a run\'s best/ or last/)' },
     validation: { type: 'string', arg: 'FILE', exists: 'file', default: SHIPPED_SPLITS.validation.file, help: 'held-out problems with reference answers (JSONL: curriculum, GSM8K, MATH, HumanEval, MBPP, Q/A)' },
-    method: { type: 'string', choices: Object.keys(METHODS), default: 'sage', help: "the method whose own mode is measured beside the Solver alone: a Planner and a Critic infer with the Planner's plan shown when the Critic passes it (sage); a Critic alone adds its AUC (mae); rlvr is the Solver alone" },
+    method: { type: 'string', choices: Object.keys(METHODS), default: DEFAULT_METHOD, help: "the method whose own mode is measured beside the Solver alone: a Planner and a Critic infer with the Planner's plan shown when the Critic passes it (sage); a Critic alone adds its AUC (mae); rlvr is the Solver alone" },
     templates: { type: 'string', choices: PROMPT_SETS, help: 'role prompts (default: those the checkpoint records in sage_lab.json, else instruct); they also set the token limits, as in a run' },
     limit: { type: 'int', min: 1, default: DEFAULT_RUN.validationLimit, help: 'problems, taken in turn from each source and level in file order: a run with --validation-limit N validates on the same ones' },
     config: { type: 'string', arg: 'FILE', exists: 'file', help: 'JSON loop settings as evolve --config takes them: its maxNewTokens replace the token limits (to score as a run with that file did)' },

@@ -14,17 +14,18 @@ import { describeOverlap, findOverlap, OVERLAP_REASON, overlapSummary, withoutOv
 import { parseFieldMapping, type Problem } from '../data/problem';
 import { followPlan, kernelPlan, planRuntimeOptions, type KernelPlan } from '../gpu/kernelPlan';
 import { Runtime } from '../gpu/runtime';
-import { importCheckpoint, PROMPT_SETS, type PromptSet } from '../model/checkpoint';
+import { importCheckpoint, PROMPT_SETS, rolesTaught, type PromptSet } from '../model/checkpoint';
 import type { BaseDtype, KvDtype } from '../model/memory';
 import { PRESETS, type PresetName } from '../model/config';
 import { nodePlatform } from '../platform/node';
-import { METHODS, type MethodName } from '../sage/config';
+import { DEFAULT_METHOD, METHODS, type MethodConfig } from '../sage/config';
 import { DEFAULT_LOOP, TRANSCRIPT_MODES } from '../sage/loop';
+import { fromScratch, recordedSettings, recordedStart, resolveRunSettings, runMethod, type ModelStart, type SettingValues } from '../sage/runSpec';
 import { checkReferences, Evolution, type RunEvent, type RunSettings } from '../sage/run';
 import { ownAccuracy, type Accuracy } from '../sage/validation';
 import { CHALLENGER_WARMUP_HELP, SOLVER_TARGET_HELP, DEFAULT_RUN, describeDefaults, describeWarmup, modelDefaults, parseSettings, RUN_SPECS, SETTING_NAMES, warmupRecipe } from '../sage/settings';
 import { CHALLENGER_WARMUP_NAMES, SOLVER_TARGET_NAMES } from '../sage/warmup';
-import { chooseTemplates, TEMPLATE_SETS } from '../sage/templates';
+import { chooseTemplates } from '../sage/templates';
 import { createValidators } from '../sage/validators';
 import { CodeVerifier } from '../verify/python/codeVerifier';
 import { NodeSandboxPool } from '../verify/python/nodePool';
@@ -48,7 +49,7 @@ export const evolveCli = {
     fields: { type: 'string', arg: 'ROLE=FIELD,…', help: 'field mapping for the seed file instead of detection, e.g. question=q,answer=a' },
     preset: { type: 'string', choices: Object.keys(PRESETS), help: `a model preset trained from scratch, warmed up first (${DEFAULT_RUN.warmupSteps} steps), instead of the shipped model` },
     model: { type: 'string', arg: 'DIR', exists: 'dir', help: `start from this Hugging Face checkpoint folder (default ${SHIPPED_MODEL}: the tiny preset pretrained on an arithmetic corpus, its roles warmed up, compact prompts)` },
-    method: { type: 'string', choices: Object.keys(METHODS), help: 'method preset (default sage; a resumed run keeps its own)' },
+    method: { type: 'string', choices: Object.keys(METHODS), help: `method preset (default ${DEFAULT_METHOD}; a resumed run keeps its own)` },
     templates: { type: 'string', choices: PROMPT_SETS, help: 'role prompts: compact for models trained from scratch, instruct for instruction-tuned ones (default: those the checkpoint records in sage_lab.json, the shipped model\'s compact; compact with --preset; instruct for a checkpoint that records none); they also choose the defaults: instruct gives a pretrained model lr 1e-6 (1e-5 with LoRA) and token limits Solver 512, Challenger 384, Planner 256, Critic 32' },
     steps: { type: 'int', min: 0, default: DEFAULT_RUN.steps, help: 'loop steps (0: only read and report the data files, or with --warmup-steps warm up and validate)' },
     'warmup-steps': { type: 'int', min: 0, help: `SFT warm-up steps on the seeds rendered into every role (default ${DEFAULT_RUN.warmupSteps} with --preset or a --model whose sage_lab.json says rolesTaught false, as tiny-arith-base's; else 0 with --model: give it to warm a checkpoint up further)` },
@@ -226,11 +227,74 @@ function progressLine(e: RunEvent, total: number, started: number, firstStep: nu
   return null;
 }
 
+/** What a resumed run's config.json says of how it began: the fields a resume reads. */
+export interface Began {
+  method?: string;
+  seeds?: string;
+  validation?: string;
+  templates?: string;
+  preset?: string | null;
+  model?: string | null;
+  lora?: unknown;
+  baseDtype?: BaseDtype;
+  kvCache?: KvDtype;
+  settings?: Partial<RunSettings>;
+  starts?: RunStart[];
+}
+
+/** The checkpoint folder a run starts from: --model, else the shipped one unless --preset or --resume. */
+function modelFolder(o: Options): string | undefined {
+  // A first run starts from the shipped checkpoint (the tiny preset's warm-up, done): a loop step within minutes.
+  return o.model ?? (o.resume || o.preset ? undefined : SHIPPED_MODEL);
+}
+
+/** The run's method: --method, else a resumed run's own, else the default. */
+export const cliMethod = (o: Options, began: Began): MethodConfig => runMethod(o.method ?? began.method);
+
+/**
+ * The run's settings from its command line, resolved as the page's are (resolveRunSettings):
+ * `began` is a resumed run's config.json, null for a new run. A resumed run goes on with every
+ * setting it recorded (its seed above all), each replaced only by an option given on this
+ * command line, or a key of --config, with a line saying so; its warm-up, done, is not replaced.
+ */
+export function cliRunSettings(o: Options, given: ReadonlySet<keyof Options>, began: Began | null): { settings: RunSettings; templates: PromptSet; start: ModelStart; lora: boolean } {
+  const modelDir = modelFolder(o);
+  const templates = runTemplates(o.templates, began?.templates, modelDir);
+  // A checkpoint's record says whether its roles were taught (tiny-arith-base's: not yet).
+  const start: ModelStart = began ? recordedStart(began) : modelDir ? { kind: 'checkpoint', rolesTaught: rolesTaught(checkpointRecord(modelDir)) } : { kind: 'preset' };
+  const lora = Boolean(loraFromOptions(o) || o.adapter || began?.lora);
+  const choices = { start, templates, lora, recorded: began?.settings };
+  const overrides = [
+    ...Object.entries(o.config ? readConfig(o.config) : {}).map(([key, value]) => ({ option: `--config ${key}`, key, value })),
+    ...Object.entries(OPTION_SETTINGS)
+      .filter(([name]) => (began ? given.has(name as keyof Options) : o[name as keyof Options] !== undefined))
+      .map(([name, key]) => ({ option: `--${name}`, key, value: o[name as keyof Options] })),
+  ];
+  if (began) {
+    const templatesLine = replaces('--templates', templates, began.templates);
+    if (templatesLine) console.log(templatesLine);
+    const base = recordedSettings(choices) as unknown as Record<string, unknown>;
+    for (const { option, key, value } of overrides) {
+      const recorded = base[key];
+      const line = replaces(option, value, recorded);
+      if (line && WARMUP_SETTINGS.includes(key)) throw new UsageError(`--resume continues the run as it began (${option} ${recorded}, its warm-up done): ${option} ${value} does not apply`);
+      if (line) console.log(line);
+    }
+  }
+  const settings = resolveRunSettings({
+    ...choices,
+    method: cliMethod(o, began ?? {}).name,
+    overrides: Object.fromEntries(overrides.map(({ key, value }) => [key, value])) as Partial<SettingValues>,
+    // On resume: this many more steps.
+    steps: o.steps,
+  });
+  return { settings, templates, start, lora };
+}
+
 async function main(o: Options, given: CommandLine<typeof evolveCli.options>['given']): Promise<void> {
   if ((o.model || o.preset) && o.resume) throw new UsageError(`--${o.model ? 'model' : 'preset'} and --resume are exclusive (a resumed run continues from its own checkpoint)`);
   if (o.model && o.preset) throw new UsageError('--model and --preset are exclusive (a checkpoint, or a preset trained from scratch)');
-  // A first run starts from the shipped checkpoint (the tiny preset's warm-up, done): a loop step within minutes.
-  const modelDir = o.model ?? (o.resume || o.preset ? undefined : SHIPPED_MODEL);
+  const modelDir = modelFolder(o);
   const preset = (o.preset ?? 'tiny') as PresetName;
   const lora = loraFromOptions(o);
   if (o.resume && o['replay-plan']) throw new UsageError('--resume follows the kernel plan the run recorded: --replay-plan does not apply');
@@ -239,7 +303,7 @@ async function main(o: Options, given: CommandLine<typeof evolveCli.options>['gi
   const resumeFolder = o.resume ? new RunFolder(o.resume, o['checkpoint-every']) : null;
   const resumed = resumeFolder?.readResume() ?? null;
   // A resumed run goes on as it began: its method, and the problems it was given (kept in its folder).
-  const began = (resumed?.config ?? {}) as { method?: string; seeds?: string; validation?: string; templates?: string; baseDtype?: BaseDtype; kvCache?: KvDtype; settings?: Partial<RunSettings>; starts?: RunStart[] };
+  const began = (resumed?.config ?? {}) as Began;
   for (const [option, value, recorded] of [['method', o.method, began.method], ['seeds', o.seeds, began.seeds], ['validation', o.validation, began.validation]] as const) {
     if (value !== undefined && recorded !== undefined && value !== recorded) throw new UsageError(`--resume continues the run as it began (--${option} ${recorded}): --${option} ${value} does not apply`);
   }
@@ -251,42 +315,9 @@ async function main(o: Options, given: CommandLine<typeof evolveCli.options>['gi
   // --steps 0 reads and reports the files; with an explicit --warm-up it warms the model up (and validates) without a loop step.
   if (o.steps === 0 && o['warmup-steps'] === undefined) return;
 
-  const method = METHODS[(o.method ?? began.method ?? 'sage') as MethodName];
+  const method = cliMethod(o, began);
   checkReferences(seeds, validation, method);
-  const templateSet = runTemplates(o.templates, began.templates, modelDir);
-  const defaults = modelDefaults(templateSet, Boolean(lora || o.adapter || (resumed?.config as { lora?: unknown } | undefined)?.lora));
-  // A resumed run goes on with every setting it recorded (its seed above all), each replaced
-  // only by an option given on this command line, or a key of --config, with a line saying so.
-  // A checkpoint warms up as a pretrained model does, a preset from scratch as the seeds alone teach it (warmupRecipe).
-  const base: Omit<RunSettings, 'method' | 'templates'> = { ...DEFAULT_LOOP, lr: defaults.lr, maxNewTokens: defaults.maxNewTokens, ...DEFAULT_RUN, ...warmupRecipe(!modelDir), ...began.settings };
-  const overrides = [
-    ...Object.entries(o.config ? readConfig(o.config) : {}).map(([key, value]) => ({ option: `--config ${key}`, key, value })),
-    ...Object.entries(OPTION_SETTINGS)
-      .filter(([name]) => (resumed ? given.has(name as keyof Options) : o[name as keyof Options] !== undefined))
-      .map(([name, key]) => ({ option: `--${name}`, key, value: o[name as keyof Options] })),
-  ];
-  if (resumed) {
-    const templatesLine = replaces('--templates', templateSet, began.templates);
-    if (templatesLine) console.log(templatesLine);
-    for (const { option, key, value } of overrides) {
-      const recorded = (base as unknown as Record<string, unknown>)[key];
-      const line = replaces(option, value, recorded);
-      if (line && WARMUP_SETTINGS.includes(key)) throw new UsageError(`--resume continues the run as it began (${option} ${recorded}, its warm-up done): ${option} ${value} does not apply`);
-      if (line) console.log(line);
-    }
-  }
-  const settings: RunSettings = {
-    ...base,
-    ...(Object.fromEntries(overrides.map(({ key, value }) => [key, value])) as Partial<RunSettings>),
-    // A run from a checkpoint starts warmed up; a preset from scratch warms up first.
-    // A checkpoint is warmed up already unless its record says its roles were never taught (a pretrained base).
-    ...(resumed || o['warmup-steps'] !== undefined ? {} : { warmupSteps: modelDir && checkpointRecord(modelDir).rolesTaught !== false ? 0 : DEFAULT_RUN.warmupSteps }),
-    // On resume: this many more steps.
-    steps: o.steps,
-    method,
-    // A model trained from scratch learns the roles from the warm-up, not from instructions.
-    templates: TEMPLATE_SETS[templateSet],
-  };
+  const { settings, templates: templateSet, start: modelStart, lora: trainsLora } = cliRunSettings(o, given, resumed ? began : null);
   const baseDtype = (resumed && !given.has('base-dtype') ? (began.baseDtype ?? 'f32') : o['base-dtype']) as BaseDtype;
   const baseDtypeLine = resumed ? replaces('--base-dtype', baseDtype, began.baseDtype) : null;
   if (baseDtypeLine) console.log(baseDtypeLine);
@@ -304,7 +335,7 @@ async function main(o: Options, given: CommandLine<typeof evolveCli.options>['gi
   if (o['replay-plan'] && !plan) throw new UsageError(`--replay-plan ${o['replay-plan']}: no ${RUN_FILES.kernels} there (not a run folder, or a run from before kernel plans were recorded)`);
   if (!o.resume) folder.writeProblems(seeds, validation);
   // A resumed run's record keeps what its start alone knew: the model it started from, its adapter.
-  const start = resumed ? {} : { preset: modelDir ? null : preset, model: modelDir ?? null, lora: lora ?? (o.adapter ? { adapter: o.adapter } : null) };
+  const start = resumed ? {} : { preset: fromScratch(modelStart) ? preset : null, model: modelDir ?? null, lora: lora ?? (o.adapter ? { adapter: o.adapter } : null) };
   // Each process that runs it adds a start: its clock times, its commit (where there is git), its kernels.
   const thisStart: RunStart = {
     started: new Date().toISOString(),
@@ -326,10 +357,11 @@ async function main(o: Options, given: CommandLine<typeof evolveCli.options>['gi
     source = { kind: 'checkpoint', checkpoint: importCheckpoint(files), name: o.resume ? join(o.resume, 'last') : modelDir!, onProgress: logShards };
   } else source = { kind: 'preset', preset, seed: settings.seed };
   if (modelDir === SHIPPED_MODEL) console.log(`model: ${SHIPPED_MODEL}, the tiny preset pretrained on an arithmetic corpus, its roles warmed up (data/models/README.md); --preset tiny warms one up from scratch instead`);
-  else if (!o.resume && !modelDir) console.log(`model: the ${preset} preset from scratch (seed ${settings.seed}), warmed up for ${settings.warmupSteps} steps before the first loop step`);
+  else if (!o.resume && fromScratch(modelStart)) console.log(`model: the ${preset} preset from scratch (seed ${settings.seed}), warmed up for ${settings.warmupSteps} steps before the first loop step`);
   const session = ModelSession.create(rt, { ...source, baseDtype });
-  // Every checkpoint the run writes (warmup/, best/, last/) records the prompts it trains with.
+  // Every checkpoint the run writes (warmup/, best/, last/) records the prompts it trains with, its roles taught.
   session.templates = templateSet;
+  session.rolesTaught = true;
   session.kvCache = kvCache;
   if (!o.resume) session.resetOptimizer();
   applyLora(session, o, settings.seed);
@@ -339,8 +371,8 @@ async function main(o: Options, given: CommandLine<typeof evolveCli.options>['gi
     checkpointSink: (tag) => folder.checkpointSink(tag),
   });
   console.log(`adapter ${rt.ctx.adapter.key} · ${(session.parameters / 1e6).toFixed(2)}M params · ${describeTraining(session, session.model.trainable.size)} · ${method.summary} · run folder ${out}`);
-  if (!resumed) console.log(`${describeDefaults(defaults)}${o.config || o.lr !== undefined ? ' (before --config and --lr)' : ''}`);
-  if (!resumed && settings.warmupSteps > 0) console.log(describeWarmup(settings, !modelDir));
+  if (!resumed) console.log(`${describeDefaults(modelDefaults(templateSet, trainsLora))}${o.config || o.lr !== undefined ? ' (before --config and --lr)' : ''}`);
+  if (!resumed && settings.warmupSteps > 0) console.log(describeWarmup(settings, fromScratch(modelStart)));
   console.log(`base weights in ${session.baseDtype} · ${describeMemory(modelMemory(session.config, session.lora, settings.proposals * settings.difficultySamples, kvCache))}`);
   // A process killed between two checkpoints: the steps after last/ run again, their records dropped.
   const rewound = resumed ? folder.rewind(resumed) : null;

@@ -11,6 +11,7 @@ import { LAB_RECORD, parseLabRecord, type FileSink, type LabRecord, type PromptS
 import type { LoadProgress } from '../train/session';
 import type { BankEvent, ProblemBank } from '../sage/bank';
 import { bankToVerlParquet, heldOutToVerlParquet } from '../sage/bankExport';
+import { DEFAULT_MODEL, SHIPPED_MODELS_DIR } from '../sage/runSpec';
 import { chooseTemplates, type Templates } from '../sage/templates';
 import type { Transcript } from '../sage/loop';
 import type { MetricsRecord, RunState, RunStore } from '../sage/run';
@@ -109,11 +110,8 @@ export function logShards(p: LoadProgress): void {
   if (p.bytes === p.total) console.error(`loaded ${p.file} (${p.shard} of ${p.shards}, ${(p.total / 2 ** 20).toFixed(0)} MiB)`);
 }
 
-/**
- * The tiny preset pretrained on an arithmetic corpus, its roles warmed up on the seeds
- * (data/models/README.md): where a run starts unless told otherwise.
- */
-export const SHIPPED_MODEL = 'data/models/tiny-arith';
+/** The shipped default's folder (DEFAULT_MODEL): where a run starts unless told otherwise. */
+export const SHIPPED_MODEL = `${SHIPPED_MODELS_DIR}/${DEFAULT_MODEL}`;
 
 /** The run folder's verl datasets: the bank to train on, the held-out split to validate on. */
 export const VERL_FILES = { train: 'verl/train.parquet', test: 'verl/test.parquet' } as const;

@@ -143,11 +143,18 @@ describe('exportCheckpoint / importCheckpoint', () => {
       const sink = memorySink();
       await writeCheckpoint(TINY, (name) => importCheckpoint(files).weights.read(name), tokenizerFiles(), { templates }, sink);
       expect(importCheckpoint(sink.files).templates).toBe(templates);
+      expect(importCheckpoint(files).rolesTaught).toBe(true);
     }
-    // A plain Hugging Face folder records nothing.
+    // A base not warmed up yet keeps saying so through an export and an import (the next run warms it up); taught is the default, left out.
+    const base = exportCheckpoint(TINY, flat, tokenizerFiles(), { templates: 'compact', rolesTaught: false });
+    expect(JSON.parse(dec.decode(base.get(LAB_RECORD)!))).toEqual({ templates: 'compact', rolesTaught: false });
+    expect(importCheckpoint(base).rolesTaught).toBe(false);
+    expect(JSON.parse(dec.decode(exportCheckpoint(TINY, flat, tokenizerFiles(), { templates: 'compact', rolesTaught: true }).get(LAB_RECORD)!))).toEqual({ templates: 'compact' });
+    // A plain Hugging Face folder records nothing: its roles count as taught (an instruction-tuned model follows the prompts).
     const plain = exportCheckpoint(TINY, flat, tokenizerFiles());
     expect(plain.has(LAB_RECORD)).toBe(false);
     expect(importCheckpoint(plain).templates).toBeUndefined();
+    expect(importCheckpoint(plain).rolesTaught).toBe(true);
     const bad = new Map(plain).set(LAB_RECORD, new TextEncoder().encode('{"templates": "chat"}'));
     expect(() => importCheckpoint(bad)).toThrow('sage_lab.json: "templates" must be one of compact, instruct (got "chat")');
     expect(() => importCheckpoint(new Map(plain).set(LAB_RECORD, new TextEncoder().encode('{')))).toThrow(/^sage_lab\.json is not valid JSON/);

@@ -32,6 +32,8 @@ export interface ExportExtras {
   lora?: CheckpointAdapter & { baseModel: string };
   /** The role prompts the model was trained with, recorded in LAB_RECORD (none: nothing recorded). */
   templates?: PromptSet;
+  /** With templates: false records that the roles were not taught yet (LAB_RECORD's rolesTaught; true is the default, left out). */
+  rolesTaught?: boolean;
 }
 
 /**
@@ -58,6 +60,9 @@ export interface LabRecord {
   templates?: PromptSet;
   rolesTaught?: boolean;
 }
+
+/** Whether a record says the model's roles were taught: unless it says false (a record that says nothing, or none at all, is a model made to follow the prompts). */
+export const rolesTaught = (record: LabRecord): boolean => record.rolesTaught !== false;
 
 /** The lab's record of a checkpoint (LAB_RECORD's bytes or text), checked: a bad value is refused by name. */
 export function parseLabRecord(content: Uint8Array | string): LabRecord {
@@ -134,6 +139,8 @@ export interface ImportedCheckpoint {
   lora?: CheckpointAdapter;
   /** The role prompts the model was trained with, when the checkpoint records them (LAB_RECORD). */
   templates?: PromptSet;
+  /** Whether its roles were taught: true unless LAB_RECORD says false (a base pretrained for the prompts, not yet warmed up). */
+  rolesTaught: boolean;
 }
 
 /** A checkpoint's weights, checked whole at import, read tensor by tensor. */
@@ -509,7 +516,7 @@ function sideFiles(config: LlamaConfig, tokenizerFiles: Map<string, string>, ext
     if (extra.runState !== undefined) state.run_state = extra.runState;
     files.set('trainer_state.json', enc.encode(JSON.stringify(state, null, 2)));
   }
-  if (extra.templates) files.set(LAB_RECORD, enc.encode(JSON.stringify({ templates: extra.templates }, null, 2) + '\n'));
+  if (extra.templates) files.set(LAB_RECORD, enc.encode(JSON.stringify({ templates: extra.templates, ...(extra.rolesTaught === false ? { rolesTaught: false } : {}) }, null, 2) + '\n'));
   return files;
 }
 
@@ -755,6 +762,7 @@ export function importCheckpoint(files: Map<string, Uint8Array>): ImportedCheckp
       flat: () => copyToFlat(specs, weights, '', size),
       largest,
     },
+    rolesTaught: rolesTaught(record),
   };
   if (tokenizerJson !== undefined) result.tokenizerJson = tokenizerJson;
   if (tokenizerConfigJson !== undefined) result.tokenizerConfigJson = tokenizerConfigJson;

@@ -187,3 +187,12 @@ export const METHODS = {
 } as const satisfies Record<string, MethodConfig>;
 
 export type MethodName = keyof typeof METHODS;
+
+/** The method a run uses unless one is chosen: the CLIs', the page's and a record's that names none. */
+export const DEFAULT_METHOD = 'sage' satisfies MethodName;
+
+/**
+ * The methods a comparison runs unless told otherwise (`npm run compare` and the page's Runs
+ * panel): SAGE, its RLVR baseline, SAGE without its quality filter, and MAE.
+ */
+export const COMPARED_METHODS: readonly MethodName[] = ['sage', 'rlvr', 'sage-no-quality-filter', 'mae'];

@@ -36,7 +36,7 @@ export const SETTING_SPECS = {
 /** A run's length, validation and early stopping (the CLI has an option for each). */
 export const RUN_SPECS = {
   steps: { integer: true, min: 1, help: 'loop steps in this run (a resumed run may add more)' },
-  warmupSteps: { integer: true, min: 0, help: 'SFT steps on the seeds rendered into every role before the loop (0 for pretrained models)' },
+  warmupSteps: { integer: true, min: 0, help: 'SFT steps on the seeds rendered into every role before the loop (by default 0 for a checkpoint whose roles were taught; a preset from scratch or a pretrained base warms up)' },
   warmupSolverShare: { integer: false, min: 0, max: 1, help: 'the Solver\'s share of the warm-up\'s pairs, its pairs repeated to reach it (the loop\'s rewards need a Solver that answers some problems)' },
   warmupLr: { integer: false, min: 0, minExclusive: true, help: 'peak learning rate of the warm-up (2e-3 teaches a model from scratch; a pretrained base forgets less at a lower one)' },
   warmupRehearsal: { integer: false, min: 0, max: 0.9, help: 'the share of the warm-up\'s examples that are documents of the arithmetic corpus tiny-arith-base was pretrained on, none stating a held-out expression: rehearsed, so that a base taught the roles\' formats keeps what it knew (0 for a model not pretrained on that corpus)' },

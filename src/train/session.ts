@@ -86,6 +86,12 @@ export class ModelSession {
    * checkpoint. Every checkpoint written from the session records it.
    */
   templates: PromptSet | null = null;
+  /**
+   * Whether the model's roles have been taught: a checkpoint's record (false for a base not
+   * warmed up yet, as tiny-arith-base), true once a run trains it; false for a fresh preset.
+   * A checkpoint written from the session keeps a false with its prompts.
+   */
+  rolesTaught = false;
 
   private constructor(
     readonly model: Transformer,
@@ -134,6 +140,7 @@ export class ModelSession {
     if (c.lora) model.enableLora(c.lora.config, c.lora.flat, { merged: true });
     const session = new ModelSession(model, tokenizer, source.name, c.optimizer);
     session.templates = c.templates ?? null;
+    session.rolesTaught = c.rolesTaught;
     return session;
   }
 
@@ -317,7 +324,7 @@ export class ModelSession {
       runState: { origin: this.origin, steps: this.optimizerStep, ...runState },
       ...format,
       ...(lora ? { lora: { config: lora, flat: await this.model.readAdapter(), baseModel: this.origin } } : {}),
-      ...(this.templates ? { templates: this.templates } : {}),
+      ...(this.templates ? { templates: this.templates, rolesTaught: this.rolesTaught } : {}),
     }, sink);
   }
 

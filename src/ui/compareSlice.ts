@@ -6,13 +6,13 @@
  */
 import type { StateCreator } from 'zustand';
 import type { MethodName } from '../sage/config';
+import { DEFAULT_MODEL } from '../sage/runSpec';
 import { DEFAULT_RUN } from '../sage/settings';
 import type { EvolveSettings } from '../worker/api';
 import { callEngine } from './engineClient';
 import { comparisonKey, comparisonPlan } from './runHistory';
 import { requestSettings } from './runSlices';
 import { isActive } from './runView';
-import { DEFAULT_SHIPPED_MODEL } from './shippedData';
 import type { LabState } from './store';
 import { errorText } from '../util/errorText';
 
@@ -47,7 +47,7 @@ export const compareSlice: StateCreator<LabState, [], [], CompareSlice> = (set, 
     // (its weights kept in the page; with a LoRA adapter, the merged weights and a fresh adapter of the same shape).
     let restore: () => Promise<void>;
     const model = s.model;
-    const origin = model?.origin ?? DEFAULT_SHIPPED_MODEL;
+    const origin = model?.origin ?? DEFAULT_MODEL;
     const templates = model ? s.templates : 'compact';
     if (!model) restore = () => get().loadShippedModel(origin);
     else {

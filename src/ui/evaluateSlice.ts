@@ -9,7 +9,7 @@ import { errorText } from '../util/errorText';
 import type { EvaluateResult } from '../worker/api';
 import { downloadBytes } from './checkpointFiles';
 import { callEngine } from './engineClient';
-import { DEFAULT_SHIPPED_MODEL } from './shippedData';
+import { DEFAULT_MODEL } from '../sage/runSpec';
 import type { LabState } from './store';
 
 export interface EvaluateSlice {
@@ -42,8 +42,8 @@ export const evaluateSlice: StateCreator<LabState, [], [], EvaluateSlice> = (set
     set({ evaluating: true, evaluateError: null });
     try {
       if (!get().model) {
-        await get().loadShippedModel(DEFAULT_SHIPPED_MODEL);
-        if (!get().model) throw new Error(get().modelError ?? `could not load ${DEFAULT_SHIPPED_MODEL}`);
+        await get().loadShippedModel(DEFAULT_MODEL);
+        if (!get().model) throw new Error(get().modelError ?? `could not load ${DEFAULT_MODEL}`);
       }
       const request = { method: get().method, templates: get().templates, limit: Number(get().typed.validationLimit ?? DEFAULT_RUN.validationLimit) };
       set({ evaluation: await callEngine((e) => e.evaluate(request)) });

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { METHODS, type MethodName } from '../sage/config';
 import { adapterName, dismissFirstVisit, firstVisitDismissed, REFERENCE_STEP, showFirstVisit, startPlan, type PlanInput } from './firstVisit';
-import { DEFAULT_SHIPPED_MODEL } from './shippedData';
+import { DEFAULT_MODEL } from '../sage/runSpec';
 
 /** A deterministic generator, so a failure names inputs that reproduce. */
 function rng(seed: number): () => number {
@@ -58,7 +58,7 @@ describe('startPlan', () => {
     for (let i = 0; i < 200; i++) {
       const p = input(r);
       const plan = startPlan(p);
-      expect(plan.model).toContain(DEFAULT_SHIPPED_MODEL);
+      expect(plan.model).toContain(DEFAULT_MODEL);
       expect(plan.model).not.toContain('warm-up steps');
       expect(plan.problems).toContain(`${p.seeds!.problems} seed problems from ${p.seeds!.name}`);
       expect(plan.problems).toContain(`on ${Math.min(p.validationLimit, p.validation!.problems)} held-out problems of ${p.validation!.name}`);

@@ -3,9 +3,9 @@
  * browser), and whether they have dismissed that. Pure but for the remembered dismissal, so
  * the text is tested without a browser.
  */
-import { METHODS, type MethodName } from '../sage/config';
+import { DEFAULT_METHOD, METHODS, type MethodName } from '../sage/config';
 import type { DeviceReport } from '../worker/api';
-import { DEFAULT_SHIPPED_MODEL } from './shippedData';
+import { DEFAULT_MODEL } from '../sage/runSpec';
 
 /**
  * A measured step from the shipped checkpoint with the default settings on the demo
@@ -54,14 +54,14 @@ export function adapterName(adapter: DeviceReport['adapter'] | null): string {
 export function startPlan(p: PlanInput): StartPlan {
   const model = p.model
     ? `${p.model.origin} (${(p.model.parameters / 1e6).toFixed(2)} M parameters), the model held now`
-    : `${DEFAULT_SHIPPED_MODEL}, shipped with the lab: the tiny preset (about 1 M parameters) pretrained on an arithmetic corpus, its roles already warmed up on the demo curriculum`;
+    : `${DEFAULT_MODEL}, shipped with the lab: the tiny preset (about 1 M parameters) pretrained on an arithmetic corpus, its roles already warmed up on the demo curriculum`;
   const warmup = p.warmupSteps > 0 ? `; first ${p.warmupSteps} warm-up steps of supervised training on the seeds` : '';
   const held = p.validation ? `${Math.min(p.validationLimit, p.validation.problems)} held-out problems of ${p.validation.name}` : 'held-out problems (none loaded yet)';
   const problems = p.seeds
     ? `${p.seeds.problems} seed problems from ${p.seeds.name}; accuracy measured on ${held} before the first step and every ${p.evalEvery} steps`
     : 'the demo curriculum, still loading';
   const method = `${METHODS[p.method].summary}, for ${p.steps} steps (fewer if ${p.patience} validations in a row bring no new best)`;
-  const [measured, seconds] = p.method in REFERENCE_STEP.secondsPerStep ? [p.method, REFERENCE_STEP.secondsPerStep[p.method]!] : ['sage', REFERENCE_STEP.secondsPerStep.sage!];
+  const [measured, seconds] = p.method in REFERENCE_STEP.secondsPerStep ? [p.method, REFERENCE_STEP.secondsPerStep[p.method]!] : [DEFAULT_METHOD, REFERENCE_STEP.secondsPerStep[DEFAULT_METHOD]!];
   const time =
     `No step has run on ${adapterName(p.adapter)} yet, so there is no estimate for it: the first step's seconds appear under s / step and the ETA follows. ` +
     `For scale, ${measured} took ${seconds} s a step in ${REFERENCE_STEP.where}, after ${REFERENCE_STEP.tuningSeconds} s tuning kernels before the first step; ` +

@@ -6,18 +6,19 @@
  */
 import type { StateCreator } from 'zustand';
 import { proxy } from 'comlink';
-import { METHODS, type MethodName } from '../sage/config';
+import { DEFAULT_METHOD, METHODS, type MethodName } from '../sage/config';
 import { DEFAULT_LOOP } from '../sage/loop';
 import type { RunSettings } from '../sage/run';
-import { checkSetting, DEFAULT_RUN, modelDefaults, RUN_SPECS, SETTING_SPECS, warmupRecipe, type SettingName } from '../sage/settings';
-import { PRESETS } from '../model/config';
+import { DEFAULT_MODEL, modelStart, runDefaults, type ModelChoices } from '../sage/runSpec';
+import { checkSetting, DEFAULT_RUN, RUN_SPECS, SETTING_SPECS, type SettingName } from '../sage/settings';
+import type { PromptSet } from '../model/checkpoint';
 import { OVERLAP_REASON, type OverlapReport } from '../data/content';
 import type { AutosaveInfo, CheckpointFile, EvolveEvent, EvolveResult, EvolveSettings, ModelSummary, ProblemSetReport } from '../worker/api';
 import { canSaveToFolder, downloadBytes, saveToFolder, toPicked } from './checkpointFiles';
 import { callEngine } from './engineClient';
 import type { RunConfig } from './runHistory';
 import { EMPTY_RUN, historyEvents, isActive, reduceRun, type RunView } from './runView';
-import { DEFAULT_SHIPPED_MODEL, SHIPPED_SEEDS, SHIPPED_VALIDATION } from './shippedData';
+import { SHIPPED_ROLES_TAUGHT, SHIPPED_SEEDS, SHIPPED_VALIDATION } from './shippedData';
 import type { LabState } from './store';
 import { errorText } from '../util/errorText';
 
@@ -52,12 +53,18 @@ export const DEFAULT_CHOICES: Choices = {
   seedParity: DEFAULT_LOOP.seedParity,
 };
 export const NUMERIC_SETTINGS = [...Object.keys(SETTING_SPECS), ...Object.keys(RUN_SPECS)] as NumericSetting[];
-const DEFAULTS: Record<NumericSetting, number> = { ...DEFAULT_LOOP, ...DEFAULT_RUN } as unknown as Record<NumericSetting, number>;
-/** A preset made here from scratch warms up before the loop; a checkpoint (none held: the shipped one) does not. */
-export const fromScratch = (model: ModelSummary | null): boolean => model !== null && model.origin in PRESETS;
-/** A setting's default for the prompts chosen, whether a LoRA adapter trains (see modelDefaults) and whether the model starts from scratch. */
-export const settingDefault = (name: NumericSetting, templates: 'compact' | 'instruct' = 'compact', lora = false, scratch = false): number =>
-  name === 'lr' ? modelDefaults(templates, lora).lr : name === 'warmupSteps' && !scratch ? 0 : name === 'warmupLr' ? warmupRecipe(scratch).warmupLr : DEFAULTS[name];
+/**
+ * What a run's defaults depend on for the model held, or (none held) the shipped one Start
+ * loads: where it starts (a preset from scratch, or a checkpoint whose record may say its roles
+ * were never taught), the prompts, whether a LoRA adapter trains.
+ */
+export const modelChoices = (model: ModelSummary | null, templates: PromptSet): ModelChoices => ({
+  start: model ? modelStart(model.origin, model.rolesTaught) : modelStart(DEFAULT_MODEL, SHIPPED_ROLES_TAUGHT[DEFAULT_MODEL] !== false),
+  templates,
+  lora: Boolean(model?.lora),
+});
+/** A setting's default, as the engine and the CLI resolve it for the same model (runDefaults). */
+export const settingDefault = (name: NumericSetting, c: ModelChoices): number => runDefaults(c)[name];
 
 export interface SettingsSlice {
   method: MethodName;
@@ -186,7 +193,7 @@ export const problemsSlice: StateCreator<LabState, [], [], ProblemsSlice> = (set
 };
 
 export const settingsSlice: StateCreator<LabState, [], [], SettingsSlice> = (set, get) => ({
-  method: 'sage',
+  method: DEFAULT_METHOD,
   templates: 'compact',
   typed: {},
   settingErrors: {},
@@ -219,7 +226,7 @@ const recordConfig = (s: LabState, method: MethodName, templates: RunConfig['tem
   settings: {},
   seeds: s.seedReport?.name ?? '—',
   validation: s.validationReport?.name ?? '—',
-  model: s.model?.origin ?? DEFAULT_SHIPPED_MODEL,
+  model: s.model?.origin ?? DEFAULT_MODEL,
   ...(s.seedReport?.levels.length ? { seedLevels: s.seedReport.levels } : {}),
 });
 
@@ -261,7 +268,7 @@ export const runSlice: StateCreator<LabState, [], [], RunSlice> = (set, get) => 
       const f = records.find((x) => x.name === name);
       return f ? new TextDecoder().decode(f.bytes) : null;
     };
-    let method: MethodName = 'sage';
+    let method: MethodName = DEFAULT_METHOD;
     let templates: RunConfig['templates'] = get().templates;
     let history: RunView;
     try {
@@ -282,7 +289,7 @@ export const runSlice: StateCreator<LabState, [], [], RunSlice> = (set, get) => 
       runSettings: { method, steps: history.steps.length + steps },
     });
     get().beginRecord({ ...recordConfig(get(), method, templates), resumed: true });
-    await drive(() => resume(steps));
+    await drive(async () => set({ model: (await resume(steps)).model }));
   };
   return {
     run: EMPTY_RUN,
@@ -311,16 +318,16 @@ export const runSlice: StateCreator<LabState, [], [], RunSlice> = (set, get) => 
         runClock: { started: Date.now(), heldMs: 0, pausedAt: null },
         runSettings: { method, steps: settings.steps ?? DEFAULT_RUN.steps },
       });
-      // No model held: the shipped checkpoint (compact prompts, no warm-up), so that a first run reaches its first step in a minute or two.
+      // No model held: the shipped checkpoint (compact prompts, its roles taught), so that a first run reaches its first step in a minute or two.
       const templates = s.model ? s.templates : 'compact';
-      settings = { ...settings, warmupSteps: settings.warmupSteps ?? settingDefault('warmupSteps', templates, Boolean(s.model?.lora), fromScratch(s.model)) };
+      settings = { ...settings, warmupSteps: settings.warmupSteps ?? settingDefault('warmupSteps', modelChoices(s.model, templates)) };
       get().beginRecord({ ...recordConfig(s, method, templates), settings, ...(queued ? { comparison: queued.comparison } : {}) });
       await drive(async () => {
         if (!get().model) {
-          await get().loadShippedModel(DEFAULT_SHIPPED_MODEL);
-          if (!get().model) throw new Error(get().modelError ?? `could not load ${DEFAULT_SHIPPED_MODEL}`);
+          await get().loadShippedModel(DEFAULT_MODEL);
+          if (!get().model) throw new Error(get().modelError ?? `could not load ${DEFAULT_MODEL}`);
         }
-        await callEngine((e) => e.evolve({ method, templates, settings }, onEvents));
+        set({ model: (await callEngine((e) => e.evolve({ method, templates, settings }, onEvents))).model });
       });
     },
     pauseRun: () => void callEngine((e) => e.pauseEvolve()),

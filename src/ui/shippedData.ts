@@ -1,5 +1,5 @@
 /** Seed files the lab ships from the repository's `data/` (see data/README.md), by file name, and their held-out splits. */
-import { parseLabRecord } from '../model/checkpoint';
+import { parseLabRecord, rolesTaught } from '../model/checkpoint';
 import curriculumSeeds from '../../data/seeds/curriculum-500.jsonl?url';
 import gsm8kSeeds from '../../data/seeds/gsm8k-148.jsonl?url';
 import humanevalSeeds from '../../data/seeds/humaneval-87.jsonl?url';
@@ -39,23 +39,14 @@ export const SHIPPED_MODELS: Readonly<Record<string, Record<string, string>>> = 
   return acc;
 }, {});
 
-/** Per shipped checkpoint, whether its roles were taught (its LAB_RECORD; a folder without one is a plain base). */
+/** Per shipped checkpoint, whether its roles were taught, read from its LAB_RECORD as an import reads it. */
 const modelRecords = import.meta.glob<string>('../../data/models/*/sage_lab.json', { query: '?raw', import: 'default', eager: true });
 export const SHIPPED_ROLES_TAUGHT: Readonly<Record<string, boolean>> = Object.fromEntries(
   Object.keys(SHIPPED_MODELS).map((name) => {
     const text = Object.entries(modelRecords).find(([path]) => path.split('/').slice(-2)[0] === name)?.[1];
-    return [name, text !== undefined && parseLabRecord(text).rolesTaught !== false];
+    return [name, rolesTaught(text === undefined ? {} : parseLabRecord(text))];
   }),
 );
-
-/**
- * The checkpoint a run starts from when no model is held: the tiny preset pretrained on an
- * arithmetic corpus, its roles warmed up. Chosen over tiny-curriculum (trained on the seeds
- * alone) because it knows levels the seeds do not show, so its Challenger poses new and harder
- * problems, its Solver answers a quarter of the held-out split rather than 2%, and its Critic
- * tells real problems from corrupted ones (data/models/README.md).
- */
-export const DEFAULT_SHIPPED_MODEL = 'tiny-arith';
 
 /** A shipped checkpoint as the files a user would pick. */
 export async function shippedModelFiles(name: string): Promise<File[]> {

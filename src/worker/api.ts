@@ -90,6 +90,8 @@ export interface ModelSummary {
   memory: ModelMemory;
   /** The role prompts the model was trained with (its checkpoint's record, or the last run's); null when none is known. */
   templates: PromptSet | null;
+  /** Whether its roles have been taught (ModelSession.rolesTaught): a checkpoint's whose were not warms up first by default. */
+  rolesTaught: boolean;
 }
 
 /** A file the user picked or dropped, with its path in the chosen folder (or its name). */
@@ -199,6 +201,8 @@ export type EvolveEvent = RunEvent | { type: 'bank'; event: BankEvent } | { type
 export interface EvolveResult {
   state: RunState;
   reason: 'steps' | 'early-stop' | 'stopped';
+  /** The held model as the run left it (its prompts the run's, its roles taught): the page's summary of it is stale. */
+  model: ModelSummary;
 }
 
 export interface EngineApi {

@@ -137,7 +137,7 @@ export function createEngine(platform: Platform): EngineApi {
       problems.validation = [...store.problems.validation];
       job = EvolveJob.resume(next, store, resume.state, settings, onEvents, () => platform.codeSandbox(), autosave);
       const resumed = job;
-      return resumed.run();
+      return { ...(await resumed.run()), model: summary(next) };
     });
 
   const held = (): ModelSession => {
@@ -411,7 +411,7 @@ export function createEngine(platform: Platform): EngineApi {
         if (!problems.validation) throw new Error('no validation problems loaded: load a held-out file first');
         const started = EvolveJob.start(s, { seeds: problems.seeds, validation: problems.validation }, request, onEvents, () => platform.codeSandbox(), autosave);
         job = started;
-        return started.run();
+        return { ...(await started.run()), model: summary(s) };
       });
     },
 
@@ -479,6 +479,7 @@ function summary(s: ModelSession): ModelSummary {
     kvCache: s.kvCache,
     memory: modelMemory(c, s.lora, DEFAULT_LOOP.proposals * DEFAULT_LOOP.difficultySamples, s.kvCache),
     templates: s.templates,
+    rolesTaught: s.rolesTaught,
   };
 }
 

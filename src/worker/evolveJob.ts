@@ -9,16 +9,14 @@ import { problemToPair, readSftPairs } from '../data/sftPairs';
 import { checkHeldOut } from '../data/content';
 import { parseFieldMapping, type Problem } from '../data/problem';
 import { kernelPlan } from '../gpu/kernelPlan';
-import { memorySink } from '../model/checkpoint';
-import { PRESETS } from '../model/config';
+import { memorySink, type PromptSet } from '../model/checkpoint';
 import type { LoraConfig } from '../model/lora';
 import type { ProblemBank } from '../sage/bank';
-import { METHODS, type MethodName } from '../sage/config';
-import { DEFAULT_LOOP } from '../sage/loop';
+import { DEFAULT_METHOD, type MethodName } from '../sage/config';
 import { Evolution, type RunSettings, type RunState, type RunStore } from '../sage/run';
 import { MemoryRunStore } from '../sage/runRecords';
-import { DEFAULT_RUN, modelDefaults, parseSettings, warmupRecipe } from '../sage/settings';
-import { COMPACT_TEMPLATES, INSTRUCT_TEMPLATES } from '../sage/templates';
+import { modelStart, recordedStart, resolveRunSettings } from '../sage/runSpec';
+import { parseSettings } from '../sage/settings';
 import { createValidators } from '../sage/validators';
 import { sessionRunModel, warmupSft } from '../train/runModel';
 import { DEFAULT_POLICY, type ModelSession } from '../train/session';
@@ -86,28 +84,40 @@ interface RunConfigRecord {
   method: MethodName;
   templates: 'compact' | 'instruct';
   model: string;
+  /** A run the CLI began: the preset it started from (null from a checkpoint, named in model). */
+  preset?: string | null;
   /** The LoRA adapter that trained, or null (the whole model). */
   lora: LoraConfig | null;
   settings: Omit<RunSettings, 'method' | 'templates'>;
   policy: typeof DEFAULT_POLICY;
 }
 
-/** Defaults, then a resumed run's recorded settings, then the request's (each checked). */
-function runSettings(method: MethodName, templates: 'compact' | 'instruct', lora: boolean, fromScratch: boolean, overrides: EvolveSettings, recorded: Partial<RunSettings> = {}): RunSettings {
-  if (!(method in METHODS)) throw new Error(`unknown method "${method}" (methods: ${Object.keys(METHODS).join(', ')})`);
-  const defaults = modelDefaults(templates, lora);
-  return {
-    ...DEFAULT_LOOP,
-    lr: defaults.lr,
-    maxNewTokens: defaults.maxNewTokens,
-    ...DEFAULT_RUN,
-    // A checkpoint warms up as a pretrained model does, a preset from scratch as the seeds alone teach it.
-    ...warmupRecipe(fromScratch),
-    ...recorded,
-    ...parseSettings(overrides, { run: true }),
-    method: METHODS[method],
-    templates: templates === 'instruct' ? INSTRUCT_TEMPLATES : COMPACT_TEMPLATES,
-  };
+/** The held model, as far as a run's settings care. */
+export type HeldModel = Pick<ModelSession, 'origin' | 'lora' | 'rolesTaught'>;
+
+/** A new run's settings on the held model (resolveRunSettings; the request's overrides checked). */
+export function startSettings(request: EvolveRequest, held: HeldModel): RunSettings {
+  return resolveRunSettings({
+    method: request.method,
+    start: modelStart(held.origin, held.rolesTaught),
+    templates: request.templates,
+    lora: held.lora !== null,
+    overrides: parseSettings(request.settings, { run: true }),
+  });
+}
+
+/** A resumed run's settings (those its config.json records, then the request's overrides) and its prompts. */
+export function resumeSettings(config: Partial<RunConfigRecord>, overrides: EvolveSettings): { settings: RunSettings; templates: PromptSet } {
+  if (!config.method || !config.templates || !config.settings) throw new Error('not a run export: config.json has no method, templates or settings');
+  const settings = resolveRunSettings({
+    method: config.method,
+    start: recordedStart(config),
+    templates: config.templates,
+    lora: Boolean(config.lora),
+    recorded: config.settings,
+    overrides: parseSettings(overrides, { run: true }),
+  });
+  return { settings, templates: config.templates };
 }
 
 /** Opens a pool of Python sandboxes (the platform's), for runs with code problems. */
@@ -186,12 +196,13 @@ export class EvolveJob {
     autosave: RunAutosave | null = null,
   ): EvolveJob {
     checkHeldOut(problems.seeds, problems.validation);
-    const settings = runSettings(request.method, request.templates, session.lora !== null, session.origin in PRESETS, request.settings);
+    const settings = startSettings(request, session);
     const { method: _m, templates: _t, ...recorded } = settings;
     const config: RunConfigRecord = { method: request.method, templates: request.templates, model: session.origin, lora: session.lora, settings: recorded, policy: DEFAULT_POLICY };
     session.resetOptimizer();
-    // Every checkpoint of the run, and any export of the model after it, records the prompts it trains with.
+    // Every checkpoint of the run, and any export of the model after it, records the prompts it trains with, its roles taught.
     session.templates = request.templates;
+    session.rolesTaught = true;
     return new EvolveJob(session, new MemoryRunStore(config, problems), settings, onEvents, openSandbox, autosave);
   }
 
@@ -206,15 +217,14 @@ export class EvolveJob {
     autosave: RunAutosave | null = null,
   ): EvolveJob {
     const config = store.config as Partial<RunConfigRecord>;
-    if (!config.method || !config.templates || !config.settings) throw new Error('not a run export: config.json has no method, templates or settings');
-    const settings = runSettings(config.method, config.templates, Boolean(config.lora), (config.model ?? '') in PRESETS, overrides, config.settings);
+    const { settings, templates } = resumeSettings(config, overrides);
     const { method: _m, templates: _t, ...recorded } = settings;
     store.config = { ...config, settings: recorded };
-    session.templates = config.templates;
+    session.templates = templates;
     return new EvolveJob(session, store, settings, onEvents, openSandbox, autosave, { state });
   }
 
-  async run(): Promise<EvolveResult> {
+  async run(): Promise<Omit<EvolveResult, 'model'>> {
     this.running = true;
     try {
       const state = await this.evolution.run();
@@ -266,7 +276,7 @@ export class EvolveJob {
     if (!save) return Promise.resolve();
     this.saving = this.saving.then(async () => {
       try {
-        const info = await save.save(await this.snapshot(), { step, method: (this.store.config as { method?: string }).method ?? 'sage' });
+        const info = await save.save(await this.snapshot(), { step, method: (this.store.config as { method?: string }).method ?? DEFAULT_METHOD });
         this.emitEvent({ type: 'autosave', info });
       } catch (e) {
         this.emitEvent({ type: 'autosave', error: errorText(e) });

@@ -1,13 +1,13 @@
 import { useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 import { dismissFirstVisit, firstVisitDismissed, showFirstVisit, startPlan } from '../firstVisit';
-import { fromScratch, settingDefault, type NumericSetting } from '../runSlices';
+import { modelChoices, settingDefault, type NumericSetting } from '../runSlices';
 import { pick, useLab, type LabState } from '../store';
 
 /** A setting as Start will use it: typed (when it parses), else its default for the model held. */
 function resolved(s: LabState, name: NumericSetting): number {
   const typed = Number(s.typed[name]);
-  return s.typed[name] !== undefined && !s.settingErrors[name] && Number.isFinite(typed) ? typed : settingDefault(name, s.templates, Boolean(s.model?.lora), fromScratch(s.model));
+  return s.typed[name] !== undefined && !s.settingErrors[name] && Number.isFinite(typed) ? typed : settingDefault(name, modelChoices(s.model, s.templates));
 }
 
 /** What the lab does and what Start will do with the settings as they are, until dismissed or a run is kept. */

@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import { PRESETS, type PresetName } from '../../model/config';
-import { DEFAULT_SHIPPED_MODEL, SHIPPED_MODELS, SHIPPED_ROLES_TAUGHT } from '../shippedData';
+import { DEFAULT_MODEL } from '../../sage/runSpec';
+import { SHIPPED_MODELS, SHIPPED_ROLES_TAUGHT } from '../shippedData';
 import { isActive } from '../runView';
 import { LoraControls } from './LoraControls';
 import { useLab } from '../store';
@@ -41,7 +42,7 @@ export function ModelChoice() {
         </dl>
       ) : (
         <p className="muted" data-testid="run-model-default">
-          None held yet: Start loads {DEFAULT_SHIPPED_MODEL}, the tiny preset pretrained on arithmetic, its roles warmed up (shipped with the lab), and runs
+          None held yet: Start loads {DEFAULT_MODEL}, the tiny preset pretrained on arithmetic, its roles warmed up (shipped with the lab), and runs
           the loop on it at once; “tiny from scratch” warms a fresh one up first instead.
         </p>
       )}

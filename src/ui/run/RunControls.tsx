@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'react';
 import { METHODS } from '../../sage/config';
 import { canSaveToFolder } from '../checkpointFiles';
-import { DEFAULT_SHIPPED_MODEL } from '../shippedData';
+import { DEFAULT_MODEL } from '../../sage/runSpec';
 import { isActive, stepPhases } from '../runView';
 import { useLab } from '../store';
 import { duration, percent } from './theme';
@@ -94,7 +94,7 @@ export function RunControls() {
         <span className={`status ${run.status}`} data-testid="run-status">{run.status}</span>
         <span className="muted" data-testid="run-phase">{phaseText}</span>
         <span className="spacer" />
-        <span className="muted">model: {model ? `${model.origin} (${(model.parameters / 1e6).toFixed(2)} M)` : `${DEFAULT_SHIPPED_MODEL} (shipped; loaded on start)`}</span>
+        <span className="muted">model: {model ? `${model.origin} (${(model.parameters / 1e6).toFixed(2)} M)` : `${DEFAULT_MODEL} (shipped; loaded on start)`}</span>
       </div>
       <div className="progress" title="progress within the step (or the warm-up)">
         <div className="bar" style={{ width: `${Math.round(100 * within)}%` }} />

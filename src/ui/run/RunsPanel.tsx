@@ -3,7 +3,7 @@ import { useShallow } from 'zustand/react/shallow';
 import { compareKept, comparisons, keptSeries, runLabel, type RunRecord } from '../runHistory';
 import { compareChart, intervalText, levelColumns, type MeanSe } from '../../sage/compare';
 import type { Interval } from '../../sage/pairedStats';
-import { METHODS, type MethodName } from '../../sage/config';
+import { COMPARED_METHODS, METHODS, type MethodName } from '../../sage/config';
 import { isActive } from '../runView';
 import { pick, useLab } from '../store';
 import { overlayColor, percent } from './theme';
@@ -84,14 +84,12 @@ function Comparison({ runs }: { runs: RunRecord[] }) {
   );
 }
 
-const COMPARED: MethodName[] = ['sage', 'rlvr', 'sage-no-quality-filter', 'mae'];
-
 /** Starts (or goes on with) a comparison: methods × seeds with the settings above, each run from the same start. */
 function CompareControls() {
   const { comparing, compareError, startComparison, stopComparison } = useLab(useShallow((s) => pick(s, ['comparing', 'compareError', 'startComparison', 'stopComparison'])));
   const active = useLab((s) => isActive(s.run.status));
   const ready = useLab((s) => s.seedReport !== null && s.validationReport !== null && s.device !== null);
-  const [methods, setMethods] = useState<MethodName[]>(COMPARED);
+  const [methods, setMethods] = useState<MethodName[]>([...COMPARED_METHODS]);
   const [seeds, setSeeds] = useState('3');
   const n = Number(seeds);
   const valid = Number.isInteger(n) && n >= 1 && n <= 20;

@@ -1,11 +1,12 @@
 import type { ReactNode } from 'react';
 import { METHODS, type MethodName } from '../../sage/config';
-import { describeDefaults, modelDefaults, warmupRecipe } from '../../sage/settings';
+import { runDefaults } from '../../sage/runSpec';
+import { describeDefaults, modelDefaults } from '../../sage/settings';
 import { CHALLENGER_WARMUP_NAMES, SOLVER_TARGET_NAMES } from '../../sage/warmup';
 import { ADVANTAGE_NAMES } from '../../sage/advantages';
 import { TRANSCRIPT_MODES } from '../../sage/loop';
 import { DIFFICULTY_NAMES } from '../../sage/rewards';
-import { DEFAULT_CHOICES, fromScratch, settingDefault, type ChoiceSetting, type NumericSetting } from '../runSlices';
+import { DEFAULT_CHOICES, modelChoices, settingDefault, type ChoiceSetting, type NumericSetting } from '../runSlices';
 import { isActive } from '../runView';
 import { useShallow } from 'zustand/react/shallow';
 import { useLab, type LabState } from '../store';
@@ -33,11 +34,11 @@ interface SettingState {
 /** A setting's value as the panel shows it, its default, and its refusal. */
 function settingState(s: LabState, name: ShownSetting): SettingState {
   if (isChoice(name)) {
-    // The warm-up's choices default by where the model starts (warmupRecipe); the engine applies it until one is picked.
-    const fallback = name === 'challengerWarmup' || name === 'warmupSolverTarget' ? warmupRecipe(fromScratch(s.model))[name] : DEFAULT_CHOICES[name];
+    // The warm-up's choices default by where the model starts (runDefaults); the engine applies it until one is picked.
+    const fallback = name === 'challengerWarmup' || name === 'warmupSolverTarget' ? runDefaults(modelChoices(s.model, s.templates))[name] : DEFAULT_CHOICES[name];
     return { value: s.choices[name] ?? fallback, fallback, error: undefined };
   }
-  const fallback = String(settingDefault(name, s.templates, Boolean(s.model?.lora), fromScratch(s.model)));
+  const fallback = String(settingDefault(name, modelChoices(s.model, s.templates)));
   return { value: s.typed[name] ?? fallback, fallback, error: s.settingErrors[name] };
 }
 
