@@ -2,7 +2,7 @@ import { parquetReadObjects } from 'hyparquet';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { KernelPlan } from '../gpu/kernelPlan';
 import { CACHE_VERSION, type MatmulVariant } from '../gpu/ops/matmul';
 import { importCheckpoint } from '../model/checkpoint';
@@ -177,54 +177,80 @@ describe('evolve on Dawn, end to end', () => {
     expect(importCheckpoint(readCheckpointFolder(join(loraOut, 'last'))).lora?.config.rank).toBe(4);
   });
 
-  it('a run cut after step k and resumed without --seed makes the batches, rewards and weights of the run never cut', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'sage-evolve-'));
-    const seeds = join(dir, 'seeds.jsonl');
-    writeFileSync(seeds, readFileSync('data/seeds/curriculum-500.jsonl', 'utf8').split('\n').slice(0, 4).join('\n'));
-    const config = join(dir, 'config.json');
-    // Room for the Solver's worked answer (\`2+3 = 5 <answer>5</answer>\`, a token a byte): some right and some wrong, so that steps update the weights.
-    writeFileSync(config, JSON.stringify({ proposals: 2, trainProblems: 2, solverSamples: 2, difficultySamples: 2, maxNewTokens: { challenger: 24, planner: 16, solver: 40, critic: 6 } }));
-    // From the shipped checkpoint (no warm-up), every rollout kept, a checkpoint after every step, validation only at the ends.
-    const common = ['--seeds', seeds, '--config', config, '--validation-limit', '2', '--eval-every', '100', '--transcripts', 'all', '--checkpoint-every', '1'];
-    // Cut after one step, two more: the resumed run's own update carries into its next step.
-    const [k, m] = [1, 2];
-    const whole = join(dir, 'whole');
-    const cut = join(dir, 'cut');
-    for (const [out, steps] of [[whole, k + m], [cut, k]] as const) {
-      const r = runCliProcess('src/cli/evolve.ts', [...common, '--seed', '3', '--steps', String(steps), '--out', out]);
-      expect(r.status, r.stderr).toBe(0);
-    }
-    // Nothing but the run folder and the steps: every other setting comes from the record; an option given replaces its recorded value and says so.
-    const resumed = runCliProcess('src/cli/evolve.ts', ['--resume', cut, '--steps', String(m), '--patience', '9']);
-    expect(resumed.status, resumed.stderr).toBe(0);
-    expect(resumed.stdout.split('\n').filter((l) => l.includes('replaces the recorded'))).toEqual(['--patience 9 replaces the recorded 5']);
-    const recorded = JSON.parse(readFileSync(join(cut, 'config.json'), 'utf8')) as { settings: Record<string, unknown>; starts: { kernels: string }[] };
-    expect(recorded.settings).toMatchObject({ seed: 3, transcripts: 'all', evalEvery: 100, validationLimit: 2, patience: 9, proposals: 2 });
-    // On the kernels it began with, whatever this machine's table says now.
-    expect(resumed.stdout).toMatch(/^kernels: the plan this run recorded \(\d+ matmul classes measured, \d+ untuned\), not this machine's tuning$/m);
-    expect(recorded.starts.map((s) => s.kernels)).toEqual(['tuned', 'recorded']);
+  describe('from the shipped checkpoint', () => {
+    // One run with no model option serves both tests below: its first step is the start of a
+    // run cut after step k (the first test) and a run from the shipped checkpoint (the second).
+    // Each run is a process start, pipeline compiles and validations: minutes on SwiftShader.
+    const k = 1;
+    const m = 2;
+    let whole = '';
+    let cut = '';
+    let cutStdout = '';
+    let cutRecord: Record<string, unknown> = {};
+    beforeAll(() => {
+      const dir = mkdtempSync(join(tmpdir(), 'sage-evolve-'));
+      const seeds = join(dir, 'seeds.jsonl');
+      writeFileSync(seeds, readFileSync('data/seeds/curriculum-500.jsonl', 'utf8').split('\n').slice(0, 4).join('\n'));
+      const config = join(dir, 'config.json');
+      // Room for the Solver's worked answer (\`2+3 = 5 <answer>5</answer>\`, a token a byte): some right and some wrong, so that steps update the weights.
+      writeFileSync(config, JSON.stringify({ proposals: 2, trainProblems: 2, solverSamples: 2, difficultySamples: 2, maxNewTokens: { challenger: 24, planner: 16, solver: 40, critic: 6 } }));
+      // From the shipped checkpoint (no warm-up), every rollout kept, a checkpoint after every step, validation only at the ends.
+      const common = ['--seeds', seeds, '--config', config, '--validation-limit', '2', '--eval-every', '100', '--transcripts', 'all', '--checkpoint-every', '1'];
+      // Cut after one step, two more: the resumed run's own update carries into its next step.
+      whole = join(dir, 'whole');
+      cut = join(dir, 'cut');
+      for (const [out, steps] of [[whole, k + m], [cut, k]] as const) {
+        const r = runCliProcess('src/cli/evolve.ts', [...common, '--seed', '3', '--steps', String(steps), '--out', out]);
+        expect(r.status, r.stderr).toBe(0);
+        if (out === cut) cutStdout = r.stdout;
+      }
+      // As the cut run recorded itself, before the resumed run adds its start and settings.
+      cutRecord = JSON.parse(readFileSync(join(cut, 'config.json'), 'utf8')) as Record<string, unknown>;
+    });
 
-    const lines = (out: string, file: string) => readFileSync(join(out, file), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown> & { step: number });
-    // The records of the steps after k, less their timings.
-    const after = (out: string, file: string) =>
-      lines(out, file).filter((r) => r.step >= k && r.kind !== 'validation').map(({ seconds: _s, tokensPerS: _t, tunedKernels: _k, ...r }) => r);
-    const steps = after(whole, 'metrics.jsonl');
-    expect(steps.map((r) => r.step)).toEqual([1, 2]);
-    expect(steps.some((r) => r.loss !== null), 'an update after step k').toBe(true);
-    expect(after(cut, 'metrics.jsonl')).toEqual(steps);
-    // Every rollout of those steps: the same prompts, outputs, rewards and advantages.
-    const transcripts = after(whole, 'transcripts.jsonl');
-    expect(transcripts.map((t) => t.role)).toEqual(expect.arrayContaining(['challenger', 'planner', 'solver']));
-    expect(after(cut, 'transcripts.jsonl')).toEqual(transcripts);
-    expect(readFileSync(join(cut, 'bank-events.jsonl'), 'utf8')).toBe(readFileSync(join(whole, 'bank-events.jsonl'), 'utf8'));
-    // The weights and the optimizer's state, bit for bit.
-    for (const file of ['model.safetensors', 'optimizer.safetensors']) {
-      expect(readFileSync(join(cut, 'last', file)).equals(readFileSync(join(whole, 'last', file))), file).toBe(true);
-    }
-    // A resumed run's warm-up is done: another warm-up setting is refused, nothing run.
-    const warm = runCliProcess('src/cli/evolve.ts', ['--resume', cut, '--steps', '1', '--warmup-steps', '5']);
-    expect(warm.status).toBe(2);
-    expect(warm.stderr.trim().split('\n').at(-1)).toBe('evolve: --resume continues the run as it began (--warmup-steps 0, its warm-up done): --warmup-steps 5 does not apply');
+    it('a run cut after step k and resumed without --seed makes the batches, rewards and weights of the run never cut', () => {
+      // Nothing but the run folder and the steps: every other setting comes from the record; an option given replaces its recorded value and says so.
+      const resumed = runCliProcess('src/cli/evolve.ts', ['--resume', cut, '--steps', String(m), '--patience', '9']);
+      expect(resumed.status, resumed.stderr).toBe(0);
+      expect(resumed.stdout.split('\n').filter((l) => l.includes('replaces the recorded'))).toEqual(['--patience 9 replaces the recorded 5']);
+      const recorded = JSON.parse(readFileSync(join(cut, 'config.json'), 'utf8')) as { settings: Record<string, unknown>; starts: { kernels: string }[] };
+      expect(recorded.settings).toMatchObject({ seed: 3, transcripts: 'all', evalEvery: 100, validationLimit: 2, patience: 9, proposals: 2 });
+      // On the kernels it began with, whatever this machine's table says now.
+      expect(resumed.stdout).toMatch(/^kernels: the plan this run recorded \(\d+ matmul classes measured, \d+ untuned\), not this machine's tuning$/m);
+      expect(recorded.starts.map((s) => s.kernels)).toEqual(['tuned', 'recorded']);
+
+      const lines = (out: string, file: string) => readFileSync(join(out, file), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown> & { step: number });
+      // The records of the steps after k, less their timings.
+      const after = (out: string, file: string) =>
+        lines(out, file).filter((r) => r.step >= k && r.kind !== 'validation').map(({ seconds: _s, tokensPerS: _t, tunedKernels: _k, ...r }) => r);
+      const steps = after(whole, 'metrics.jsonl');
+      expect(steps.map((r) => r.step)).toEqual([1, 2]);
+      expect(steps.some((r) => r.loss !== null), 'an update after step k').toBe(true);
+      expect(after(cut, 'metrics.jsonl')).toEqual(steps);
+      // Every rollout of those steps: the same prompts, outputs, rewards and advantages.
+      const transcripts = after(whole, 'transcripts.jsonl');
+      expect(transcripts.map((t) => t.role)).toEqual(expect.arrayContaining(['challenger', 'planner', 'solver']));
+      expect(after(cut, 'transcripts.jsonl')).toEqual(transcripts);
+      expect(readFileSync(join(cut, 'bank-events.jsonl'), 'utf8')).toBe(readFileSync(join(whole, 'bank-events.jsonl'), 'utf8'));
+      // The weights and the optimizer's state, bit for bit.
+      for (const file of ['model.safetensors', 'optimizer.safetensors']) {
+        expect(readFileSync(join(cut, 'last', file)).equals(readFileSync(join(whole, 'last', file))), file).toBe(true);
+      }
+      // A resumed run's warm-up is done: another warm-up setting is refused, nothing run.
+      const warm = runCliProcess('src/cli/evolve.ts', ['--resume', cut, '--steps', '1', '--warmup-steps', '5']);
+      expect(warm.status).toBe(2);
+      expect(warm.stderr.trim().split('\n').at(-1)).toBe('evolve: --resume continues the run as it began (--warmup-steps 0, its warm-up done): --warmup-steps 5 does not apply');
+    });
+
+    it('with no model option a run starts from the shipped checkpoint: its first step with no warm-up, and says so', () => {
+      expect(cutStdout).toMatch(/^model: data\/models\/tiny-arith, the tiny preset pretrained on an arithmetic corpus, its roles warmed up .*--preset tiny warms one up from scratch instead$/m);
+      expect(cutStdout).not.toMatch(/^warm-up \d+/m);
+      expect(cutStdout).toMatch(/step 1\/1 /);
+      expect(cutRecord).toMatchObject({ model: 'data/models/tiny-arith', preset: null, templates: 'compact', settings: { warmupSteps: 0 } });
+      const both = runCliProcess('src/cli/evolve.ts', ['--model', 'data/models/tiny-curriculum', '--preset', 'tiny']);
+      expect(both.status).toBe(2);
+      expect(both.stderr).toBe('evolve: --model and --preset are exclusive (a checkpoint, or a preset trained from scratch)');
+    });
   });
 
   it('a run records its commit, clock times and kernel plan; a rerun on that plan makes the same outcomes and weights whatever this machine\'s tuning says', () => {
@@ -288,21 +314,5 @@ describe('evolve on Dawn, end to end', () => {
     const none = runCliProcess('src/cli/evolve.ts', [...common, '--out', join(dir, 'none'), '--replay-plan', dir]);
     expect(none.status).toBe(2);
     expect(none.stderr.trim().split('\n').at(-1)).toBe(`evolve: --replay-plan ${dir}: no kernels.json there (not a run folder, or a run from before kernel plans were recorded)`);
-  });
-
-  it('with no model option a run starts from the shipped checkpoint: its first step with no warm-up, and says so', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'sage-evolve-'));
-    const config = join(dir, 'config.json');
-    writeFileSync(config, JSON.stringify({ proposals: 2, trainProblems: 2, solverSamples: 2, difficultySamples: 2 }));
-    const r = runCliProcess('src/cli/evolve.ts', ['--config', config, '--steps', '1', '--validation-limit', '4', '--eval-every', '5', '--out', join(dir, 'run')]);
-    expect(r.status, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(/^model: data\/models\/tiny-arith, the tiny preset pretrained on an arithmetic corpus, its roles warmed up .*--preset tiny warms one up from scratch instead$/m);
-    expect(r.stdout).not.toMatch(/^warm-up \d+/m);
-    expect(r.stdout).toMatch(/step 1\/1 /);
-    const recorded = JSON.parse(readFileSync(join(dir, 'run', 'config.json'), 'utf8')) as { model: string; preset: null; templates: string; settings: { warmupSteps: number } };
-    expect(recorded).toMatchObject({ model: 'data/models/tiny-arith', preset: null, templates: 'compact', settings: { warmupSteps: 0 } });
-    const both = runCliProcess('src/cli/evolve.ts', ['--model', 'data/models/tiny-curriculum', '--preset', 'tiny']);
-    expect(both.status).toBe(2);
-    expect(both.stderr).toBe('evolve: --model and --preset are exclusive (a checkpoint, or a preset trained from scratch)');
   });
 });
