@@ -3,10 +3,12 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['src/**/*.test.ts', 'bench/**/*.test.ts'],
-    // One process at a time: GPU tests share the machine's SwiftShader threads, and Dawn
-    // is happiest in a plain process (no worker threads).
+    // Files run two at a time, each in its own process (Dawn is happiest in a plain process,
+    // no worker threads). A GPU test's time on SwiftShader is mostly pipeline compiles, which
+    // run on one core, so a second file keeps the other core busy.
     pool: 'forks',
-    fileParallelism: false,
+    fileParallelism: true,
+    maxWorkers: 2,
     // Timeouts only catch hangs: tests assert results after a fixed amount of work, and a
     // busy 2-core machine may run GPU (SwiftShader) work several times slower than idle.
     testTimeout: 15 * 60_000,

@@ -375,4 +375,7 @@ async function main(o: Options, given: ReadonlySet<string>): Promise<void> {
   console.log(`report in ${join(out, 'summary.md')}, ${join(out, 'chart.svg')}, ${join(out, 'summary.json')}${o.pilot ? `; the pilot's record in ${join(out, PLAN_FILES.pilot)}` : ''}`);
 }
 
-if (isMain(import.meta.url)) await runCli(compareCli, main);
+/** The command on these arguments: the process's own when started from a shell, a test's in its process. */
+export const run = (argv: readonly string[]): Promise<void> => runCli(compareCli, main, argv);
+
+if (isMain(import.meta.url)) await run(process.argv.slice(2));

@@ -48,4 +48,7 @@ async function main(o: OptionValues<typeof corpusCli.options>): Promise<void> {
   console.log(`wrote ${docs.length} documents, ${tokens} tokens, to ${o.out}; ${heldOut.size} held-out expressions excluded (${files.join(', ')}); sha256 ${sha}`);
 }
 
-if (isMain(import.meta.url)) await runCli(corpusCli, main);
+/** The command on these arguments: the process's own when started from a shell, a test's in its process. */
+export const run = (argv: readonly string[]): Promise<void> => runCli(corpusCli, main, argv);
+
+if (isMain(import.meta.url)) await run(process.argv.slice(2));

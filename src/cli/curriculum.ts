@@ -52,4 +52,7 @@ async function main(o: OptionValues<typeof curriculumCli.options>): Promise<void
   console.log(`wrote ${records.length} problems (levels ${levels.join(', ')}) to ${o.out}, ${exclude.size} expressions excluded`);
 }
 
-if (isMain(import.meta.url)) await runCli(curriculumCli, main);
+/** The command on these arguments: the process's own when started from a shell, a test's in its process. */
+export const run = (argv: readonly string[]): Promise<void> => runCli(curriculumCli, main, argv);
+
+if (isMain(import.meta.url)) await run(process.argv.slice(2));

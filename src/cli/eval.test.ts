@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ProblemOutcome, ValidationOutcomes, ValidationResult } from '../sage/validation';
 import { tally, type SampledOutcome, type SampledTally } from '../sage/sampledValidation';
-import { evalCli, formsTable, validationTable } from './eval';
-import { expectEveryOptionChecked, runCliProcess } from './testing';
+import { evalCli, formsTable, run as evaluate, validationTable } from './eval';
+import { expectEveryOptionChecked, runCliInProcess, runCliProcess } from './testing';
 
 const VALIDATION = 'data/validation/curriculum-1000.jsonl';
 
@@ -55,7 +55,7 @@ describe('eval by form and by sampling', () => {
 });
 
 describe('eval on Dawn', () => {
-  it('samples each problem N times in the task format and the corpus form: the greedy task verdicts are the validation\'s, and the tallies are those of samples.jsonl', () => {
+  it('samples each problem N times in the task format and the corpus form: the greedy task verdicts are the validation\'s, and the tallies are those of samples.jsonl', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sage-eval-'));
     const lines = readFileSync(VALIDATION, 'utf8').split('\n');
     const validation = join(dir, 'validation.jsonl');
@@ -63,7 +63,7 @@ describe('eval on Dawn', () => {
     const config = join(dir, 'config.json');
     writeFileSync(config, JSON.stringify({ maxNewTokens: { planner: 8, solver: 16, critic: 8 } }));
     const out = join(dir, 'eval');
-    const r = runCliProcess('src/cli/eval.ts', ['--validation', validation, '--method', 'rlvr', '--config', config, '--samples', '3', '--temperature', '1', '--corpus-form', '--out', out]);
+    const r = await runCliInProcess(evaluate, ['--validation', validation, '--method', 'rlvr', '--config', config, '--samples', '3', '--temperature', '1', '--corpus-form', '--out', out]);
     expect(r.status, r.stderr).toBe(0);
     const solver = (JSON.parse(readFileSync(join(out, 'outcomes.jsonl'), 'utf8').split('\n')[0]!) as ValidationOutcomes).problems;
     const forms = readFileSync(join(out, 'samples.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { form: string; samples: number; problems: SampledOutcome[] });
@@ -82,7 +82,7 @@ describe('eval on Dawn', () => {
   });
 
 
-  it("scores the shipped checkpoint with the prompts it records: its outcomes file agrees with the summary and the printed table, and an evaluation's folder is not written over", () => {
+  it("scores the shipped checkpoint with the prompts it records: its outcomes file agrees with the summary and the printed table, and an evaluation's folder is not written over", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sage-eval-'));
     // Levels 1, 1, 2, 2, 3: four problems taken in turn from each level are L1, L2, L3, L1.
     const lines = readFileSync(VALIDATION, 'utf8').split('\n');
@@ -92,7 +92,7 @@ describe('eval on Dawn', () => {
     writeFileSync(config, JSON.stringify({ maxNewTokens: { planner: 24, solver: 16, critic: 8 } }));
     const out = join(dir, 'eval');
     const args = ['--validation', validation, '--limit', '4', '--config', config, '--out', out];
-    const r = runCliProcess('src/cli/eval.ts', args);
+    const r = await runCliInProcess(evaluate, args);
     expect(r.status, r.stderr).toBe(0);
     // No --templates: the shipped checkpoint's record (compact), not instruct.
     expect(r.stdout).toMatch(/^model data\/models\/tiny-arith · [\d.]+M params · compact prompts · SAGE: .* · 4 of 5 held-out problems · token limits Planner 24, Solver 16, Critic 8/m);
@@ -128,7 +128,7 @@ describe('eval on Dawn', () => {
     expect(result.critic!.pairs).toEqual({ problems: 4, plans: 4 });
     expect(r.stdout).toMatch(/^Critic AUC: problems (\d\.\d{3}|-) \(4 real against corrupted\), plans (\d\.\d{3}|-) \(4 own plan against a wrong one\)$/m);
 
-    const again = runCliProcess('src/cli/eval.ts', args);
+    const again = await runCliInProcess(evaluate, args);
     expect(again.status).toBe(2);
     expect(again.stderr).toBe(`eval: --out ${out} already holds an evaluation (outcomes.jsonl): give another folder`);
   });

@@ -191,4 +191,7 @@ async function main(o: Options): Promise<void> {
   console.log(`every problem's outcome per mode in ${join(out, RUN_FILES.outcomes)}, the tallies in ${join(out, EVAL_SUMMARY)}${sampled ? `, per form in ${join(out, EVAL_SAMPLES)}` : ''}`);
 }
 
-if (isMain(import.meta.url)) await runCli(evalCli, main);
+/** The command on these arguments: the process's own when started from a shell, a test's in its process. */
+export const run = (argv: readonly string[]): Promise<void> => runCli(evalCli, main, argv);
+
+if (isMain(import.meta.url)) await run(process.argv.slice(2));

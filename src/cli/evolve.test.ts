@@ -8,9 +8,9 @@ import { CACHE_VERSION, type MatmulVariant } from '../gpu/ops/matmul';
 import { importCheckpoint } from '../model/checkpoint';
 import { DEFAULT_LOOP } from '../sage/loop';
 import { modelDefaults } from '../sage/settings';
-import { evolveCli, runTemplates } from './evolve';
+import { evolveCli, run as evolve, runTemplates } from './evolve';
 import { readCheckpointFolder, SHIPPED_MODEL } from './runFiles';
-import { expectEveryOptionChecked, runCliProcess } from './testing';
+import { expectEveryOptionChecked, runCliInProcess, runCliProcess } from './testing';
 
 /** The bytes of a Parquet file as the reader takes them. */
 const arrayBufferOf = (b: Uint8Array) => b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer;
@@ -42,7 +42,7 @@ describe('evolve command line', () => {
     expect(r.stderr).toMatch(/seeds\.jsonl:3: duplicate of line 1/);
   });
 
-  it('says before a run how many validation problems share content with a seed, refuses them with one line, or drops them', () => {
+  it('says before a run how many validation problems share content with a seed, refuses them with one line, or drops them', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sage-evolve-'));
     const seeds = join(dir, 'seeds.jsonl');
     const validation = join(dir, 'validation.jsonl');
@@ -53,33 +53,33 @@ describe('evolve command line', () => {
       '{"id": "v3", "question": "what is seven times eight", "answer": "56"}',
       '{"id": "v4", "question": "Jo adds 4 to 3: 3+4=?", "answer": "7", "expression": "3+4"}',
     ].join('\n'));
-    const refused = runCliProcess('src/cli/evolve.ts', ['--seeds', seeds, '--validation', validation, '--steps', '0']);
+    const refused = await runCliInProcess(evolve, ['--seeds', seeds, '--validation', validation, '--steps', '0']);
     expect(refused.status).toBe(2);
     const lines = refused.stderr.trim().split('\n');
     expect(lines[0]).toBe('2 of 4 validation problems share their content with a seed (a score on them measures recall, not generalisation), e.g.:');
     expect(lines.slice(1, 3)).toEqual(['  v1 "Ivy has 3 pens and buys four more. How many pens?" ↔ seed s1', '  v3 "what is seven times eight" ↔ seed s2']);
     expect(lines.at(-1)).toBe('evolve: 2 validation problems share their content with a seed, and a score on them measures recall, not generalisation: give --drop-overlap to drop them, or another --validation');
-    const dropped = runCliProcess('src/cli/evolve.ts', ['--seeds', seeds, '--validation', validation, '--steps', '0', '--drop-overlap']);
+    const dropped = await runCliInProcess(evolve, ['--seeds', seeds, '--validation', validation, '--steps', '0', '--drop-overlap']);
     expect(dropped.status, dropped.stderr).toBe(0);
     expect(dropped.stdout).toMatch(/^dropped 2 validation problems that share their content with a seed; 2 remain$/m);
     // The shipped curriculum's seeds as their own validation: nothing would be held out.
-    const same = runCliProcess('src/cli/evolve.ts', ['--seeds', 'data/seeds/curriculum-500.jsonl', '--validation', 'data/seeds/curriculum-500.jsonl', '--steps', '0', '--drop-overlap']);
+    const same = await runCliInProcess(evolve, ['--seeds', 'data/seeds/curriculum-500.jsonl', '--validation', 'data/seeds/curriculum-500.jsonl', '--steps', '0', '--drop-overlap']);
     expect(same.status).toBe(2);
     expect(same.stderr).toMatch(/^500 of 500 validation problems share their content with a seed/m);
     expect(same.stderr.trim().split('\n').at(-1)).toBe('evolve: every validation problem shares its content with a seed: nothing is held out');
   });
 
-  it('refuses a bad --config, unchecked seeds and a folder that holds a run, with one line', () => {
+  it('refuses a bad --config, unchecked seeds and a folder that holds a run, with one line', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sage-evolve-'));
     const config = join(dir, 'config.json');
     writeFileSync(config, '{"proposals": 0}');
-    const bad = runCliProcess('src/cli/evolve.ts', ['--config', config, '--steps', '1']);
+    const bad = await runCliInProcess(evolve, ['--config', config, '--steps', '1']);
     expect(bad.status).toBe(2);
     expect(bad.stderr.split('\n').at(-1)).toBe(`evolve: --config ${config}: proposals must be an integer ≥ 1 (got 0)`);
     // Questions without answers: only a validator-free method trains on them.
     const questions = join(dir, 'questions.jsonl');
     writeFileSync(questions, ['{"question": "1+1=?", "answer": "2"}', '{"question": "What is 3+4?"}'].join('\n'));
-    const unchecked = runCliProcess('src/cli/evolve.ts', ['--seeds', questions, '--steps', '1', '--method', 'rlvr']);
+    const unchecked = await runCliInProcess(evolve, ['--seeds', questions, '--steps', '1', '--method', 'rlvr']);
     expect(unchecked.status).toBe(1);
     expect(unchecked.stderr.trim().split('\n').at(-1)).toBe(
       'evolve: seeds: 1 problems have no answer (first: questions.jsonl:2); rlvr checks the Solver\'s answers against them: give each an answer, or run a validator-free method (mae)',
@@ -87,7 +87,7 @@ describe('evolve command line', () => {
     // A folder that holds a run is not written over: its records would mix with the new run's.
     const run = mkdtempSync(join(tmpdir(), 'sage-evolve-'));
     writeFileSync(join(run, 'metrics.jsonl'), '{"kind":"validation","step":0}\n');
-    const taken = runCliProcess('src/cli/evolve.ts', ['--steps', '1', '--out', run]);
+    const taken = await runCliInProcess(evolve, ['--steps', '1', '--out', run]);
     expect(taken.status).toBe(2);
     expect(taken.stderr.trim().split('\n').at(-1)).toBe(`evolve: --out ${run} already holds a run (metrics.jsonl): give another folder, or --resume ${run} to continue it`);
     expect(readFileSync(join(run, 'metrics.jsonl'), 'utf8')).toBe('{"kind":"validation","step":0}\n');
@@ -106,7 +106,7 @@ describe('evolve on Dawn, end to end', () => {
     writeFileSync(config, JSON.stringify({ proposals: 4, trainProblems: 4, solverSamples: 2, difficultySamples: 2, maxNewTokens: { challenger: 32, planner: 24, solver: 16, critic: 8 } }));
     const out = join(dir, 'run');
     const common = ['--seeds', seeds, '--config', config, '--validation-limit', '4', '--eval-every', '2'];
-    const r = runCliProcess('src/cli/evolve.ts', [...common, '--preset', 'tiny', '--steps', '2', '--warmup-steps', String(WARMUP_STEPS), '--challenger-warmup', 'none', '--out', out]);
+    const r = await runCliInProcess(evolve, [...common, '--preset', 'tiny', '--steps', '2', '--warmup-steps', String(WARMUP_STEPS), '--challenger-warmup', 'none', '--out', out]);
     expect(r.stdout).toMatch(/model: the tiny preset from scratch \(seed 0\), warmed up for \d+ steps/);
     expect(r.status, r.stderr).toBe(0);
     expect(JSON.parse(readFileSync(join(out, 'config.json'), 'utf8')).settings.challengerWarmup).toBe('none');
@@ -149,16 +149,16 @@ describe('evolve on Dawn, end to end', () => {
     const test = await verlRows('verl/test.parquet');
     expect(test).toHaveLength(JSON.parse(readFileSync(join(out, 'validation.json'), 'utf8')).length);
     expect(test.every((x) => x.extra_info.split === 'test' && x.extra_info.origin === 'held-out')).toBe(true);
-    const again = runCliProcess('src/cli/evolve.ts', [...common, '--steps', '1', '--resume', out]);
+    const again = await runCliInProcess(evolve, [...common, '--steps', '1', '--resume', out]);
     expect(again.status, again.stderr).toBe(0);
     const state = JSON.parse(readFileSync(join(out, 'state.json'), 'utf8')) as { step: number };
     expect(state.step).toBe(3);
     expect(readFileSync(join(out, 'metrics.jsonl'), 'utf8').trim().split('\n')).toHaveLength(4);
     // A resumed run goes on with its own method and problems: another one is refused, nothing written.
-    const other = runCliProcess('src/cli/evolve.ts', ['--steps', '1', '--resume', out, '--method', 'rlvr']);
+    const other = await runCliInProcess(evolve, ['--steps', '1', '--resume', out, '--method', 'rlvr']);
     expect(other.status).toBe(2);
     expect(other.stderr.trim().split('\n').at(-1)).toBe('evolve: --resume continues the run as it began (--method sage): --method rlvr does not apply');
-    const teach = runCliProcess('src/cli/evolve.ts', ['--steps', '1', '--resume', out, '--challenger-warmup', 'seeds']);
+    const teach = await runCliInProcess(evolve, ['--steps', '1', '--resume', out, '--challenger-warmup', 'seeds']);
     expect(teach.status).toBe(2);
     expect(teach.stderr.trim().split('\n').at(-1)).toBe('evolve: --resume continues the run as it began (--challenger-warmup none, its warm-up done): --challenger-warmup seeds does not apply');
     expect(readFileSync(join(out, 'metrics.jsonl'), 'utf8').trim().split('\n')).toHaveLength(4);
@@ -167,7 +167,7 @@ describe('evolve on Dawn, end to end', () => {
     // checkpoint holds the merged model with the adapter in adapter/.
     const loraOut = join(dir, 'lora-run');
     // Its f16 shape classes are this run's alone: it measures none of them (--skip-tuning) and says so.
-    const lora = runCliProcess('src/cli/evolve.ts', [...common, '--steps', '1', '--warmup-steps', '0', '--lora-rank', '4', '--base-dtype', 'f16', '--skip-tuning', '--out', loraOut]);
+    const lora = await runCliInProcess(evolve, [...common, '--steps', '1', '--warmup-steps', '0', '--lora-rank', '4', '--base-dtype', 'f16', '--skip-tuning', '--out', loraOut]);
     expect(lora.status, lora.stderr).toBe(0);
     expect(lora.stdout).toContain('kernels: none tuned (--skip-tuning)');
     expect(lora.stdout).not.toMatch(/tuning kernels|new kernel shapes tuned/);
@@ -187,7 +187,7 @@ describe('evolve on Dawn, end to end', () => {
     let cut = '';
     let cutStdout = '';
     let cutRecord: Record<string, unknown> = {};
-    beforeAll(() => {
+    beforeAll(async () => {
       const dir = mkdtempSync(join(tmpdir(), 'sage-evolve-'));
       const seeds = join(dir, 'seeds.jsonl');
       writeFileSync(seeds, readFileSync('data/seeds/curriculum-500.jsonl', 'utf8').split('\n').slice(0, 4).join('\n'));
@@ -200,7 +200,7 @@ describe('evolve on Dawn, end to end', () => {
       whole = join(dir, 'whole');
       cut = join(dir, 'cut');
       for (const [out, steps] of [[whole, k + m], [cut, k]] as const) {
-        const r = runCliProcess('src/cli/evolve.ts', [...common, '--seed', '3', '--steps', String(steps), '--out', out]);
+        const r = await runCliInProcess(evolve, [...common, '--seed', '3', '--steps', String(steps), '--out', out]);
         expect(r.status, r.stderr).toBe(0);
         if (out === cut) cutStdout = r.stdout;
       }
@@ -208,9 +208,9 @@ describe('evolve on Dawn, end to end', () => {
       cutRecord = JSON.parse(readFileSync(join(cut, 'config.json'), 'utf8')) as Record<string, unknown>;
     });
 
-    it('a run cut after step k and resumed without --seed makes the batches, rewards and weights of the run never cut', () => {
+    it('a run cut after step k and resumed without --seed makes the batches, rewards and weights of the run never cut', async () => {
       // Nothing but the run folder and the steps: every other setting comes from the record; an option given replaces its recorded value and says so.
-      const resumed = runCliProcess('src/cli/evolve.ts', ['--resume', cut, '--steps', String(m), '--patience', '9']);
+      const resumed = await runCliInProcess(evolve, ['--resume', cut, '--steps', String(m), '--patience', '9']);
       expect(resumed.status, resumed.stderr).toBe(0);
       expect(resumed.stdout.split('\n').filter((l) => l.includes('replaces the recorded'))).toEqual(['--patience 9 replaces the recorded 5']);
       const recorded = JSON.parse(readFileSync(join(cut, 'config.json'), 'utf8')) as { settings: Record<string, unknown>; starts: { kernels: string }[] };
@@ -237,23 +237,23 @@ describe('evolve on Dawn, end to end', () => {
         expect(readFileSync(join(cut, 'last', file)).equals(readFileSync(join(whole, 'last', file))), file).toBe(true);
       }
       // A resumed run's warm-up is done: another warm-up setting is refused, nothing run.
-      const warm = runCliProcess('src/cli/evolve.ts', ['--resume', cut, '--steps', '1', '--warmup-steps', '5']);
+      const warm = await runCliInProcess(evolve, ['--resume', cut, '--steps', '1', '--warmup-steps', '5']);
       expect(warm.status).toBe(2);
       expect(warm.stderr.trim().split('\n').at(-1)).toBe('evolve: --resume continues the run as it began (--warmup-steps 0, its warm-up done): --warmup-steps 5 does not apply');
     });
 
-    it('with no model option a run starts from the shipped checkpoint: its first step with no warm-up, and says so', () => {
+    it('with no model option a run starts from the shipped checkpoint: its first step with no warm-up, and says so', async () => {
       expect(cutStdout).toMatch(/^model: data\/models\/tiny-arith, the tiny preset pretrained on an arithmetic corpus, its roles warmed up .*--preset tiny warms one up from scratch instead$/m);
       expect(cutStdout).not.toMatch(/^warm-up \d+/m);
       expect(cutStdout).toMatch(/step 1\/1 /);
       expect(cutRecord).toMatchObject({ model: 'data/models/tiny-arith', preset: null, templates: 'compact', settings: { warmupSteps: 0 } });
-      const both = runCliProcess('src/cli/evolve.ts', ['--model', 'data/models/tiny-curriculum', '--preset', 'tiny']);
+      const both = await runCliInProcess(evolve, ['--model', 'data/models/tiny-curriculum', '--preset', 'tiny']);
       expect(both.status).toBe(2);
       expect(both.stderr).toBe('evolve: --model and --preset are exclusive (a checkpoint, or a preset trained from scratch)');
     });
   });
 
-  it('a run records its commit, clock times and kernel plan; a rerun on that plan makes the same outcomes and weights whatever this machine\'s tuning says', () => {
+  it('a run records its commit, clock times and kernel plan; a rerun on that plan makes the same outcomes and weights whatever this machine\'s tuning says', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sage-evolve-'));
     const seeds = join(dir, 'seeds.jsonl');
     writeFileSync(seeds, readFileSync('data/seeds/curriculum-500.jsonl', 'utf8').split('\n').slice(0, 4).join('\n'));
@@ -263,10 +263,10 @@ describe('evolve on Dawn, end to end', () => {
     // No kernel is measured (minutes on SwiftShader): each run's cache file alone decides the variants, as a tuner's timed winners would.
     const common = ['--seeds', seeds, '--config', config, '--validation-limit', '2', '--eval-every', '100', '--seed', '5', '--steps', '1', '--warmup-steps', '1', '--challenger-warmup', 'none', '--skip-tuning'];
     /** A run on a machine whose tuning table is `table` (shape class → variant). */
-    const evolve = (out: string, table: Record<string, MatmulVariant> | null, extra: string[] = []) => {
+    const evolveOn = async (out: string, table: Record<string, MatmulVariant> | null, extra: string[] = []) => {
       const cacheFile = join(dir, `${basename(out)}-cache.json`);
       writeFileSync(cacheFile, JSON.stringify(table ? { [`${CACHE_VERSION}:${adapter}`]: JSON.stringify(table) } : {}));
-      const r = runCliProcess('src/cli/evolve.ts', [...common, '--out', out, ...extra], { ...process.env, SAGE_CACHE_FILE: cacheFile });
+      const r = await runCliInProcess(evolve, [...common, '--out', out, ...extra], { SAGE_CACHE_FILE: cacheFile });
       expect(r.status, r.stderr).toBe(0);
       return { stdout: r.stdout, plan: JSON.parse(readFileSync(join(out, 'kernels.json'), 'utf8')) as KernelPlan };
     };
@@ -275,7 +275,7 @@ describe('evolve on Dawn, end to end', () => {
 
     // Nothing tuned: every class on SwiftShader's heuristic.
     const plain = join(dir, 'plain');
-    const first = evolve(plain, null);
+    const first = await evolveOn(plain, null);
     expect(Object.keys(first.plan.matmul)).toEqual([]);
     expect(first.plan.untuned.length).toBeGreaterThan(5);
     expect(first.plan).toMatchObject({ architecture: 'swiftshader', serialRows: true, fusedPrologues: false });
@@ -295,23 +295,23 @@ describe('evolve on Dawn, end to end', () => {
     expect(gradients.length).toBeGreaterThan(3);
     const table = (variant: MatmulVariant) => Object.fromEntries(gradients.map((k) => [k, variant]));
     const tunedOut = join(dir, 'tuned');
-    const tuned = evolve(tunedOut, table('tiled'));
+    const tuned = await evolveOn(tunedOut, table('tiled'));
     expect(tuned.plan.matmul).toEqual(table('tiled'));
     expect(same(plain, tunedOut, 'warmup/model.safetensors'), 'another plan rounds otherwise').toBe(false);
 
     // That run's plan followed on a machine whose tuner picks a third set: the same outcomes and weights, bit for bit.
     const replayOut = join(dir, 'replay');
-    const replay = evolve(replayOut, table('reg-wide'), ['--replay-plan', tunedOut]);
+    const replay = await evolveOn(replayOut, table('reg-wide'), ['--replay-plan', tunedOut]);
     expect(replay.stdout).toMatch(/^kernels: the plan recorded in .*tuned \(\d+ matmul classes measured, \d+ untuned\), not this machine's tuning$/m);
     expect(replay.plan).toEqual(tuned.plan);
     for (const file of ['outcomes.jsonl', 'bank-events.jsonl', 'warmup/model.safetensors', 'last/model.safetensors']) expect(same(tunedOut, replayOut, file), file).toBe(true);
     const replayStart = (JSON.parse(readFileSync(join(replayOut, 'config.json'), 'utf8')) as { starts: { kernels: string }[] }).starts;
     expect(replayStart.map((s) => s.kernels)).toEqual([`replayed from ${tunedOut}`]);
     // Resumed, it follows its own plan; --replay-plan does not apply there, and a folder without a plan is refused.
-    const resumed = runCliProcess('src/cli/evolve.ts', ['--resume', replayOut, '--steps', '1', '--replay-plan', tunedOut]);
+    const resumed = await runCliInProcess(evolve, ['--resume', replayOut, '--steps', '1', '--replay-plan', tunedOut]);
     expect(resumed.status).toBe(2);
     expect(resumed.stderr.trim().split('\n').at(-1)).toBe('evolve: --resume follows the kernel plan the run recorded: --replay-plan does not apply');
-    const none = runCliProcess('src/cli/evolve.ts', [...common, '--out', join(dir, 'none'), '--replay-plan', dir]);
+    const none = await runCliInProcess(evolve, [...common, '--out', join(dir, 'none'), '--replay-plan', dir]);
     expect(none.status).toBe(2);
     expect(none.stderr.trim().split('\n').at(-1)).toBe(`evolve: --replay-plan ${dir}: no kernels.json there (not a run folder, or a run from before kernel plans were recorded)`);
   });

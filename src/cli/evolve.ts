@@ -403,4 +403,7 @@ async function main(o: Options, given: CommandLine<typeof evolveCli.options>['gi
   rt.destroy();
 }
 
-if (isMain(import.meta.url)) await runCli(evolveCli, main);
+/** The command on these arguments: the process's own when started from a shell, a test's in its process. */
+export const run = (argv: readonly string[]): Promise<void> => runCli(evolveCli, main, argv);
+
+if (isMain(import.meta.url)) await run(process.argv.slice(2));

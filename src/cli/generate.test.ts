@@ -7,8 +7,8 @@ import { testRuntime } from '../gpu/testing';
 import { exportCheckpoint } from '../model/checkpoint';
 import { ByteTokenizer } from '../model/tokenizer';
 import { MEMORISE_PAIRS, memorisationRun } from '../train/memorise';
-import { generateCli } from './generate';
-import { expectEveryOptionChecked, runCliProcess } from './testing';
+import { generateCli, run as generate } from './generate';
+import { expectEveryOptionChecked, runCliInProcess, runCliProcess } from './testing';
 
 /** A checkpoint folder of one tiny layer fine-tuned to memorise MEMORISE_PAIRS. */
 async function memorisedCheckpoint(dir: string): Promise<string> {
@@ -39,7 +39,7 @@ describe('generate command line', () => {
         JSON.stringify({ prompt: MEMORISE_PAIRS[2]!.prompt }),
       ].join('\n'),
     );
-    const r = runCliProcess('src/cli/generate.ts', ['--model', model, '--prompts', prompts, '--temperature', '0', '--max-new', '12', '--json']);
+    const r = await runCliInProcess(generate, ['--model', model, '--prompts', prompts, '--temperature', '0', '--max-new', '12', '--json']);
     expect(r.status, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/prompts\.jsonl:2: skipped: not valid JSON/);
     expect(r.stderr).toMatch(/prompts\.jsonl:4: skipped: no prompt field/);
@@ -49,11 +49,11 @@ describe('generate command line', () => {
     expect(rows[1]!.reference).toBe(MEMORISE_PAIRS[1]!.response);
     expect(rows.every((x) => x.modelLogprobs.every((lp) => lp <= 0))).toBe(true);
     // An f16 KV cache gives the memorised answers too (their margins far above a half's rounding).
-    const half = runCliProcess('src/cli/generate.ts', ['--model', model, '--prompts', prompts, '--temperature', '0', '--max-new', '12', '--json', '--kv-cache', 'f16']);
+    const half = await runCliInProcess(generate, ['--model', model, '--prompts', prompts, '--temperature', '0', '--max-new', '12', '--json', '--kv-cache', 'f16']);
     expect(half.status, half.stderr).toBe(0);
     expect(half.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { text: string }).text)).toEqual(rows.map((x) => x.text));
 
-    const text = runCliProcess('src/cli/generate.ts', ['--prompt', 'Q: 2+3=', '--max-new', '5', '--top-k', '3', '--stop', 'x,y']);
+    const text = await runCliInProcess(generate, ['--prompt', 'Q: 2+3=', '--max-new', '5', '--top-k', '3', '--stop', 'x,y']);
     expect(text.status, text.stderr).toBe(0);
     expect(text.stdout).toMatch(/tiny · 1\.02M params · 1 prompt/);
     expect(text.stdout).toMatch(/\[1\] (length · 5|eos|stop) .*\nprompt: Q: 2\+3=\ncompletion: /);

@@ -127,4 +127,7 @@ async function main(o: OptionValues<typeof generateCli.options>): Promise<void> 
   rt.destroy();
 }
 
-if (isMain(import.meta.url)) await runCli(generateCli, main);
+/** The command on these arguments: the process's own when started from a shell, a test's in its process. */
+export const run = (argv: readonly string[]): Promise<void> => runCli(generateCli, main, argv);
+
+if (isMain(import.meta.url)) await run(process.argv.slice(2));

@@ -6,11 +6,11 @@ import { holdOutDocuments } from '../data/corpus';
 import { freshSeed } from '../gpu/testing';
 import { importCheckpoint } from '../model/checkpoint';
 import { rng } from '../util/random';
-import { PRETRAIN_LOG, pretrainCli } from './pretrain';
+import { PRETRAIN_LOG, pretrainCli, run as pretrain } from './pretrain';
 import { readCheckpointFolder } from './runFiles';
-import { expectEveryOptionChecked, runCliProcess } from './testing';
+import { expectEveryOptionChecked, runCliInProcess } from './testing';
 
-const run = (args: string[]) => runCliProcess('src/cli/pretrain.ts', args);
+const run = (args: string[]) => runCliInProcess(pretrain, args);
 
 /** Arithmetic documents in raw text, some repeated, a few longer than a row. */
 function corpus(seed: number, n: number): string[] {
@@ -27,7 +27,7 @@ const lines = (dir: string) => readFileSync(join(dir, PRETRAIN_LOG), 'utf8').tri
 const sameFile = (a: string, b: string, file: string) => readFileSync(join(a, file)).equals(readFileSync(join(b, file)));
 
 describe('pretrain command line', () => {
-  it('a run cut after step k and resumed matches the run never cut; the held-out documents are never trained on', () => {
+  it('a run cut after step k and resumed matches the run never cut; the held-out documents are never trained on', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sage-pretrain-'));
     const seed = freshSeed();
     const documents = corpus(seed, 40);
@@ -35,7 +35,7 @@ describe('pretrain command line', () => {
     writeFileSync(file, documents.join('\n') + '\n');
     const common = ['--batch', '2', '--seq', '32', '--accum', '2', '--steps', '5', '--warmup', '2', '--lr', '3e-3', '--seed', String(seed), '--log-every', '1', '--eval-every', '2'];
     const whole = join(dir, 'whole');
-    const r = run(['--corpus', file, '--holdout', '0.25', ...common, '--out', whole]);
+    const r = await run(['--corpus', file, '--holdout', '0.25', ...common, '--out', whole]);
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/40 documents \(text, one a line\) · trained on \d+, \d+ tokens · \d+ held out \(0\.25 of the distinct documents\)/);
     expect(r.stdout).toMatch(/step +5\/5 +loss \d/);
@@ -51,13 +51,13 @@ describe('pretrain command line', () => {
 
     // Cut after step 2 (a checkpoint there), then resumed with nothing but the folder.
     const cut = join(dir, 'cut');
-    const first = run(['--corpus', file, '--holdout', '0.25', ...common, '--out', cut, '--stop-at', '2']);
+    const first = await run(['--corpus', file, '--holdout', '0.25', ...common, '--out', cut, '--stop-at', '2']);
     expect(first.status, first.stderr).toBe(0);
     expect(first.stdout).toMatch(/stopped at step 2 of 5 .*: npm run pretrain -- --resume .*cut continues it/);
-    const refused = run(['--resume', cut, '--lr', '1e-2']);
+    const refused = await run(['--resume', cut, '--lr', '1e-2']);
     expect(refused.status).toBe(2);
     expect(refused.stderr).toMatch(/^pretrain: --resume continues the run as it began \(its settings in .*trainer_state\.json\): --lr does not apply$/);
-    const resumed = run(['--resume', cut]);
+    const resumed = await run(['--resume', cut]);
     expect(resumed.status, resumed.stderr).toBe(0);
     expect(resumed.stdout).toMatch(/resuming at step 2 of 5 \(epoch \d+, batch \d+; \d+ tokens trained\)/);
     expect(lines(cut)).toEqual(log);
@@ -69,7 +69,7 @@ describe('pretrain command line', () => {
     const evalFile = join(dir, 'held.txt');
     writeFileSync(evalFile, [...new Set(heldOut)].join('\n'));
     const apart = join(dir, 'apart');
-    const b = run(['--corpus', file, '--eval-corpus', evalFile, ...common, '--out', apart]);
+    const b = await run(['--corpus', file, '--eval-corpus', evalFile, ...common, '--out', apart]);
     expect(b.status, b.stderr).toBe(0);
     expect(b.stdout).toContain(`${heldOut.length} corpus documents equal to one left out of training`);
     const apartLog = lines(apart);
@@ -79,7 +79,7 @@ describe('pretrain command line', () => {
     if (heldOut.length === new Set(heldOut).size) expect(apartLog).toEqual(log);
   });
 
-  it('refuses bad options, an empty or unreadable corpus and a folder that is not a run, each in one line', () => {
+  it('refuses bad options, an empty or unreadable corpus and a folder that is not a run, each in one line', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sage-pretrain-'));
     const empty = join(dir, 'empty.txt');
     writeFileSync(empty, '\n  \n\n');
@@ -107,12 +107,12 @@ describe('pretrain command line', () => {
       [['--corpus', text, '--steps', '0'], 2, 'pretrain: --steps must be an integer ≥ 1 (got "0")'],
     ];
     for (const [args, status, message] of cases) {
-      const r = run(args);
+      const r = await run(args);
       expect(r.status, args.join(' ')).toBe(status);
       expect(r.stderr.split('\n'), args.join(' ')).toHaveLength(jsonl === args[1] ? 3 : 1);
       expect(r.stderr.split('\n').at(-1)).toEqual(message);
     }
-    const help = run(['--help']);
+    const help = await run(['--help']);
     expect(help.stdout).toMatch(/--corpus FILE +the documents/);
     expectEveryOptionChecked(pretrainCli);
   });

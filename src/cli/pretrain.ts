@@ -342,4 +342,7 @@ function rewindLog(dir: string, step: number): void {
   if (kept.length < lines.length) writeFileSync(path, kept.map((l) => l + '\n').join(''));
 }
 
-if (isMain(import.meta.url)) await runCli(pretrainCli, main);
+/** The command on these arguments: the process's own when started from a shell, a test's in its process. */
+export const run = (argv: readonly string[]): Promise<void> => runCli(pretrainCli, main, argv);
+
+if (isMain(import.meta.url)) await run(process.argv.slice(2));

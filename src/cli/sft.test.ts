@@ -8,11 +8,11 @@ import { loraSize, loraSpecs } from '../model/lora';
 import { initialParams } from '../model/transformer';
 import { f32ToHalves, halvesToF32 } from '../util/half';
 import { readCheckpointFolder } from './runFiles';
-import { sftCli } from './sft';
-import { expectEveryOptionChecked, runCliProcess } from './testing';
+import { run as sft, sftCli } from './sft';
+import { expectEveryOptionChecked, runCliInProcess, runCliProcess } from './testing';
 
 describe('sft command line', () => {
-  it('trains from a JSONL file, reports bad lines, and writes a checkpoint that loads', () => {
+  it('trains from a JSONL file, reports bad lines, and writes a checkpoint that loads', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sage-sft-'));
     const data = join(dir, 'seeds.jsonl');
     writeFileSync(
@@ -20,7 +20,7 @@ describe('sft command line', () => {
       ['{"question": "1+1?", "answer": "2"}', 'not json', '{"problem": "2+2?", "solution": "4"}', '{"prompt": "x"}'].join('\n'),
     );
     const out = join(dir, 'ckpt');
-    const r = runCliProcess('src/cli/sft.ts', ['--data', data, '--steps', '3', '--batch', '2', '--seq', '16', '--log-every', '1', '--out', out]);
+    const r = await runCliInProcess(sft, ['--data', data, '--steps', '3', '--batch', '2', '--seq', '16', '--log-every', '1', '--out', out]);
     expect(r.status, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/seeds\.jsonl:2: skipped: not valid JSON/);
     expect(r.stderr).toMatch(/seeds\.jsonl:4: skipped: no response field/);
@@ -34,7 +34,7 @@ describe('sft command line', () => {
     // Resuming continues the optimizer's step count and moments.
     const out2 = join(dir, 'ckpt2');
     // ...here written in BF16, in shards of at most 1 MB with their index.
-    const again = runCliProcess('src/cli/sft.ts', ['--data', data, '--from', out, '--steps', '2', '--batch', '2', '--seq', '16', '--log-every', '1', '--out', out2, '--dtype', 'bf16', '--max-shard-mb', '1']);
+    const again = await runCliInProcess(sft, ['--data', data, '--from', out, '--steps', '2', '--batch', '2', '--seq', '16', '--log-every', '1', '--out', out2, '--dtype', 'bf16', '--max-shard-mb', '1']);
     expect(again.status, again.stderr).toBe(0);
     expect(again.stdout).toMatch(/resuming AdamW at step 3/);
     expect(again.stdout).toMatch(/step +5 +loss/);
@@ -44,13 +44,13 @@ describe('sft command line', () => {
     expect(importCheckpoint(files2).optimizer?.step).toBe(5);
   });
 
-  it('trains a LoRA adapter on the frozen model: merged weights, the PEFT adapter in adapter/, its moments; --from continues it', () => {
+  it('trains a LoRA adapter on the frozen model: merged weights, the PEFT adapter in adapter/, its moments; --from continues it', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sage-sft-lora-'));
     const data = join(dir, 'seeds.jsonl');
     writeFileSync(data, ['{"question": "1+1?", "answer": "2"}', '{"question": "2+2?", "answer": "4"}'].join('\n'));
     const out = join(dir, 'ckpt');
     const args = ['--data', data, '--batch', '2', '--seq', '16', '--log-every', '1', '--lr', '1e-2', '--warmup', '0'];
-    const r = runCliProcess('src/cli/sft.ts', [...args, '--steps', '3', '--lora-rank', '4', '--lora-targets', 'q_proj,v_proj,down_proj', '--out', out]);
+    const r = await runCliInProcess(sft, [...args, '--steps', '3', '--lora-rank', '4', '--lora-targets', 'q_proj,v_proj,down_proj', '--out', out]);
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/LoRA r 4 alpha 8 on q_proj,v_proj,down_proj \(0\.\d+M trainable, base frozen in f32\)/);
     const files = readCheckpointFolder(out);
@@ -72,7 +72,7 @@ describe('sft command line', () => {
 
     // Resumed with the base in f16: unmerged into halves, the adapter trains on; the weights
     // without an adapter come back as the initial ones rounded to halves.
-    const again = runCliProcess('src/cli/sft.ts', [...args, '--steps', '2', '--from', out, '--out', join(dir, 'ckpt2'), '--base-dtype', 'f16']);
+    const again = await runCliInProcess(sft, [...args, '--steps', '2', '--from', out, '--out', join(dir, 'ckpt2'), '--base-dtype', 'f16']);
     expect(again.status, again.stderr).toBe(0);
     expect(again.stdout).toMatch(/LoRA r 4 alpha 8 .*base frozen in f16/);
     expect(again.stdout).toMatch(/resuming AdamW at step 3/);
@@ -84,10 +84,10 @@ describe('sft command line', () => {
       if (/(q_proj|v_proj|down_proj)\.weight$/.test(s.name)) continue;
       expect(flat2.subarray(s.offset, s.offset + s.size), s.name).toEqual(halves.subarray(s.offset, s.offset + s.size));
     }
-    const frozen = runCliProcess('src/cli/sft.ts', [...args, '--steps', '1', '--base-dtype', 'f16']);
+    const frozen = await runCliInProcess(sft, [...args, '--steps', '1', '--base-dtype', 'f16']);
     expect(frozen.status).toBe(2);
     expect(frozen.stderr).toBe('sft: --base-dtype f16 freezes the base: train an adapter with --lora-rank or --adapter');
-    const twice = runCliProcess('src/cli/sft.ts', [...args, '--steps', '1', '--from', out, '--lora-rank', '8']);
+    const twice = await runCliInProcess(sft, [...args, '--steps', '1', '--from', out, '--lora-rank', '8']);
     expect(twice.status).toBe(2);
     expect(twice.stderr).toMatch(/^sft: the checkpoint already trains a LoRA adapter/m);
   });

@@ -159,4 +159,7 @@ function describeLevel(a: LevelAccuracy): string {
   return `L${a.level} ${a.correct}/${a.total} (${((100 * a.correct) / a.total).toFixed(0)}%)`;
 }
 
-if (isMain(import.meta.url)) await runCli(sftCli, main);
+/** The command on these arguments: the process's own when started from a shell, a test's in its process. */
+export const run = (argv: readonly string[]): Promise<void> => runCli(sftCli, main, argv);
+
+if (isMain(import.meta.url)) await run(process.argv.slice(2));

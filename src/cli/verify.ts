@@ -133,4 +133,7 @@ function summary(verdicts: { sample: Sample; verdict: CodeVerdict }[], seconds: 
   });
 }
 
-if (isMain(import.meta.url)) await runCli(verifyCli, main);
+/** The command on these arguments: the process's own when started from a shell, a test's in its process. */
+export const run = (argv: readonly string[]): Promise<void> => runCli(verifyCli, main, argv);
+
+if (isMain(import.meta.url)) await run(process.argv.slice(2));

@@ -44,10 +44,12 @@ export interface GpuContext {
   subgroupSize: number | null;
   limits: Readonly<Record<(typeof RAISED_LIMITS)[number] | 'minUniformBufferOffsetAlignment', number>>;
   platform: Platform;
-  /** Called once if the device is lost (reason and message from the implementation). */
-  onLost(listener: (info: DeviceLost) => void): void;
-  /** Called for every uncaptured validation or out-of-memory error. */
-  onError(listener: (message: string) => void): void;
+  /** Whether other runtimes of this process use the device too (see Platform.shareDevice): a runtime's end leaves it. */
+  shared: boolean;
+  /** Called once if the device is lost (reason and message from the implementation); returns the unsubscribe. */
+  onLost(listener: (info: DeviceLost) => void): () => void;
+  /** Called for every uncaptured validation or out-of-memory error; returns the unsubscribe. */
+  onError(listener: (message: string) => void): () => void;
 }
 
 export class WebGPUUnavailableError extends Error {
@@ -85,20 +87,40 @@ export function summarizeAdapter(info: GPUAdapterInfo | undefined, platformName:
   return { vendor, architecture, device, description, client, key };
 }
 
-/** One code path for page, worker and Node: the platform supplies the `GPU` object. */
-export async function acquireDevice(
-  platform: Platform,
-  options: {
-    powerPreference?: GPUPowerPreference;
-    /** Keep WebGPU's default limits instead of raising them to the adapter's (portability checks). */
-    defaultLimits?: boolean;
-    /** These limits requested as given (applied after defaultLimits or the adapter's). */
-    limits?: RequestedLimits;
-  } = {},
-): Promise<GpuContext> {
+export interface DeviceOptions {
+  powerPreference?: GPUPowerPreference;
+  /** Keep WebGPU's default limits instead of raising them to the adapter's (portability checks). */
+  defaultLimits?: boolean;
+  /** These limits requested as given (applied after defaultLimits or the adapter's). */
+  limits?: RequestedLimits;
+}
+
+/** The devices runtimes share, per WebGPU entry point and device options (see Platform.shareDevice). */
+const sharedDevices = new WeakMap<GPU, Map<string, Promise<GpuContext>>>();
+
+/**
+ * One code path for page, worker and Node: the platform supplies the `GPU` object. Where the
+ * platform shares devices, a runtime asking with the options of a live device gets that one.
+ */
+export async function acquireDevice(platform: Platform, options: DeviceOptions = {}): Promise<GpuContext> {
   const gpu = await platform.gpu();
   if (!gpu) throw new WebGPUUnavailableError(`in this ${platform.name} (no navigator.gpu)`, platform.unavailableAdvice());
-  const adapter = await gpu.requestAdapter({ powerPreference: options.powerPreference ?? 'high-performance' });
+  if (!platform.shareDevice) return newDevice(platform, gpu, options, false);
+  let devices = sharedDevices.get(gpu);
+  if (!devices) sharedDevices.set(gpu, (devices = new Map()));
+  const key = JSON.stringify([options.powerPreference, options.defaultLimits ?? false, options.limits ?? {}]);
+  let made = devices.get(key);
+  if (!made) {
+    made = newDevice(platform, gpu, options, true);
+    devices.set(key, made);
+    // A device that failed or was lost is not handed out again: the next runtime makes its own.
+    made.then((c) => c.onLost(() => devices.delete(key)), () => devices.delete(key));
+  }
+  // The device is shared; the platform (its cache file, its sandboxes) stays the caller's.
+  return { ...(await made), platform };
+}
+
+async function newDevice(platform: Platform, gpu: GPU, options: DeviceOptions, shared: boolean): Promise<GpuContext> {  const adapter = await gpu.requestAdapter({ powerPreference: options.powerPreference ?? 'high-performance' });
   if (!adapter) throw new WebGPUUnavailableError(`in this ${platform.name} (no adapter was found)`, platform.unavailableAdvice());
   const features = OPTIONAL_FEATURES.filter((f) => adapter.features.has(f));
   const requiredLimits: Record<string, number> = {};
@@ -110,8 +132,8 @@ export async function acquireDevice(
     requiredLimits[name] = value;
   }
   const device = await adapter.requestDevice({ requiredFeatures: features, requiredLimits });
-  const lostListeners: ((info: DeviceLost) => void)[] = [];
-  const errorListeners: ((message: string) => void)[] = [];
+  const lostListeners = new Set<(info: DeviceLost) => void>();
+  const errorListeners = new Set<(message: string) => void>();
   void device.lost.then((info) => {
     const lost = { reason: String(info.reason ?? 'unknown'), message: info.message };
     for (const l of lostListeners) l(lost);
@@ -120,6 +142,10 @@ export async function acquireDevice(
     const message = (event as GPUUncapturedErrorEvent).error.message;
     for (const l of errorListeners) l(message);
   });
+  const subscribe = <T>(set: Set<T>, l: T) => {
+    set.add(l);
+    return () => void set.delete(l);
+  };
   const limits = {} as Record<(typeof RAISED_LIMITS)[number] | 'minUniformBufferOffsetAlignment', number>;
   for (const name of RAISED_LIMITS) limits[name] = device.limits[name];
   limits.minUniformBufferOffsetAlignment = device.limits.minUniformBufferOffsetAlignment;
@@ -130,8 +156,9 @@ export async function acquireDevice(
     subgroupSize: fixedSubgroupSize(adapterInfo(adapter), features.includes('subgroups')),
     limits,
     platform,
-    onLost: (l) => lostListeners.push(l),
-    onError: (l) => errorListeners.push(l),
+    shared,
+    onLost: (l) => subscribe(lostListeners, l),
+    onError: (l) => subscribe(errorListeners, l),
   };
 }
 

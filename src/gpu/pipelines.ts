@@ -57,7 +57,17 @@ function child(node: Trie, key: unknown): Trie {
  * of strings and numbers that exist already, where a key built per dispatch (the sorted JSON
  * of its defines) cost a decode step more host time than its native calls.
  */
+/** Each device's pipelines, for every runtime on it (see Platform.shareDevice). */
+const caches = new WeakMap<GPUDevice, PipelineCache>();
+
 export class PipelineCache {
+  /** The pipelines of a device: one cache however many runtimes use it. */
+  static of(device: GPUDevice, source: (shader: string) => string): PipelineCache {
+    let cache = caches.get(device);
+    if (!cache) caches.set(device, (cache = new PipelineCache(device, source)));
+    return cache;
+  }
+
   private readonly modules = new Map<string, GPUShaderModule>();
   private readonly trie: Trie = new Map();
   private readonly byKey = new Map<string, Kernel>();

@@ -260,7 +260,7 @@ describe('runtime', () => {
   });
 
   it('reports device loss with its reason and refuses further work', async () => {
-    const rt = await Runtime.create(nodePlatform({ cacheFile: join(tmpdir(), `sage-lost-${process.pid}.json`) }));
+    const rt = await Runtime.create(nodePlatform({ cacheFile: join(tmpdir(), `sage-lost-${process.pid}.json`), ownDevice: true }));
     const lost = new Promise<string>((resolve) => rt.ctx.onLost((info) => resolve(info.reason)));
     rt.device.destroy();
     expect(await lost).toBe('destroyed');

@@ -201,6 +201,9 @@ export class Runtime {
   /** The timestamps of the submit gpuTime is making (see gpuTime). */
   private timed: { querySet: GPUQuerySet; resolve: GPUBuffer; read: GPUBuffer } | null = null;
 
+  /** Stops this runtime's listening to its device (shared devices outlive it). */
+  private readonly unsubscribe: (() => void)[];
+
   private constructor(readonly ctx: GpuContext, options: RuntimeOptions, cache: Record<string, string>) {
     this.cache = new Map(Object.entries(cache));
     this.device = ctx.device;
@@ -213,13 +216,15 @@ export class Runtime {
     this.pool = new BufferPool(this.device, ctx.limits.maxBufferSize, ctx.limits.maxStorageBufferBindingSize);
     this.readChunkBytes = Math.min(options.readChunkBytes ?? DEFAULT_READ_CHUNK, ctx.limits.maxBufferSize);
     this.maxDispatchesPerSubmit = options.maxDispatchesPerSubmit ?? DEFAULT_DISPATCHES_PER_SUBMIT;
-    this.pipelines = new PipelineCache(this.device, (name) => ctx.platform.shaderSource(name));
+    this.pipelines = PipelineCache.of(this.device, (name) => ctx.platform.shaderSource(name));
     this.profiler = options.profile && ctx.features.has('timestamp-query') ? new Profiler(this.device) : null;
     this.placeholder = this.device.createBuffer({ size: 256, usage: 0x80, label: 'placeholder' });
-    ctx.onLost((info) => {
-      this.lost = `${info.reason}: ${info.message}`;
-    });
-    ctx.onError((message) => this.errors.push(message));
+    this.unsubscribe = [
+      ctx.onLost((info) => {
+        this.lost = `${info.reason}: ${info.message}`;
+      }),
+      ctx.onError((message) => this.errors.push(message)),
+    ];
   }
 
   static async create(platform: Platform, options: RuntimeOptions = {}): Promise<Runtime> {
@@ -684,6 +689,7 @@ export class Runtime {
     this.placeholder.destroy();
     this.profiler?.destroy();
     this.timerQueries?.destroy();
-    this.device.destroy();
+    for (const off of this.unsubscribe) off();
+    if (!this.ctx.shared) this.device.destroy();
   }
 }

@@ -36,6 +36,8 @@ export interface NodePlatformOptions {
   cacheFile?: string;
   /** Dawn toggles passed to `create()`, e.g. `enable-dawn-features=...` (default DEFAULT_DAWN_FLAGS). */
   dawnFlags?: string[];
+  /** A device of its own rather than the process's shared one (see Platform.shareDevice): a test that loses it on purpose. */
+  ownDevice?: boolean;
 }
 
 /**
@@ -61,26 +63,12 @@ export function nodePlatform(options: NodePlatformOptions = {}): Platform {
       return {};
     }
   };
-  // Dawn's process-wide instance must stay referenced while any device lives,
-  // or the process crashes when it is garbage-collected.
-  let instance: GPU | null = null;
+  const flags = [...(options.dawnFlags ?? DEFAULT_DAWN_FLAGS)];
   return {
     name: 'node (dawn)',
+    shareDevice: !options.ownDevice,
     codeSandbox: () => new NodeSandboxPool(),
-    async gpu() {
-      if (instance) return instance;
-      if (!process.env.VK_ICD_FILENAMES && process.env.SAGE_GPU !== 'hardware' && existsSync(SWIFTSHADER_ICD)) {
-        process.env.VK_ICD_FILENAMES = SWIFTSHADER_ICD;
-      }
-      const dawn = (await import('webgpu')) as unknown as {
-        create(flags: string[]): GPU;
-        globals: Record<string, unknown>;
-      };
-      Object.assign(globalThis, dawn.globals);
-      instance = dawn.create([...(options.dawnFlags ?? DEFAULT_DAWN_FLAGS)]);
-      keepAlive.push(instance);
-      return instance;
-    },
+    gpu: () => dawnInstance(flags),
     unavailableAdvice: nodeUnavailableAdvice,
     shaderSource(name) {
       return readFileSync(join(root, 'shaders', `${name}.wgsl`), 'utf8');
@@ -100,4 +88,29 @@ export function nodePlatform(options: NodePlatformOptions = {}): Platform {
   };
 }
 
-const keepAlive: GPU[] = [];
+/**
+ * Dawn's instance for these toggles, one per process: the platforms of one process share it, and
+ * so can share its devices. It stays referenced for the process's life, or the process crashes
+ * when it is garbage-collected while a device lives.
+ */
+const instances = new Map<string, Promise<GPU>>();
+
+function dawnInstance(flags: string[]): Promise<GPU> {
+  const key = JSON.stringify(flags);
+  let instance = instances.get(key);
+  if (!instance) {
+    instance = (async () => {
+      if (!process.env.VK_ICD_FILENAMES && process.env.SAGE_GPU !== 'hardware' && existsSync(SWIFTSHADER_ICD)) {
+        process.env.VK_ICD_FILENAMES = SWIFTSHADER_ICD;
+      }
+      const dawn = (await import('webgpu')) as unknown as {
+        create(flags: string[]): GPU;
+        globals: Record<string, unknown>;
+      };
+      Object.assign(globalThis, dawn.globals);
+      return dawn.create(flags);
+    })();
+    instances.set(key, instance);
+  }
+  return instance;
+}
