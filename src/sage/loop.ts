@@ -4,19 +4,22 @@
  * each new problem n times (difficulty) → the bank admits → a training batch is sampled →
  * Planner plans → Critic scores the plans → Solver solves (the plan shown only when
  * s_p ≥ beta) → validators → rewards → advantages → one policy-gradient update.
+ * The step is these roles in this order for every method: what a method changes in them is a
+ * named variant (variants.ts), so comparing methods never means reading different steps.
  * It orchestrates over LoopModel and Validators and knows nothing of the GPU.
  */
 import { hasReference, type Problem } from '../data/problem';
 import type { PolicyStepResult, Rollout } from '../train/policy';
 import { rng } from '../util/random';
 import { mean } from '../util/stats';
-import { computeAdvantages, type AdvantageName, type GroupStats } from './advantages';
+import { computeAdvantages, type AdvantageName, type Advantages, type GroupStats } from './advantages';
 import type { BankEntry, Origin, ProblemBank, RejectReason, SamplingMode } from './bank';
 import type { AnswerSource, MethodConfig, RoleName } from './config';
 import { criticScore, parseOutput, type Parsed } from './parse';
-import { challengerReward, criticReward, groundedCriticReward, judgedSolverReward, passesPlanGate, PLANNER_REWARDS, scoreOrDefault, solverReward, type DifficultyName, type ProposalOutcome } from './rewards';
-import { planVerdict, plansCheckable, unverifiedProblem } from './validators';
+import { challengerReward, passesPlanGate, PLANNER_REWARDS, scoreOrDefault, type DifficultyName, type ProposalOutcome } from './rewards';
+import { planVerdict, plansCheckable } from './validators';
 import { OUTPUTS, referenceList, render, stopStrings, type TemplateName, type Templates } from './templates';
+import { CRITIC_PLAN_REWARDS, criticFormatOnly, generated, judgingOf, SOLVER_REWARDS, trainingDraw, type About, type Checked, type CriticRewarding, type CriticTemplate, type ProposalToCheck, type StepActions } from './variants';
 
 export interface GenerationRequest {
   prompts: string[];
@@ -188,13 +191,9 @@ export interface StepMetrics {
   tokensPerS: number;
 }
 
-interface Scored {
+interface Scored extends About {
   role: RoleName;
   template: TemplateName;
-  /** The task kind of the problem the rollout is about: the advantage group is role/kind. */
-  kind: Problem['kind'];
-  /** Whether that problem is a seed or generated (a proposal, admitted or not, is generated). */
-  origin: Origin;
   prompt: string;
   completion: Completion;
   parsed: Parsed;
@@ -202,6 +201,36 @@ interface Scored {
   score?: number | null;
   verdict?: string;
 }
+
+/** A Challenger's proposal through the step: its prompt and output, then its score and its validator's check. */
+interface Proposal extends ProposalToCheck {
+  references: BankEntry[];
+  template: 'challenger' | 'challengerCode';
+  prompt: string;
+  completion: Completion;
+}
+
+interface CheckedProposal extends Proposal {
+  quality: number | null;
+  check: Checked;
+}
+
+/** A training problem's plan as the Solver may see it; `score` undefined where the method has no Planner, 0 where there is nothing to score. */
+interface Plan {
+  text: string;
+  score: number | null | undefined;
+}
+
+const UNPLANNED: Plan = { text: '', score: undefined };
+
+/** What the update made of the step's trained rollouts. */
+interface Update extends Advantages {
+  trained: Scored[];
+  loss: PolicyStepResult | null;
+  trainingMs: number;
+}
+
+const NO_PROBLEM: Checked = { unusable: 'no problem in the output' };
 
 /** A seed per (step, phase), so a run is reproducible and phases draw independent streams. */
 function phaseSeed(seed: number, step: number, phase: number): number {
@@ -222,7 +251,10 @@ function oneOfEach<T>(items: readonly T[], key: (x: T) => string, random: () => 
   return [...groups.values()].map((g) => g[Math.floor(random() * g.length)]!);
 }
 
-const isSeed = (e: BankEntry) => e.provenance.origin === 'seed';
+const about = (e: BankEntry): About => ({ kind: e.problem.kind, origin: e.provenance.origin });
+
+/** Whether the method's Challenger writes problems for its bank. */
+const challenges = (m: MethodConfig) => m.evolveBank && m.roles.includes('challenger');
 
 /**
  * What a run with these settings will ask of its model: each phase's generation (and
@@ -239,8 +271,7 @@ export function runShapeHints(s: LoopSettings, seeds: readonly Problem[], heldOu
     if (!top.length) continue;
     const problem = top[0]!.statement;
     const t = s.templates;
-    // Seed parity adds the usual draw's generated problems (at most trainProblems) to trainProblems seeds.
-    const problems = s.seedParity && m.evolveBank ? 2 * s.trainProblems : s.trainProblems;
+    const problems = trainingDraw(s).most(s.trainProblems);
     const solve = problems * s.solverSamples;
     const add = (rows: number, distinct: number, prompt: string) => generations.push({ rows, distinct, prompt });
     add(heldOut, heldOut, render(t.solver, { problem }));
@@ -250,7 +281,7 @@ export function runShapeHints(s: LoopSettings, seeds: readonly Problem[], heldOu
       add(problems, problems, render(t.criticPlan, { problem, plan: problem }));
     }
     if (m.solverReward === 'judge') add(solve, solve, render(t.criticAnswer, { problem, answer: problem }));
-    if (m.evolveBank && has('challenger')) {
+    if (challenges(m)) {
       add(s.proposals, s.proposals, render(t[kind === 'code' ? 'challengerCode' : 'challenger'], { references: referenceList(top, t), kind }));
       add(s.proposals, s.proposals, render(t.criticProblem, { problem }));
       add(s.proposals * s.difficultySamples, s.proposals, render(t.solver, { problem }));
@@ -260,12 +291,13 @@ export function runShapeHints(s: LoopSettings, seeds: readonly Problem[], heldOu
   return { generations, trains: m.trained.length > 0 };
 }
 
-
 export class SageLoop {
   step = 0;
   private generatedTokens = 0;
   private generationMs = 0;
   private validatorMs = 0;
+  /** The step's rollouts with their rewards, in the order they were made: the transcripts and the update keep it. */
+  private scored: Scored[] = [];
 
   constructor(
     readonly model: LoopModel,
@@ -281,6 +313,12 @@ export class SageLoop {
   /** The phase in flight and when it began (held time excluded), for the per-phase timings. */
   private current: { phase: Phase; since: number } | null = null;
   private phaseMs: Partial<Record<Phase, number>> = {};
+
+  private readonly act: StepActions = {
+    critic: (template, items, about, phase, rewarding) => this.critic(template, items, about, phase, rewarding),
+    validate: (f) => this.timedValidator(() => f(this.validators)),
+    phase: (phase) => this.phase(phase),
+  };
 
   private endPhase(now: number): void {
     if (this.current) this.phaseMs[this.current.phase] = (this.phaseMs[this.current.phase] ?? 0) + now - this.current.since;
@@ -324,11 +362,8 @@ export class SageLoop {
     }
   }
 
-  /**
-   * Critic scores for (problem, plan?, answer?) triples; null where unparsable. `rights`: what
-   * the environment computes of each item (the grounded lever's plans), rewarding agreement with it.
-   */
-  private async critic(template: 'criticProblem' | 'criticPlan' | 'criticAnswer', items: Record<string, string>[], about: Pick<Scored, 'kind' | 'origin'>[], phase: number, into: Scored[], rights?: (boolean | null)[]): Promise<(number | null)[]> {
+  /** Critic scores for (problem, plan?, answer?) items; null where unparsable. */
+  private async critic(template: CriticTemplate, items: Record<string, string>[], about: About[], phase: number, rewarding: CriticRewarding = criticFormatOnly): Promise<(number | null)[]> {
     const prompts = items.map((v) => render(this.settings.templates[template], v));
     const outs = await this.generate(template, 'critic', prompts, phase);
     return outs.map((c, i) => {
@@ -336,8 +371,7 @@ export class SageLoop {
       const score = criticScore(parsed.fields.score);
       // An unparsable score earns the Critic no format reward.
       const format = score === null ? 0 : parsed.format;
-      const reward = rights ? groundedCriticReward({ score, right: rights[i]!, format }, this.settings.method.rewards) : criticReward({ format });
-      into.push({ role: 'critic', template, ...about[i]!, prompt: prompts[i]!, completion: c, parsed, score, reward, ...(rights && rights[i] !== null ? { verdict: rights[i] ? 'plan computes the answer' : 'plan computes another value' } : {}) });
+      this.scored.push({ role: 'critic', template, ...about[i]!, prompt: prompts[i]!, completion: c, parsed, score, ...rewarding({ score, format }, i) });
       return score;
     });
   }
@@ -345,177 +379,209 @@ export class SageLoop {
   /** Runs one step; returns its metrics and a sample of transcripts. */
   async runStep(): Promise<{ metrics: StepMetrics; transcripts: Transcript[] }> {
     const s = this.settings;
-    const m = s.method;
-    const r = m.rewards;
-    const has = (role: RoleName) => m.roles.includes(role);
+    const started = this.begin();
     const random = rng(phaseSeed(s.seed, this.step, 99));
-    const started = performance.now();
+    const admittedBefore = this.bank.admittedCount;
+
+    await this.challenge(random);
+    const batch = trainingDraw(s).draw(this.bank, s.trainProblems, random, s.sampling);
+    const { plans, plansRight } = await this.plan(batch);
+    const solved = await this.solve(batch, plans);
+    const update = await this.update();
+
+    const ended = performance.now();
+    this.endPhase(ended);
+    const metrics = this.metrics({ ...solved, batch, plansRight, update, admittedBefore, totalMs: ended - started - this.heldMs });
+    const transcripts = this.transcripts(this.scored, new Map(update.trained.map((x, i) => [x, update.kept[i] ? update.advantages[i]! : null])));
+    this.step++;
+    return { metrics, transcripts };
+  }
+
+  /** Starts the step's counters afresh; returns when it began. */
+  private begin(): number {
     this.generationMs = 0;
     this.validatorMs = 0;
     this.generatedTokens = 0;
     this.heldMs = 0;
     this.phaseMs = {};
     this.current = null;
-    const scored: Scored[] = [];
-    const admittedBefore = this.bank.admittedCount;
+    this.scored = [];
+    return performance.now();
+  }
 
-    // 1-4. The Challenger proposes; the Critic scores; the Solver measures difficulty; the bank admits.
-    if (m.evolveBank && has('challenger')) {
-      await this.phase('propose');
-      // Each proposal is of the kind of a problem drawn from the bank, so code and math are
-      // proposed in the bank's proportions; its references are of that kind.
-      // References are drawn uniformly: `sampling` mixes new problems into what is trained on, not into what is imitated.
-      const kinds = Array.from({ length: s.proposals }, () => this.bank.sample(1, random)[0]!.problem.kind);
-      const refs = kinds.map((kind) => this.bank.sample(s.references, random, undefined, (e) => e.problem.kind === kind));
-      const template = (i: number): 'challenger' | 'challengerCode' => (kinds[i] === 'code' ? 'challengerCode' : 'challenger');
-      const prompts = refs.map((rs, i) =>
-        render(s.templates[template(i)], {
-          references: referenceList(rs.map((e) => e.problem), s.templates),
-          kind: kinds[i]!,
-        }),
-      );
-      const outs = await this.generate(prompts.map((_, i) => template(i)), 'challenger', prompts, 1);
-      const proposals = outs.map((c, i) => parseOutput(c.text, OUTPUTS[template(i)]));
-      await this.phase('score-problems');
-      const parsedIdx = proposals.map((p, i) => (p.format > 0 ? i : -1)).filter((i) => i >= 0);
-      const generated = (kind: Problem['kind']) => ({ kind, origin: 'generated' as const });
-      const qualities = await this.critic('criticProblem', parsedIdx.map((i) => ({ problem: proposals[i]!.fields.question! })), parsedIdx.map((i) => generated(kinds[i]!)), 2, scored);
-      const quality = new Map(parsedIdx.map((i, k) => [i, qualities[k]!]));
-      const id = (i: number) => `gen/${this.step}/${i}`;
-      // A validator-free method (MAE) takes a well-formed proposal on trust: nothing is computed or run.
-      const checked: ({ problem: Problem } | { unusable: string })[] = m.validatorFree
-        ? proposals.map((p, i) => (p.format > 0 ? unverifiedProblem(p.fields, kinds[i]!, id(i)) : { unusable: 'no problem in the output' }))
-        : await this.timedValidator(() =>
-            Promise.all(proposals.map((p, i) => (p.format > 0 ? this.validators.propose(p.fields, kinds[i]!, id(i), m.answers) : Promise.resolve({ unusable: 'no problem in the output' })))),
-          );
-      // Difficulty: the Solver's pass rate over n attempts, for problems that can earn it.
-      await this.phase('difficulty');
-      const gated = checked.map((c, i) => ('problem' in c && scoreOrDefault(quality.get(i) ?? null, r) >= r.alpha ? i : -1)).filter((i) => i >= 0);
-      const attempts = gated.flatMap((i) => Array.from({ length: s.difficultySamples }, () => (checked[i] as { problem: Problem }).problem));
-      const attemptOuts = await this.generate('solver', 'solver', attempts.map((p) => render(s.templates.solver, { problem: p.statement })), 3);
-      // The pass rate: the validators' verdicts, or (validator-free) the Judge's mean score of the attempts.
-      const verdicts = m.validatorFree
-        ? (await this.critic('criticAnswer', attempts.map((p, k) => ({ problem: p.statement, answer: attemptOuts[k]!.text })), attempts.map((p) => generated(p.kind)), 8, scored)).map((x) => scoreOrDefault(x, r))
-        : await this.timedValidator(() => Promise.all(attemptOuts.map((c, k) => this.validators.judge(attempts[k]!, c.text))));
-      const passRate = new Map(gated.map((i, g) => [i, mean(verdicts.slice(g * s.difficultySamples, (g + 1) * s.difficultySamples))]));
-      await this.phase('admit');
-      outs.forEach((c, i) => {
-        const p = proposals[i]!;
-        const check = checked[i]!;
-        const q = quality.get(i) ?? null;
-        let verdict: string;
-        // What the reward sees: a duplicate is invalid even when it is also below alpha (the bank counts the first reason).
-        let outcome: ProposalOutcome = { kind: 'invalid' };
-        if (!('problem' in check)) {
-          // Validator-free, an unusable proposal is one not of its kind's form: unparsable.
-          this.bank.reject(p.format > 0 && !m.validatorFree ? 'validator' : 'unparsable', this.step);
-          verdict = p.format > 0 ? `rejected: ${check.unusable}` : 'rejected: unparsable';
-        } else {
-          const reason = this.bank.consider({
-            problem: check.problem,
-            parents: refs[i]!.map((e) => e.problem.id),
-            step: this.step,
-            quality: scoreOrDefault(q, r),
-            validatorUsable: true,
-            passRate: passRate.get(i) ?? null,
-          });
-          verdict = reason ? `rejected: ${reason}` : 'admitted';
-          if (!reason) outcome = { kind: 'admitted', solverPassRate: passRate.get(i)! };
-          // The bank stops at the first reason: below alpha, it has not looked for a duplicate yet.
-          else if (reason === 'quality' && !this.bank.duplicateOf(check.problem)) outcome = { kind: 'below-alpha' };
-        }
-        const reward = challengerReward({ quality: q, format: p.format, outcome }, r, s.difficulty);
-        scored.push({ role: 'challenger', template: template(i), ...generated(kinds[i]!), prompt: prompts[i]!, completion: c, parsed: p, score: q, verdict, reward });
-      });
+  /** Only a method that grows its bank has the Challenger write problems. */
+  private async challenge(random: () => number): Promise<void> {
+    if (!challenges(this.settings.method)) return;
+    const proposals = await this.propose(random);
+    const checked = await this.scoreProblems(proposals);
+    const passRates = await this.difficulty(checked);
+    await this.admit(checked, passRates);
+  }
+
+  private async propose(random: () => number): Promise<Proposal[]> {
+    const s = this.settings;
+    await this.phase('propose');
+    // Each proposal is of the kind of a problem drawn from the bank, so code and math are
+    // proposed in the bank's proportions; its references are of that kind.
+    // References are drawn uniformly: `sampling` mixes new problems into what is trained on, not into what is imitated.
+    const kinds = Array.from({ length: s.proposals }, () => this.bank.sample(1, random)[0]!.problem.kind);
+    const references = kinds.map((kind) => this.bank.sample(s.references, random, undefined, (e) => e.problem.kind === kind));
+    const templates = kinds.map((kind): Proposal['template'] => (kind === 'code' ? 'challengerCode' : 'challenger'));
+    const prompts = references.map((rs, i) => render(s.templates[templates[i]!], { references: referenceList(rs.map((e) => e.problem), s.templates), kind: kinds[i]! }));
+    const outs = await this.generate(templates, 'challenger', prompts, 1);
+    return outs.map((completion, i) => ({
+      kind: kinds[i]!, id: `gen/${this.step}/${i}`, references: references[i]!, template: templates[i]!, prompt: prompts[i]!, completion,
+      parsed: parseOutput(completion.text, OUTPUTS[templates[i]!]),
+    }));
+  }
+
+  /** A proposal with nothing parsed has no problem to score or check. */
+  private async scoreProblems(proposals: Proposal[]): Promise<CheckedProposal[]> {
+    const m = this.settings.method;
+    await this.phase('score-problems');
+    const wellFormed = proposals.filter((p) => p.parsed.format > 0);
+    const qualities = await this.critic('criticProblem', wellFormed.map((p) => ({ problem: p.parsed.fields.question! })), wellFormed.map((p) => generated(p.kind)), 2);
+    const checks = await judgingOf(m).check(this.act, wellFormed, m.answers);
+    const assessed = new Map(wellFormed.map((p, k) => [p, { quality: qualities[k]!, check: checks[k]! }]));
+    return proposals.map((p) => ({ ...p, ...(assessed.get(p) ?? { quality: null, check: NO_PROBLEM }) }));
+  }
+
+  /** Only a problem that can earn the difficulty term (usable, s_q ≥ alpha) is attempted: other attempts would change no reward. */
+  private async difficulty(proposals: CheckedProposal[]): Promise<Map<CheckedProposal, number>> {
+    const s = this.settings;
+    const r = s.method.rewards;
+    await this.phase('difficulty');
+    const gated = proposals.filter((p): p is CheckedProposal & { check: { problem: Problem } } => 'problem' in p.check && scoreOrDefault(p.quality, r) >= r.alpha);
+    const attempts = gated.flatMap((p) => Array.from({ length: s.difficultySamples }, () => p.check.problem));
+    const outs = await this.generate('solver', 'solver', attempts.map((p) => render(s.templates.solver, { problem: p.statement })), 3);
+    const marks = await judgingOf(s.method).grade(this.act, attempts, outs, r);
+    return new Map(gated.map((p, g) => [p, mean(marks.slice(g * s.difficultySamples, (g + 1) * s.difficultySamples))]));
+  }
+
+  /** The Challenger is paid for what the bank made of its proposal, so that no rejected one out-earns an admitted one. */
+  private async admit(proposals: CheckedProposal[], passRates: Map<CheckedProposal, number>): Promise<void> {
+    const s = this.settings;
+    const r = s.method.rewards;
+    await this.phase('admit');
+    for (const p of proposals) {
+      let verdict: string;
+      // What the reward sees: a duplicate is invalid even when it is also below alpha (the bank counts the first reason).
+      let outcome: ProposalOutcome = { kind: 'invalid' };
+      if (!('problem' in p.check)) {
+        this.bank.reject(p.parsed.format > 0 ? judgingOf(s.method).unusable : 'unparsable', this.step);
+        verdict = p.parsed.format > 0 ? `rejected: ${p.check.unusable}` : 'rejected: unparsable';
+      } else {
+        const reason = this.bank.consider({
+          problem: p.check.problem,
+          parents: p.references.map((e) => e.problem.id),
+          step: this.step,
+          quality: scoreOrDefault(p.quality, r),
+          validatorUsable: true,
+          passRate: passRates.get(p) ?? null,
+        });
+        verdict = reason ? `rejected: ${reason}` : 'admitted';
+        if (!reason) outcome = { kind: 'admitted', solverPassRate: passRates.get(p)! };
+        // The bank stops at the first reason: below alpha, it has not looked for a duplicate yet.
+        else if (reason === 'quality' && !this.bank.duplicateOf(p.check.problem)) outcome = { kind: 'below-alpha' };
+      }
+      const reward = challengerReward({ quality: p.quality, format: p.parsed.format, outcome }, r, s.difficulty);
+      this.scored.push({ role: 'challenger', template: p.template, ...generated(p.kind), prompt: p.prompt, completion: p.completion, parsed: p.parsed, score: p.quality, verdict, reward });
     }
+  }
 
-    // 5. The training batch from the bank (RLVR: the seeds alone). Seed parity: the usual draw's
-    // generated problems, then trainProblems seeds drawn as RLVR draws them.
-    const drawn = this.bank.sample(s.trainProblems, random, s.sampling, m.evolveBank ? undefined : isSeed);
-    const batch: BankEntry[] = s.seedParity && m.evolveBank ? [...drawn.filter((e) => !isSeed(e)), ...this.bank.sample(s.trainProblems, random, s.sampling, isSeed)] : drawn;
-    const about = (i: number) => ({ kind: batch[i]!.problem.kind, origin: batch[i]!.provenance.origin });
+  /** Without a Planner the Solver sees no plan and its reward has no plan term. */
+  private async plan(batch: BankEntry[]): Promise<{ plans: Plan[]; plansRight: number | null }> {
+    const s = this.settings;
+    const m = s.method;
+    if (!m.roles.includes('planner')) return { plans: batch.map(() => UNPLANNED), plansRight: null };
+    await this.phase('plan');
+    const prompts = batch.map((e) => render(s.templates.planner, { problem: e.problem.statement }));
+    const outs = await this.generate('planner', 'planner', prompts, 4);
+    const plans = outs.map((c) => parseOutput(c.text, OUTPUTS.planner));
+    await this.phase('score-plans');
+    const withPlan = batch.map((_, i) => i).filter((i) => plans[i]!.fields.plan?.trim());
+    // What the environment computes of each problem's plan: null for no plan or one it cannot read.
+    const verdicts = batch.map((e, i) => (plans[i]!.fields.plan?.trim() ? planVerdict(e.problem, plans[i]!.fields.plan!) : null));
+    const rights = withPlan.map((i) => verdicts[i]!);
+    const readable = rights.filter((x): x is boolean => x !== null);
+    const criticReward = CRITIC_PLAN_REWARDS[m.criticReward];
+    const items = withPlan.map((i) => ({ problem: batch[i]!.problem.statement, plan: plans[i]!.fields.plan! }));
+    const scores = await this.critic('criticPlan', items, withPlan.map((i) => about(batch[i]!)), 5, (x, k) => criticReward({ ...x, right: rights[k]! }, m.rewards));
+    // Nothing to score (no plan, an empty one) scores 0; an unparsable score of a plan stays null (0.5 for its consumers).
+    const planScores: (number | null)[] = batch.map(() => 0);
+    withPlan.forEach((i, k) => (planScores[i] = scores[k]!));
+    const plannerReward = PLANNER_REWARDS[m.plannerReward];
+    outs.forEach((c, i) =>
+      this.scored.push({
+        role: 'planner', template: 'planner', ...about(batch[i]!), prompt: prompts[i]!, completion: c, parsed: plans[i]!,
+        score: planScores[i],
+        // A problem the environment cannot check has no verdict (undefined), a missing or unreadable plan of one it can, null.
+        reward: plannerReward({ planScore: planScores[i]!, right: plansCheckable(batch[i]!.problem) ? verdicts[i]! : undefined, format: plans[i]!.format }, m.rewards),
+      }),
+    );
+    return {
+      plans: plans.map((p, i) => ({ text: p.fields.plan ?? '', score: planScores[i] })),
+      plansRight: readable.length ? mean(readable.map((x) => (x ? 1 : 0))) : null,
+    };
+  }
 
-    // 6-7. Plans, and the Critic's scores of them.
-    let planScores: (number | null)[] = batch.map(() => null);
-    let plans: Parsed[] = [];
-    let plansRight: number | null = null;
-    if (has('planner')) {
-      await this.phase('plan');
-      const prompts = batch.map((e) => render(s.templates.planner, { problem: e.problem.statement }));
-      const outs = await this.generate('planner', 'planner', prompts, 4);
-      plans = outs.map((c) => parseOutput(c.text, OUTPUTS.planner));
-      await this.phase('score-plans');
-      const withPlan = batch.map((_, i) => i).filter((i) => plans[i]!.fields.plan?.trim());
-      // What the environment computes of each problem's plan: null for no plan or one it cannot read.
-      const verdicts = batch.map((e, i) => (plans[i]!.fields.plan?.trim() ? planVerdict(e.problem, plans[i]!.fields.plan!) : null));
-      const rights = withPlan.map((i) => verdicts[i]!);
-      const readable = rights.filter((x): x is boolean => x !== null);
-      plansRight = readable.length ? mean(readable.map((x) => (x ? 1 : 0))) : null;
-      const grounded = m.criticReward === 'grounded-plans' ? rights : undefined;
-      const scores = await this.critic('criticPlan', withPlan.map((i) => ({ problem: batch[i]!.problem.statement, plan: plans[i]!.fields.plan! })), withPlan.map(about), 5, scored, grounded);
-      // Nothing to score (no plan, an empty one) scores 0; an unparsable score of a plan stays null (0.5 for its consumers).
-      planScores = batch.map(() => 0);
-      withPlan.forEach((i, k) => (planScores[i] = scores[k]!));
-      const plannerReward = PLANNER_REWARDS[m.plannerReward];
-      outs.forEach((c, i) =>
-        scored.push({
-          role: 'planner', template: 'planner', ...about(i), prompt: prompts[i]!, completion: c, parsed: plans[i]!,
-          score: planScores[i],
-          // A problem the environment cannot check has no verdict (undefined), a missing or unreadable plan of one it can, null.
-          reward: plannerReward({ planScore: planScores[i]!, right: plansCheckable(batch[i]!.problem) ? verdicts[i]! : undefined, format: plans[i]!.format }, r),
-        }),
-      );
-    }
-
-    // 8-9. The Solver, with the plan when it passed the gate; the validators judge.
+  /** Each problem's pass rate goes to the bank, so its history shows what the Solver can do as it trains. */
+  private async solve(batch: BankEntry[], plans: Plan[]): Promise<{ items: number[]; correct: (number | null)[] }> {
+    const s = this.settings;
+    const m = s.method;
+    const r = m.rewards;
     await this.phase('solve');
-    const solveItems = batch.flatMap((e, i) => Array.from({ length: s.solverSamples }, () => i));
-    const solverTemplate = (i: number): TemplateName => (has('planner') && plans[i]?.fields.plan?.trim() && passesPlanGate(planScores[i]!, r) ? 'solverWithPlan' : 'solver');
-    const solvePrompts = solveItems.map((i) => render(s.templates[solverTemplate(i)], { problem: batch[i]!.problem.statement, plan: plans[i]?.fields.plan ?? '' }));
-    const solveOuts = await this.generate('solver', 'solver', solvePrompts, 6);
+    const items = batch.flatMap((_, i) => Array.from({ length: s.solverSamples }, () => i));
+    const template = ({ text, score }: Plan): TemplateName => (score !== undefined && text.trim() && passesPlanGate(score, r) ? 'solverWithPlan' : 'solver');
+    const prompts = items.map((i) => render(s.templates[template(plans[i]!)], { problem: batch[i]!.problem.statement, plan: plans[i]!.text }));
+    const outs = await this.generate('solver', 'solver', prompts, 6);
     // A question with no reference answer (validator-free runs) is left unchecked: the Judge's score is all it gets.
     const correct = await this.timedValidator(() =>
-      Promise.all(solveOuts.map((c, k) => {
-        const p = batch[solveItems[k]!]!.problem;
+      Promise.all(outs.map((c, k) => {
+        const p = batch[items[k]!]!.problem;
         return hasReference(p) ? this.validators.judge(p, c.text) : null;
       })),
     );
-    // MAE: the Critic (judge) also scores answers, and that score is the Solver's reward.
-    let judged: (number | null)[] = [];
-    if (m.solverReward === 'judge') {
-      await this.phase('judge-answers');
-      judged = await this.critic('criticAnswer', solveOuts.map((c, k) => ({ problem: batch[solveItems[k]!]!.problem.statement, answer: c.text })), solveItems.map(about), 7, scored);
-    }
-    solveOuts.forEach((c, k) => {
-      const i = solveItems[k]!;
-      const template = solverTemplate(i);
-      const parsed = parseOutput(c.text, OUTPUTS[template]);
-      const reward =
-        m.solverReward === 'judge'
-          ? judgedSolverReward({ judgeScore: judged[k]!, format: parsed.format }, r)
-          : solverReward({ planScore: has('planner') ? planScores[i]! : undefined, correct: correct[k]!, format: parsed.format }, r);
+    const rewarding = SOLVER_REWARDS[m.solverReward];
+    const judged = await rewarding.judge(this.act, outs.map((c, k) => ({ problem: batch[items[k]!]!.problem.statement, answer: c.text })), items.map((i) => about(batch[i]!)));
+    outs.forEach((c, k) => {
+      const i = items[k]!;
+      const t = template(plans[i]!);
+      const parsed = parseOutput(c.text, OUTPUTS[t]);
+      const reward = rewarding.reward({ planScore: plans[i]!.score, correct: correct[k]!, judged: judged[k], format: parsed.format }, r);
       const verdict = correct[k] === null ? 'unchecked' : correct[k]! >= 1 ? 'correct' : 'wrong';
-      scored.push({ role: 'solver', template, ...about(i), prompt: solvePrompts[k]!, completion: c, parsed, score: correct[k], verdict, reward });
+      this.scored.push({ role: 'solver', template: t, ...about(batch[i]!), prompt: prompts[k]!, completion: c, parsed, score: correct[k], verdict, reward });
     });
-    // The bank's pass rates: the validators' verdicts, or (validator-free) the Judge's scores.
-    // (Without a validator every problem has a reference: the run refuses seeds without one.)
-    const passed = m.validatorFree ? judged.map((x) => scoreOrDefault(x, r)) : correct.map((c) => c!);
+    const passed = judgingOf(m).passed(correct, judged, r);
     batch.forEach((e, i) => {
-      const rates = passed.filter((_, k) => solveItems[k] === i);
+      const rates = passed.filter((_, k) => items[k] === i);
       if (rates.length) this.bank.recordPassRate(e.problem.id, this.step, mean(rates));
     });
+    return { items, correct };
+  }
 
-    // 10-12. Advantages per (role, task kind), then one update on the trained roles' rollouts.
+  private async update(): Promise<Update> {
+    const s = this.settings;
     await this.phase('update');
-    const trained = scored.filter((x) => m.trained.includes(x.role));
-    const { advantages, kept, groups, spread } = computeAdvantages(
+    const trained = this.scored.filter((x) => s.method.trained.includes(x.role));
+    const advantages = computeAdvantages(
       trained.map((x) => ({ task: `${x.role}/${x.kind}`, prompt: x.prompt, reward: x.reward })),
       s.advantage,
       { dropZeroSpread: s.dropZeroSpread },
     );
     const rollouts: Rollout[] = trained.flatMap((x, i) =>
-      kept[i] ? [{ promptIds: x.completion.promptIds, completionIds: x.completion.completionIds, oldLogprobs: x.completion.modelLogprobs, advantage: advantages[i]!, group: x.role }] : [],
+      advantages.kept[i] ? [{ promptIds: x.completion.promptIds, completionIds: x.completion.completionIds, oldLogprobs: x.completion.modelLogprobs, advantage: advantages.advantages[i]!, group: x.role }] : [],
     );
+    // Greedy rollouts carry untempered log-probs (the sampler's convention): trained at T = 1.
+    const t0 = performance.now();
+    const loss = rollouts.some((x) => x.advantage !== 0) ? await this.model.train(rollouts, { lr: s.lr, temperature: s.temperature > 0 ? s.temperature : 1 }) : null;
+    return { ...advantages, trained, loss, trainingMs: performance.now() - t0 };
+  }
+
+  private metrics(done: { batch: BankEntry[]; items: number[]; correct: (number | null)[]; plansRight: number | null; update: Update; admittedBefore: number; totalMs: number }): StepMetrics {
+    const m = this.settings.method;
+    const scored = this.scored;
+    const { trained, advantages, kept, groups, spread, loss } = done.update;
     // A role's share over the groups of all its task kinds.
     const zeroSpreadShare: StepMetrics['zeroSpreadShare'] = {};
     for (const role of m.trained) {
@@ -523,10 +589,6 @@ export class SageLoop {
       const total = mine.reduce((n, c) => n + c.groups, 0);
       if (total) zeroSpreadShare[role] = mine.reduce((n, c) => n + c.zero, 0) / total;
     }
-    // Greedy rollouts carry untempered log-probs (the sampler's convention): trained at T = 1.
-    const t0 = performance.now();
-    const loss = rollouts.some((x) => x.advantage !== 0) ? await this.model.train(rollouts, { lr: s.lr, temperature: s.temperature > 0 ? s.temperature : 1 }) : null;
-    const trainingMs = performance.now() - t0;
     // The Solver's rollouts by the origin of their problem, and their part of the update's response tokens.
     const solverOn = (origin: Origin) => (x: Scored) => x.role === 'solver' && x.origin === origin;
     const updateTokens = (f: (x: Scored) => boolean) => trained.reduce((n, x, i) => n + (kept[i] && f(x) ? x.completion.completionIds.length : 0), 0);
@@ -536,7 +598,6 @@ export class SageLoop {
       generated: scored.filter(solverOn('generated')).length,
       tokenShare: loss && allTokens ? { seeds: updateTokens(solverOn('seed')) / allTokens, generated: updateTokens(solverOn('generated')) / allTokens } : null,
     };
-
     const byRole = (role: RoleName) => scored.filter((x) => x.role === role);
     const responses: StepMetrics['responses'] = {};
     for (const role of m.roles) {
@@ -552,21 +613,18 @@ export class SageLoop {
       const as = trained.map((x, i) => (x.role === role ? advantages[i]! : null)).filter((a): a is number => a !== null);
       if (as.length) advantageStd[role] = Math.sqrt(mean(as.map((a) => (a - mean(as)) ** 2)));
     }
-    const ended = performance.now();
-    this.endPhase(ended);
-    const totalMs = ended - started - this.heldMs;
-    const checked = correct.filter((c): c is number => c !== null);
-    const metrics: StepMetrics = {
+    const checked = done.correct.filter((c): c is number => c !== null);
+    return {
       step: this.step,
       seconds: {
-        generation: this.generationMs / 1e3, validators: this.validatorMs / 1e3, training: trainingMs / 1e3, total: totalMs / 1e3,
+        generation: this.generationMs / 1e3, validators: this.validatorMs / 1e3, training: done.update.trainingMs / 1e3, total: done.totalMs / 1e3,
         phases: Object.fromEntries(Object.entries(this.phaseMs).map(([k, ms]) => [k, ms / 1e3])),
       },
       bank: {
         size: this.bank.size,
         seeds: this.bank.seedCount,
         admitted: this.bank.admittedCount,
-        admittedThisStep: this.bank.admittedCount - admittedBefore,
+        admittedThisStep: this.bank.admittedCount - done.admittedBefore,
         rejected: { ...this.bank.rejected },
       },
       rewards,
@@ -574,19 +632,15 @@ export class SageLoop {
       groups,
       zeroSpreadShare,
       solverAccuracy: checked.length ? mean(checked.map((c) => (c >= 1 ? 1 : 0))) : null,
-      generatedShare: mean(solveItems.map((i) => (batch[i]!.provenance.origin === 'generated' ? 1 : 0))),
+      generatedShare: mean(done.items.map((i) => (done.batch[i]!.provenance.origin === 'generated' ? 1 : 0))),
       solverRollouts,
-      plansRight,
+      plansRight: done.plansRight,
       responses,
       loss,
       tunedKernels: loss?.tuned ?? 0,
       tokens: { generated: this.generatedTokens, trained: loss?.tokens ?? 0 },
-      tokensPerS: (this.generatedTokens + (loss?.tokens ?? 0)) / (totalMs / 1e3),
+      tokensPerS: (this.generatedTokens + (loss?.tokens ?? 0)) / (done.totalMs / 1e3),
     };
-    const advantageOf = new Map(trained.map((x, i) => [x, kept[i] ? advantages[i]! : null]));
-    const transcripts = this.transcripts(scored, advantageOf);
-    this.step++;
-    return { metrics, transcripts };
   }
 
   /**
