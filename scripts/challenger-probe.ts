@@ -12,7 +12,7 @@ import { SHIPPED_SPLITS } from '../src/data/curriculum';
 import { Runtime } from '../src/gpu/runtime';
 import { importCheckpoint, PROMPT_SETS } from '../src/model/checkpoint';
 import { nodePlatform } from '../src/platform/node';
-import { expressionKey, probePrompts, probeTable, readProposal, tallyProposals } from '../src/sage/challengerProbe';
+import { expressionKey, probePrompts, probeTable, readProposal, tallyProposals } from '../src/research/challengerProbe';
 import { DEFAULT_LOOP } from '../src/sage/loop';
 import { modelDefaults } from '../src/sage/settings';
 import { stopStrings, TEMPLATE_SETS } from '../src/sage/templates';

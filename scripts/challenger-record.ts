@@ -11,7 +11,7 @@ import type { Transcript } from '../src/sage/loop';
 import type { RunState } from '../src/sage/run';
 import { parseJsonl, parseProblems, RUN_FILES } from '../src/sage/runRecords';
 import { isMain, runCli, type OptionValues } from '../src/cli/options';
-import { expressionKey, probeTable, readProposal, tallyProposals, verdictClass, type ProposalReading } from '../src/sage/challengerProbe';
+import { expressionKey, probeTable, readProposal, tallyProposals, verdictClass, type ProposalReading } from '../src/research/challengerProbe';
 
 /** The options of the scripts that read a comparison's runs (this one, critic-record and solver-record). */
 export const COMPARISON_RUNS_OPTIONS = {

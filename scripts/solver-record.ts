@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { PromptSet } from '../src/model/checkpoint';
 import { escapeRegExp, readStatement } from '../src/data/curriculum';
-import { countOperations, expressionKey } from '../src/sage/challengerProbe';
+import { countOperations, expressionKey } from '../src/research/challengerProbe';
 import { TEMPLATE_SETS } from '../src/sage/templates';
 import { RUN_FILES } from '../src/sage/runRecords';
 import { isMain, runCli, type OptionValues } from '../src/cli/options';
