@@ -14,7 +14,7 @@ import { countOperations, expressionKey } from '../src/research/challengerProbe'
 import { TEMPLATE_SETS } from '../src/sage/templates';
 import { RUN_FILES } from '../src/sage/runRecords';
 import { isMain, runCli, type OptionValues } from '../src/cli/options';
-import { COMPARISON_RUNS_OPTIONS, comparisonRuns, readTranscripts } from './challenger-record';
+import { COMPARISON_RUNS_OPTIONS, comparisonRuns, readTranscripts } from '../src/cli/comparisonFolder';
 
 export const solverRecordCli = {
   name: 'solver-record',
