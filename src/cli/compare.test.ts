@@ -7,7 +7,7 @@ import { CEILING } from '../research/compare';
 import { PILOT_BAR, type ComparisonPlan, type PilotRecord } from '../research/namedLevels';
 import { compareCli, prepare } from './compare';
 import { parseCommandLine, UsageError } from './options';
-import { expectEveryOptionChecked, runCliProcess } from './testing';
+import { expectEveryOptionChecked, runCliProcess } from './testUtils';
 
 describe('compare command line', () => {
   it('refuses a bad value of every option before any run', () => {

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import type { ProblemOutcome, ValidationOutcomes, ValidationResult } from '../sage/validation';
 import { tally, type SampledOutcome, type SampledTally } from '../sage/sampledValidation';
 import { evalCli } from './eval';
-import { expectEveryOptionChecked, runCliProcess } from './testing';
+import { expectEveryOptionChecked, runCliProcess } from './testUtils';
 
 const VALIDATION = 'data/validation/curriculum-1000.jsonl';
 

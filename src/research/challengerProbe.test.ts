@@ -4,7 +4,7 @@ import { rng } from '../util/random';
 import { expressionKey, probePrompts, probeTable, readProposal, tallyProposals, verdictClass } from './challengerProbe';
 import { COMPACT_TEMPLATES } from '../sage/templates';
 import { createValidators } from '../sage/validators';
-import { math } from '../sage/testing';
+import { math } from '../sage/testUtils';
 
 describe('Challenger probe', () => {
   it('reads each proposal as the environment does and tallies parse rate, levels, right answers and novel expressions', () => {

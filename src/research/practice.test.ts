@@ -5,7 +5,7 @@ import { rng } from '../util/random';
 import type { BankEvent } from '../sage/bank';
 import { UNREADABLE } from '../sage/levels';
 import type { MetricsRecord } from '../sage/run';
-import { math } from '../sage/testing';
+import { math } from '../sage/testUtils';
 import { meanSe, summarize, type ComparedRun } from './compare';
 import { compareTable } from './compareTable';
 import { runPractice } from './practice';
