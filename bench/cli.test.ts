@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { expectEveryOptionChecked, runCliProcess } from '../src/cli/testing';
+import { expectEveryOptionChecked, runCliProcess } from '../src/cli/testUtils';
 import { benchCli, SUITE_NAMES } from './cli';
 
 describe('bench command line', () => {

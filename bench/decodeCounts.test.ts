@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { testRuntime } from '../src/gpu/testing';
+import { testRuntime } from '../src/gpu/testUtils';
 import { headDim, PRESETS } from '../src/model/config';
 import { attentionSplits } from '../src/model/kernels/kvcache';
 import { Transformer } from '../src/model/transformer';

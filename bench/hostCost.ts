@@ -113,7 +113,11 @@ function clockCost(clock: () => number): number {
   return (clock() - t0) / 201;
 }
 
-/** A model of `config` with random weights (norms at 1), in f16 as the GPU report loads its bases. */
+/**
+ * A model of `config` with random weights (norms at 1), in f16 as the GPU report loads its
+ * bases: drawn tensor by tensor (never the whole set in host memory), in buffers of at most
+ * 300 MiB (Qwen2.5-0.5B's embedding alone is 260), which SwiftShader's memory can place.
+ */
 export function randomModel(rt: Runtime, config: LlamaConfig, dtype: 'f32' | 'f16' = 'f16'): Transformer {
   const r = rng(1);
   const weights = (s: ParamSpec) => (s.name.endsWith('norm.weight') ? new Float32Array(s.size).fill(1) : uniform(s.size, r, 0.02));

@@ -1,7 +1,7 @@
 /** A bare page for the browser tests of the Python sandbox: a Worker pool, reachable from the test. */
 import { CodeVerifier } from '../src/verify/python/codeVerifier';
 import { BrowserSandboxPool } from '../src/verify/python/browserPool';
-import { hostilePrograms } from '../src/verify/python/hostile';
+import { hostilePrograms } from '../src/verify/python/hostileTestUtils';
 
 const pool = new BrowserSandboxPool(1, { timeoutMs: 1500, memoryBytes: 128 * 2 ** 20, outputBytes: 1 << 20 });
 const verifier = new CodeVerifier(pool);

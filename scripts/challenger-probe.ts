@@ -5,14 +5,14 @@
 // whose expression no seed holds, and a few examples.
 // Usage: node scripts/node-gpu.mjs scripts/challenger-probe.ts --model DIR [--proposals 200] [--seeds FILE] [--out FILE]
 import { writeFileSync } from 'node:fs';
-import { readSplit } from '../src/cli/evolve';
 import { isMain, runCli, type OptionValues } from '../src/cli/options';
 import { checkpointTemplates, logShards, readCheckpointFolder, SHIPPED_MODEL } from '../src/cli/runFiles';
+import { readSplit } from '../src/cli/runInputs';
 import { SHIPPED_SPLITS } from '../src/data/curriculum';
 import { Runtime } from '../src/gpu/runtime';
 import { importCheckpoint, PROMPT_SETS } from '../src/model/checkpoint';
 import { nodePlatform } from '../src/platform/node';
-import { expressionKey, probePrompts, probeTable, readProposal, tallyProposals } from '../src/sage/challengerProbe';
+import { expressionKey, probePrompts, probeTable, readProposal, tallyProposals } from '../src/research/challengerProbe';
 import { DEFAULT_LOOP } from '../src/sage/loop';
 import { modelDefaults } from '../src/sage/settings';
 import { stopStrings, TEMPLATE_SETS } from '../src/sage/templates';

@@ -5,19 +5,12 @@
 // beside the probe of the checkpoint before RL) and what the loop did with each level's
 // proposals (admitted, or refused and why).
 // Usage: node scripts/node-gpu.mjs scripts/challenger-record.ts --runs OUT [--methods sage,mae]
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Transcript } from '../src/sage/loop';
-import type { RunState } from '../src/sage/run';
-import { parseJsonl, parseProblems, RUN_FILES } from '../src/sage/runRecords';
+import { parseProblems, RUN_FILES } from '../src/sage/runRecords';
+import { COMPARISON_RUNS_OPTIONS, comparisonRuns, readTranscripts } from '../src/cli/comparisonFolder';
 import { isMain, runCli, type OptionValues } from '../src/cli/options';
-import { expressionKey, probeTable, readProposal, tallyProposals, verdictClass, type ProposalReading } from '../src/sage/challengerProbe';
-
-/** The options of the scripts that read a comparison's runs (this one, critic-record and solver-record). */
-export const COMPARISON_RUNS_OPTIONS = {
-  runs: { type: 'string', arg: 'DIR', exists: 'dir', required: true, help: "a comparison's --out folder (<method>/seed-N/ run folders)" },
-  methods: { type: 'string', help: 'the methods to read, comma-separated (default: every one with transcripts)' },
-} as const;
+import { expressionKey, probeTable, readProposal, tallyProposals, verdictClass, type ProposalReading } from '../src/research/challengerProbe';
 
 export const recordCli = {
   name: 'challenger-record',
@@ -29,13 +22,6 @@ interface Posed {
   step: number;
   reading: ProposalReading;
   verdict: string;
-}
-
-/** A run folder's kept transcripts and the steps it ran, read as the run wrote them (runRecords' layout). */
-export function readTranscripts(dir: string): { transcripts: Transcript[]; steps: number } {
-  const transcripts = parseJsonl<Transcript>(readFileSync(join(dir, RUN_FILES.transcripts), 'utf8'), RUN_FILES.transcripts);
-  const state = JSON.parse(readFileSync(join(dir, RUN_FILES.state), 'utf8')) as RunState;
-  return { transcripts, steps: state.step };
 }
 
 function readRun(dir: string): { posed: Posed[]; steps: number } {
@@ -66,15 +52,6 @@ function verdictTable(posed: readonly Posed[]): string {
     `|---|${verdicts.map(() => '--:').join('|')}|`,
     ...levels.map((l) => `| ${l} | ${verdicts.map((v) => byLevel.get(l)!.get(v) ?? 0).join(' | ')} |`),
   ].join('\n');
-}
-
-/** The methods of a comparison folder with transcripts (or those named), each with the folder names of its runs that hold a state.json. */
-export function comparisonRuns(runs: string, methods?: string): { method: string; seeds: string[] }[] {
-  const names = methods ? methods.split(',') : readdirSync(runs).filter((m) => existsSync(join(runs, m, 'seed-0', RUN_FILES.transcripts)));
-  return names.map((method) => ({
-    method,
-    seeds: readdirSync(join(runs, method)).filter((d) => /^seed-\d+$/.test(d) && existsSync(join(runs, method, d, RUN_FILES.state))).sort(),
-  }));
 }
 
 async function main(o: OptionValues<typeof recordCli.options>): Promise<void> {

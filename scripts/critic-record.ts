@@ -7,7 +7,7 @@
 // Usage: node scripts/node-gpu.mjs scripts/critic-record.ts --runs OUT [--methods sage,mae]
 import { join } from 'node:path';
 import { isMain, runCli, type OptionValues } from '../src/cli/options';
-import { COMPARISON_RUNS_OPTIONS, comparisonRuns, readTranscripts } from './challenger-record';
+import { COMPARISON_RUNS_OPTIONS, comparisonRuns, readTranscripts } from '../src/cli/comparisonFolder';
 
 export const criticRecordCli = {
   name: 'critic-record',

@@ -12,12 +12,12 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SHIPPED_SPLITS } from '../src/data/curriculum';
 import { readProblemFile } from '../src/data/nodeFile';
+import { EVAL_SAMPLES, formsTable } from '../src/research/evaluation';
 import { stratified } from '../src/sage/run';
 import { FORM_NAMES, perLevel, tally, VALIDATION_FORMS, type FormName, type FormResult, type SampledOutcome } from '../src/sage/sampledValidation';
 import { COMPACT_TEMPLATES } from '../src/sage/templates';
 import { createValidators } from '../src/sage/validators';
 import { DEFAULT_LOOP } from '../src/sage/loop';
-import { EVAL_SAMPLES, formsTable } from '../src/cli/eval';
 import { isMain, runCli, UsageError, type OptionValues } from '../src/cli/options';
 
 export const referenceEvalCli = {

@@ -1,9 +1,10 @@
 // Draws runs' metrics.jsonl as one SVG: held-out accuracy (each run's own inference mode) and
-// problem-bank size over loop steps, one line per run (src/sage/compare.ts's chart, each run
-// its own series). Usage: npx tsx scripts/run-chart.ts OUT.svg NAME=RUN_DIR [NAME=RUN_DIR ...]
+// problem-bank size over loop steps, one line per run (src/research/compareChart.ts's chart,
+// each run its own series). Usage: npx tsx scripts/run-chart.ts OUT.svg NAME=RUN_DIR [NAME=RUN_DIR ...]
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { compareChart, summarize } from '../src/sage/compare';
+import { summarize } from '../src/research/compare';
+import { compareChart } from '../src/research/compareChart';
 import type { MetricsRecord } from '../src/sage/run';
 import { parseJsonl, RUN_FILES } from '../src/sage/runRecords';
 

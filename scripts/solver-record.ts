@@ -10,11 +10,11 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { PromptSet } from '../src/model/checkpoint';
 import { escapeRegExp, readStatement } from '../src/data/curriculum';
-import { countOperations, expressionKey } from '../src/sage/challengerProbe';
+import { countOperations, expressionKey } from '../src/research/challengerProbe';
 import { TEMPLATE_SETS } from '../src/sage/templates';
 import { RUN_FILES } from '../src/sage/runRecords';
 import { isMain, runCli, type OptionValues } from '../src/cli/options';
-import { COMPARISON_RUNS_OPTIONS, comparisonRuns, readTranscripts } from './challenger-record';
+import { COMPARISON_RUNS_OPTIONS, comparisonRuns, readTranscripts } from '../src/cli/comparisonFolder';
 
 export const solverRecordCli = {
   name: 'solver-record',

@@ -11,7 +11,10 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { benchCli } from '../bench/cli';
+import { decodeCountsCli } from '../bench/decodeCountsCli';
 import { gpuKitCli } from '../bench/gpuKitCli';
+import { hostCostCli } from '../bench/hostCostCli';
+import { trainCountsCli } from '../bench/trainCountsCli';
 import type { CliDescription, OptionSpecs } from './cli/options';
 import { compareCli } from './cli/compare';
 import { corpusCli } from './cli/corpus';
@@ -29,6 +32,9 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const CLIS: Record<string, CliDescription<OptionSpecs>> = {
   bench: benchCli,
   'gpu-kit': gpuKitCli,
+  'decode-counts': decodeCountsCli,
+  'train-counts': trainCountsCli,
+  'host-cost': hostCostCli,
   compare: compareCli,
   corpus: corpusCli,
   curriculum: curriculumCli,

@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
+import { posix } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 /** The team's reference folder beside the repository; a user's clone has nothing there. */
@@ -42,5 +43,35 @@ describe('the repository stands alone', () => {
     expect(validation.size).toBeGreaterThan(2000);
     const shared = [...seeds.keys()].filter((s) => validation.has(s));
     expect(shared).toEqual([]);
+  });
+});
+
+/** The modules a source file imports by a relative path, as paths from the repository root (no extension). */
+function relativeImports(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  const specs = [...text.matchAll(/\bfrom\s*['"]([^'"]+)['"]|\bimport\s*\(?\s*['"]([^'"]+)['"]/g)].map((m) => m[1] ?? m[2]!);
+  return specs.filter((s) => s.startsWith('.')).map((s) => posix.normalize(posix.join(posix.dirname(file), s)).replace(/\.(ts|tsx|mjs|js)$/, ''));
+}
+
+/** Tracked TypeScript sources under these folders. */
+function sources(...dirs: string[]): string[] {
+  return trackedFiles().filter((f) => /\.tsx?$/.test(f) && dirs.some((d) => f.startsWith(`${d}/`)));
+}
+
+describe('the source keeps its rooms apart', () => {
+  /** A test-only module: a test file, or a helper named for tests (`testUtils.ts`, `hostileTestUtils.ts`). */
+  const testOnly = (path: string) => /\.test(\.tsx?)?$/.test(path) || /testUtils(\.tsx?)?$/i.test(posix.basename(path));
+
+  it('the product and its tools import no test helper', () => {
+    const offenders = sources('src', 'bench', 'scripts')
+      .filter((f) => !testOnly(f))
+      .flatMap((f) => relativeImports(f).filter(testOnly).map((m) => `${f} imports ${m}`));
+    expect(offenders).toEqual([]);
+  });
+
+  it('the loop and the layers below it import nothing of the research reports (src/research)', () => {
+    const offenders = sources('src/sage', 'src/train', 'src/model', 'src/gpu', 'src/data', 'src/verify', 'src/util', 'src/platform')
+      .flatMap((f) => relativeImports(f).filter((m) => m.startsWith('src/research/')).map((m) => `${f} imports ${m}`));
+    expect(offenders).toEqual([]);
   });
 });

@@ -3,11 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SHIPPED_SPLITS } from '../data/curriculum';
-import { CEILING } from '../sage/compare';
-import { PILOT_BAR, type ComparisonPlan, type PilotRecord } from '../sage/namedLevels';
+import { CEILING } from '../research/compare';
+import { PILOT_BAR, type ComparisonPlan, type PilotRecord } from '../research/namedLevels';
 import { compareCli, prepare } from './compare';
 import { parseCommandLine, UsageError } from './options';
-import { expectEveryOptionChecked, runCliProcess } from './testing';
+import { expectEveryOptionChecked, runCliProcess } from './testUtils';
 
 describe('compare command line', () => {
   it('refuses a bad value of every option before any run', () => {
@@ -119,7 +119,7 @@ describe('compare command line', () => {
       seedProblems: SHIPPED_SPLITS.seeds.file, ceilingSeeds: SHIPPED_SPLITS.ceiling.file, validation: SHIPPED_SPLITS.validation.file, validationLimit: 400, resamples: 10_000, startedAt: 'T',
       result: { clears: true, reason: '+12.0 points pooled, the interval [+5.0, +19.0] above 0', pooled: gap, perLevel: {}, finishedAt: 'T' },
     } satisfies PilotRecord));
-    // RLVR and the ceiling keep the test short (the Solver alone); the summary of SAGE's extra figures is tested in src/sage/compare.test.ts.
+    // RLVR and the ceiling keep the test short (the Solver alone); the summary of SAGE's extra figures is tested in src/research/compare.test.ts.
     const r = runCliProcess('src/cli/compare.ts', [...common, '--methods', `rlvr,${CEILING.name}`, '--steps', '1', '--primary', `${CEILING.name}:rlvr`, '--pilot-record', pilot]);
     expect(r.status, r.stderr).toBe(0);
     // Named before the runs: the primary figure, the levels (the pilot's), the pilot; and given first in the report.

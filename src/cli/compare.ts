@@ -4,7 +4,7 @@
  * stopped when the command is given again, then reported per method: start and final as mean
  * ± standard error over seeds, and from the per-problem outcomes the gain from the start and
  * the difference from the baseline with 95% paired-bootstrap intervals over problems and seeds
- * (src/sage/pairedStats.ts), overall, per level and pooled over the levels the seeds do not
+ * (src/research/pairedStats.ts), overall, per level and pooled over the levels the seeds do not
  * show; the ceiling (rlvr-ceiling: RLVR on seeds of all five levels, what a perfect Challenger
  * could give) beside the methods, and each method's share of the gap from the baseline to it;
  * the bank's growth and the levels of what it admitted; a Markdown table, a chart with bands
@@ -18,7 +18,7 @@
  * short is still balanced. Every run makes the same number of steps: early stopping is off.
  *
  * Before the runs it records what the comparison will be judged by (OUT/plan.json,
- * src/sage/namedLevels.ts): the primary figure (`--primary A:B`, A − B on the named held-out
+ * src/research/namedLevels.ts): the primary figure (`--primary A:B`, A − B on the named held-out
  * levels, the Solver alone), the levels, and the pilot it rests on; the report gives those
  * first and calls every other figure exploratory. `--pilot` runs the pilot instead: RLVR and
  * the ceiling on seeds of their own (PILOT_SEED_OFFSET on), its levels recorded in
@@ -33,9 +33,11 @@ import type { Problem } from '../data/problem';
 import { readProblemFile } from '../data/nodeFile';
 import { PROMPT_SETS } from '../model/checkpoint';
 import { COMPARED_METHODS, METHODS } from '../sage/config';
-import { CEILING, compareChart, compareTable, methodOutcomes, summarize, type ComparedRun } from '../sage/compare';
-import { namedLevelDifference, parsePrimary, pilotSection, pilotVerdict, planSection, PILOT_BAR, PILOT_METHODS, PILOT_SEED_OFFSET, primaryName, seedSpan, type ComparisonPlan, type LevelFigures, type PilotRecord, type StatedPilot } from '../sage/namedLevels';
-import { MIN_RESAMPLES, RESAMPLES } from '../sage/pairedStats';
+import { CEILING, methodOutcomes, summarize, type ComparedRun } from '../research/compare';
+import { compareChart } from '../research/compareChart';
+import { compareTable } from '../research/compareTable';
+import { namedLevelDifference, parsePrimary, pilotSection, pilotVerdict, planSection, PILOT_BAR, PILOT_METHODS, PILOT_SEED_OFFSET, primaryName, seedSpan, type ComparisonPlan, type LevelFigures, type PilotRecord, type StatedPilot } from '../research/namedLevels';
+import { MIN_RESAMPLES, RESAMPLES } from '../research/pairedStats';
 import type { BankEvent } from '../sage/bank';
 import type { MetricsRecord, RunState } from '../sage/run';
 import type { ValidationOutcomes } from '../sage/validation';

@@ -7,7 +7,7 @@
  */
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { ComparisonPlan, PilotRecord } from '../sage/namedLevels';
+import type { ComparisonPlan, PilotRecord } from '../research/namedLevels';
 import { UsageError } from './options';
 
 export const PLAN_FILES = {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { curriculumCli } from './curriculum';
-import { expectEveryOptionChecked, runCliProcess } from './testing';
+import { expectEveryOptionChecked, runCliProcess } from './testUtils';
 
 describe('curriculum command line', () => {
   it('refuses every bad option value with one line', () => expectEveryOptionChecked(curriculumCli));

@@ -10,7 +10,7 @@ import { DEFAULT_LOOP } from '../sage/loop';
 import { modelDefaults } from '../sage/settings';
 import { evolveCli, run as evolve, runTemplates } from './evolve';
 import { readCheckpointFolder, SHIPPED_MODEL } from './runFiles';
-import { expectEveryOptionChecked, runCliInProcess, runCliProcess } from './testing';
+import { expectEveryOptionChecked, runCliInProcess, runCliProcess } from './testUtils';
 
 /** The bytes of a Parquet file as the reader takes them. */
 const arrayBufferOf = (b: Uint8Array) => b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer;

@@ -4,14 +4,12 @@
  * `--preset tiny` warms one up from scratch first. `--steps 0`
  * only reads and reports the seed and validation files. `--help` lists every option.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { SHIPPED_SPLITS } from '../data/curriculum';
-import { describeCounts, type ImportReport } from '../data/import';
-import { readProblemFile } from '../data/nodeFile';
 import { describeOverlap, findOverlap, OVERLAP_REASON, overlapSummary, withoutOverlap } from '../data/content';
-import { parseFieldMapping, type Problem } from '../data/problem';
+import type { Problem } from '../data/problem';
 import { followPlan, kernelPlan, planRuntimeOptions, type KernelPlan } from '../gpu/kernelPlan';
 import { Runtime } from '../gpu/runtime';
 import { importCheckpoint, PROMPT_SETS, rolesTaught, type PromptSet } from '../model/checkpoint';
@@ -23,7 +21,7 @@ import { DEFAULT_LOOP, TRANSCRIPT_MODES } from '../sage/loop';
 import { fromScratch, recordedSettings, recordedStart, resolveRunSettings, runMethod, type ModelStart, type SettingValues } from '../sage/runSpec';
 import { checkReferences, Evolution, type RunEvent, type RunSettings } from '../sage/run';
 import { ownAccuracy, type Accuracy } from '../sage/validation';
-import { CHALLENGER_WARMUP_HELP, SOLVER_TARGET_HELP, DEFAULT_RUN, describeDefaults, describeWarmup, modelDefaults, parseSettings, RUN_SPECS, SETTING_NAMES, warmupRecipe } from '../sage/settings';
+import { CHALLENGER_WARMUP_HELP, SOLVER_TARGET_HELP, DEFAULT_RUN, describeDefaults, describeWarmup, modelDefaults, RUN_SPECS, SETTING_NAMES, warmupRecipe } from '../sage/settings';
 import { CHALLENGER_WARMUP_NAMES, SOLVER_TARGET_NAMES } from '../sage/warmup';
 import { chooseTemplates } from '../sage/templates';
 import { createValidators } from '../sage/validators';
@@ -38,6 +36,7 @@ import { onInterrupt } from './interrupt';
 import { checkpointRecord, checkpointTemplates, DEFAULT_CHECKPOINT_EVERY, SHIPPED_MODEL, VERL_FILES, logShards, readCheckpointFolder, RUN_FILES, RunFolder } from './runFiles';
 import { errorText } from '../util/errorText';
 import { sourceCommit } from './provenance';
+import { readConfig, readSplit } from './runInputs';
 
 export const evolveCli = {
   name: 'evolve',
@@ -139,40 +138,6 @@ function replaces(option: string, value: unknown, recorded: unknown): string | n
 export function runTemplates(given: string | undefined, resumedWith: string | undefined, modelDir: string | undefined): PromptSet {
   if (resumedWith) return chooseTemplates({ given: given as PromptSet | undefined, recorded: resumedWith as PromptSet, fromScratch: false });
   return modelDir ? checkpointTemplates(modelDir, given) : chooseTemplates({ given: given as PromptSet | undefined, fromScratch: true });
-}
-
-/** Loop settings from a --config file: known keys only, each checked. */
-export function readConfig(file: string): Partial<RunSettings> {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(readFileSync(file, 'utf8'));
-  } catch (e) {
-    throw new UsageError(`--config ${file}: not valid JSON (${errorText(e)})`);
-  }
-  try {
-    return parseSettings(raw);
-  } catch (e) {
-    throw new UsageError(`--config ${file}: ${(e as Error).message}`);
-  }
-}
-
-export async function readSplit(file: string, what: string, mapping?: string): Promise<Problem[]> {
-  let fieldMapping;
-  if (mapping) {
-    const m = parseFieldMapping(mapping);
-    if (typeof m === 'string') throw new UsageError(`--fields: ${m}`);
-    fieldMapping = m;
-  }
-  const report: ImportReport = await readProblemFile(file, fieldMapping);
-  if (report.refused) throw new Error(`${file}: ${report.refused}`);
-  console.log(`${what}: ${file}: ${report.problems.length} problems (${describeCounts(report.counts)})` +
-    `${report.errors.length ? `, ${report.errors.length} bad lines` : ''}${report.duplicates.length ? `, ${report.duplicates.length} duplicates loaded once` : ''}`);
-  for (const e of report.errors.slice(0, 20)) console.warn(`${file}:${e.line}: skipped: ${e.reason}`);
-  if (report.errors.length > 20) console.warn(`... and ${report.errors.length - 20} more bad lines`);
-  for (const d of report.duplicates.slice(0, 5)) console.warn(`${file}:${d.line}: duplicate of line ${d.first}`);
-  if (report.duplicates.length > 5) console.warn(`... and ${report.duplicates.length - 5} more duplicates`);
-  if (!report.problems.length) throw new Error(`${file}: no usable problems`);
-  return report.problems;
 }
 
 /**

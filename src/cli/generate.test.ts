@@ -3,12 +3,12 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { testRuntime } from '../gpu/testing';
+import { testRuntime } from '../gpu/testUtils';
 import { exportCheckpoint } from '../model/checkpoint';
 import { ByteTokenizer } from '../model/tokenizer';
 import { MEMORISE_PAIRS, memorisationRun } from '../train/memorise';
 import { generateCli, run as generate } from './generate';
-import { expectEveryOptionChecked, runCliInProcess, runCliProcess } from './testing';
+import { expectEveryOptionChecked, runCliInProcess, runCliProcess } from './testUtils';
 
 /** A checkpoint folder of one tiny layer fine-tuned to memorise MEMORISE_PAIRS. */
 async function memorisedCheckpoint(dir: string): Promise<string> {

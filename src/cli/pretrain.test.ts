@@ -3,12 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { holdOutDocuments } from '../data/corpus';
-import { freshSeed } from '../gpu/testing';
+import { freshSeed } from '../gpu/testUtils';
 import { importCheckpoint } from '../model/checkpoint';
 import { rng } from '../util/random';
 import { PRETRAIN_LOG, pretrainCli, run as pretrain } from './pretrain';
 import { readCheckpointFolder } from './runFiles';
-import { expectEveryOptionChecked, runCliInProcess } from './testing';
+import { expectEveryOptionChecked, runCliInProcess } from './testUtils';
 
 const run = (args: string[]) => runCliInProcess(pretrain, args);
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { rng } from '../util/random';
-import { freshSeed } from '../gpu/testing';
+import { freshSeed } from '../gpu/testUtils';
 import type { BankEvent } from '../sage/bank';
 import { MemoryRunStore } from '../sage/runRecords';
 import { checkpointTemplates, readCheckpointFolder, recordedTemplates, RUN_FILES, RunFolder, SHIPPED_MODEL, writeCheckpointFolder } from './runFiles';

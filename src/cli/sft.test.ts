@@ -9,7 +9,7 @@ import { initialParams } from '../model/transformer';
 import { f32ToHalves, halvesToF32 } from '../util/half';
 import { readCheckpointFolder } from './runFiles';
 import { run as sft, sftCli } from './sft';
-import { expectEveryOptionChecked, runCliInProcess, runCliProcess } from './testing';
+import { expectEveryOptionChecked, runCliInProcess, runCliProcess } from './testUtils';
 
 describe('sft command line', () => {
   it('trains from a JSONL file, reports bad lines, and writes a checkpoint that loads', async () => {

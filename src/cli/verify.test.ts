@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { expectEveryOptionChecked, runCliProcess } from './testing';
+import { expectEveryOptionChecked, runCliProcess } from './testUtils';
 import { verifyCli } from './verify';
 
 describe('verify command line', () => {

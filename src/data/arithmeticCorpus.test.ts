@@ -4,11 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { freshSeed } from '../gpu/testing';
+import { freshSeed } from '../gpu/testUtils';
 import { COMPACT_TEMPLATES, INSTRUCT_TEMPLATES } from '../sage/templates';
 import { evaluateExpression } from '../verify/arithmetic';
 import { corpusCli } from '../cli/corpus';
-import { expectEveryOptionChecked, runCliProcess } from '../cli/testing';
+import { expectEveryOptionChecked, runCliProcess } from '../cli/testUtils';
 import {
   canonicalExpression,
   canonicalExpressions,

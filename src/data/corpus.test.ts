@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { freshSeed } from '../gpu/testing';
+import { freshSeed } from '../gpu/testUtils';
 import { rng } from '../util/random';
 import { holdOutDocuments, readCorpus } from './corpus';
 import { textChunks } from './lines';

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { summarizeAdapter } from './device';
 import { sizeClass } from './pool';
 import { fill, scale } from './ops/elementwise';
-import { testRuntime, rng, uploadHalf } from './testing';
+import { testRuntime, rng, uploadHalf } from './testUtils';
 import { view } from './tensor';
 import { halvesToF32 } from '../util/half';
 

@@ -7,7 +7,7 @@ import { PipelineCache, type KernelSpec } from './pipelines';
 import { sizeClass } from './pool';
 import { Runtime } from './runtime';
 import type { Tensor } from './tensor';
-import { testRuntime } from './testing';
+import { testRuntime } from './testUtils';
 import { add, scale } from './ops/elementwise';
 import { matmul, matmulTuner } from './ops/matmul';
 

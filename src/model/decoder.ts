@@ -18,7 +18,9 @@ import { attentionForward } from './kernels/attention';
 import { embeddingForward } from './kernels/embedding';
 import { decodeAttention, kvLayerSize, ropeKvStore, type KvLayout } from './kernels/kvcache';
 import type { KvDtype } from './memory';
-import { actsRows, attentionShape, layerActs, loraStage, type LayerActs, type Transformer } from './transformer';
+import { actsRows, layerActs, type LayerActs } from './activations';
+import { loraStage } from './loraAdapter';
+import { attentionShape, type Transformer } from './transformer';
 import { maxOf } from '../util/stats';
 
 /** The first n rows of a [rows, ...] tensor. */

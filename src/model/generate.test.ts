@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { assertClose, freshSeed, rng, testRuntime } from '../gpu/testing';
+import { assertClose, freshSeed, rng, testRuntime } from '../gpu/testUtils';
 import type { Runtime, RuntimeCounters } from '../gpu/runtime';
 import { BYTE_VOCAB_SIZE, headDim, paramSpecs, type LlamaConfig } from './config';
 import { Decoder } from './decoder';

@@ -6,10 +6,10 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { RuntimeOptions } from '../gpu/runtime';
-import { assertClose, freshSeed, rng, testRuntime } from '../gpu/testing';
+import { assertClose, freshSeed, rng, testRuntime } from '../gpu/testUtils';
 import { paramSpecs, type LlamaConfig } from './config';
 import { randomParams, refBackward, type RefBatch, type RefParams } from './reference';
-import { gpuBatch, makeBatch, roundToF32, SMALL_CONFIG as BASE, toFlat } from './testing';
+import { gpuBatch, makeBatch, roundToF32, SMALL_CONFIG as BASE, toFlat } from './testUtils';
 import { Transformer, type Batch } from './transformer';
 
 /** Row scale per parameter: a gradient's last dimension. */

@@ -5,7 +5,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { assertClose, freshSeed, rng, testRuntime } from '../gpu/testing';
+import { assertClose, freshSeed, rng, testRuntime } from '../gpu/testUtils';
 import { importCheckpoint } from './checkpoint';
 import { paramSpecs, type LlamaConfig } from './config';
 import { Decoder } from './decoder';
@@ -16,7 +16,7 @@ import {
 import { randomParams, refBackward, type RefParams } from './reference';
 import { parseSafetensors } from './safetensors';
 import { f32ToHalves, halvesToF32 } from '../util/half';
-import { gpuBatch, makeBatch, readMerged, roundToF32, SMALL_CONFIG as BASE, toFlat } from './testing';
+import { gpuBatch, makeBatch, readMerged, roundToF32, SMALL_CONFIG as BASE, toFlat } from './testUtils';
 import { Transformer } from './transformer';
 
 /** A random adapter (B non-zero, unlike a fresh one, so every gradient is exercised), f32-exact. */

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { testRuntime } from '../gpu/testing';
+import { testRuntime } from '../gpu/testUtils';
 import { readConfigJson } from './checkpoint';
 import { Transformer, initialParams } from './transformer';
 

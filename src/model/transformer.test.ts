@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { assertClose, freshSeed, rng, testRuntime, uniform } from '../gpu/testing';
+import { assertClose, freshSeed, rng, testRuntime, uniform } from '../gpu/testUtils';
 import { f32ToHalves, halvesToF32 } from '../util/half';
 import { ModelSession, type LoadProgress } from '../train/session';
 import { exportCheckpoint, importCheckpoint } from './checkpoint';
@@ -7,7 +7,7 @@ import { flatParamSize, paramSpecs, PRESETS } from './config';
 import { Decoder } from './decoder';
 import { initialLora, LORA_TARGETS, type LoraConfig } from './lora';
 import { ByteTokenizer } from './tokenizer';
-import { readMerged, SMALL_CONFIG } from './testing';
+import { readMerged, SMALL_CONFIG } from './testUtils';
 import { initialParams, Transformer } from './transformer';
 
 describe('transformer checkpoints', () => {

@@ -6,7 +6,7 @@ import { DEFAULT_LOOP, SageLoop, type Completion, type GenerationRequest, type L
 import { OUTPUTS } from './templates';
 import { parseOutput } from './parse';
 import { DEFAULT_TEMPLATES } from './templates';
-import { math, ScriptedModel, validators } from './testing';
+import { math, ScriptedModel, validators } from './testUtils';
 import { EarlyStopping, validate } from './validation';
 
 const SEEDS: Problem[] = [math('s1', '1+2=?', '3'), math('s2', '5-3=?', '2'), math('s3', '4+4=?', '8'), math('s4', '9-1=?', '8')];

@@ -7,7 +7,7 @@ import { Evolution, stratified, validateHeldOut, type MetricsRecord, type RunMod
 import { DEFAULT_TEMPLATES } from './templates';
 import type { ValidationOutcomes } from './validation';
 import type { SftExample, SftPair } from '../train/sft';
-import { math, ScriptedModel, validators } from './testing';
+import { math, ScriptedModel, validators } from './testUtils';
 
 const pairsOf = (examples: SftExample[]) => examples.filter((e): e is SftPair => 'prompt' in e);
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { generateSet } from '../data/curriculum';
 import { recordToProblem, type Problem } from '../data/problem';
-import { freshSeed } from '../gpu/testing';
+import { freshSeed } from '../gpu/testUtils';
 import { rng } from '../util/random';
 import { passAtK } from '../util/stats';
 import type { Completion, GenerationRequest } from './loop';

@@ -3,7 +3,7 @@ import type { Completion, GenerationRequest, LoopModel } from './loop';
 import { DEFAULT_REWARDS } from './config';
 import { criticProbe } from './criticData';
 import { stratified } from './run';
-import { math, validators } from './testing';
+import { math, validators } from './testUtils';
 import { DEFAULT_TEMPLATES } from './templates';
 import { EarlyStopping, ownAccuracy, validate } from './validation';
 

@@ -6,7 +6,7 @@ import { criticScore, parseOutput } from './parse';
 import { COMPACT_TEMPLATES, DEFAULT_TEMPLATES, OUTPUTS, render } from './templates';
 import { consistentVariant, planOf, PLAN_TARGETS, PROBLEM_TARGETS } from './criticData';
 import { canonicalExpression, canonicalExpressions, corpusDocuments, statesHeldOut } from '../data/arithmeticCorpus';
-import { freshSeed } from '../gpu/testing';
+import { freshSeed } from '../gpu/testUtils';
 import { CHALLENGER_WARMUP_NAMES, corpusProblems, ownProblemPrompts, readOwnProblem, rehearsalDocuments, SOLVER_TARGET_NAMES, warmupPairs } from './warmup';
 
 const SEEDS: Problem[] = [

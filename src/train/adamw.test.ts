@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { assertClose, freshSeed, rng, testRuntime, uniform } from '../gpu/testing';
+import { assertClose, freshSeed, rng, testRuntime, uniform } from '../gpu/testUtils';
 import { AdamW, type AdamWConfig, type ParamGroupRange } from './adamw';
 import { learningRate } from './schedule';
 

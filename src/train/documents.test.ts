@@ -3,7 +3,7 @@ import { importCheckpoint } from '../model/checkpoint';
 import { PRESETS } from '../model/config';
 import { ByteTokenizer } from '../model/tokenizer';
 import { Transformer } from '../model/transformer';
-import { freshSeed, testRuntime } from '../gpu/testing';
+import { freshSeed, testRuntime } from '../gpu/testUtils';
 import { rng } from '../util/random';
 import { ModelSession } from './session';
 import { encodeDocument, encodePair, makeBatches, SftTrainer, type SftDocument, type SftExample, type SftOptions } from './sft';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { MathProblem } from '../data/problem';
-import { testRuntime } from '../gpu/testing';
+import { testRuntime } from '../gpu/testUtils';
 import { Generator } from '../model/generate';
 import { accuracyByLevel, firstPerLevel } from './evaluate';
 import { MEMORISE_PAIRS, memorisationRun } from './memorise';

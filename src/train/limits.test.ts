@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { freshSeed, testRuntime } from '../gpu/testing';
+import { freshSeed, testRuntime } from '../gpu/testUtils';
 import type { Runtime } from '../gpu/runtime';
 import { flatParamSize, type LlamaConfig } from '../model/config';
 import { initialLora, LORA_TARGETS } from '../model/lora';
-import { SMALL_CONFIG } from '../model/testing';
+import { SMALL_CONFIG } from '../model/testUtils';
 import { Transformer, type Batch } from '../model/transformer';
 import { rng } from '../util/random';
 import { AdamW } from './adamw';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { assertClose, freshSeed, rng, testRuntime } from '../gpu/testing';
+import { assertClose, freshSeed, rng, testRuntime } from '../gpu/testUtils';
 import { PRESETS } from '../model/config';
 import { Transformer, type Batch } from '../model/transformer';
 import { importCheckpoint } from '../model/checkpoint';

@@ -3,7 +3,7 @@ import { PRESETS } from '../model/config';
 import { ByteTokenizer } from '../model/tokenizer';
 import { Transformer } from '../model/transformer';
 import { MEMORISE_PAIRS, memorisationRun } from './memorise';
-import { assertClose, freshSeed, testRuntime } from '../gpu/testing';
+import { assertClose, freshSeed, testRuntime } from '../gpu/testUtils';
 import { rng } from '../util/random';
 import { encodePair, makeBatches, SftTrainer, type SftBatch } from './sft';
 

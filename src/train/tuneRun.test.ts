@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { matmulTuner } from '../gpu/ops/matmul';
 import { Runtime } from '../gpu/runtime';
-import { freshSeed, rng } from '../gpu/testing';
+import { freshSeed, rng } from '../gpu/testUtils';
 import { BYTE_VOCAB_SIZE, type LlamaConfig } from '../model/config';
 import { Generator } from '../model/generate';
 import { ByteTokenizer } from '../model/tokenizer';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { compareChart } from '../sage/compare';
-import { pairedDifference, pairedGain } from '../sage/pairedStats';
+import { compareChart } from '../research/compareChart';
+import { pairedDifference, pairedGain } from '../research/pairedStats';
 import { compareKept, comparisonKey, comparisonPlan, comparisons, keptSeries, type RunRecord } from './runHistory';
 
 const run = (id: string, method: RunRecord['config']['method'], final: number, admitted: number, steps = 20): RunRecord => ({

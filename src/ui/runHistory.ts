@@ -6,7 +6,8 @@
  * the autosave; a record is a few kilobytes even after a thousand steps.
  */
 import { createStore, del, entries, set } from 'idb-keyval';
-import { beyondSeeds, meanSe, pairedSummary, type ChartSeries, type MeanSe, type ModeOutcomes, type PairedSummary, type RunOutcomes } from '../sage/compare';
+import { beyondSeeds, meanSe, pairedSummary, type MeanSe, type ModeOutcomes, type PairedSummary, type RunOutcomes } from '../research/compare';
+import type { ChartSeries } from '../research/compareChart';
 import type { MethodName } from '../sage/config';
 import type { EvolveSettings } from '../worker/api';
 import type { KeptOutcomes, RunView } from './runView';

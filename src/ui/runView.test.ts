@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { UNREADABLE } from '../sage/practice';
+import { UNREADABLE } from '../sage/levels';
 import type { BankEntry } from '../sage/bank';
 import { METHODS } from '../sage/config';
 import type { StepMetrics } from '../sage/loop';

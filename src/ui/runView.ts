@@ -7,7 +7,7 @@
 import type { BankEntry, BankEvent, RejectReason } from '../sage/bank';
 import type { MethodConfig, RoleName } from '../sage/config';
 import type { Phase, Transcript } from '../sage/loop';
-import { problemLevel } from '../sage/practice';
+import { problemLevel } from '../sage/levels';
 import type { MetricsRecord } from '../sage/run';
 import { parseJsonl, RUN_FILES } from '../sage/runRecords';
 import { ownAccuracy, type ValidationOutcomes } from '../sage/validation';

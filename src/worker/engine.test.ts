@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { importCheckpoint } from '../model/checkpoint';
-import { testPlatform } from '../gpu/testing';
+import { testPlatform } from '../gpu/testUtils';
 import { DEFAULT_SFT, type SftSettings } from '../train/sftSettings';
 import type { CheckpointFile, GenerateProgress, SftStepReport } from './api';
 import { createEngine } from './engine';

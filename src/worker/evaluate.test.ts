@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readCheckpointFolder, SHIPPED_MODEL } from '../cli/runFiles';
 import { importCheckpoint, LAB_RECORD } from '../model/checkpoint';
-import { testPlatform } from '../gpu/testing';
+import { testPlatform } from '../gpu/testUtils';
 import { DEFAULT_LOOP } from '../sage/loop';
 import { createEngine } from './engine';
 

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseSafetensors } from '../model/safetensors';
 import { parseKernelPlan } from '../gpu/kernelPlan';
-import { testPlatform } from '../gpu/testing';
+import { testPlatform } from '../gpu/testUtils';
 import type { CheckpointFile, EvolveEvent } from './api';
 import { createEngine } from './engine';
 

@@ -25,7 +25,7 @@ import { CodeVerifier, type SandboxRunner } from '../verify/python/codeVerifier'
 import type { EvolveEvent, EvolveRequest, EvolveResult, EvolveSettings, ProblemSetReport, SftPair, SftSeedsReport } from './api';
 import type { RunAutosave } from './autosave';
 import { errorText } from '../util/errorText';
-import { compareLevels } from '../sage/practice';
+import { compareLevels } from '../sage/levels';
 
 /** Events reach the page at most this often. */
 const EVENT_INTERVAL_MS = 250;

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { testPlatform } from '../gpu/testing';
+import { testPlatform } from '../gpu/testUtils';
 import { createEngine } from './engine';
 
 const seeds = readFileSync('data/seeds/curriculum-500.jsonl', 'utf8');

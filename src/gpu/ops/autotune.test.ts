@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Runtime } from '../runtime';
-import { testRuntime, uniform, rng, freshSeed } from '../testing';
+import { testRuntime, uniform, rng, freshSeed } from '../testUtils';
 import { view } from '../tensor';
 import { f32ToHalves } from '../../util/half';
 import { fill } from './elementwise';

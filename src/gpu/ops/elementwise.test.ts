@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { f16ToF32, f32ToHalves } from '../../util/half';
-import { assertClose, freshSeed, poisoned, rng, testRuntime, uniform, uploadHalf } from '../testing';
+import { assertClose, freshSeed, poisoned, rng, testRuntime, uniform, uploadHalf } from '../testUtils';
 import { view } from '../tensor';
 import { add, axpy, copyColumns, fill, mul, narrowToHalf, scale, silu, siluBackward, sub, transpose, widenHalf } from './elementwise';
 import { swigluBackward, swigluForward } from './mlp';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { matmulRef } from '../reference';
-import { assertClose, freshSeed, poisoned, rng, testRuntime, uniform, uploadHalf } from '../testing';
+import { assertClose, freshSeed, poisoned, rng, testRuntime, uniform, uploadHalf } from '../testUtils';
 import { view } from '../tensor';
 import { f32ToHalves, halvesToF32 } from '../../util/half';
 import type { OptionalFeature } from '../device';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { assertClose, freshSeed, poisoned, rng, testRuntime, uniform } from '../testing';
+import { assertClose, freshSeed, poisoned, rng, testRuntime, uniform } from '../testUtils';
 import { colReduce, colReduceVariant, rowMax, rowSum, softmax, sum, sumSquares, type ColReduceVariant } from './reduce';
 
 const SHAPES = [[1, 1], [3, 17], [65, 3], [2, 127], [17, 300], [4, 1000]] as const;

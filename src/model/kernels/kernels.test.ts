@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { assertClose, freshSeed, poisoned, rng, testRuntime, uniform, uploadHalf } from '../../gpu/testing';
+import { assertClose, freshSeed, poisoned, rng, testRuntime, uniform, uploadHalf } from '../../gpu/testUtils';
 import { view, type Tensor } from '../../gpu/tensor';
 import { attentionBackward, attentionForward, type AttentionShape, type AttentionVariant } from './attention';
 import { embeddingBackward, embeddingForward, tokenIndex } from './embedding';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { assertClose, freshSeed, poisoned, rng, testRuntime, uniform } from '../../gpu/testing';
+import { assertClose, freshSeed, poisoned, rng, testRuntime, uniform } from '../../gpu/testUtils';
 import { view, type Tensor } from '../../gpu/tensor';
 import type { Runtime } from '../../gpu/runtime';
 import { f32ToHalves, halvesToF32 } from '../../util/half';

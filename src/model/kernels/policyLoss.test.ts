@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { assertClose, freshSeed, poisoned, rng, testRuntime, uniform } from '../../gpu/testing';
+import { assertClose, freshSeed, poisoned, rng, testRuntime, uniform } from '../../gpu/testUtils';
 import { policyLoss, type PolicyLossCoefficients } from './loss';
 
 interface RowRef {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { freshSeed, rng, testRuntime } from '../../gpu/testing';
+import { freshSeed, rng, testRuntime } from '../../gpu/testUtils';
 import type { Runtime } from '../../gpu/runtime';
 import type { SamplingSettings } from '../generateSettings';
 import { sampleTokens, samplerLayout, unpackSamples, SAMPLE_CHUNK, SAMPLE_FIELDS, type Sampled } from './sampling';

@@ -1,5 +1,5 @@
 import { useDeferredValue, useMemo, useState, type UIEvent } from 'react';
-import { UNREADABLE } from '../../sage/practice';
+import { UNREADABLE } from '../../sage/levels';
 import type { AdmittedRow } from '../runView';
 import { useLab } from '../store';
 

@@ -1,8 +1,10 @@
 import { useEffect, useMemo, useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 import { compareKept, comparisons, keptSeries, runLabel, type RunRecord } from '../runHistory';
-import { compareChart, intervalText, levelColumns, type MeanSe } from '../../sage/compare';
-import type { Interval } from '../../sage/pairedStats';
+import type { MeanSe } from '../../research/compare';
+import { compareChart } from '../../research/compareChart';
+import { intervalText, levelColumns } from '../../research/compareTable';
+import type { Interval } from '../../research/pairedStats';
 import { COMPARED_METHODS, METHODS, type MethodName } from '../../sage/config';
 import { isActive } from '../runView';
 import { pick, useLab } from '../store';

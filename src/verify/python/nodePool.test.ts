@@ -7,7 +7,7 @@ import { readProblemFile } from '../../data/nodeFile';
 import type { CodeProblem } from '../../data/problem';
 import { CodeVerifier } from './codeVerifier';
 import { NodeSandboxPool } from './nodePool';
-import { hostilePrograms } from './hostile';
+import { hostilePrograms } from './hostileTestUtils';
 
 const TIMEOUT_MS = 1500;
 

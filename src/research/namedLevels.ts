@@ -11,7 +11,8 @@
  *
  * Pure data: src/cli/compare.ts writes and reads the records.
  */
-import { CEILING, levelSpan, seedPairing, signedPoints as points, type RunOutcomes } from './compare';
+import { CEILING, levelSpan, seedPairing, type RunOutcomes } from './compare';
+import { signedPoints as points } from './compareTable';
 import { pairedDifference, type BootstrapOptions, type Interval } from './pairedStats';
 
 /** A − B on the named levels, the Solver alone at the final validation. */

@@ -5,18 +5,9 @@
  * holds no contrast within the problem; the shares of those say what practice at a level can
  * teach, beside how much of it a method gave there.
  */
-import { readStatement } from '../data/curriculum';
 import type { Problem } from '../data/problem';
-import type { BankEvent } from './bank';
-
-/** The level of a problem no curriculum style reads and that carries no level of its own. */
-export const UNREADABLE = 'unreadable';
-
-/** A bank problem's level: the curriculum style its statement is in, else its `level` field, else UNREADABLE. */
-export function problemLevel(p: Problem): string {
-  const level = (p.kind === 'math' ? readStatement(p.statement)?.level : undefined) ?? p.level;
-  return level === undefined ? UNREADABLE : String(level);
-}
+import type { BankEvent } from '../sage/bank';
+import { compareLevels, problemLevel } from '../sage/levels';
 
 export type PracticeOrigin = 'seed' | 'generated';
 
@@ -25,11 +16,6 @@ export interface PracticeCell {
   origin: PracticeOrigin;
   level: string;
   rates: number[];
-}
-
-/** Levels in order, unreadable last. */
-export function compareLevels(a: string, b: string): number {
-  return a === UNREADABLE ? (b === UNREADABLE ? 0 : 1) : b === UNREADABLE ? -1 : a.localeCompare(b, undefined, { numeric: true });
 }
 
 /** Seeds before generated problems, then by level. */

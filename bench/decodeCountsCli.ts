@@ -4,18 +4,17 @@
  * preset and a Qwen2.5-0.5B-shaped model (random weights, f16 base), as this adapter's runtime
  * records it and as a GPU's untuned runtime would (split-K matmuls, flash-decoding). Markdown.
  *
- *   npx tsx scripts/decode-counts.ts [--rows 1] [--prompt 16] [--no-qwen] [--plan-only]
+ *   npm run decode-counts -- [--rows 1] [--prompt 16] [--no-qwen] [--plan-only]
  *
  * In Node on Dawn (SwiftShader here; SAGE_GPU=hardware for a GPU). The Qwen-shaped model takes
  * about 1 GB of GPU memory and runs a few steps: a minute or two on SwiftShader.
  */
 import { isMain, runCli, type CliDescription, type OptionValues } from '../src/cli/options';
 import { Runtime } from '../src/gpu/runtime';
-import { PRESETS, type LlamaConfig, type ParamSpec } from '../src/model/config';
-import { Transformer } from '../src/model/transformer';
+import { PRESETS, type LlamaConfig } from '../src/model/config';
 import { nodePlatform } from '../src/platform/node';
-import { rng, uniform } from '../src/util/random';
-import { decodeCounts, opRows, QWEN25_05B, type DecodeCounts } from '../bench/decodeCounts';
+import { decodeCounts, opRows, QWEN25_05B, type DecodeCounts } from './decodeCounts';
+import { randomModel } from './hostCost';
 
 const options = {
   rows: { type: 'number', default: 1, min: 1, help: 'rows decoded together (B)' },
@@ -24,7 +23,7 @@ const options = {
   'plan-only': { type: 'flag', help: "count the GPU plans without running them (the Qwen-shaped one takes too long on SwiftShader); this adapter's plans still run" },
 } as const;
 
-const cli: CliDescription<typeof options> = {
+export const decodeCountsCli: CliDescription<typeof options> = {
   name: 'decode-counts',
   summary: 'Dispatches, workgroups and weight bytes of one decode token, per op.',
   options,
@@ -47,16 +46,6 @@ function table(title: string, c: DecodeCounts): string {
   ].join('\n');
 }
 
-/**
- * A model of `config` with random weights (norms at 1), drawn tensor by tensor: never the whole
- * set in host memory; in buffers of at most 300 MiB (the embedding alone is 260), which SwiftShader's memory can place.
- */
-function randomModel(rt: Runtime, config: LlamaConfig, dtype: 'f32' | 'f16'): Transformer {
-  const r = rng(1);
-  const weights = (s: ParamSpec) => (s.name.endsWith('norm.weight') ? new Float32Array(s.size).fill(1) : uniform(s.size, r, 0.02));
-  return Transformer.load(rt, config, weights, { dtype, maxBufferBytes: 300 * 2 ** 20 });
-}
-
 async function main(o: OptionValues<typeof options>): Promise<void> {
   const models: [string, LlamaConfig, 'f32' | 'f16'][] = [['tiny preset (f32)', PRESETS.tiny, 'f32']];
   if (!o['no-qwen']) models.push(['Qwen2.5-0.5B-shaped (f16 base, random weights)', QWEN25_05B, 'f16']);
@@ -74,4 +63,4 @@ async function main(o: OptionValues<typeof options>): Promise<void> {
   }
 }
 
-if (isMain(import.meta.url)) await runCli(cli, main);
+if (isMain(import.meta.url)) await runCli(decodeCountsCli, main);

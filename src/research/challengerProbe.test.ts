@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { generateProblem, LEVELS, readStatement, type Level } from '../data/curriculum';
 import { rng } from '../util/random';
 import { expressionKey, probePrompts, probeTable, readProposal, tallyProposals, verdictClass } from './challengerProbe';
-import { COMPACT_TEMPLATES } from './templates';
-import { createValidators } from './validators';
-import { math } from './testing';
+import { COMPACT_TEMPLATES } from '../sage/templates';
+import { createValidators } from '../sage/validators';
+import { math } from '../sage/testUtils';
 
 describe('Challenger probe', () => {
   it('reads each proposal as the environment does and tallies parse rate, levels, right answers and novel expressions', () => {

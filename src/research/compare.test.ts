@@ -1,13 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { generateProblem, LEVELS } from '../data/curriculum';
 import { rng } from '../util/random';
-import type { BankEvent } from './bank';
-import { CEILING, compareChart, compareTable, intervalText, levelSpan, meanSe, PLANS_WINDOW, runOutcomes, shareText, summarize, type ComparedRun } from './compare';
-import { problemLevel, UNREADABLE } from './practice';
+import type { BankEvent } from '../sage/bank';
+import { problemLevel, UNREADABLE } from '../sage/levels';
+import type { StepMetrics } from '../sage/loop';
+import type { MetricsRecord } from '../sage/run';
+import type { ValidationOutcomes, ValidationResult } from '../sage/validation';
+import { CEILING, levelSpan, meanSe, PLANS_WINDOW, runOutcomes, summarize, type ComparedRun } from './compare';
+import { compareChart } from './compareChart';
+import { compareTable, intervalText, shareText } from './compareTable';
 import { gapShare, pairedDifference, pairedGain } from './pairedStats';
-import type { MetricsRecord } from './run';
-import type { StepMetrics } from './loop';
-import type { ValidationOutcomes, ValidationResult } from './validation';
 
 const tally = (accuracy: number) => ({ L: { correct: Math.round(100 * accuracy), total: 100, accuracy } });
 const validation = (step: number, solver: number, own?: number, auc?: number): ValidationResult => ({

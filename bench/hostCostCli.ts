@@ -1,24 +1,24 @@
 /**
- * Host time per dispatch of one decode step (bench/hostCost.ts) for SmolLM2-135M- and
+ * Host time per dispatch of one decode step (hostCost.ts) for SmolLM2-135M- and
  * Qwen2.5-0.5B-shaped models (random weights, f16 base) at 1 and 32 rows. Markdown.
  *
- *   npx tsx scripts/host-cost.ts [--model tiny] [--layers 2] [--vocab 4096] [--steps 50]
+ *   npm run host-cost -- [--model tiny] [--layers 2] [--vocab 4096] [--steps 50]
  *
  * In Node on Dawn (SwiftShader here; SAGE_GPU=hardware for a GPU). --layers and --vocab cut
  * the models (the widths stay theirs) so that SwiftShader runs the steps in seconds; the host's
  * work per dispatch hardly depends on them. The clock is the main thread's CPU time where Linux
- * tells it (bench/threadClock.ts): on SwiftShader the submitted work runs on other threads of
+ * tells it (threadClock.ts): on SwiftShader the submitted work runs on other threads of
  * the same CPUs, and on a shared machine other processes do, neither of which is host work.
  */
 import { isMain, runCli, type CliDescription, type OptionValues } from '../src/cli/options';
 import { Runtime } from '../src/gpu/runtime';
 import { PRESETS, type LlamaConfig } from '../src/model/config';
 import { nodePlatform } from '../src/platform/node';
-import { hostCostPerDispatch } from '../bench/hostCost';
-import { QWEN25_05B } from '../bench/decodeCounts';
-import { SMOLLM2_135M } from '../bench/trainCounts';
-import { isolatedCache } from '../bench/trainCore';
-import { threadCpuClock } from '../bench/threadClock';
+import { QWEN25_05B } from './decodeCounts';
+import { hostCostPerDispatch } from './hostCost';
+import { threadCpuClock } from './threadClock';
+import { SMOLLM2_135M } from './trainCounts';
+import { isolatedCache } from './trainCore';
 
 const MODELS: Record<string, LlamaConfig> = { 'smollm2-135m': SMOLLM2_135M, 'qwen2.5-0.5b': QWEN25_05B, tiny: PRESETS.tiny };
 
@@ -29,7 +29,7 @@ const options = {
   steps: { type: 'int', default: 50, min: 1, help: 'decode steps timed per figure' },
 } as const;
 
-const cli: CliDescription<typeof options> = {
+export const hostCostCli: CliDescription<typeof options> = {
   name: 'host-cost',
   summary: 'Host time per dispatch of one decode step (recording and submitting it), at 1 and 32 rows.',
   options,
@@ -58,4 +58,4 @@ async function main(o: OptionValues<typeof options>): Promise<void> {
   }
 }
 
-if (isMain(import.meta.url)) await runCli(cli, main);
+if (isMain(import.meta.url)) await runCli(hostCostCli, main);

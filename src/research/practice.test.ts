@@ -2,11 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { generateProblem, type Level } from '../data/curriculum';
 import type { Problem } from '../data/problem';
 import { rng } from '../util/random';
-import type { BankEvent } from './bank';
-import { compareTable, meanSe, summarize, type ComparedRun } from './compare';
-import { runPractice, UNREADABLE } from './practice';
-import { math } from './testing';
-import type { MetricsRecord } from './run';
+import type { BankEvent } from '../sage/bank';
+import { UNREADABLE } from '../sage/levels';
+import type { MetricsRecord } from '../sage/run';
+import { math } from '../sage/testUtils';
+import { meanSe, summarize, type ComparedRun } from './compare';
+import { compareTable } from './compareTable';
+import { runPractice } from './practice';
 
 // Levels 3 and up: each shape is its level's own, so a statement reads as the level it was drawn at.
 const curriculum = (id: string, level: Level, random: () => number): Problem => {

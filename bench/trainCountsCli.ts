@@ -4,7 +4,7 @@
  * record them, for the tiny preset and a SmolLM2-135M-shaped model (random weights). Markdown,
  * or JSON with --json.
  *
- *   npx tsx scripts/train-counts.ts [--rows 4] [--tokens 512] [--no-smollm] [--json]
+ *   npm run train-counts -- [--rows 4] [--tokens 512] [--no-smollm] [--json]
  *
  * In Node on Dawn. Nothing is run, only recorded: the SmolLM2-shaped model's weights, gradients
  * and activations (about 2 GB at 4 × 512 tokens) are allocated but never computed.
@@ -14,8 +14,8 @@ import { Runtime } from '../src/gpu/runtime';
 import { PRESETS, type LlamaConfig } from '../src/model/config';
 import { Transformer } from '../src/model/transformer';
 import { nodePlatform } from '../src/platform/node';
-import { opRows } from '../bench/decodeCounts';
-import { SMOLLM2_135M, trainStepCounts, type TrainCounts } from '../bench/trainCounts';
+import { opRows } from './decodeCounts';
+import { SMOLLM2_135M, trainStepCounts, type TrainCounts } from './trainCounts';
 
 const options = {
   rows: { type: 'number', default: 4, min: 1, help: 'rows per step (B)' },
@@ -24,7 +24,7 @@ const options = {
   json: { type: 'flag', help: 'print the counts as JSON' },
 } as const;
 
-const cli: CliDescription<typeof options> = {
+export const trainCountsCli: CliDescription<typeof options> = {
   name: 'train-counts',
   summary: "Dispatches and workgroups of one training step, per op, on a GPU's untuned plan.",
   options,
@@ -50,4 +50,4 @@ async function main(o: OptionValues<typeof options>): Promise<void> {
   if (o.json) console.log(JSON.stringify(out, null, 2));
 }
 
-if (isMain(import.meta.url)) await runCli(cli, main);
+if (isMain(import.meta.url)) await runCli(trainCountsCli, main);

@@ -8,10 +8,10 @@
  */
 import type { Problem } from '../data/problem';
 import { judgeMath } from '../verify/math';
-import { ProblemBank } from './bank';
-import { parseOutput } from './parse';
-import { OUTPUTS, referenceList, render, type Templates } from './templates';
-import { computedAnswer } from './validators';
+import { ProblemBank } from '../sage/bank';
+import { parseOutput } from '../sage/parse';
+import { OUTPUTS, referenceList, render, type Templates } from '../sage/templates';
+import { computedAnswer } from '../sage/validators';
 
 /** One proposal as the environment reads it. */
 export interface ProposalReading {
