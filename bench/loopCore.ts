@@ -12,15 +12,14 @@
  */
 import type { Problem } from '../src/data/problem';
 import type { Runtime, RuntimeCounters } from '../src/gpu/runtime';
-import { importCheckpoint, memorySink } from '../src/model/checkpoint';
-import { ProblemBank } from '../src/sage/bank';
+import { importCheckpoint } from '../src/model/checkpoint';
+import { detachedLoop } from '../src/sage/run';
 import { METHODS, type MethodName } from '../src/sage/config';
-import { DEFAULT_LOOP, runShapeHints, SageLoop, type LoopSettings, type Phase, type StepMetrics } from '../src/sage/loop';
+import { DEFAULT_LOOP, runShapeHints, type LoopSettings, type Phase, type StepMetrics } from '../src/sage/loop';
 import { DEFAULT_RUN } from '../src/sage/settings';
 import { COMPACT_TEMPLATES } from '../src/sage/templates';
-import { createValidators } from '../src/sage/validators';
-import { sessionRunModel, warmupSft } from '../src/train/runModel';
-import { DEFAULT_POLICY, ModelSession } from '../src/train/session';
+import { detachedRunModel } from '../src/train/runModel';
+import { ModelSession } from '../src/train/session';
 import { addCounts, countsBetween, decodeStepCounts, formatCounts, WORK_COUNT_COLUMNS, zeroCounts, type WorkCounts } from './counts';
 import { median, type Table } from './suite';
 import { matmulPeak } from './gpuReport';
@@ -142,8 +141,7 @@ async function benchMethod(rt: Runtime, checkpoint: Map<string, Uint8Array>, see
   const session = ModelSession.create(rt, { kind: 'checkpoint', checkpoint: importCheckpoint(checkpoint), name: LOOP_CHECKPOINT });
   try {
     session.resetOptimizer();
-    const model = sessionRunModel(session, { policy: DEFAULT_POLICY, warmup: warmupSft(session, 0, DEFAULT_RUN.warmupLr), checkpointSink: () => memorySink() });
-    const { bank } = ProblemBank.fromSeeds(seeds, { alpha: method.rewards.alpha, nearDuplicate: DEFAULT_RUN.nearDuplicate });
+    const model = detachedRunModel(session, DEFAULT_RUN.warmupLr);
     const settings: LoopSettings = { ...DEFAULT_LOOP, method, templates: COMPACT_TEMPLATES };
     // Each phase's generation: rows, tokens and time, counted around the model's generate.
     let genOfStep: Partial<Record<Phase, { rows: number; tokens: number; seconds: number }>> = {};
@@ -179,7 +177,7 @@ async function benchMethod(rt: Runtime, checkpoint: Map<string, Uint8Array>, see
         current = null;
       }
     };
-    const loop = new SageLoop(model, createValidators(), bank, settings, async (phase) => {
+    const loop = detachedLoop(model, seeds, settings, async (phase) => {
       await close();
       current = { phase, counters: { ...rt.counters } };
       phaseNow = phase;

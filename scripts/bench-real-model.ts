@@ -24,21 +24,20 @@ import { BASE_DTYPE_OPTION } from '../src/cli/loraOptions';
 import { folderSink, readCheckpointFolder, writeCheckpointFolder } from '../src/cli/runFiles';
 import { Runtime } from '../src/gpu/runtime';
 import { readProblemFile } from '../src/data/nodeFile';
-import { exportCheckpoint, importCheckpoint, memorySink, readConfigJson } from '../src/model/checkpoint';
-import { ProblemBank } from '../src/sage/bank';
+import { exportCheckpoint, importCheckpoint, readConfigJson } from '../src/model/checkpoint';
+import { detachedLoop } from '../src/sage/run';
 import { METHODS } from '../src/sage/config';
-import { DEFAULT_LOOP, SageLoop } from '../src/sage/loop';
+import { DEFAULT_LOOP } from '../src/sage/loop';
 import { DEFAULT_RUN } from '../src/sage/settings';
 import { COMPACT_TEMPLATES } from '../src/sage/templates';
-import { createValidators } from '../src/sage/validators';
-import { sessionRunModel, warmupSft } from '../src/train/runModel';
+import { detachedRunModel } from '../src/train/runModel';
 import { flatParamSize, paramCount, type LlamaConfig } from '../src/model/config';
 import { DEFAULT_LORA } from '../src/model/lora';
 import { generationEstimate, memoryEstimate, type BaseDtype } from '../src/model/memory';
 import { ByteTokenizer } from '../src/model/tokenizer';
 import { initialParams } from '../src/model/transformer';
 import { nodePlatform } from '../src/platform/node';
-import { DEFAULT_POLICY, ModelSession } from '../src/train/session';
+import { ModelSession } from '../src/train/session';
 import { rng } from '../src/util/random';
 
 const cli = {
@@ -196,14 +195,13 @@ async function main(o: OptionValues<typeof cli.options>): Promise<void> {
   /** SAGE steps on the curriculum's seeds, every role sampled once or twice: the first tunes the step's new shapes. */
   async function measureSteps(): Promise<void> {
     const seeds = (await readProblemFile('data/seeds/curriculum-500.jsonl')).problems.slice(0, 8);
-    const { bank } = ProblemBank.fromSeeds(seeds, { alpha: METHODS.sage.rewards.alpha, nearDuplicate: DEFAULT_RUN.nearDuplicate });
-    const model = sessionRunModel(session, { policy: DEFAULT_POLICY, warmup: warmupSft(session, 0, DEFAULT_RUN.warmupLr), checkpointSink: () => memorySink() });
+    const model = detachedRunModel(session, DEFAULT_RUN.warmupLr);
     const settings = {
       ...DEFAULT_LOOP, method: METHODS.sage, templates: COMPACT_TEMPLATES,
       proposals: 1, references: 1, difficultySamples: 2, trainProblems: 1, solverSamples: 2,
       maxNewTokens: { challenger: 16, planner: 16, solver: 16, critic: 8 },
     };
-    const loop = new SageLoop(model, createValidators(), bank, settings);
+    const loop = detachedLoop(model, seeds, settings);
     const steps: { seconds: number; generated: number; trained: number; phases: Record<string, number> }[] = [];
     for (let i = 0; i < o['loop-steps']; i++) {
       const { metrics } = await loop.runStep();

@@ -12,6 +12,8 @@ import { ProblemBank, type BankEvent } from './bank';
 import type { MethodConfig, RoleName } from './config';
 import { criticProbe, type CriticProbe } from './criticData';
 import { runShapeHints, SageLoop, type LoopModel, type LoopSettings, type Phase, type StepMetrics, type Transcript, type Validators } from './loop';
+import { DEFAULT_RUN } from './settings';
+import { createValidators } from './validators';
 import { EarlyStopping, validate, type Validated, type ValidationOptions, type ValidationOutcomes, type ValidationResult } from './validation';
 import { corpusProblems, ownProblemPrompts, readOwnProblem, rehearsalDocuments, warmupPairs, type ChallengerWarmup, type SolverTarget } from './warmup';
 
@@ -151,6 +153,20 @@ export function validateHeldOut(model: Pick<LoopModel, 'generate'>, validators: 
   return validate(model, validators, stratified(validation, s.validationLimit), validationOptions(s, step, heldOutCriticProbe(validation, s.validationLimit)));
 }
 
+/** A run's bank options: the method's difficulty weight, the near-duplicate threshold. */
+function bankOptions(method: MethodConfig, nearDuplicate: number) {
+  return { alpha: method.rewards.alpha, nearDuplicate };
+}
+
+/**
+ * A loop on a fresh bank of these seeds, as a run starts one, without a run's records, validation
+ * or resume: what the benchmarks and scripts step.
+ */
+export function detachedLoop(model: LoopModel, seeds: readonly Problem[], settings: LoopSettings, onPhase?: (phase: Phase) => void | Promise<void>, nearDuplicate = DEFAULT_RUN.nearDuplicate): SageLoop {
+  const { bank } = ProblemBank.fromSeeds(seeds, bankOptions(settings.method, nearDuplicate));
+  return new SageLoop(model, createValidators(), bank, settings, onPhase);
+}
+
 /** Thrown at a phase boundary when a stop was asked for: the step in flight is abandoned. */
 class StepAbandoned extends Error {}
 
@@ -226,7 +242,7 @@ export class Evolution {
   ) {
     const m: MethodConfig = settings.method;
     checkReferences(seeds, validation, m);
-    const options = { alpha: m.rewards.alpha, nearDuplicate: settings.nearDuplicate };
+    const options = bankOptions(m, settings.nearDuplicate);
     this.bank = resume ? ProblemBank.replay(seeds, resume.bankEvents, options) : ProblemBank.fromSeeds(seeds, options).bank;
     this.bank.subscribe((e) => store.bank(e));
     this.loop = new SageLoop(model, validators, this.bank, settings, (phase) => this.boundary(phase));

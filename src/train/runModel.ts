@@ -2,9 +2,9 @@
  * A model session as the loop's RunModel: batched generation on the GPU, the policy-gradient
  * update, SFT for the warm-up, and checkpoints handed to the platform to store.
  */
-import type { FileSink } from '../model/checkpoint';
+import { memorySink, type FileSink } from '../model/checkpoint';
 import type { RunModel } from '../sage/run';
-import { POSITION_GRANULE, type ModelSession, type PolicySettings } from './session';
+import { DEFAULT_POLICY, POSITION_GRANULE, type ModelSession, type PolicySettings } from './session';
 import { tuneRunShapes } from './tuneRun';
 import { DEFAULT_SFT, type SftSettings } from './sftSettings';
 
@@ -58,6 +58,14 @@ export function sessionGenerate(session: ModelSession): RunModel['generate'] {
       text: row.text, promptIds: row.promptIds, completionIds: row.completionIds, modelLogprobs: row.modelLogprobs, truncated: row.finishReason === 'length',
     }));
   };
+}
+
+/**
+ * The run model of a loop stepped outside a run (benchmarks, scripts): the default policy, the
+ * warm-up recipe at this lr, checkpoints kept in memory.
+ */
+export function detachedRunModel(session: ModelSession, warmupLr: number): RunModel {
+  return sessionRunModel(session, { policy: DEFAULT_POLICY, warmup: warmupSft(session, 0, warmupLr), checkpointSink: () => memorySink() });
 }
 
 export function sessionRunModel(session: ModelSession, o: RunModelOptions): RunModel {

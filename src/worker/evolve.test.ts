@@ -20,8 +20,10 @@ function engine() {
   return createEngine(testPlatform('suite'));
 }
 
+/** Waits for the engine's state; the limit only catches a hang (a first step on a busy 2-core machine has taken over 300 s). */
 const waitFor = async (what: string, pred: () => boolean) => {
-  for (let i = 0; i < 6000 && !pred(); i++) await new Promise((r) => setTimeout(r, 50));
+  const deadline = Date.now() + 14 * 60_000;
+  while (!pred() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
   if (!pred()) throw new Error(`timed out waiting for ${what}`);
 };
 
