@@ -79,7 +79,7 @@ describe('generate command line', () => {
     // As `npm run evolve` and the other GPU commands start: through the Dawn environment, here from a headless session.
     const env = { ...process.env };
     delete env.XDG_RUNTIME_DIR;
-    const r = spawnSync(process.execPath, ['scripts/node-gpu.mjs', 'src/cli/generate.ts', '--prompt', 'Q: 2+3=', '--max-new', '2'], { encoding: 'utf8', env, timeout: 10 * 60_000 });
+    const r = spawnSync(process.execPath, ['scripts/node-gpu.mjs', 'src/cli/generate.ts', '--prompt', 'Q: 2+3=', '--max-new', '2'], { encoding: 'utf8', env, timeout: 14 * 60_000 });
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/completion: /);
     const printed = (r.stderr + r.stdout).split('\n').filter((l) => !/^npm warn/.test(l));

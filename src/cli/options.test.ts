@@ -52,7 +52,7 @@ describe('runCli on a closed pipe', () => {
         `});\n`,
     );
     try {
-      const r = spawnSync('bash', ['-c', `set -o pipefail; "${process.execPath}" --import tsx "${entry}" | head -n 2 >/dev/null`], { encoding: 'utf8', timeout: 120_000 });
+      const r = spawnSync('bash', ['-c', `set -o pipefail; "${process.execPath}" --import tsx "${entry}" | head -n 2 >/dev/null`], { encoding: 'utf8', timeout: 14 * 60_000 });
       expect(r.stderr).not.toMatch(/EPIPE|Error|\bat /);
       expect(r.status).toBe(0);
     } finally {

@@ -111,7 +111,7 @@ export async function runCliInProcess(run: (argv: readonly string[]) => Promise<
 }
 
 export function runCliProcess(entry: string, args: string[], env: NodeJS.ProcessEnv = process.env) {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', entry, ...args], { encoding: 'utf8', env, timeout: 10 * 60_000 });
+  const r = spawnSync(process.execPath, ['--import', 'tsx', entry, ...args], { encoding: 'utf8', env, timeout: 14 * 60_000 });
   return { status: r.status, stdout: r.stdout, stderr: ownLines(r.stderr) };
 }
 
