@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { testRuntime } from '../gpu/testUtils';
-import { exportCheckpoint } from '../model/checkpoint';
+import { exportCheckpoint } from '../model/checkpointExport';
 import { ByteTokenizer } from '../model/tokenizer';
 import { MEMORISE_PAIRS, memorisationRun } from '../train/memorise';
 import { generateCli, run as generate } from './generate';

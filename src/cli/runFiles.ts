@@ -7,7 +7,8 @@ import { appendFileSync, closeSync, existsSync, mkdirSync, openSync, readdirSync
 import { dirname, join } from 'node:path';
 import type { Problem } from '../data/problem';
 import { parseKernelPlan, type KernelPlan } from '../gpu/kernelPlan';
-import { LAB_RECORD, parseLabRecord, type FileSink, type LabRecord, type PromptSet } from '../model/checkpoint';
+import { LAB_RECORD, parseLabRecord, type LabRecord, type PromptSet } from '../model/checkpoint';
+import type { FileSink } from '../model/checkpointExport';
 import type { LoadProgress } from '../train/session';
 import type { BankEvent, ProblemBank } from '../sage/bank';
 import { bankToVerlParquet, heldOutToVerlParquet } from '../sage/bankExport';

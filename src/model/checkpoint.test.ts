@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { exportCheckpoint, configToJson, importCheckpoint, LAB_RECORD, memorySink, parseLabRecord, PROMPT_SETS, readConfigJson, writeCheckpoint } from './checkpoint';
+import { importCheckpoint, LAB_RECORD, parseLabRecord, PROMPT_SETS } from './checkpoint';
+import { exportCheckpoint, memorySink, writeCheckpoint } from './checkpointExport';
+import { configToJson, readConfigJson } from './configJson';
 import { PRESETS, flatParamSize, paramSpecs, ropeInvFreq, stopTokenIds, type LlamaConfig } from './config';
 import { parseSafetensors, serializeSafetensors, type TensorToWrite } from './safetensors';
 import { ByteTokenizer } from './tokenizer';

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { testRuntime } from '../gpu/testUtils';
-import { readConfigJson } from './checkpoint';
+import { readConfigJson } from './configJson';
 import { Transformer, initialParams } from './transformer';
 
 /**

@@ -2,7 +2,7 @@
  * A model session as the loop's RunModel: batched generation on the GPU, the policy-gradient
  * update, SFT for the warm-up, and checkpoints handed to the platform to store.
  */
-import { memorySink, type FileSink } from '../model/checkpoint';
+import { memorySink, type FileSink } from '../model/checkpointExport';
 import type { RunModel } from '../sage/run';
 import { DEFAULT_POLICY, POSITION_GRANULE, type ModelSession, type PolicySettings } from './session';
 import { tuneRunShapes } from './tuneRun';

@@ -3,7 +3,8 @@
  * exported as a Hugging Face folder. The one path the CLI and the lab's engine worker share.
  */
 import type { Runtime } from '../gpu/runtime';
-import { memorySink, writeCheckpoint, type ExportExtras, type FileSink, type ImportedCheckpoint, type OptimizerState, type PromptSet } from '../model/checkpoint';
+import type { ImportedCheckpoint, OptimizerState, PromptSet } from '../model/checkpoint';
+import { memorySink, writeCheckpoint, type ExportExtras, type FileSink } from '../model/checkpointExport';
 import { PRESETS, paramCount, type LlamaConfig, type PresetName } from '../model/config';
 import { Generator, type GenerateProgress, type GenerateResult } from '../model/generate';
 import type { GenerateOptions } from '../model/generateSettings';
