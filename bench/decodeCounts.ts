@@ -4,7 +4,8 @@
  * difference between two generate calls that differ only in their number of new tokens, so
  * that the prefill cancels and the sampling and everything else a token needs is counted.
  */
-import { matmulTuner, untunedVariant } from '../src/gpu/ops/matmul';
+import { matmulTuner } from '../src/gpu/ops/autotune';
+import { untunedVariant } from '../src/gpu/ops/matmul';
 import type { Runtime } from '../src/gpu/runtime';
 import { BYTES_PER_ELEMENT } from '../src/gpu/tensor';
 import type { LlamaConfig } from '../src/model/config';

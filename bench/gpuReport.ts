@@ -10,7 +10,8 @@
  * Shared by the page's gpu suite (Chromium) and its Node half (Dawn); the same core runs in
  * the GPU kit (npm run gpu-kit).
  */
-import { matmul, matmulTuner } from '../src/gpu/ops/matmul';
+import { matmulTuner } from '../src/gpu/ops/autotune';
+import { matmul } from '../src/gpu/ops/matmul';
 import type { Runtime } from '../src/gpu/runtime';
 import { flatParamSize, type LlamaConfig } from '../src/model/config';
 import { Generator } from '../src/model/generate';

@@ -6,7 +6,7 @@
  * under jit (bench/peers/jaxLlama.ts), all on the page's WebGPU adapter. jax-js's
  * log-probabilities are checked against our forward pass, so both run the same model.
  */
-import { matmulTuner } from '../../src/gpu/ops/matmul';
+import { matmulTuner } from '../../src/gpu/ops/autotune';
 import { Runtime } from '../../src/gpu/runtime';
 import { view } from '../../src/gpu/tensor';
 import { flatParamSize, PRESETS, type PresetName } from '../../src/model/config';

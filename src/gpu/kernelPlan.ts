@@ -5,7 +5,8 @@
  * prologues). A run records its plan, and a rerun that follows it makes the same outcomes
  * from the same seed wherever it runs.
  */
-import { MATMUL_VARIANTS, matmulTuner, type MatmulPlan, type MatmulVariant } from './ops/matmul';
+import { matmulTuner, type MatmulPlan } from './ops/autotune';
+import { MATMUL_VARIANTS, type MatmulVariant } from './ops/matmul';
 import type { Runtime, RuntimeOptions } from './runtime';
 
 export interface KernelPlan extends MatmulPlan {

@@ -9,7 +9,8 @@ import { Runtime } from './runtime';
 import type { Tensor } from './tensor';
 import { testRuntime } from './testUtils';
 import { add, scale } from './ops/elementwise';
-import { matmul, matmulTuner } from './ops/matmul';
+import { matmulTuner } from './ops/autotune';
+import { matmul } from './ops/matmul';
 
 describe('buffer pool', () => {
   it('size classes waste at most 25%', () => {

@@ -4,7 +4,7 @@
  * the shared weights with the global-norm clip. The loss statistics that verl reports
  * (clip fraction, approx-KL, entropy) come from the per-token outputs of the fused kernel.
  */
-import { matmulTuner } from '../gpu/ops/matmul';
+import { matmulTuner } from '../gpu/ops/autotune';
 import type { Tensor } from '../gpu/tensor';
 import type { PolicyLossCoefficients } from '../model/kernels/loss';
 import type { Batch, Transformer } from '../model/transformer';

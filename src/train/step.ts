@@ -1,4 +1,4 @@
-import { matmulTuner } from '../gpu/ops/matmul';
+import { matmulTuner } from '../gpu/ops/autotune';
 import { sum } from '../gpu/ops/reduce';
 import { view } from '../gpu/tensor';
 import type { Batch, Transformer } from '../model/transformer';

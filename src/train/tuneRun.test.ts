@@ -1,7 +1,7 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { matmulTuner } from '../gpu/ops/matmul';
+import { matmulTuner } from '../gpu/ops/autotune';
 import { Runtime } from '../gpu/runtime';
 import { freshSeed, rng } from '../gpu/testUtils';
 import { BYTE_VOCAB_SIZE, type LlamaConfig } from '../model/config';

@@ -6,7 +6,7 @@
  * dispatches discarded, see Runtime.trace) at a representative size of every class the run
  * can reach, and every class not yet measured on this adapter is tuned, with progress.
  */
-import { matmulTuner } from '../gpu/ops/matmul';
+import { matmulTuner } from '../gpu/ops/autotune';
 import { Decoder } from '../model/decoder';
 import type { Transformer } from '../model/transformer';
 import { DEFAULT_POLICY_LOSS } from './policy';

@@ -1,7 +1,8 @@
 import type { Platform } from '../platform/types';
 import { OPTIONAL_FEATURES } from '../gpu/device';
 import { Runtime } from '../gpu/runtime';
-import { matmul, matmulTuner } from '../gpu/ops/matmul';
+import { matmulTuner } from '../gpu/ops/autotune';
+import { matmul } from '../gpu/ops/matmul';
 import { matmulRef, rowRelativeError } from '../gpu/reference';
 import { transfer } from 'comlink';
 import { importCheckpoint } from '../model/checkpoint';

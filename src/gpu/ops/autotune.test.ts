@@ -4,7 +4,8 @@ import { testRuntime, uniform, rng, freshSeed } from '../testUtils';
 import { view } from '../tensor';
 import { f32ToHalves } from '../../util/half';
 import { fill } from './elementwise';
-import { matmul, matmulTuner, MatmulTuner, shapeClass, untunedVariant, worthTuning, type MatmulArgs, type MatmulShape, type MatmulVariant } from './matmul';
+import { matmulTuner, MatmulTuner, shapeClass, worthTuning } from './autotune';
+import { matmul, untunedVariant, type MatmulArgs, type MatmulShape, type MatmulVariant } from './matmul';
 
 /** A tuner whose `planted` variants compute something else, faster than any matmul. */
 class PlantedTuner extends MatmulTuner {

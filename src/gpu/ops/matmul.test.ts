@@ -4,7 +4,8 @@ import { assertClose, freshSeed, poisoned, rng, testRuntime, uniform, uploadHalf
 import { view } from '../tensor';
 import { f32ToHalves, halvesToF32 } from '../../util/half';
 import type { OptionalFeature } from '../device';
-import { MATMUL_VARIANTS, matmul, matmulTuner, shapeClass, splitkSlices, SPLITK_SLICE_MIN_K, untunedVariant, type MatmulVariant } from './matmul';
+import { matmulTuner, shapeClass } from './autotune';
+import { MATMUL_VARIANTS, matmul, splitkSlices, SPLITK_SLICE_MIN_K, untunedVariant, type MatmulVariant } from './matmul';
 
 interface Case {
   batch: number;
