@@ -120,7 +120,8 @@ export async function acquireDevice(platform: Platform, options: DeviceOptions =
   return { ...(await made), platform };
 }
 
-async function newDevice(platform: Platform, gpu: GPU, options: DeviceOptions, shared: boolean): Promise<GpuContext> {  const adapter = await gpu.requestAdapter({ powerPreference: options.powerPreference ?? 'high-performance' });
+async function newDevice(platform: Platform, gpu: GPU, options: DeviceOptions, shared: boolean): Promise<GpuContext> {
+  const adapter = await gpu.requestAdapter({ powerPreference: options.powerPreference ?? 'high-performance' });
   if (!adapter) throw new WebGPUUnavailableError(`in this ${platform.name} (no adapter was found)`, platform.unavailableAdvice());
   const features = OPTIONAL_FEATURES.filter((f) => adapter.features.has(f));
   const requiredLimits: Record<string, number> = {};

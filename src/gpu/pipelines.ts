@@ -46,6 +46,9 @@ function child(node: Trie, key: unknown): Trie {
   return next;
 }
 
+/** Each device's pipelines, for every runtime on it (see Platform.shareDevice). */
+const caches = new WeakMap<GPUDevice, PipelineCache>();
+
 /**
  * Shader modules keyed by (source, defines); pipelines by (module, entry, constants).
  * Pipelines compile asynchronously from the moment a kernel is first recorded (prepare),
@@ -57,9 +60,6 @@ function child(node: Trie, key: unknown): Trie {
  * of strings and numbers that exist already, where a key built per dispatch (the sorted JSON
  * of its defines) cost a decode step more host time than its native calls.
  */
-/** Each device's pipelines, for every runtime on it (see Platform.shareDevice). */
-const caches = new WeakMap<GPUDevice, PipelineCache>();
-
 export class PipelineCache {
   /** The pipelines of a device: one cache however many runtimes use it. */
   static of(device: GPUDevice, source: (shader: string) => string): PipelineCache {

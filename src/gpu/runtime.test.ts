@@ -260,6 +260,22 @@ describe('runtime', () => {
     second.destroy();
   });
 
+  it('runtimes of one Node process share a device and its pipelines; one that ends leaves the device to the others', async () => {
+    const cacheFile = join(tmpdir(), `sage-shared-${process.pid}.json`);
+    const first = await Runtime.create(nodePlatform({ cacheFile }));
+    const second = await Runtime.create(nodePlatform({ cacheFile }));
+    expect(second.device).toBe(first.device);
+    expect(second.pipelines).toBe(first.pipelines);
+    // A device of its own, for a test that loses it on purpose.
+    const own = await Runtime.create(nodePlatform({ cacheFile, ownDevice: true }));
+    expect(own.device).not.toBe(first.device);
+    own.destroy();
+    first.destroy();
+    const x = second.upload(Float32Array.from([1, 2, 3, 4]), [4]);
+    expect(Array.from(await second.read(scale(second, x, 2)))).toEqual([2, 4, 6, 8]);
+    second.destroy();
+  });
+
   it('reports device loss with its reason and refuses further work', async () => {
     const rt = await Runtime.create(nodePlatform({ cacheFile: join(tmpdir(), `sage-lost-${process.pid}.json`), ownDevice: true }));
     const lost = new Promise<string>((resolve) => rt.ctx.onLost((info) => resolve(info.reason)));
