@@ -45,11 +45,7 @@ export function expectEveryOptionChecked<S extends OptionSpecs>(cli: CliDescript
   expect(parseOptions(cli, ['--help'])).toBeNull();
 }
 
-/**
- * Runs a CLI entry point in one Node process with tsx's loader (npm run's wrapper and tsx's
- * launcher would add two process starts to every call); stderr without the notices npm and
- * Dawn's native code print on their own (not errors).
- */
+/** What a command run printed, and its exit status. */
 export interface CliResult {
   status: number | null;
   stdout: string;
@@ -110,6 +106,11 @@ export async function runCliInProcess(run: (argv: readonly string[]) => Promise<
   return { status, stdout: out.join(''), stderr: ownLines(err.join('')) };
 }
 
+/**
+ * Runs a CLI entry point in one Node process with tsx's loader (npm run's wrapper and tsx's
+ * launcher would add two process starts to every call); stderr without the notices npm and
+ * Dawn's native code print on their own (not errors).
+ */
 export function runCliProcess(entry: string, args: string[], env: NodeJS.ProcessEnv = process.env) {
   const r = spawnSync(process.execPath, ['--import', 'tsx', entry, ...args], { encoding: 'utf8', env, timeout: 14 * 60_000 });
   return { status: r.status, stdout: r.stdout, stderr: ownLines(r.stderr) };
