@@ -143,6 +143,19 @@ export interface Written {
   expressions: string[];
 }
 
+/**
+ * An expression worked one operation at a time (`(3+4)*5: 3+4 = 7, 7*5 = 35.`): two operations
+ * or more, every step in 0..MAX_VALUE (not `3-5+4`); else null.
+ */
+export function workedSteps(e: Expr): Written | null {
+  if (valueOf(e) === null || subExpressions(e).length < 2) return null;
+  const steps = reductions(e);
+  return {
+    text: `${show(e)}: ${steps.map((s) => `${show(s.op)} = ${s.value}`).join(', ')}.`,
+    expressions: [show(e), ...steps.map((s) => show(s.op))],
+  };
+}
+
 /** A fact: an expression with its value, and the curriculum kind it was drawn from, if any. */
 interface Fact {
   expr: Expr;
@@ -173,15 +186,8 @@ const PROSE: Readonly<Record<string, readonly string[]>> = {
 const FORMS = {
   /** `(3+4)*5 = 35.` */
   bare: (f: Fact): Written => ({ text: `${show(f.expr)} = ${f.value}.`, expressions: [show(f.expr)] }),
-  /** `(3+4)*5: 3+4 = 7, 7*5 = 35.` Two operations or more, every step in 0..999 (not `3-5+4`). */
-  worked: (f: Fact): Written | null => {
-    if (valueOf(f.expr) === null || subExpressions(f.expr).length < 2) return null;
-    const steps = reductions(f.expr);
-    return {
-      text: `${show(f.expr)}: ${steps.map((s) => `${show(s.op)} = ${s.value}`).join(', ')}.`,
-      expressions: [show(f.expr), ...steps.map((s) => show(s.op))],
-    };
-  },
+  /** `(3+4)*5: 3+4 = 7, 7*5 = 35.` */
+  worked: (f: Fact): Written | null => workedSteps(f.expr),
   /** `(3+4)*5-2 = 7*5-2 = 35-2 = 33.` */
   chain: (f: Fact): Written | null => {
     if (valueOf(f.expr) === null) return null;

@@ -27,7 +27,7 @@ describe('loop settings', () => {
     expect(checkSetting('seedParity', DEFAULT_LOOP.seedParity)).toBeNull();
     expect(checkSetting('seedParity', 'yes')).toBe('seedParity must be true or false (got "yes")');
     expect(checkSetting('warmupSolverTarget', DEFAULT_RUN.warmupSolverTarget)).toBeNull();
-    expect(checkSetting('warmupSolverTarget', 'steps')).toBe('warmupSolverTarget must be one of answer, worked, inline (got "steps")');
+    expect(checkSetting('warmupSolverTarget', 'stepwise')).toBe('warmupSolverTarget must be one of answer, worked, inline, steps, some-steps (got "stepwise")');
     expect(checkSetting('challengerWarmup', DEFAULT_RUN.challengerWarmup)).toBeNull();
     expect(checkSetting('challengerWarmup', 'none')).toBeNull();
     expect(checkSetting('challengerWarmup', 'harder')).toBe('challengerWarmup must be one of seeds, own, none (got "harder")');

@@ -5,7 +5,7 @@ import { rng } from '../util/random';
 import { criticScore, parseOutput } from './parse';
 import { COMPACT_TEMPLATES, DEFAULT_TEMPLATES, OUTPUTS, render } from './templates';
 import { consistentVariant, planOf, PLAN_TARGETS, PROBLEM_TARGETS } from './criticData';
-import { canonicalExpression, canonicalExpressions, corpusDocuments, statesHeldOut } from '../data/arithmeticCorpus';
+import { canonicalExpression, canonicalExpressions, corpusDocuments, parseArithmetic, statesHeldOut, valueOf } from '../data/arithmeticCorpus';
 import { freshSeed } from '../gpu/testUtils';
 import { CHALLENGER_WARMUP_NAMES, corpusProblems, ownProblemPrompts, readOwnProblem, rehearsalDocuments, SOLVER_TARGET_NAMES, warmupPairs } from './warmup';
 
@@ -110,7 +110,51 @@ describe('warm-up pairs', () => {
     const notSolver = (pairs: typeof answer) => pairs!.filter((x) => !x.prompt.startsWith('Solve: ')).map((x) => JSON.stringify(x)).sort();
     expect(notSolver(worked)).toEqual(notSolver(answer));
     expect(notSolver(inline)).toEqual(notSolver(answer));
-    expect(SOLVER_TARGET_NAMES).toEqual(['answer', 'worked', 'inline']);
+    expect(SOLVER_TARGET_NAMES).toEqual(['answer', 'worked', 'inline', 'steps', 'some-steps']);
+  });
+
+  it('works a problem of two operations or more in the corpus\'s steps, every step right; some-steps does so for about a quarter, the same problem always alike', () => {
+    const seed = freshSeed();
+    const ps = corpusProblems(600, seed, []) as (Problem & { kind: 'math' })[];
+    const o = { templates: COMPACT_TEMPLATES, challenger: 'none' as const, references: 2, maxSolution: 160, solverShare: 0, planVariants: 0, solverProblems: ps };
+    // Each target's response by the problem's prompt (the pairs come shuffled).
+    const byPrompt = (pairs: { prompt: string; response: string }[]) => new Map(pairs.map((x) => [x.prompt, x.response]));
+    const [worked, steps, some] = (['worked', 'steps', 'some-steps'] as const).map((solverTarget) => {
+      const responses = byPrompt(warmupPairs([], { ...o, solverTarget }, rng(seed)));
+      return ps.map((p) => ({ response: responses.get(render(COMPACT_TEMPLATES.solver, { problem: p.statement }))! }));
+    });
+    const apply = (a: number, op: string, b: number) => (op === '+' ? a + b : op === '-' ? a - b : op === '*' ? a * b : a / b);
+    let multi = 0;
+    let someInSteps = 0;
+    ps.forEach((p, i) => {
+      expect(worked![i]!.response).toBe(`${p.expression} = ${p.answer}\n<answer>${p.answer}</answer>`);
+      const ops = p.expression!.match(/[-+*/]/g)!.length;
+      const s = steps![i]!.response;
+      // One operation, or a step out of the corpus's 0..999 (`12-19+8`): the one-line form.
+      if (ops < 2 || valueOf(parseArithmetic(p.expression!)) === null) {
+        expect(s, p.expression).toBe(worked![i]!.response);
+        expect(some![i]!.response).toBe(worked![i]!.response);
+        return;
+      }
+      multi++;
+      // `EXPR: a op b = v, ... = answer.` then the tag; every step's arithmetic right.
+      const m = /^(.+): (.+)\.\n<answer>(-?\d+)<\/answer>$/.exec(s);
+      expect(m, s).not.toBeNull();
+      expect(canonicalExpression(m![1]!)).toBe(canonicalExpression(p.expression!));
+      const done = m![2]!.split(', ').map((step) => /^(\d+)([-+*/])(\d+) = (\d+)$/.exec(step)!);
+      expect(done).toHaveLength(ops);
+      for (const d of done) expect(apply(Number(d[1]), d[2]!, Number(d[3])), d[0]).toBe(Number(d[4]));
+      expect(done.at(-1)![4]).toBe(p.answer);
+      expect(m![3]).toBe(p.answer);
+      expect([s, worked![i]!.response]).toContain(some![i]!.response);
+      if (some![i]!.response === s) someInSteps++;
+    });
+    expect(multi).toBeGreaterThan(300);
+    expect(someInSteps / multi).toBeGreaterThan(0.15);
+    expect(someInSteps / multi).toBeLessThan(0.35);
+    // The choice is the problem's: the same problems under another draw are written alike.
+    const again = byPrompt(warmupPairs([], { ...o, solverTarget: 'some-steps' }, rng(seed + 1)));
+    expect(ps.map((p) => again.get(render(COMPACT_TEMPLATES.solver, { problem: p.statement })))).toEqual(some!.map((x) => x.response));
   });
 
   it('prompts the model to continue reference seeds, and reads back the first problem it states with its claim', () => {

@@ -8,7 +8,7 @@
  * problem's plan low. A Critic taught only high scores for plans scores every plan alike, and
  * the gate it drives filters nothing.
  */
-import { canonicalExpressions, corpusDocuments, corpusQuestions } from '../data/arithmeticCorpus';
+import { canonicalExpressions, corpusDocuments, corpusQuestions, parseArithmetic, workedSteps } from '../data/arithmeticCorpus';
 import { hasReference, type Problem } from '../data/problem';
 import type { SftDocument, SftPair } from '../train/sft';
 import { shuffle } from '../util/random';
@@ -136,6 +136,31 @@ function worked(p: Problem & { kind: 'math' }, maxSolution: number): string {
 }
 
 /**
+ * A curriculum problem of two operations or more worked one operation at a time as the
+ * arithmetic corpus works it, the answer tag after (`(3+4)*5: 3+4 = 7, 7*5 = 35.` then
+ * `<answer>35</answer>`); null for any other problem, or steps longer than maxSolution.
+ */
+function inSteps(p: Problem & { kind: 'math' }, maxSolution: number): string | null {
+  if (p.solution || !p.expression || !/^[\d+\-*/() ]+$/.test(p.expression)) return null;
+  const w = workedSteps(parseArithmetic(p.expression));
+  return w && w.text.length <= maxSolution && w.text.endsWith(` = ${p.answer}.`) ? `${w.text}\n<answer>${p.answer}</answer>` : null;
+}
+
+/**
+ * The share of problems `some-steps` works in steps. A quarter: enough that the Solver samples
+ * steps on a hard problem a few times in a group of 8, few enough that its greedy answer stays
+ * the one-line form, so that using steps where they pay is left for RL to learn.
+ */
+const SOME_STEPS_SHARE = 0.25;
+
+/** A string's place in [0, 1) (FNV-1a): the same problem is always written the same way. */
+function unitHash(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  return (h >>> 0) / 2 ** 32;
+}
+
+/**
  * How the warm-up writes the Solver's target for a problem with a reference answer: a code
  * problem's is its solution; a math problem's its answer, after what each choice works first.
  */
@@ -157,6 +182,19 @@ export const SOLVER_TARGETS = {
    */
   inline: (p: Problem & { kind: 'math' }, maxSolution: number) =>
     !p.solution && p.expression && p.expression.length <= maxSolution ? `${p.expression} = <answer>${p.answer}</answer>` : worked(p, maxSolution),
+  /**
+   * As worked, but a problem of two operations or more in the corpus's steps (inSteps): a
+   * model pretrained on that corpus answers levels 3-5 far more often in steps than in one line
+   * (docs/runs/2026-11-28-steps/).
+   */
+  steps: (p: Problem & { kind: 'math' }, maxSolution: number) => inSteps(p, maxSolution) ?? worked(p, maxSolution),
+  /**
+   * Steps for a quarter of the problems of two operations or more (SOME_STEPS_SHARE, by the
+   * expression), worked for the rest: a Solver that can work in steps but answers in one line by
+   * default, the condition in which RL on harder problems can teach it when steps pay.
+   */
+  'some-steps': (p: Problem & { kind: 'math' }, maxSolution: number) =>
+    (unitHash(p.expression ?? p.statement) < SOME_STEPS_SHARE ? inSteps(p, maxSolution) : null) ?? worked(p, maxSolution),
 } as const satisfies Record<string, (p: Problem & { kind: 'math' }, maxSolution: number) => string>;
 
 export type SolverTarget = keyof typeof SOLVER_TARGETS;
