@@ -32,7 +32,7 @@ import { CodeVerifier } from '../verify/python/codeVerifier';
 import { NodeSandboxPool } from '../verify/python/nodePool';
 import { BASE_DTYPE_OPTION, KV_CACHE_OPTION } from './loraOptions';
 import { isMain, runCli, UsageError, type OptionValues } from './options';
-import { checkpointTemplates, logShards, readCheckpointFolder, SHIPPED_MODEL } from './runFiles';
+import { checkpointTemplates, logShards, readCheckpointFolder, recordedRunSettings, SHIPPED_MODEL } from './runFiles';
 import { readConfig, readSplit } from './runInputs';
 
 /** Rows sampled at once: 32 problems of 16 samples, within SwiftShader's memory as 400 greedy rows are. */
@@ -83,8 +83,8 @@ async function main(o: Options): Promise<void> {
   const settings: ValidationSettings & { validationLimit: number } = {
     method: METHODS[methodName],
     templates: TEMPLATE_SETS[templates],
-    // A run on this model generates within these limits (modelDefaults), unless its --config said otherwise.
-    maxNewTokens: (o.config ? readConfig(o.config).maxNewTokens : undefined) ?? modelDefaults(templates, false).maxNewTokens,
+    // A run on this model generates within these limits (modelDefaults, then its record's), unless its --config said otherwise.
+    maxNewTokens: (o.config ? readConfig(o.config).maxNewTokens : undefined) ?? recordedRunSettings(o.model).maxNewTokens ?? modelDefaults(templates, false).maxNewTokens,
     validationLimit: o.limit,
   };
 

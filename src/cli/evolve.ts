@@ -18,7 +18,7 @@ import { PRESETS, type PresetName } from '../model/config';
 import { nodePlatform } from '../platform/node';
 import { DEFAULT_METHOD, METHODS, type MethodConfig } from '../sage/config';
 import { DEFAULT_LOOP, TRANSCRIPT_MODES } from '../sage/loop';
-import { fromScratch, recordedSettings, recordedStart, resolveRunSettings, runMethod, type ModelStart, type SettingValues } from '../sage/runSpec';
+import { checkpointStart, fromScratch, recordedSettings, recordedStart, resolveRunSettings, runMethod, type ModelStart, type SettingValues } from '../sage/runSpec';
 import { checkReferences, Evolution, type RunEvent, type RunSettings } from '../sage/run';
 import { ownAccuracy, type Accuracy } from '../sage/validation';
 import { CHALLENGER_WARMUP_HELP, SOLVER_TARGET_HELP, DEFAULT_RUN, describeDefaults, describeWarmup, modelDefaults, RUN_SPECS, SETTING_NAMES, warmupRecipe } from '../sage/settings';
@@ -225,8 +225,9 @@ export const cliMethod = (o: Options, began: Began): MethodConfig => runMethod(o
 export function cliRunSettings(o: Options, given: ReadonlySet<keyof Options>, began: Began | null): { settings: RunSettings; templates: PromptSet; start: ModelStart; lora: boolean } {
   const modelDir = modelFolder(o);
   const templates = runTemplates(o.templates, began?.templates, modelDir);
-  // A checkpoint's record says whether its roles were taught (tiny-arith-base's: not yet).
-  const start: ModelStart = began ? recordedStart(began) : modelDir ? { kind: 'checkpoint', rolesTaught: rolesTaught(checkpointRecord(modelDir)) } : { kind: 'preset' };
+  // A checkpoint's record says whether its roles were taught (tiny-arith-base's: not yet) and the settings it is meant for.
+  const record = modelDir && !began ? checkpointRecord(modelDir) : null;
+  const start: ModelStart = began ? recordedStart(began) : record ? checkpointStart(rolesTaught(record), record.settings) : { kind: 'preset' };
   const lora = Boolean(loraFromOptions(o) || o.adapter || began?.lora);
   const choices = { start, templates, lora, recorded: began?.settings };
   const overrides = [

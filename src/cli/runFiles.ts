@@ -12,7 +12,7 @@ import type { FileSink } from '../model/checkpointExport';
 import type { LoadProgress } from '../train/session';
 import type { BankEvent, ProblemBank } from '../sage/bank';
 import { bankToVerlParquet, heldOutToVerlParquet } from '../sage/bankExport';
-import { DEFAULT_MODEL, SHIPPED_MODELS_DIR } from '../sage/runSpec';
+import { DEFAULT_MODEL, recordSettings, SHIPPED_MODELS_DIR, type SettingValues } from '../sage/runSpec';
 import { chooseTemplates, type Templates } from '../sage/templates';
 import type { Transcript } from '../sage/loop';
 import type { MetricsRecord, RunState, RunStore } from '../sage/run';
@@ -86,6 +86,16 @@ export function checkpointRecord(dir: string): LabRecord {
   if (!existsSync(path)) return {};
   try {
     return parseLabRecord(readFileSync(path));
+  } catch (e) {
+    throw new Error(`${dir}/${(e as Error).message}`);
+  }
+}
+
+/** The run settings a checkpoint folder's record says the model is meant for, checked as --config is (none: {}). */
+export function recordedRunSettings(dir: string): Partial<SettingValues> {
+  const settings = checkpointRecord(dir).settings;
+  try {
+    return settings ? recordSettings(settings) : {};
   } catch (e) {
     throw new Error(`${dir}/${(e as Error).message}`);
   }

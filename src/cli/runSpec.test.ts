@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { importCheckpoint, LAB_RECORD } from '../model/checkpoint';
 import { DEFAULT_METHOD, type MethodName } from '../sage/config';
 import type { RunSettings } from '../sage/run';
-import { DEFAULT_MODEL, SHIPPED_MODELS_DIR, type SettingValues } from '../sage/runSpec';
+import { DEFAULT_MODEL, modelStart, SHIPPED_MODELS_DIR, type SettingValues } from '../sage/runSpec';
 import { DEFAULT_RUN, warmupRecipe } from '../sage/settings';
 import { chooseTemplates } from '../sage/templates';
 import { modelChoices, settingDefault } from '../ui/runSlices';
@@ -33,7 +33,7 @@ function cliSettings(argv: string[], began: Began | null = null): RunSettings {
 /** A checkpoint folder held as the page holds it: its name, its record's roles, and the prompts the page then picks. */
 function held(dir: string, name: string, lora: HeldModel['lora'] = null): { model: HeldModel; templates: 'compact' | 'instruct' } {
   const checkpoint = importCheckpoint(readCheckpointFolder(dir));
-  return { model: { origin: name, lora, rolesTaught: checkpoint.rolesTaught }, templates: chooseTemplates({ recorded: checkpoint.templates, fromScratch: false }) };
+  return { model: { origin: name, lora, rolesTaught: checkpoint.rolesTaught, labSettings: checkpoint.labSettings ?? null }, templates: chooseTemplates({ recorded: checkpoint.templates, fromScratch: false }) };
 }
 
 /** The engine job's settings for a new run on the held model, and the page's default warm-up for it. */
@@ -86,9 +86,24 @@ describe('a run resolved by the CLI and by the page', () => {
     expect(settingDefault('warmupSteps', modelChoices(null, 'compact'))).toBe(0);
   });
 
+  it('gives a checkpoint the settings its record says it is meant for, in both, below what the user gives', () => {
+    const dir = join(SHIPPED_MODELS_DIR, 'tiny-arith-steps');
+    const cli = cliSettings(['--model', dir]);
+    expect(pageSettings(held(dir, 'tiny-arith-steps')).settings).toEqual(cli);
+    expect(cli).toMatchObject({ lr: 3e-5, advantage: 'grpo', solverSamples: 8, trainProblems: 8 });
+    expect(cli.maxNewTokens.solver).toBe(96);
+    // What the user gives still wins.
+    expect(cliSettings(['--model', dir, '--lr', '1e-4']).lr).toBe(1e-4);
+    expect(pageSettings(held(dir, 'tiny-arith-steps'), { lr: 1e-4 }).settings.lr).toBe(1e-4);
+    // A record's bad setting is refused as --config's would be, naming the record; a preset has no record.
+    expect(() => modelStart('some/checkpoint', true, { solverSamples: 0 })).toThrow(/^sage_lab\.json settings: solverSamples/);
+    expect(() => modelStart('some/checkpoint', true, { temperatures: 1 })).toThrow(/^sage_lab\.json settings: unknown setting "temperatures"/);
+    expect(modelStart('tiny', false, { lr: 1 })).toEqual({ kind: 'preset' });
+  });
+
   it('warms a preset from scratch up with the seeds-alone recipe in both', () => {
     const cli = cliSettings(['--preset', 'tiny']);
-    const page = pageSettings({ model: { origin: 'tiny', lora: null, rolesTaught: false }, templates: 'compact' });
+    const page = pageSettings({ model: { origin: 'tiny', lora: null, rolesTaught: false, labSettings: null }, templates: 'compact' });
     expect(page.settings).toEqual(cli);
     expect(page.pageWarmup).toBe(DEFAULT_RUN.warmupSteps);
     expect(cli).toMatchObject({ ...warmupRecipe(true), warmupSteps: DEFAULT_RUN.warmupSteps });

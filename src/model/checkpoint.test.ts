@@ -164,6 +164,13 @@ describe('exportCheckpoint / importCheckpoint', () => {
     expect(parseLabRecord('{"templates": "compact", "rolesTaught": false}')).toEqual({ templates: 'compact', rolesTaught: false });
     expect(parseLabRecord(new TextEncoder().encode('{"templates": "instruct"}'))).toEqual({ templates: 'instruct' });
     expect(() => parseLabRecord('{"rolesTaught": "no"}')).toThrow('sage_lab.json: "rolesTaught" must be true or false (got "no")');
+    // The settings a testbed's model is meant for travel through an export and an import; a record's settings must be an object.
+    const settings = { maxNewTokens: { solver: 96 }, advantage: 'grpo', lr: Math.random() };
+    const testbed = exportCheckpoint(TINY, flat, tokenizerFiles(), { templates: 'compact', labSettings: settings });
+    expect(JSON.parse(dec.decode(testbed.get(LAB_RECORD)!))).toEqual({ templates: 'compact', settings });
+    expect(importCheckpoint(testbed).labSettings).toEqual(settings);
+    expect(importCheckpoint(plain).labSettings).toBeUndefined();
+    expect(() => parseLabRecord('{"settings": [96]}')).toThrow('sage_lab.json: "settings" must be a JSON object of run settings (got [96])');
   });
 
   it('exports BF16 or F16 weights, sharded with an index above the size limit, and imports them back', () => {

@@ -34,11 +34,14 @@ export const LAB_RECORD = 'sage_lab.json';
 /**
  * What LAB_RECORD holds: the role prompts the model is meant for (templates) and whether its
  * roles were taught with them (rolesTaught, true unless written false: a record written by a
- * warm-up says only templates; a base pretrained here for compact prompts says false).
+ * warm-up says only templates; a base pretrained here for compact prompts says false), and the
+ * run settings it is meant to be run with (settings: a testbed's token limits, estimator, samples,
+ * lr, as `evolve --config` takes them; the run's layer checks them, as it checks --config).
  */
 export interface LabRecord {
   templates?: PromptSet;
   rolesTaught?: boolean;
+  settings?: Record<string, unknown>;
 }
 
 /** Whether a record says the model's roles were taught: unless it says false (a record that says nothing, or none at all, is a model made to follow the prompts). */
@@ -57,6 +60,11 @@ export function parseLabRecord(content: Uint8Array | string): LabRecord {
   if (taught !== undefined) {
     if (typeof taught !== 'boolean') throw new Error(`${LAB_RECORD}: "rolesTaught" must be true or false (got ${JSON.stringify(taught)})`);
     out.rolesTaught = taught;
+  }
+  const settings = record.settings;
+  if (settings !== undefined) {
+    if (typeof settings !== 'object' || settings === null || Array.isArray(settings)) throw new Error(`${LAB_RECORD}: "settings" must be a JSON object of run settings (got ${JSON.stringify(settings)})`);
+    out.settings = settings as Record<string, unknown>;
   }
   return out;
 }
@@ -84,6 +92,8 @@ export interface ImportedCheckpoint {
   templates?: PromptSet;
   /** Whether its roles were taught: true unless LAB_RECORD says false (a base pretrained for the prompts, not yet warmed up). */
   rolesTaught: boolean;
+  /** The run settings LAB_RECORD says the model is meant to be run with (unchecked here: the run's layer checks them). */
+  labSettings?: Record<string, unknown>;
 }
 
 /** A checkpoint's weights, checked whole at import, read tensor by tensor. */
@@ -361,5 +371,6 @@ export function importCheckpoint(files: Map<string, Uint8Array>): ImportedCheckp
   if (runState !== undefined) result.runState = runState;
   if (lora) result.lora = lora;
   if (record.templates) result.templates = record.templates;
+  if (record.settings) result.labSettings = record.settings;
   return result;
 }

@@ -30,6 +30,8 @@ export interface ExportExtras {
   templates?: PromptSet;
   /** With templates: false records that the roles were not taught yet (LAB_RECORD's rolesTaught; true is the default, left out). */
   rolesTaught?: boolean;
+  /** With templates: the run settings the model is meant to be run with (LAB_RECORD's settings), carried from the checkpoint it came from. */
+  labSettings?: Record<string, unknown>;
 }
 
 const TORCH_DTYPES: Record<SafetensorsDtype, string> = { F32: 'float32', BF16: 'bfloat16', F16: 'float16' };
@@ -223,6 +225,9 @@ function sideFiles(config: LlamaConfig, tokenizerFiles: Map<string, string>, ext
     if (extra.runState !== undefined) state.run_state = extra.runState;
     files.set('trainer_state.json', enc.encode(JSON.stringify(state, null, 2)));
   }
-  if (extra.templates) files.set(LAB_RECORD, enc.encode(JSON.stringify({ templates: extra.templates, ...(extra.rolesTaught === false ? { rolesTaught: false } : {}) }, null, 2) + '\n'));
+  if (extra.templates) {
+    const record = { templates: extra.templates, ...(extra.rolesTaught === false ? { rolesTaught: false } : {}), ...(extra.labSettings ? { settings: extra.labSettings } : {}) };
+    files.set(LAB_RECORD, enc.encode(JSON.stringify(record, null, 2) + '\n'));
+  }
   return files;
 }

@@ -6,12 +6,12 @@
  * choices make the same run wherever they are made. Pure data in, settings out: the engine
  * worker imports it, so it reads no files.
  */
-import type { PromptSet } from '../model/checkpoint';
+import { LAB_RECORD, type PromptSet } from '../model/checkpoint';
 import { PRESETS } from '../model/config';
 import { DEFAULT_METHOD, METHODS, type MethodConfig, type MethodName } from './config';
 import { DEFAULT_LOOP } from './loop';
 import type { RunSettings } from './run';
-import { DEFAULT_RUN, modelDefaults, warmupRecipe } from './settings';
+import { DEFAULT_RUN, modelDefaults, parseSettings, warmupRecipe } from './settings';
 import { TEMPLATE_SETS, type Templates } from './templates';
 
 /**
@@ -31,11 +31,29 @@ export const SHIPPED_MODELS_DIR = 'data/models';
  * a checkpoint, whose record (sage_lab.json) may say its roles were never taught (a base
  * pretrained here for compact prompts, as tiny-arith-base).
  */
-export type ModelStart = { kind: 'preset' } | { kind: 'checkpoint'; rolesTaught: boolean };
+export type ModelStart = { kind: 'preset' } | { kind: 'checkpoint'; rolesTaught: boolean; settings?: Partial<SettingValues> };
 
-/** A model by the name it is held under: a preset's name is a model made from scratch, any other a checkpoint's. */
-export function modelStart(origin: string, rolesTaught: boolean): ModelStart {
-  return origin in PRESETS ? { kind: 'preset' } : { kind: 'checkpoint', rolesTaught };
+/**
+ * A model by the name it is held under: a preset's name is a model made from scratch, any other
+ * a checkpoint's, with the run settings its record says it is meant to be run with (checked as
+ * --config is; a bad one is refused naming the record).
+ */
+export function modelStart(origin: string, rolesTaught: boolean, labSettings?: Record<string, unknown> | null): ModelStart {
+  return origin in PRESETS ? { kind: 'preset' } : checkpointStart(rolesTaught, labSettings);
+}
+
+/** A checkpoint's start from its record: whether its roles were taught, and the run settings it is meant for. */
+export function checkpointStart(rolesTaught: boolean, labSettings?: Record<string, unknown> | null): ModelStart {
+  return labSettings ? { kind: 'checkpoint', rolesTaught, settings: recordSettings(labSettings) } : { kind: 'checkpoint', rolesTaught };
+}
+
+/** A checkpoint record's settings, checked as a run's --config is. */
+export function recordSettings(raw: Record<string, unknown>): Partial<SettingValues> {
+  try {
+    return parseSettings(raw, { run: true });
+  } catch (e) {
+    throw new Error(`${LAB_RECORD} settings: ${(e as Error).message}`);
+  }
 }
 
 /**
@@ -61,9 +79,10 @@ export interface ModelChoices {
 
 /**
  * Every setting's default for a model: the loop's, the model's (lr and token limits by prompts
- * and LoRA), the run's, then the warm-up by where the model starts. A model whose roles were
- * never taught (a preset from scratch, a pretrained base) warms up for DEFAULT_RUN.warmupSteps;
- * a checkpoint whose roles were taught starts the loop at once.
+ * and LoRA), the run's, then the warm-up by where the model starts, then what the checkpoint's
+ * record says it is meant to be run with. A model whose roles were never taught (a preset from
+ * scratch, a pretrained base) warms up for DEFAULT_RUN.warmupSteps; a checkpoint whose roles
+ * were taught starts the loop at once.
  */
 export function runDefaults(c: ModelChoices): SettingValues {
   const model = modelDefaults(c.templates, c.lora);
@@ -76,6 +95,7 @@ export function runDefaults(c: ModelChoices): SettingValues {
     // A checkpoint warms up as a pretrained model does, a preset from scratch as the seeds alone teach it.
     ...warmupRecipe(fromScratch(c.start)),
     warmupSteps: untaught ? DEFAULT_RUN.warmupSteps : 0,
+    ...(c.start.kind === 'checkpoint' ? c.start.settings : {}),
   };
 }
 

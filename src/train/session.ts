@@ -94,6 +94,11 @@ export class ModelSession {
    * A checkpoint written from the session keeps a false with its prompts.
    */
   rolesTaught = false;
+  /**
+   * The run settings the checkpoint's record says the model is meant to be run with (a
+   * testbed's), null when it says none; every checkpoint written from the session keeps them.
+   */
+  labSettings: Record<string, unknown> | null = null;
 
   private constructor(
     readonly model: Transformer,
@@ -143,6 +148,7 @@ export class ModelSession {
     const session = new ModelSession(model, tokenizer, source.name, c.optimizer);
     session.templates = c.templates ?? null;
     session.rolesTaught = c.rolesTaught;
+    session.labSettings = c.labSettings ?? null;
     return session;
   }
 
@@ -326,7 +332,7 @@ export class ModelSession {
       runState: { origin: this.origin, steps: this.optimizerStep, ...runState },
       ...format,
       ...(lora ? { lora: { config: lora, flat: await this.model.readAdapter(), baseModel: this.origin } } : {}),
-      ...(this.templates ? { templates: this.templates, rolesTaught: this.rolesTaught } : {}),
+      ...(this.templates ? { templates: this.templates, rolesTaught: this.rolesTaught, ...(this.labSettings ? { labSettings: this.labSettings } : {}) } : {}),
     }, sink);
   }
 

@@ -18,7 +18,7 @@ import { canSaveToFolder, downloadBytes, saveToFolder, toPicked } from './checkp
 import { callEngine } from './engineClient';
 import type { RunConfig } from './runHistory';
 import { EMPTY_RUN, historyEvents, isActive, reduceRun, type RunView } from './runView';
-import { SHIPPED_ROLES_TAUGHT, SHIPPED_SEEDS, SHIPPED_VALIDATION } from './shippedData';
+import { SHIPPED_LAB_SETTINGS, SHIPPED_ROLES_TAUGHT, SHIPPED_SEEDS, SHIPPED_VALIDATION } from './shippedData';
 import type { LabState } from './store';
 import { errorText } from '../util/errorText';
 
@@ -59,7 +59,7 @@ export const NUMERIC_SETTINGS = [...Object.keys(SETTING_SPECS), ...Object.keys(R
  * were never taught), the prompts, whether a LoRA adapter trains.
  */
 export const modelChoices = (model: ModelSummary | null, templates: PromptSet): ModelChoices => ({
-  start: model ? modelStart(model.origin, model.rolesTaught) : modelStart(DEFAULT_MODEL, SHIPPED_ROLES_TAUGHT[DEFAULT_MODEL] !== false),
+  start: model ? modelStart(model.origin, model.rolesTaught, model.labSettings) : modelStart(DEFAULT_MODEL, SHIPPED_ROLES_TAUGHT[DEFAULT_MODEL] !== false, SHIPPED_LAB_SETTINGS[DEFAULT_MODEL]),
   templates,
   lora: Boolean(model?.lora),
 });

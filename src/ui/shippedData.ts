@@ -1,5 +1,5 @@
 /** Seed files the lab ships from the repository's `data/` (see data/README.md), by file name, and their held-out splits. */
-import { parseLabRecord, rolesTaught } from '../model/checkpoint';
+import { parseLabRecord, rolesTaught, type LabRecord } from '../model/checkpoint';
 import curriculumSeeds from '../../data/seeds/curriculum-500.jsonl?url';
 import gsm8kSeeds from '../../data/seeds/gsm8k-148.jsonl?url';
 import humanevalSeeds from '../../data/seeds/humaneval-87.jsonl?url';
@@ -39,14 +39,18 @@ export const SHIPPED_MODELS: Readonly<Record<string, Record<string, string>>> = 
   return acc;
 }, {});
 
-/** Per shipped checkpoint, whether its roles were taught, read from its LAB_RECORD as an import reads it. */
+/** Per shipped checkpoint, its LAB_RECORD as an import reads it. */
 const modelRecords = import.meta.glob<string>('../../data/models/*/sage_lab.json', { query: '?raw', import: 'default', eager: true });
-export const SHIPPED_ROLES_TAUGHT: Readonly<Record<string, boolean>> = Object.fromEntries(
+const SHIPPED_RECORDS: Readonly<Record<string, LabRecord>> = Object.fromEntries(
   Object.keys(SHIPPED_MODELS).map((name) => {
     const text = Object.entries(modelRecords).find(([path]) => path.split('/').slice(-2)[0] === name)?.[1];
-    return [name, rolesTaught(text === undefined ? {} : parseLabRecord(text))];
+    return [name, text === undefined ? {} : parseLabRecord(text)];
   }),
 );
+/** Per shipped checkpoint, whether its roles were taught. */
+export const SHIPPED_ROLES_TAUGHT: Readonly<Record<string, boolean>> = Object.fromEntries(Object.entries(SHIPPED_RECORDS).map(([name, r]) => [name, rolesTaught(r)]));
+/** Per shipped checkpoint, the run settings its record says it is meant for (null: none). */
+export const SHIPPED_LAB_SETTINGS: Readonly<Record<string, Record<string, unknown> | null>> = Object.fromEntries(Object.entries(SHIPPED_RECORDS).map(([name, r]) => [name, r.settings ?? null]));
 
 /** A shipped checkpoint as the files a user would pick. */
 export async function shippedModelFiles(name: string): Promise<File[]> {

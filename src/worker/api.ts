@@ -92,6 +92,8 @@ export interface ModelSummary {
   templates: PromptSet | null;
   /** Whether its roles have been taught (ModelSession.rolesTaught): a checkpoint's whose were not warms up first by default. */
   rolesTaught: boolean;
+  /** The run settings its checkpoint's record says it is meant for (ModelSession.labSettings): a run's defaults take them. */
+  labSettings: Record<string, unknown> | null;
 }
 
 /** A file the user picked or dropped, with its path in the chosen folder (or its name). */

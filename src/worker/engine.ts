@@ -481,6 +481,7 @@ function summary(s: ModelSession): ModelSummary {
     memory: modelMemory(c, s.lora, DEFAULT_LOOP.proposals * DEFAULT_LOOP.difficultySamples, s.kvCache),
     templates: s.templates,
     rolesTaught: s.rolesTaught,
+    labSettings: s.labSettings,
   };
 }
 

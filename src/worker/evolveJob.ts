@@ -94,13 +94,13 @@ interface RunConfigRecord {
 }
 
 /** The held model, as far as a run's settings care. */
-export type HeldModel = Pick<ModelSession, 'origin' | 'lora' | 'rolesTaught'>;
+export type HeldModel = Pick<ModelSession, 'origin' | 'lora' | 'rolesTaught' | 'labSettings'>;
 
 /** A new run's settings on the held model (resolveRunSettings; the request's overrides checked). */
 export function startSettings(request: EvolveRequest, held: HeldModel): RunSettings {
   return resolveRunSettings({
     method: request.method,
-    start: modelStart(held.origin, held.rolesTaught),
+    start: modelStart(held.origin, held.rolesTaught, held.labSettings),
     templates: request.templates,
     lora: held.lora !== null,
     overrides: parseSettings(request.settings, { run: true }),
