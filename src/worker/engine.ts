@@ -19,6 +19,7 @@ import type { SftExample } from '../train/sft';
 import { readSftCorpus } from './corpusFile';
 import { bankToJsonl, bankToVerlParquet } from '../sage/bankExport';
 import { MemoryRunStore, RUN_FILES } from '../sage/runRecords';
+import { recordSettings } from '../sage/runSpec';
 import { opfsAutosave } from './autosave';
 import { zipFiles } from '../util/zip';
 import { latestEvery } from '../util/throttle';
@@ -266,6 +267,8 @@ export function createEngine(platform: Platform): EngineApi {
       return exclusive('importing a checkpoint', async () => {
         const r = await rt();
         const checkpoint = importCheckpoint(new Map(takeFiles(files).map((f) => [f.name, f.bytes])));
+        // A record's run settings are checked here, as a refusal of the checkpoint: the page resolves its defaults from them.
+        if (checkpoint.labSettings) recordSettings(checkpoint.labSettings);
         const stream = onProgress ? latestEvery(onProgress, STREAM_INTERVAL_MS) : null;
         const next = ModelSession.create(r, { kind: 'checkpoint', checkpoint, name, onProgress: stream?.push, baseDtype }, () => {
           // Every refusal came before this: the held model goes only now, so the two never share the GPU.
