@@ -337,7 +337,11 @@ async function main(o: Options, given: CommandLine<typeof evolveCli.options>['gi
     checkpointSink: (tag) => folder.checkpointSink(tag),
   });
   console.log(`adapter ${rt.ctx.adapter.key} · ${(session.parameters / 1e6).toFixed(2)}M params · ${describeTraining(session, session.model.trainable.size)} · ${method.summary} · run folder ${out}`);
-  if (!resumed) console.log(`${describeDefaults(modelDefaults(templateSet, trainsLora))}${o.config || o.lr !== undefined ? ' (before --config and --lr)' : ''}`);
+  if (!resumed) {
+    const recorded = modelStart.kind === 'checkpoint' ? modelStart.settings : undefined;
+    const then = recorded ? `, then the checkpoint's sage_lab.json: ${JSON.stringify(recorded)}` : '';
+    console.log(`${describeDefaults(modelDefaults(templateSet, trainsLora))}${then}${o.config || o.lr !== undefined ? ' (before --config and --lr)' : ''}`);
+  }
   if (!resumed && settings.warmupSteps > 0) console.log(describeWarmup(settings, fromScratch(modelStart)));
   console.log(`base weights in ${session.baseDtype} · ${describeMemory(modelMemory(session.config, session.lora, settings.proposals * settings.difficultySamples, kvCache))}`);
   // A process killed between two checkpoints: the steps after last/ run again, their records dropped.
