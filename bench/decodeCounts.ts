@@ -5,7 +5,7 @@
  * that the prefill cancels and the sampling and everything else a token needs is counted.
  */
 import { matmulTuner } from '../src/gpu/ops/autotune';
-import { untunedVariant } from '../src/gpu/ops/matmul';
+import { untunedVariant } from '../src/gpu/ops/matmulVariants';
 import type { Runtime } from '../src/gpu/runtime';
 import { BYTES_PER_ELEMENT } from '../src/gpu/tensor';
 import type { LlamaConfig } from '../src/model/config';

@@ -6,17 +6,17 @@
 // Usage: node scripts/node-gpu.mjs scripts/challenger-probe.ts --model DIR [--proposals 200] [--seeds FILE] [--out FILE]
 import { writeFileSync } from 'node:fs';
 import { isMain, runCli, type OptionValues } from '../src/cli/options';
-import { checkpointTemplates, logShards, readCheckpointFolder, SHIPPED_MODEL } from '../src/cli/runFiles';
+import { checkpointRecord, checkpointTemplates, logShards, readCheckpointFolder, SHIPPED_MODEL } from '../src/cli/runFiles';
 import { readSplit } from '../src/cli/runInputs';
 import { SHIPPED_SPLITS } from '../src/data/curriculum';
 import { Runtime } from '../src/gpu/runtime';
 import { importCheckpoint, PROMPT_SETS } from '../src/model/checkpoint';
 import { nodePlatform } from '../src/platform/node';
 import { expressionKey, probePrompts, probeTable, readProposal, tallyProposals } from '../src/research/challengerProbe';
-import { DEFAULT_LOOP } from '../src/sage/loop';
+import { DEFAULT_LOOP } from '../src/sage/loopContract';
 import { modelDefaults } from '../src/sage/settings';
 import { stopStrings, TEMPLATE_SETS } from '../src/sage/templates';
-import { sessionGenerate } from '../src/train/runModel';
+import { sessionGenerate } from '../src/sage/runModel';
 import { ModelSession } from '../src/train/session';
 import { rng } from '../src/util/random';
 
@@ -38,7 +38,7 @@ export const probeCli = {
 
 async function main(o: OptionValues<typeof probeCli.options>): Promise<void> {
   const seeds = await readSplit(o.seeds, 'seeds');
-  const templates = checkpointTemplates(o.model, o.templates);
+  const templates = checkpointTemplates(checkpointRecord(o.model), o.model, o.templates);
   const t = TEMPLATE_SETS[templates];
   const random = rng(o.seed);
   const prompts = probePrompts(seeds, o.proposals, { templates: t, references: o.references }, random);

@@ -18,13 +18,13 @@ import { importCheckpoint } from '../src/model/checkpoint';
 import { nodePlatform } from '../src/platform/node';
 import { DEFAULT_REWARDS } from '../src/sage/config';
 import { auc } from '../src/sage/criticData';
-import { DEFAULT_LOOP } from '../src/sage/loop';
+import { DEFAULT_LOOP } from '../src/sage/loopContract';
 import { heldOutCriticProbe } from '../src/sage/run';
 import { COMPACT_TEMPLATES } from '../src/sage/templates';
 import { criticScores } from '../src/sage/validation';
 import { warmupPairs } from '../src/sage/warmup';
 import { DEFAULT_RUN } from '../src/sage/settings';
-import { sessionRunModel, warmupSft } from '../src/train/runModel';
+import { sessionRunModel, warmupSft } from '../src/sage/runModel';
 import { DEFAULT_POLICY, ModelSession } from '../src/train/session';
 import { rng } from '../src/util/random';
 

@@ -13,10 +13,10 @@ import { importCheckpoint } from '../src/model/checkpoint';
 import { nodePlatform } from '../src/platform/node';
 import { detachedLoop } from '../src/sage/run';
 import { METHODS, type MethodName } from '../src/sage/config';
-import { DEFAULT_LOOP } from '../src/sage/loop';
+import { DEFAULT_LOOP } from '../src/sage/loopContract';
 import { DEFAULT_RUN } from '../src/sage/settings';
 import { COMPACT_TEMPLATES } from '../src/sage/templates';
-import { detachedRunModel } from '../src/train/runModel';
+import { detachedRunModel } from '../src/sage/runModel';
 import { ModelSession } from '../src/train/session';
 
 const name = (process.argv[2] ?? 'sage') as MethodName;

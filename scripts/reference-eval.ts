@@ -17,7 +17,7 @@ import { stratified } from '../src/sage/run';
 import { FORM_NAMES, perLevel, tally, VALIDATION_FORMS, type FormName, type FormResult, type SampledOutcome } from '../src/sage/sampledValidation';
 import { COMPACT_TEMPLATES } from '../src/sage/templates';
 import { createValidators } from '../src/sage/validators';
-import { DEFAULT_LOOP } from '../src/sage/loop';
+import { DEFAULT_LOOP } from '../src/sage/loopContract';
 import { isMain, runCli, UsageError, type OptionValues } from '../src/cli/options';
 
 export const referenceEvalCli = {

@@ -11,7 +11,7 @@ import { writeFileSync } from 'node:fs';
 import { SHIPPED_SPLITS } from '../src/data/curriculum';
 import { readProblemFile } from '../src/data/nodeFile';
 import { ByteTokenizer } from '../src/model/tokenizer';
-import { DEFAULT_LOOP } from '../src/sage/loop';
+import { DEFAULT_LOOP } from '../src/sage/loopContract';
 import { warmupExamples, type WarmupExampleSettings } from '../src/sage/run';
 import { DEFAULT_RUN, RUN_SPECS, warmupRecipe } from '../src/sage/settings';
 import { COMPACT_TEMPLATES } from '../src/sage/templates';

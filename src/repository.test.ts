@@ -74,4 +74,57 @@ describe('the source keeps its rooms apart', () => {
       .flatMap((f) => relativeImports(f).filter((m) => m.startsWith('src/research/')).map((m) => `${f} imports ${m}`));
     expect(offenders).toEqual([]);
   });
+
+  /** The rooms from the top down; rooms on one rung stand side by side and import nothing of each other. */
+  const LAYERS = [['ui', 'cli'], ['worker', 'research'], ['sage'], ['train'], ['model'], ['gpu'], ['platform'], ['data'], ['verify'], ['util']];
+  const rung = (room: string) => LAYERS.findIndex((r) => r.includes(room));
+  const roomOf = (path: string) => path.split('/')[1]!;
+  const productSources = () => sources('src').filter((f) => !testOnly(f) && f.split('/').length > 2);
+  const productImports = (f: string) => relativeImports(f).filter((m) => m.startsWith('src/') && !testOnly(m));
+
+  it('every room is on a rung of the layers', () => {
+    const rooms = new Set(productSources().map(roomOf));
+    expect([...rooms].filter((r) => rung(r) < 0)).toEqual([]);
+  });
+
+  it('every import points down the layers, none up and none across a rung', () => {
+    const offenders = productSources().flatMap((f) =>
+      productImports(f)
+        .filter((m) => roomOf(m) !== roomOf(f) && rung(roomOf(m)) <= rung(roomOf(f)))
+        .map((m) => `${f} imports ${m}`),
+    );
+    expect(offenders).toEqual([]);
+  });
+
+  it("no two modules import each other, directly or round a circle, but for the page's store and its slices", () => {
+    // Tarjan's strongly connected components over the product's imports.
+    const files = productSources().map((f) => f.replace(/\.tsx?$/, ''));
+    const edges = new Map(files.map((f) => [f, productImports(`${f}${existsTs(f)}`).filter((m) => files.includes(m))]));
+    const index = new Map<string, number>();
+    const low = new Map<string, number>();
+    const stack: string[] = [];
+    const circles: string[][] = [];
+    const visit = (v: string) => {
+      index.set(v, index.size);
+      low.set(v, index.get(v)!);
+      stack.push(v);
+      for (const w of edges.get(v)!) {
+        if (!index.has(w)) {
+          visit(w);
+          low.set(v, Math.min(low.get(v)!, low.get(w)!));
+        } else if (stack.includes(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+      }
+      if (low.get(v) === index.get(v)) {
+        const circle = stack.splice(stack.indexOf(v));
+        if (circle.length > 1) circles.push(circle.sort());
+      }
+    };
+    for (const f of files) if (!index.has(f)) visit(f);
+    const storeSlice = (m: string) => /^src\/ui\/(store|\w+Slices?)$/.test(m);
+    expect(circles.filter((c) => !c.every(storeSlice))).toEqual([]);
+  });
 });
+
+function existsTs(pathWithoutExtension: string): string {
+  return trackedFiles().includes(`${pathWithoutExtension}.tsx`) ? '.tsx' : '.ts';
+}

@@ -6,7 +6,8 @@
 import type { Array as JaxArray } from '@jax-js/jax';
 import type { WebGPUBackend } from '@tensorflow/tfjs-backend-webgpu';
 import { matmulTuner } from '../../src/gpu/ops/autotune';
-import { matmul, type MatmulShape } from '../../src/gpu/ops/matmul';
+import { matmul } from '../../src/gpu/ops/matmul';
+import type { MatmulShape } from '../../src/gpu/ops/matmulVariants';
 import { matmulRef } from '../../src/gpu/reference';
 import { Runtime } from '../../src/gpu/runtime';
 import { browserPlatform } from '../../src/platform/browser';

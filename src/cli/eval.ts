@@ -26,13 +26,13 @@ import { DEFAULT_RUN, modelDefaults } from '../sage/settings';
 import { TEMPLATE_SETS } from '../sage/templates';
 import { FORM_NAMES, validateForm, VALIDATION_FORMS, type FormName, type FormResult } from '../sage/sampledValidation';
 import { createValidators } from '../sage/validators';
-import { sessionGenerate } from '../train/runModel';
+import { sessionGenerate } from '../sage/runModel';
 import { ModelSession } from '../train/session';
 import { CodeVerifier } from '../verify/python/codeVerifier';
 import { NodeSandboxPool } from '../verify/python/nodePool';
 import { BASE_DTYPE_OPTION, KV_CACHE_OPTION } from './loraOptions';
 import { isMain, runCli, UsageError, type OptionValues } from './options';
-import { checkpointTemplates, logShards, readCheckpointFolder, recordedRunSettings, SHIPPED_MODEL } from './runFiles';
+import { checkpointRecord, checkpointTemplates, logShards, readCheckpointFolder, recordedRunSettings, SHIPPED_MODEL } from './runFiles';
 import { readConfig, readSplit } from './runInputs';
 
 /** Rows sampled at once: 32 problems of 16 samples, within SwiftShader's memory as 400 greedy rows are. */
@@ -78,13 +78,14 @@ async function main(o: Options): Promise<void> {
     throw new UsageError(`--corpus-form: none of the ${problems.length} held-out problems has an arithmetic expression to write as \`EXPR =\` (curriculum problems have one)`);
   }
   const sampled = o.samples > 0 || forms.length > 1;
-  const templates = checkpointTemplates(o.model, o.templates);
+  const record = checkpointRecord(o.model);
+  const templates = checkpointTemplates(record, o.model, o.templates);
   const methodName = o.method as MethodName;
   const settings: ValidationSettings & { validationLimit: number } = {
     method: METHODS[methodName],
     templates: TEMPLATE_SETS[templates],
     // A run on this model generates within these limits (modelDefaults, then its record's), unless its --config said otherwise.
-    maxNewTokens: (o.config ? readConfig(o.config).maxNewTokens : undefined) ?? recordedRunSettings(o.model).maxNewTokens ?? modelDefaults(templates, false).maxNewTokens,
+    maxNewTokens: (o.config ? readConfig(o.config).maxNewTokens : undefined) ?? recordedRunSettings(record, o.model).maxNewTokens ?? modelDefaults(templates, false).maxNewTokens,
     validationLimit: o.limit,
   };
 

@@ -5,12 +5,12 @@ import { basename, join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { KernelPlan } from '../gpu/kernelPlan';
 import { CACHE_VERSION } from '../gpu/ops/autotune';
-import type { MatmulVariant } from '../gpu/ops/matmul';
+import type { MatmulVariant } from '../gpu/ops/matmulVariants';
 import { importCheckpoint } from '../model/checkpoint';
-import { DEFAULT_LOOP } from '../sage/loop';
+import { DEFAULT_LOOP } from '../sage/loopContract';
 import { modelDefaults } from '../sage/settings';
 import { evolveCli, run as evolve, runTemplates } from './evolve';
-import { readCheckpointFolder, SHIPPED_MODEL } from './runFiles';
+import { checkpointRecord, readCheckpointFolder, SHIPPED_MODEL } from './runFiles';
 import { expectEveryOptionChecked, runCliInProcess, runCliProcess } from './testUtils';
 
 /** The bytes of a Parquet file as the reader takes them. */
@@ -22,13 +22,13 @@ describe('evolve command line', () => {
   });
 
   it('prompts the shipped checkpoint, given no --templates, with the compact prompts it records, and takes their defaults', () => {
-    const templates = runTemplates(undefined, undefined, SHIPPED_MODEL);
+    const templates = runTemplates(undefined, undefined, { dir: SHIPPED_MODEL, record: checkpointRecord(SHIPPED_MODEL) });
     expect(templates).toBe('compact');
     expect(modelDefaults(templates, false)).toMatchObject({ lr: DEFAULT_LOOP.lr, maxNewTokens: DEFAULT_LOOP.maxNewTokens });
     // A preset from scratch: compact; a resumed run: its own, unless --templates says otherwise.
-    expect(runTemplates(undefined, undefined, undefined)).toBe('compact');
-    expect(runTemplates(undefined, 'instruct', undefined)).toBe('instruct');
-    expect(runTemplates('compact', 'instruct', undefined)).toBe('compact');
+    expect(runTemplates(undefined, undefined, null)).toBe('compact');
+    expect(runTemplates(undefined, 'instruct', null)).toBe('instruct');
+    expect(runTemplates('compact', 'instruct', null)).toBe('compact');
   });
 
   it('--steps 0 reads and reports the seed and validation files, bad lines by number', () => {

@@ -12,14 +12,16 @@ import { describeOverlap, findOverlap, OVERLAP_REASON, overlapSummary, withoutOv
 import type { Problem } from '../data/problem';
 import { followPlan, kernelPlan, planRuntimeOptions, type KernelPlan } from '../gpu/kernelPlan';
 import { Runtime } from '../gpu/runtime';
-import { importCheckpoint, PROMPT_SETS, rolesTaught, type PromptSet } from '../model/checkpoint';
+import { importCheckpoint, PROMPT_SETS, rolesTaught, type LabRecord, type PromptSet } from '../model/checkpoint';
 import type { BaseDtype, KvDtype } from '../model/memory';
 import { PRESETS, type PresetName } from '../model/config';
 import { nodePlatform } from '../platform/node';
 import { DEFAULT_METHOD, METHODS, type MethodConfig } from '../sage/config';
-import { DEFAULT_LOOP, TRANSCRIPT_MODES } from '../sage/loop';
+import { DEFAULT_LOOP, TRANSCRIPT_MODES } from '../sage/loopContract';
 import { checkpointStart, fromScratch, recordedSettings, recordedStart, resolveRunSettings, runMethod, type ModelStart, type SettingValues } from '../sage/runSpec';
-import { checkReferences, Evolution, type RunEvent, type RunSettings } from '../sage/run';
+import { DEFAULT_MODEL, SHIPPED_MODEL_CATALOGUE, SHIPPED_MODELS_DIR } from '../sage/shippedModels';
+import { checkReferences, Evolution, type RunEvent } from '../sage/run';
+import type { RunSettings } from '../sage/settings';
 import { ownAccuracy, type Accuracy } from '../sage/validation';
 import { CHALLENGER_WARMUP_HELP, SOLVER_TARGET_HELP, DEFAULT_RUN, describeDefaults, describeWarmup, modelDefaults, RUN_SPECS, SETTING_NAMES, warmupRecipe } from '../sage/settings';
 import { CHALLENGER_WARMUP_NAMES, SOLVER_TARGET_NAMES } from '../sage/warmup';
@@ -27,13 +29,13 @@ import { chooseTemplates } from '../sage/templates';
 import { createValidators } from '../sage/validators';
 import { CodeVerifier } from '../verify/python/codeVerifier';
 import { NodeSandboxPool } from '../verify/python/nodePool';
-import { sessionRunModel, warmupSft } from '../train/runModel';
+import { sessionRunModel, warmupSft } from '../sage/runModel';
 import { DEFAULT_POLICY, ModelSession, type ModelSource } from '../train/session';
 import { isMain, runCli, UsageError, type CommandLine, type OptionValues } from './options';
 import { describeMemory, modelMemory } from '../train/memorySummary';
 import { applyLora, describeTraining, KV_CACHE_OPTION, loraFromOptions, LORA_OPTIONS } from './loraOptions';
 import { onInterrupt } from './interrupt';
-import { checkpointRecord, checkpointTemplates, DEFAULT_CHECKPOINT_EVERY, SHIPPED_MODEL, VERL_FILES, logShards, readCheckpointFolder, RUN_FILES, RunFolder } from './runFiles';
+import { checkpointRecord, checkpointTemplates, DEFAULT_CHECKPOINT_EVERY, SHIPPED_MODEL, shippedModelIn, VERL_FILES, logShards, readCheckpointFolder, RUN_FILES, RunFolder } from './runFiles';
 import { errorText } from '../util/errorText';
 import { sourceCommit } from './provenance';
 import { readConfig, readSplit } from './runInputs';
@@ -47,7 +49,7 @@ export const evolveCli = {
     'drop-overlap': { type: 'flag', help: 'drop the validation problems that share their content with a seed (same expression, statement or function; without it such a split is refused)' },
     fields: { type: 'string', arg: 'ROLE=FIELD,…', help: 'field mapping for the seed file instead of detection, e.g. question=q,answer=a' },
     preset: { type: 'string', choices: Object.keys(PRESETS), help: `a model preset trained from scratch, warmed up first (${DEFAULT_RUN.warmupSteps} steps), instead of the shipped model` },
-    model: { type: 'string', arg: 'DIR', exists: 'dir', help: `start from this Hugging Face checkpoint folder (default ${SHIPPED_MODEL}: the tiny preset pretrained on an arithmetic corpus, its roles warmed up, compact prompts)` },
+    model: { type: 'string', arg: 'DIR', exists: 'dir', help: `start from this Hugging Face checkpoint folder (default ${SHIPPED_MODEL}: ${SHIPPED_MODEL_CATALOGUE[DEFAULT_MODEL]})` },
     method: { type: 'string', choices: Object.keys(METHODS), help: `method preset (default ${DEFAULT_METHOD}; a resumed run keeps its own)` },
     templates: { type: 'string', choices: PROMPT_SETS, help: 'role prompts: compact for models trained from scratch, instruct for instruction-tuned ones (default: those the checkpoint records in sage_lab.json, the shipped model\'s compact; compact with --preset; instruct for a checkpoint that records none); they also choose the defaults: instruct gives a pretrained model lr 1e-6 (1e-5 with LoRA) and token limits Solver 512, Challenger 384, Planner 256, Critic 32' },
     steps: { type: 'int', min: 0, default: DEFAULT_RUN.steps, help: 'loop steps (0: only read and report the data files, or with --warmup-steps warm up and validate)' },
@@ -135,9 +137,9 @@ function replaces(option: string, value: unknown, recorded: unknown): string | n
  * records (the prompts it was trained with), else compact for a preset from scratch and
  * instruct for a checkpoint that records none (see chooseTemplates).
  */
-export function runTemplates(given: string | undefined, resumedWith: string | undefined, modelDir: string | undefined): PromptSet {
+export function runTemplates(given: string | undefined, resumedWith: string | undefined, model: { dir: string; record: LabRecord } | null): PromptSet {
   if (resumedWith) return chooseTemplates({ given: given as PromptSet | undefined, recorded: resumedWith as PromptSet, fromScratch: false });
-  return modelDir ? checkpointTemplates(modelDir, given) : chooseTemplates({ given: given as PromptSet | undefined, fromScratch: true });
+  return model ? checkpointTemplates(model.record, model.dir, given) : chooseTemplates({ given: given as PromptSet | undefined, fromScratch: true });
 }
 
 /**
@@ -224,10 +226,10 @@ export const cliMethod = (o: Options, began: Began): MethodConfig => runMethod(o
  */
 export function cliRunSettings(o: Options, given: ReadonlySet<keyof Options>, began: Began | null): { settings: RunSettings; templates: PromptSet; start: ModelStart; lora: boolean } {
   const modelDir = modelFolder(o);
-  const templates = runTemplates(o.templates, began?.templates, modelDir);
-  // A checkpoint's record says whether its roles were taught (tiny-arith-base's: not yet) and the settings it is meant for.
-  const record = modelDir && !began ? checkpointRecord(modelDir) : null;
-  const start: ModelStart = began ? recordedStart(began) : record ? checkpointStart(rolesTaught(record), record.settings) : { kind: 'preset' };
+  // A checkpoint's record (read once) says its prompts, whether its roles were taught (tiny-arith-base's: not yet) and the settings it is meant for.
+  const model = modelDir && !began ? { dir: modelDir, record: checkpointRecord(modelDir) } : null;
+  const templates = runTemplates(o.templates, began?.templates, model);
+  const start: ModelStart = began ? recordedStart(began) : model ? checkpointStart(rolesTaught(model.record), model.record.settings) : { kind: 'preset' };
   const lora = Boolean(loraFromOptions(o) || o.adapter || began?.lora);
   const choices = { start, templates, lora, recorded: began?.settings };
   const overrides = [
@@ -322,7 +324,8 @@ async function main(o: Options, given: CommandLine<typeof evolveCli.options>['gi
     const files = o.resume ? folder.readCheckpoint('last') : readCheckpointFolder(modelDir!);
     source = { kind: 'checkpoint', checkpoint: importCheckpoint(files), name: o.resume ? join(o.resume, 'last') : modelDir!, onProgress: logShards };
   } else source = { kind: 'preset', preset, seed: settings.seed };
-  if (modelDir === SHIPPED_MODEL) console.log(`model: ${SHIPPED_MODEL}, the tiny preset pretrained on an arithmetic corpus, its roles warmed up (data/models/README.md); --preset tiny warms one up from scratch instead`);
+  const shipped = modelDir ? shippedModelIn(modelDir) : undefined;
+  if (shipped) console.log(`model: ${modelDir}, ${SHIPPED_MODEL_CATALOGUE[shipped]} (${SHIPPED_MODELS_DIR}/README.md); --preset tiny warms one up from scratch instead`);
   else if (!o.resume && fromScratch(modelStart)) console.log(`model: the ${preset} preset from scratch (seed ${settings.seed}), warmed up for ${settings.warmupSteps} steps before the first loop step`);
   const session = ModelSession.create(rt, { ...source, baseDtype });
   // Every checkpoint the run writes (warmup/, best/, last/) records the prompts it trains with, its roles taught.

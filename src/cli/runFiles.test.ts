@@ -1,12 +1,13 @@
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { rng } from '../util/random';
 import { freshSeed } from '../gpu/testUtils';
 import type { BankEvent } from '../sage/bank';
 import { MemoryRunStore } from '../sage/runRecords';
-import { checkpointTemplates, readCheckpointFolder, recordedTemplates, RUN_FILES, RunFolder, SHIPPED_MODEL, writeCheckpointFolder } from './runFiles';
+import { DEFAULT_MODEL, SHIPPED_MODEL_CATALOGUE, SHIPPED_MODELS_DIR } from '../sage/shippedModels';
+import { checkpointRecord, checkpointTemplates, readCheckpointFolder, RUN_FILES, RunFolder, SHIPPED_MODEL, shippedModelIn, writeCheckpointFolder } from './runFiles';
 
 const lines = (dir: string, name: string) => readFileSync(join(dir, name), 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, any>);
 
@@ -76,23 +77,39 @@ describe('a run folder killed between two checkpoints', () => {
 
 describe('the prompts a checkpoint folder records', () => {
   it('are its record (the shipped model: compact), instruct where it records none, and --templates when given, with a line when that differs from the record', () => {
-    expect(recordedTemplates(SHIPPED_MODEL)).toBe('compact');
-    expect(checkpointTemplates(SHIPPED_MODEL, undefined)).toBe('compact');
+    expect(checkpointRecord(SHIPPED_MODEL).templates).toBe('compact');
+    expect(checkpointTemplates(checkpointRecord(SHIPPED_MODEL), SHIPPED_MODEL, undefined)).toBe('compact');
     const plain = mkdtempSync(join(tmpdir(), 'sage-plain-'));
-    expect(recordedTemplates(plain)).toBeUndefined();
-    expect(checkpointTemplates(plain, undefined)).toBe('instruct');
+    expect(checkpointRecord(plain).templates).toBeUndefined();
+    expect(checkpointTemplates(checkpointRecord(plain), plain, undefined)).toBe('instruct');
     const said: string[] = [];
     const log = vi.spyOn(console, 'log').mockImplementation((line: string) => void said.push(line));
     try {
-      expect(checkpointTemplates(SHIPPED_MODEL, 'compact')).toBe('compact');
-      expect(checkpointTemplates(plain, 'compact')).toBe('compact');
+      expect(checkpointTemplates(checkpointRecord(SHIPPED_MODEL), SHIPPED_MODEL, 'compact')).toBe('compact');
+      expect(checkpointTemplates(checkpointRecord(plain), plain, 'compact')).toBe('compact');
       expect(said).toEqual([]);
-      expect(checkpointTemplates(SHIPPED_MODEL, 'instruct')).toBe('instruct');
+      expect(checkpointTemplates(checkpointRecord(SHIPPED_MODEL), SHIPPED_MODEL, 'instruct')).toBe('instruct');
       expect(said).toEqual([`--templates instruct: ${SHIPPED_MODEL} records the compact prompts (its sage_lab.json, those it was trained with); instruct as asked`]);
     } finally {
       log.mockRestore();
     }
     writeFileSync(join(plain, 'sage_lab.json'), '{"templates": "chat"}');
-    expect(() => recordedTemplates(plain)).toThrow(`${plain}/sage_lab.json: "templates" must be one of compact, instruct (got "chat")`);
+    expect(() => checkpointRecord(plain).templates).toThrow(`${plain}/sage_lab.json: "templates" must be one of compact, instruct (got "chat")`);
+  });
+});
+
+describe('the shipped checkpoints', () => {
+  it('are the catalogue: every folder of data/models has an entry and every entry a checkpoint, which its path names however it is written', () => {
+    const folders = readdirSync(SHIPPED_MODELS_DIR, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name);
+    expect(folders.sort()).toEqual(Object.keys(SHIPPED_MODEL_CATALOGUE).sort());
+    for (const name of folders) {
+      expect(existsSync(join(SHIPPED_MODELS_DIR, name, 'config.json'))).toBe(true);
+      expect(checkpointRecord(join(SHIPPED_MODELS_DIR, name)).templates).toBe('compact');
+      expect(shippedModelIn(`./${SHIPPED_MODELS_DIR}/${name}/`)).toBe(name);
+      expect(shippedModelIn(resolve(SHIPPED_MODELS_DIR, name))).toBe(name);
+    }
+    expect(shippedModelIn(SHIPPED_MODEL)).toBe(DEFAULT_MODEL);
+    expect(shippedModelIn(SHIPPED_MODELS_DIR)).toBeUndefined();
+    expect(shippedModelIn(mkdtempSync(join(tmpdir(), 'sage-plain-')))).toBeUndefined();
   });
 });

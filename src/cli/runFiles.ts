@@ -4,15 +4,16 @@
  * evolve --resume DIR` reads back, and what the lab imports to continue a run.
  */
 import { appendFileSync, closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, writeFileSync, writeSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import type { Problem } from '../data/problem';
 import { parseKernelPlan, type KernelPlan } from '../gpu/kernelPlan';
 import { LAB_RECORD, parseLabRecord, type LabRecord, type PromptSet } from '../model/checkpoint';
-import type { FileSink } from '../model/checkpointExport';
+import type { FileSink } from '../platform/fileSink';
 import type { LoadProgress } from '../train/session';
 import type { BankEvent, ProblemBank } from '../sage/bank';
 import { bankToVerlParquet, heldOutToVerlParquet } from '../sage/bankExport';
-import { DEFAULT_MODEL, recordSettings, SHIPPED_MODELS_DIR, type SettingValues } from '../sage/runSpec';
+import { recordSettings, type SettingValues } from '../sage/runSpec';
+import { DEFAULT_MODEL, SHIPPED_MODEL_CATALOGUE, SHIPPED_MODELS_DIR, type ShippedModelName } from '../sage/shippedModels';
 import { chooseTemplates, type Templates } from '../sage/templates';
 import type { Transcript } from '../sage/loop';
 import type { MetricsRecord, RunState, RunStore } from '../sage/run';
@@ -91,9 +92,9 @@ export function checkpointRecord(dir: string): LabRecord {
   }
 }
 
-/** The run settings a checkpoint folder's record says the model is meant for, checked as --config is (none: {}). */
-export function recordedRunSettings(dir: string): Partial<SettingValues> {
-  const settings = checkpointRecord(dir).settings;
+/** The run settings a checkpoint folder's record (checkpointRecord) says the model is meant for, checked as --config is (none: {}). */
+export function recordedRunSettings(record: LabRecord, dir: string): Partial<SettingValues> {
+  const settings = record.settings;
   try {
     return settings ? recordSettings(settings) : {};
   } catch (e) {
@@ -101,17 +102,13 @@ export function recordedRunSettings(dir: string): Partial<SettingValues> {
   }
 }
 
-/** The role prompts a checkpoint folder records (its LAB_RECORD), if it records any. */
-export function recordedTemplates(dir: string): PromptSet | undefined {
-  return checkpointRecord(dir).templates;
-}
-
 /**
- * The role prompts for a command on a checkpoint folder (see chooseTemplates): --templates
- * when given, with a line when it differs from what the checkpoint records; else the record.
+ * The role prompts for a command on a checkpoint folder, given its record (checkpointRecord; see
+ * chooseTemplates): --templates when given, with a line when it differs from what the
+ * checkpoint records; else the record.
  */
-export function checkpointTemplates(dir: string, given: string | undefined): PromptSet {
-  const recorded = recordedTemplates(dir);
+export function checkpointTemplates(record: LabRecord, dir: string, given: string | undefined): PromptSet {
+  const recorded = record.templates;
   if (given && recorded && given !== recorded) console.log(`--templates ${given}: ${dir} records the ${recorded} prompts (its ${LAB_RECORD}, those it was trained with); ${given} as asked`);
   return chooseTemplates({ given: given as PromptSet | undefined, recorded, fromScratch: false });
 }
@@ -123,6 +120,12 @@ export function logShards(p: LoadProgress): void {
 
 /** The shipped default's folder (DEFAULT_MODEL): where a run starts unless told otherwise. */
 export const SHIPPED_MODEL = `${SHIPPED_MODELS_DIR}/${DEFAULT_MODEL}`;
+
+/** Which shipped checkpoint a folder is (data/models/<name>, however the path is written), if it is one. */
+export function shippedModelIn(dir: string): ShippedModelName | undefined {
+  const path = relative(resolve(SHIPPED_MODELS_DIR), resolve(dir));
+  return path in SHIPPED_MODEL_CATALOGUE ? (path as ShippedModelName) : undefined;
+}
 
 /** The run folder's verl datasets: the bank to train on, the held-out split to validate on. */
 export const VERL_FILES = { train: 'verl/train.parquet', test: 'verl/test.parquet' } as const;

@@ -5,17 +5,9 @@
  * overrides detection.
  */
 import { extractAnswer } from '../verify/math';
+import type { CodeTests } from '../verify/python/verdict';
 
 export type Format = 'curriculum' | 'gsm8k' | 'math' | 'humaneval' | 'mbpp' | 'mbppplus' | 'qa' | 'question' | 'mapped';
-
-/** How a code problem is checked. */
-export type CodeTests =
-  /** HumanEval: `test` defines `check(candidate)`, called with the entry point. */
-  | { style: 'check'; entryPoint: string; test: string }
-  /** MBPP and model-written tests: assert statements, each counted on its own. */
-  | { style: 'asserts'; entryPoint: string; asserts: string[]; setup?: string }
-  /** MBPP+: each input's output compared with the canonical solution's (floats within `atol`). */
-  | { style: 'io'; entryPoint: string; inputs: unknown[][]; atol: number };
 
 interface ProblemBase {
   id: string;

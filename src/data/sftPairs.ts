@@ -1,6 +1,15 @@
-import type { SftPair } from '../train/sft';
+/**
+ * Prompt → response pairs for supervised fine-tuning: the pair itself, a seed file's records
+ * read as pairs (with a reason for every record that is not one), and a Problem as a pair.
+ */
 import { readJsonl } from './jsonl';
 import type { Problem } from './problem';
+
+/** One supervised example: the loss covers only the response (and its closing EOS). */
+export interface SftPair {
+  prompt: string;
+  response: string;
+}
 
 const PROMPT_FIELDS = ['question', 'problem', 'prompt', 'instruction', 'input', 'text'] as const;
 const RESPONSE_FIELDS = ['answer', 'solution', 'canonical_solution', 'response', 'output', 'completion', 'code', 'final_answer'] as const;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { followPlan, kernelPlan, parseKernelPlan, planRuntimeOptions, type KernelPlan } from './kernelPlan';
 import { MatmulTuner, shapeClass } from './ops/autotune';
-import { untunedVariant, type MatmulShape } from './ops/matmul';
+import { untunedVariant, type MatmulShape } from './ops/matmulVariants';
 import { testRuntime } from './testUtils';
 
 const big: MatmulShape = { batch: 1, M: 300, N: 1000, K: 1000, transA: false, transB: true };

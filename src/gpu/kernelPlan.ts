@@ -6,7 +6,7 @@
  * from the same seed wherever it runs.
  */
 import { matmulTuner, type MatmulPlan } from './ops/autotune';
-import { MATMUL_VARIANTS, type MatmulVariant } from './ops/matmul';
+import { MATMUL_VARIANTS, type MatmulVariant } from './ops/matmulVariants';
 import type { Runtime, RuntimeOptions } from './runtime';
 
 export interface KernelPlan extends MatmulPlan {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { importCheckpoint, LAB_RECORD, parseLabRecord, PROMPT_SETS } from './checkpoint';
-import { exportCheckpoint, memorySink, writeCheckpoint } from './checkpointExport';
+import { memorySink } from '../platform/fileSink';
+import { exportCheckpoint, writeCheckpoint } from './checkpointExport';
 import { configToJson, readConfigJson } from './configJson';
 import { PRESETS, flatParamSize, paramSpecs, ropeInvFreq, stopTokenIds, type LlamaConfig } from './config';
 import { parseSafetensors, serializeSafetensors, type TensorToWrite } from './safetensors';

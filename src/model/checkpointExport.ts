@@ -4,6 +4,7 @@
  * one file or sharded as Hugging Face shards them, tokenizer, and the lab's extras (optimizer
  * state, trainer state, LoRA adapter, LAB_RECORD). Writing the files is the caller's job.
  */
+import type { FileSink } from '../platform/fileSink';
 import { ADAPTER_DIR, LAB_RECORD, O_PROJ_BIAS, oProjBiasName, type CheckpointAdapter, type OptimizerState, type PromptSet } from './checkpoint';
 import { flatParamSize, paramSpecs, type LlamaConfig, type ParamSpec } from './config';
 import { configToJson, generationConfigJson, parseJsonObject } from './configJson';
@@ -79,30 +80,6 @@ function checkFlatLength(what: string, data: Float32Array, expected: number): vo
 
 function tensorsFromFlat(specs: ParamSpec[], flat: Float32Array, prefix = ''): TensorToWrite[] {
   return specs.map((s) => ({ name: prefix + s.name, shape: s.shape, data: flat.subarray(s.offset, s.offset + s.size) }));
-}
-
-/** Where a streamed export goes: one file at a time, written from its chunks in order (a chunk is not changed once yielded). */
-export interface FileSink {
-  file(name: string, chunks: AsyncIterable<Uint8Array>): Promise<void>;
-}
-
-/** A sink that keeps the files in memory (a .zip download, an autosave). */
-export function memorySink(): FileSink & { files: Map<string, Uint8Array> } {
-  const files = new Map<string, Uint8Array>();
-  return {
-    files,
-    async file(name, chunks) {
-      const parts: Uint8Array[] = [];
-      for await (const c of chunks) parts.push(c);
-      const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-      let at = 0;
-      for (const p of parts) {
-        out.set(p, at);
-        at += p.length;
-      }
-      files.set(name, out);
-    },
-  };
 }
 
 /** A weight's float32 values for export, asked for when its turn comes. */

@@ -5,7 +5,8 @@
  * inference's copy of the adapted weight blocks with scale · B·A merged in.
  */
 import { copyColumns, narrowToHalf, widenHalf } from '../gpu/ops/elementwise';
-import { matmul, type MatmulArgs } from '../gpu/ops/matmul';
+import { matmul } from '../gpu/ops/matmul';
+import type { MatmulArgs } from '../gpu/ops/matmulVariants';
 import type { Runtime } from '../gpu/runtime';
 import { view, type Tensor } from '../gpu/tensor';
 import type { LlamaConfig, ParamSpec } from './config';

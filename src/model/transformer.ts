@@ -1,6 +1,7 @@
 import { HalfWriter } from '../gpu/halfWriter';
 import { fill, narrowToHalf, widenHalf } from '../gpu/ops/elementwise';
-import { matmul, type MatmulArgs } from '../gpu/ops/matmul';
+import { matmul } from '../gpu/ops/matmul';
+import type { MatmulArgs } from '../gpu/ops/matmulVariants';
 import { swigluBackward, swigluForward } from '../gpu/ops/mlp';
 import { colReduce } from '../gpu/ops/reduce';
 import type { Runtime } from '../gpu/runtime';

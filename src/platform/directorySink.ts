@@ -1,4 +1,4 @@
-import type { FileSink } from '../model/checkpointExport';
+import type { FileSink } from './fileSink';
 
 /**
  * A sink that writes into a folder of the File System Access API (one the user picked, or the

@@ -2,11 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { hasReference, type MathProblem, type Problem } from '../data/problem';
 import type { BankEvent } from './bank';
 import { METHODS } from './config';
-import { DEFAULT_LOOP, type RunShapeHints, type Validators } from './loop';
-import { Evolution, stratified, validateHeldOut, type MetricsRecord, type RunModel, type RunEvent, type RunSettings, type RunState, type RunStore } from './run';
+import { DEFAULT_LOOP, type RunShapeHints, type Validators } from './loopContract';
+import { checkReferences, Evolution, stratified, validateHeldOut, type MetricsRecord, type RunModel, type RunEvent, type RunState, type RunStore } from './run';
+import type { RunSettings } from './settings';
 import { DEFAULT_TEMPLATES } from './templates';
 import type { ValidationOutcomes } from './validation';
-import type { SftExample, SftPair } from '../train/sft';
+import type { SftPair } from '../data/sftPairs';
+import type { SftExample } from '../train/sft';
 import { math, ScriptedModel, validators } from './testUtils';
 
 const pairsOf = (examples: SftExample[]) => examples.filter((e): e is SftPair => 'prompt' in e);
@@ -243,10 +245,11 @@ describe('seeds that are questions alone', () => {
 
   it('a method with validators and every validation refuse them, naming the first; MAE trains on them, its Judge scoring the answers', async () => {
     const model = new ScriptedModel();
-    expect(() => new Evolution({ ...SETTINGS, method: METHODS.sage }, questions, VALIDATION, model, validators, new MemoryStore(), () => {})).toThrow(
+    expect(() => checkReferences(questions, VALIDATION, METHODS.sage)).toThrow(
       "seeds: 4 problems have no answer (first: s1); sage checks the Solver's answers against them: give each an answer, or run a validator-free method (mae)",
     );
-    expect(() => new Evolution({ ...SETTINGS, method: METHODS.mae }, SEEDS, questions, model, validators, new MemoryStore(), () => {})).toThrow(/^validation: 4 problems have no answer \(first: s1\)/);
+    expect(() => checkReferences(SEEDS, questions, METHODS.mae)).toThrow(/^validation: 4 problems have no answer \(first: s1\)/);
+    expect(() => checkReferences(questions, VALIDATION, METHODS.mae)).not.toThrow();
     // The validators are never asked about a problem they cannot check.
     const asked: string[] = [];
     const strict: Validators = {

@@ -6,45 +6,18 @@
  * be resumed from what was saved. Knows nothing of the GPU: the model comes as RunModel.
  */
 import { hasReference, type Problem } from '../data/problem';
-import type { SftDocument, SftExample, SftPair } from '../train/sft';
+import type { SftPair } from '../data/sftPairs';
+import type { SftDocument, SftExample } from '../train/sft';
 import { rng } from '../util/random';
 import { ProblemBank, type BankEvent } from './bank';
 import type { MethodConfig, RoleName } from './config';
 import { criticProbe, type CriticProbe } from './criticData';
-import { runShapeHints, SageLoop, type LoopModel, type LoopSettings, type Phase, type StepMetrics, type Transcript, type Validators } from './loop';
-import { DEFAULT_RUN } from './settings';
+import { runShapeHints, SageLoop, type StepMetrics, type Transcript } from './loop';
+import type { LoopModel, LoopSettings, Phase, Validators } from './loopContract';
+import { DEFAULT_RUN, type RunSettings } from './settings';
 import { createValidators } from './validators';
 import { EarlyStopping, validate, type Validated, type ValidationOptions, type ValidationOutcomes, type ValidationResult } from './validation';
-import { corpusProblems, ownProblemPrompts, readOwnProblem, rehearsalDocuments, warmupPairs, type ChallengerWarmup, type SolverTarget } from './warmup';
-
-export interface RunSettings extends LoopSettings {
-  /** Loop steps in this run (more may follow on --resume). */
-  steps: number;
-  /** SFT steps of the warm-up before the first loop step (0: none, e.g. a pretrained model). */
-  warmupSteps: number;
-  /** The Solver's share of the warm-up's pairs (its pairs repeated to reach it). */
-  warmupSolverShare: number;
-  /** Peak learning rate of the warm-up's SFT. */
-  warmupLr: number;
-  /** Per seed, plan variants taught to the Critic in the warm-up (WarmupOptions.planVariants). */
-  warmupPlanVariants: number;
-  /** The share of the warm-up's examples that are documents of the arithmetic corpus, rehearsed (rehearsalDocuments). */
-  warmupRehearsal: number;
-  /** Problems of the arithmetic corpus, levels 1-5, taught to the Solver in the warm-up beside the seeds (corpusProblems). */
-  warmupCorpusProblems: number;
-  /** How the warm-up teaches the Challenger (CHALLENGER_WARMUPS). */
-  challengerWarmup: ChallengerWarmup;
-  /** What the warm-up's Solver targets work before the answer (SOLVER_TARGETS). */
-  warmupSolverTarget: SolverTarget;
-  /** Validate every this many steps (and before the first). */
-  evalEvery: number;
-  /** Stop after this many evaluations without a new best. */
-  patience: number;
-  /** Held-out problems per evaluation: the same ones every time, spread over sources and levels. */
-  validationLimit: number;
-  /** Token-bigram similarity at which a proposed problem is a near-duplicate. */
-  nearDuplicate: number;
-}
+import { corpusProblems, ownProblemPrompts, readOwnProblem, rehearsalDocuments, warmupPairs } from './warmup';
 
 /** The model side of a run: the loop's generation and update, SFT for the warm-up, checkpoints. */
 export interface RunModel extends LoopModel {
@@ -171,7 +144,8 @@ export function detachedLoop(model: LoopModel, seeds: readonly Problem[], settin
 class StepAbandoned extends Error {}
 
 /**
- * Refuses problems without a reference answer where the run needs one: validation measures
+ * Refuses problems without a reference answer where the run needs one, before a run is built
+ * (the CLI's, before it loads the model; the page's engine, as it starts or resumes a run): validation measures
  * accuracy against it, and a method with validators checks the Solver's answers on the
  * seeds with it. A validator-free method (MAE: the Judge scores the answers) trains on
  * questions alone.
@@ -240,9 +214,7 @@ export class Evolution {
     /** A resumed run: its state and bank events. */
     resume?: { state: RunState; bankEvents: readonly BankEvent[] },
   ) {
-    const m: MethodConfig = settings.method;
-    checkReferences(seeds, validation, m);
-    const options = bankOptions(m, settings.nearDuplicate);
+    const options = bankOptions(settings.method, settings.nearDuplicate);
     this.bank = resume ? ProblemBank.replay(seeds, resume.bankEvents, options) : ProblemBank.fromSeeds(seeds, options).bank;
     this.bank.subscribe((e) => store.bank(e));
     this.loop = new SageLoop(model, validators, this.bank, settings, (phase) => this.boundary(phase));

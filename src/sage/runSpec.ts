@@ -9,22 +9,10 @@
 import { LAB_RECORD, type PromptSet } from '../model/checkpoint';
 import { PRESETS } from '../model/config';
 import { DEFAULT_METHOD, METHODS, type MethodConfig, type MethodName } from './config';
-import { DEFAULT_LOOP } from './loop';
-import type { RunSettings } from './run';
+import { DEFAULT_LOOP } from './loopContract';
+import type { RunSettings } from './settings';
 import { DEFAULT_RUN, modelDefaults, parseSettings, warmupRecipe } from './settings';
 import { TEMPLATE_SETS, type Templates } from './templates';
-
-/**
- * The checkpoint a run starts from when none is chosen (data/models/<name>/): the tiny preset
- * pretrained on an arithmetic corpus, its roles warmed up. Chosen over tiny-curriculum (trained
- * on the seeds alone) because it knows levels the seeds do not show, so its Challenger poses
- * new and harder problems, its Solver answers a quarter of the held-out split rather than 2%,
- * and its Critic tells real problems from corrupted ones (data/models/README.md).
- */
-export const DEFAULT_MODEL = 'tiny-arith';
-
-/** Where the repository keeps the checkpoints the lab ships, one folder each. */
-export const SHIPPED_MODELS_DIR = 'data/models';
 
 /**
  * Where a run's model starts, as far as its settings care: a preset made here from scratch, or

@@ -4,7 +4,7 @@ import { recordToProblem, type Problem } from '../data/problem';
 import { freshSeed } from '../gpu/testUtils';
 import { rng } from '../util/random';
 import { passAtK } from '../util/stats';
-import type { Completion, GenerationRequest } from './loop';
+import type { Completion, GenerationRequest } from './loopContract';
 import { firstNumber, perLevel, tally, validateForm, type SampledOutcome } from './sampledValidation';
 import { COMPACT_TEMPLATES } from './templates';
 import { createValidators } from './validators';

@@ -9,7 +9,7 @@
  */
 import type { Problem } from '../data/problem';
 import { passAtK, reportedKs } from '../util/stats';
-import type { LoopModel, Validators } from './loop';
+import type { LoopModel, Validators } from './loopContract';
 import { render, stopStrings, type Templates } from './templates';
 
 /** How a problem is put to the model in one form, and how a continuation is judged there. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_LOOP } from './loop';
+import { DEFAULT_LOOP } from './loopContract';
 import { checkSetting, DEFAULT_RUN, describeDefaults, describeWarmup, modelDefaults, parseSettings, RUN_SPECS, SETTING_SPECS, warmupRecipe } from './settings';
 
 describe('loop settings', () => {

@@ -4,10 +4,39 @@
  * and the lab's settings panel alike. A bad value is refused with the setting named.
  */
 import { ADVANTAGE_NAMES } from './advantages';
-import { DEFAULT_LOOP, TRANSCRIPT_MODES, type LoopSettings } from './loop';
+import { DEFAULT_LOOP, TRANSCRIPT_MODES, type LoopSettings } from './loopContract';
 import { DIFFICULTY_NAMES } from './rewards';
-import type { RunSettings } from './run';
-import { CHALLENGER_WARMUP_NAMES, SOLVER_TARGET_NAMES } from './warmup';
+import { CHALLENGER_WARMUP_NAMES, SOLVER_TARGET_NAMES, type ChallengerWarmup, type SolverTarget } from './warmup';
+
+/** A whole run's settings: the loop's, and the run's own (warm-up, validation, stopping). */
+export interface RunSettings extends LoopSettings {
+  /** Loop steps in this run (more may follow on --resume). */
+  steps: number;
+  /** SFT steps of the warm-up before the first loop step (0: none, e.g. a pretrained model). */
+  warmupSteps: number;
+  /** The Solver's share of the warm-up's pairs (its pairs repeated to reach it). */
+  warmupSolverShare: number;
+  /** Peak learning rate of the warm-up's SFT. */
+  warmupLr: number;
+  /** Per seed, plan variants taught to the Critic in the warm-up (WarmupOptions.planVariants). */
+  warmupPlanVariants: number;
+  /** The share of the warm-up's examples that are documents of the arithmetic corpus, rehearsed (rehearsalDocuments). */
+  warmupRehearsal: number;
+  /** Problems of the arithmetic corpus, levels 1-5, taught to the Solver in the warm-up beside the seeds (corpusProblems). */
+  warmupCorpusProblems: number;
+  /** How the warm-up teaches the Challenger (CHALLENGER_WARMUPS). */
+  challengerWarmup: ChallengerWarmup;
+  /** What the warm-up's Solver targets work before the answer (SOLVER_TARGETS). */
+  warmupSolverTarget: SolverTarget;
+  /** Validate every this many steps (and before the first). */
+  evalEvery: number;
+  /** Stop after this many evaluations without a new best. */
+  patience: number;
+  /** Held-out problems per evaluation: the same ones every time, spread over sources and levels. */
+  validationLimit: number;
+  /** Token-bigram similarity at which a proposed problem is a near-duplicate. */
+  nearDuplicate: number;
+}
 
 export type MaxNewTokens = LoopSettings['maxNewTokens'];
 

@@ -2,7 +2,7 @@
 import type { MathProblem } from '../data/problem';
 import type { SftExample } from '../train/sft';
 import type { PolicyStepResult, Rollout } from '../train/policy';
-import type { Completion, GenerationRequest, Validators } from './loop';
+import type { Completion, GenerationRequest, Validators } from './loopContract';
 import { parseOutput } from './parse';
 import type { RunModel } from './run';
 import { OUTPUTS } from './templates';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Completion, GenerationRequest, LoopModel } from './loop';
+import type { Completion, GenerationRequest, LoopModel } from './loopContract';
 import { DEFAULT_REWARDS } from './config';
 import { criticProbe } from './criticData';
 import { stratified } from './run';

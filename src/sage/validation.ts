@@ -9,7 +9,7 @@
 import type { Problem } from '../data/problem';
 import type { RewardConfig } from './config';
 import { auc, type CriticProbe } from './criticData';
-import type { LoopModel, Validators } from './loop';
+import type { LoopModel, Validators } from './loopContract';
 import { criticScore, parseOutput } from './parse';
 import { passesPlanGate } from './rewards';
 import { OUTPUTS, render, stopStrings, type TemplateName, type Templates } from './templates';

@@ -9,7 +9,7 @@ import type { CodeProblem, MathProblem, Problem } from '../data/problem';
 import { evaluateExpression } from '../verify/arithmetic';
 import { extractAnswer, judgeMath, normaliseAnswer } from '../verify/math';
 import type { CodeVerdict } from '../verify/python/verdict';
-import type { Validators } from './loop';
+import type { Validators } from './loopContract';
 
 /** An integer expression closing a statement, as every curriculum style ends: `… 4+3=?`. */
 const TRAILING_EXPRESSION = /(?:^|[^\w.])([\d+\-*/() ]*\d[\d+\-*/() ]*)=\s*\?\s*$/;

@@ -12,7 +12,7 @@
 import type { Problem } from '../data/problem';
 import type { BankEntry, Origin, ProblemBank, RejectReason, SamplingMode } from './bank';
 import type { AnswerSource, MethodConfig, RewardConfig } from './config';
-import type { Completion, LoopSettings, Phase, Validators } from './loop';
+import type { Completion, LoopSettings, Phase, Validators } from './loopContract';
 import type { Parsed } from './parse';
 import { criticReward, groundedCriticReward, judgedSolverReward, scoreOrDefault, solverReward } from './rewards';
 import { unverifiedProblem } from './validators';

@@ -10,7 +10,8 @@
  */
 import { canonicalExpressions, corpusDocuments, corpusQuestions, parseArithmetic, workedSteps } from '../data/arithmeticCorpus';
 import { hasReference, type Problem } from '../data/problem';
-import type { SftDocument, SftPair } from '../train/sft';
+import type { SftPair } from '../data/sftPairs';
+import type { SftDocument } from '../train/sft';
 import { shuffle } from '../util/random';
 import { alterNumber, consistentVariant, corruptProblem, PLAN_TARGETS, planOf, PROBLEM_TARGETS, steps, wrongPlan } from './criticData';
 import { assertLines, referenceList, render, type Templates } from './templates';

@@ -2,7 +2,8 @@ import type { Runtime } from '../gpu/runtime';
 import { PRESETS } from '../model/config';
 import { ByteTokenizer } from '../model/tokenizer';
 import { Transformer } from '../model/transformer';
-import { SftTrainer, type SftPair } from './sft';
+import type { SftPair } from '../data/sftPairs';
+import { SftTrainer } from './sft';
 
 /** Short answers, so that a working engine drives the loss close to zero in tens of steps. */
 export const MEMORISE_PAIRS: SftPair[] = [

@@ -4,7 +4,8 @@
  */
 import type { Runtime } from '../gpu/runtime';
 import type { ImportedCheckpoint, OptimizerState, PromptSet } from '../model/checkpoint';
-import { memorySink, writeCheckpoint, type ExportExtras, type FileSink } from '../model/checkpointExport';
+import { writeCheckpoint, type ExportExtras } from '../model/checkpointExport';
+import { memorySink, type FileSink } from '../platform/fileSink';
 import { PRESETS, paramCount, type LlamaConfig, type PresetName } from '../model/config';
 import { Generator, type GenerateProgress, type GenerateResult } from '../model/generate';
 import type { GenerateOptions } from '../model/generateSettings';

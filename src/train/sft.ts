@@ -3,16 +3,11 @@ import { sum } from '../gpu/ops/reduce';
 import { view } from '../gpu/tensor';
 import type { Batch, Transformer } from '../model/transformer';
 import type { Tokenizer } from '../model/tokenizer';
+import type { SftPair } from '../data/sftPairs';
 import { rng, shuffle } from '../util/random';
 import { AdamW, DEFAULT_ADAMW, type AdamWConfig } from './adamw';
 import { learningRate, type LrSchedule } from './schedule';
 import { trainStep } from './step';
-
-/** One supervised example: the loss covers only the response (and its closing EOS). */
-export interface SftPair {
-  prompt: string;
-  response: string;
-}
 
 /** A tokenised example: ids and which of them are trained on. */
 export interface SftSequence {

@@ -6,7 +6,7 @@
  */
 import type { StateCreator } from 'zustand';
 import type { MethodName } from '../sage/config';
-import { DEFAULT_MODEL } from '../sage/runSpec';
+import { DEFAULT_MODEL } from '../sage/shippedModels';
 import { DEFAULT_RUN } from '../sage/settings';
 import type { EvolveSettings } from '../worker/api';
 import { callEngine } from './engineClient';

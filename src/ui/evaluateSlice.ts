@@ -9,7 +9,7 @@ import { errorText } from '../util/errorText';
 import type { EvaluateResult } from '../worker/api';
 import { downloadBytes } from './checkpointFiles';
 import { callEngine } from './engineClient';
-import { DEFAULT_MODEL } from '../sage/runSpec';
+import { DEFAULT_MODEL } from '../sage/shippedModels';
 import type { LabState } from './store';
 
 export interface EvaluateSlice {

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { METHODS, type MethodName } from '../sage/config';
 import { adapterName, dismissFirstVisit, firstVisitDismissed, REFERENCE_STEP, showFirstVisit, startPlan, type PlanInput } from './firstVisit';
-import { DEFAULT_MODEL } from '../sage/runSpec';
+import { DEFAULT_MODEL } from '../sage/shippedModels';
 
 /** A deterministic generator, so a failure names inputs that reproduce. */
 function rng(seed: number): () => number {

@@ -5,7 +5,7 @@
  */
 import { DEFAULT_METHOD, METHODS, type MethodName } from '../sage/config';
 import type { DeviceReport } from '../worker/api';
-import { DEFAULT_MODEL } from '../sage/runSpec';
+import { DEFAULT_MODEL, SHIPPED_MODEL_CATALOGUE } from '../sage/shippedModels';
 
 /**
  * A measured step from the shipped checkpoint with the default settings on the demo
@@ -54,7 +54,7 @@ export function adapterName(adapter: DeviceReport['adapter'] | null): string {
 export function startPlan(p: PlanInput): StartPlan {
   const model = p.model
     ? `${p.model.origin} (${(p.model.parameters / 1e6).toFixed(2)} M parameters), the model held now`
-    : `${DEFAULT_MODEL}, shipped with the lab: the tiny preset (about 1 M parameters) pretrained on an arithmetic corpus, its roles already warmed up on the demo curriculum`;
+    : `${DEFAULT_MODEL}, shipped with the lab: ${SHIPPED_MODEL_CATALOGUE[DEFAULT_MODEL]} (about 1 M parameters)`;
   const warmup = p.warmupSteps > 0 ? `; first ${p.warmupSteps} warm-up steps of supervised training on the seeds` : '';
   const held = p.validation ? `${Math.min(p.validationLimit, p.validation.problems)} held-out problems of ${p.validation.name}` : 'held-out problems (none loaded yet)';
   const problems = p.seeds

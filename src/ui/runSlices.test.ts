@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_MODEL } from '../sage/runSpec';
+import { DEFAULT_MODEL } from '../sage/shippedModels';
 import { DEFAULT_RUN, warmupRecipe } from '../sage/settings';
 import type { ModelSummary } from '../worker/api';
 import { modelChoices, settingDefault } from './runSlices';

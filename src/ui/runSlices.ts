@@ -7,9 +7,10 @@
 import type { StateCreator } from 'zustand';
 import { proxy } from 'comlink';
 import { DEFAULT_METHOD, METHODS, type MethodName } from '../sage/config';
-import { DEFAULT_LOOP } from '../sage/loop';
-import type { RunSettings } from '../sage/run';
-import { DEFAULT_MODEL, modelStart, runDefaults, type ModelChoices } from '../sage/runSpec';
+import { DEFAULT_LOOP } from '../sage/loopContract';
+import type { RunSettings } from '../sage/settings';
+import { modelStart, runDefaults, type ModelChoices } from '../sage/runSpec';
+import { DEFAULT_MODEL } from '../sage/shippedModels';
 import { checkSetting, DEFAULT_RUN, RUN_SPECS, SETTING_SPECS, type SettingName } from '../sage/settings';
 import type { PromptSet } from '../model/checkpoint';
 import { OVERLAP_REASON, type OverlapReport } from '../data/content';

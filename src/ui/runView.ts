@@ -6,7 +6,8 @@
  */
 import type { BankEntry, BankEvent, RejectReason } from '../sage/bank';
 import type { MethodConfig, RoleName } from '../sage/config';
-import type { Phase, Transcript } from '../sage/loop';
+import type { Transcript } from '../sage/loop';
+import type { Phase } from '../sage/loopContract';
 import { problemLevel } from '../sage/levels';
 import type { MetricsRecord } from '../sage/run';
 import { parseJsonl, RUN_FILES } from '../sage/runRecords';

@@ -11,11 +11,14 @@ import type { CorpusReport, DocumentSplit } from '../data/corpus';
 import type { Format, Problem } from '../data/problem';
 import type { BankEvent } from '../sage/bank';
 import type { MethodName } from '../sage/config';
-import type { RunEvent, RunSettings, RunState } from '../sage/run';
+import type { RunEvent, RunState } from '../sage/run';
+import type { RunSettings } from '../sage/settings';
 import type { Validated } from '../sage/validation';
 import type { LoadProgress } from '../train/session';
-import type { SftExample, SftPair } from '../train/sft';
+import type { SftPair } from '../data/sftPairs';
+import type { SftExample } from '../train/sft';
 import type { SftSettings } from '../train/sftSettings';
+import type { RunStepsResult } from '../train/trainLoop';
 import type { AutosaveInfo } from './autosave';
 
 export type { AutosaveInfo, BankEvent, BaseDtype, GenerateOptions, KvDtype, GenerateProgress, GenerateResult, LoadProgress, LoraConfig, MethodName, PresetName, Problem, PromptSet, RunEvent, RunState, SftPair, SftSettings };
@@ -114,16 +117,9 @@ export interface SftStepReport extends TrainStepReport {
   finite: boolean;
 }
 
-export interface SftRunResult {
+/** A fine-tuning run's figures (stopped: ended early because stopSft was called) and the model after it. */
+export interface SftRunResult extends RunStepsResult {
   model: ModelSummary;
-  steps: number;
-  firstLoss: number;
-  finalLoss: number;
-  tokensPerS: number;
-  /** Updates skipped for a non-finite gradient. */
-  skipped: number;
-  /** The run ended early because stopSft was called. */
-  stopped: boolean;
 }
 
 /** A seed or validation file as the engine read it. */

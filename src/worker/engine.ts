@@ -10,7 +10,7 @@ import { directorySink } from '../platform/directorySink';
 import { paramCount } from '../model/config';
 import { checkKvCache } from '../model/memory';
 import { modelMemory } from '../train/memorySummary';
-import { DEFAULT_LOOP } from '../sage/loop';
+import { DEFAULT_LOOP } from '../sage/loopContract';
 import { ByteTokenizer } from '../model/tokenizer';
 import { memorisationRun } from '../train/memorise';
 import { ModelSession, RateMeter } from '../train/session';

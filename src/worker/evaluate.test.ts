@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { readCheckpointFolder, SHIPPED_MODEL } from '../cli/runFiles';
 import { importCheckpoint, LAB_RECORD } from '../model/checkpoint';
 import { testPlatform } from '../gpu/testUtils';
-import { DEFAULT_LOOP } from '../sage/loop';
+import { DEFAULT_LOOP } from '../sage/loopContract';
 import { createEngine } from './engine';
 
 const VALIDATION = 'data/validation/curriculum-1000.jsonl';

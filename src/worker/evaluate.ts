@@ -9,7 +9,7 @@ import { validateHeldOut } from '../sage/run';
 import { checkSetting, modelDefaults } from '../sage/settings';
 import { TEMPLATE_SETS } from '../sage/templates';
 import { createValidators } from '../sage/validators';
-import { sessionGenerate } from '../train/runModel';
+import { sessionGenerate } from '../sage/runModel';
 import type { ModelSession } from '../train/session';
 import { CodeVerifier } from '../verify/python/codeVerifier';
 import type { EvaluateRequest, EvaluateResult } from './api';

@@ -10,16 +10,17 @@ import { checkHeldOut } from '../data/content';
 import { parseFieldMapping, type Problem } from '../data/problem';
 import { kernelPlan } from '../gpu/kernelPlan';
 import type { PromptSet } from '../model/checkpoint';
-import { memorySink } from '../model/checkpointExport';
+import { memorySink } from '../platform/fileSink';
 import type { LoraConfig } from '../model/lora';
 import type { ProblemBank } from '../sage/bank';
 import { DEFAULT_METHOD, type MethodName } from '../sage/config';
-import { Evolution, type RunSettings, type RunState, type RunStore } from '../sage/run';
+import { checkReferences, Evolution, type RunState, type RunStore } from '../sage/run';
+import type { RunSettings } from '../sage/settings';
 import { MemoryRunStore } from '../sage/runRecords';
 import { modelStart, recordedStart, resolveRunSettings } from '../sage/runSpec';
 import { parseSettings } from '../sage/settings';
 import { createValidators } from '../sage/validators';
-import { sessionRunModel, warmupSft } from '../train/runModel';
+import { sessionRunModel, warmupSft } from '../sage/runModel';
 import { DEFAULT_POLICY, type ModelSession } from '../train/session';
 import { batchEvery } from '../util/throttle';
 import { CodeVerifier, type SandboxRunner } from '../verify/python/codeVerifier';
@@ -198,6 +199,7 @@ export class EvolveJob {
   ): EvolveJob {
     checkHeldOut(problems.seeds, problems.validation);
     const settings = startSettings(request, session);
+    checkReferences(problems.seeds, problems.validation, settings.method);
     const { method: _m, templates: _t, ...recorded } = settings;
     const config: RunConfigRecord = { method: request.method, templates: request.templates, model: session.origin, lora: session.lora, settings: recorded, policy: DEFAULT_POLICY };
     session.resetOptimizer();
@@ -219,6 +221,7 @@ export class EvolveJob {
   ): EvolveJob {
     const config = store.config as Partial<RunConfigRecord>;
     const { settings, templates } = resumeSettings(config, overrides);
+    checkReferences(store.problems.seeds, store.problems.validation, settings.method);
     const { method: _m, templates: _t, ...recorded } = settings;
     store.config = { ...config, settings: recorded };
     session.templates = templates;

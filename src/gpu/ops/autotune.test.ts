@@ -5,7 +5,8 @@ import { view } from '../tensor';
 import { f32ToHalves } from '../../util/half';
 import { fill } from './elementwise';
 import { matmulTuner, MatmulTuner, shapeClass, worthTuning } from './autotune';
-import { matmul, untunedVariant, type MatmulArgs, type MatmulShape, type MatmulVariant } from './matmul';
+import { matmul } from './matmul';
+import { untunedVariant, type MatmulArgs, type MatmulShape, type MatmulVariant } from './matmulVariants';
 
 /** A tuner whose `planted` variants compute something else, faster than any matmul. */
 class PlantedTuner extends MatmulTuner {

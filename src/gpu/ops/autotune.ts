@@ -1,7 +1,8 @@
 /**
  * The matmul autotuner: shape classes, the variants measured per adapter and class and kept in
  * the platform's persistent cache, the plan a run records and a rerun replays. Apart from the
- * op (matmul.ts), which only asks it for a variant: tuning times and checks the op's variants.
+ * op (matmul.ts), which only asks it for a variant: tuning times and checks the op's variants
+ * (matmulVariants.ts).
  */
 import type { GpuContext, OptionalFeature } from '../device';
 import type { Runtime } from '../runtime';
@@ -10,7 +11,7 @@ import { view } from '../tensor';
 import { f32ToHalves, halvesToF32 } from '../../util/half';
 import { rng } from '../../util/random';
 import { fill } from './elementwise';
-import { MATMUL_VARIANTS, matmul, plan, resolveShape, untunedVariant, type MatmulArgs, type MatmulShape, type MatmulVariant } from './matmul';
+import { MATMUL_VARIANTS, plan, resolveShape, runMatmul, untunedVariant, type MatmulArgs, type MatmulShape, type MatmulVariant } from './matmulVariants';
 
 /**
  * Shapes fall into classes by transposes, the log2 size of M, N and K, B's dtype, the
@@ -266,7 +267,7 @@ export class MatmulTuner {
 
   /** Records one run of `variant` (a method, so that a test can plant a wrong variant). */
   protected run(variant: MatmulVariant, args: MatmulArgs): void {
-    matmul(this.rt, { ...args, variant });
+    runMatmul(this.rt, { ...args, variant }, () => variant);
   }
 
   /** One run's time in ms: by GPU timestamps where the adapter has them, else by the wall clock to its completion. */

@@ -5,15 +5,10 @@ import { view } from '../tensor';
 import { f32ToHalves, halvesToF32 } from '../../util/half';
 import type { OptionalFeature } from '../device';
 import { matmulTuner, shapeClass } from './autotune';
-import { MATMUL_VARIANTS, matmul, splitkSlices, SPLITK_SLICE_MIN_K, untunedVariant, type MatmulVariant } from './matmul';
+import { matmul } from './matmul';
+import { MATMUL_VARIANTS, splitkSlices, SPLITK_SLICE_MIN_K, untunedVariant, type MatmulShape, type MatmulVariant } from './matmulVariants';
 
-interface Case {
-  batch: number;
-  M: number;
-  N: number;
-  K: number;
-  transA: boolean;
-  transB: boolean;
+interface Case extends Pick<MatmulShape, 'batch' | 'M' | 'N' | 'K' | 'transA' | 'transB'> {
   broadcastB?: boolean;
   bias?: boolean;
   beta?: number;

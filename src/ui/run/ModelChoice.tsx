@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import { PRESETS, type PresetName } from '../../model/config';
-import { DEFAULT_MODEL } from '../../sage/runSpec';
+import { DEFAULT_MODEL, SHIPPED_MODEL_CATALOGUE, shippedModelAbout } from '../../sage/shippedModels';
 import { SHIPPED_MODELS, SHIPPED_ROLES_TAUGHT } from '../shippedData';
 import { isActive } from '../runView';
 import { LoraControls } from './LoraControls';
@@ -42,7 +42,7 @@ export function ModelChoice() {
         </dl>
       ) : (
         <p className="muted" data-testid="run-model-default">
-          None held yet: Start loads {DEFAULT_MODEL}, the tiny preset pretrained on arithmetic, its roles warmed up (shipped with the lab), and runs
+          None held yet: Start loads {DEFAULT_MODEL}, {SHIPPED_MODEL_CATALOGUE[DEFAULT_MODEL]} (shipped with the lab), and runs
           the loop on it at once; “tiny from scratch” warms a fresh one up first instead.
         </p>
       )}
@@ -60,11 +60,7 @@ export function ModelChoice() {
               key={name}
               className="secondary"
               disabled={disabled}
-              title={
-                warmed
-                  ? 'shipped with the lab: the tiny preset after the warm-up on the demo curriculum (data/models/README.md)'
-                  : 'shipped with the lab: the tiny preset pretrained on the arithmetic corpus, no role taught yet (data/models/README.md)'
-              }
+              title={`shipped with the lab: ${shippedModelAbout(name) ?? name} (data/models/README.md)`}
               onClick={() => void loadShippedModel(name)}
               data-testid={`model-shipped-${name}`}
             >

@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'react';
 import { METHODS } from '../../sage/config';
 import { canSaveToFolder } from '../checkpointFiles';
-import { DEFAULT_MODEL } from '../../sage/runSpec';
+import { DEFAULT_MODEL } from '../../sage/shippedModels';
 import { isActive, stepPhases } from '../runView';
 import { useLab } from '../store';
 import { duration, percent } from './theme';

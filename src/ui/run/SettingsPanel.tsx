@@ -4,7 +4,7 @@ import { runDefaults } from '../../sage/runSpec';
 import { describeDefaults, modelDefaults } from '../../sage/settings';
 import { CHALLENGER_WARMUP_NAMES, SOLVER_TARGET_NAMES } from '../../sage/warmup';
 import { ADVANTAGE_NAMES } from '../../sage/advantages';
-import { TRANSCRIPT_MODES } from '../../sage/loop';
+import { TRANSCRIPT_MODES } from '../../sage/loopContract';
 import { DIFFICULTY_NAMES } from '../../sage/rewards';
 import { DEFAULT_CHOICES, modelChoices, settingDefault, type ChoiceSetting, type NumericSetting } from '../runSlices';
 import { isActive } from '../runView';

@@ -3,9 +3,8 @@
  * HumanEval check(candidate), MBPP assert lists, MBPP+ outputs against the canonical
  * solution's (run once per problem in the same sandbox, then cached), and model-written asserts.
  */
-import type { CodeProblem } from '../../data/problem';
 import type { DriverResult } from './driver.mjs';
-import { compareOutputs, jobFor, programFor, verdictOf, type CodeVerdict, type SandboxJob } from './verdict';
+import { compareOutputs, jobFor, programFor, verdictOf, type CodeTask, type CodeVerdict, type SandboxJob } from './verdict';
 
 /** Runs one job in a sandbox instance and reports what the harness said, with the time it took. */
 export interface SandboxRunner {
@@ -19,7 +18,7 @@ export class CodeVerifier {
   constructor(private readonly sandbox: SandboxRunner) {}
 
   /** The verdict on a completion (a HumanEval function body, or a whole program). */
-  async verify(problem: CodeProblem, completion: string): Promise<CodeVerdict> {
+  async verify(problem: CodeTask, completion: string): Promise<CodeVerdict> {
     const job = jobFor(problem, programFor(problem, completion));
     const { result, ms } = await this.sandbox.run(job);
     if (problem.tests.style !== 'io') return verdictOf(result, ms);
@@ -33,7 +32,7 @@ export class CodeVerifier {
     return verdictOf(result, ms);
   }
 
-  private expectedOutputs(problem: CodeProblem): Promise<DriverResult> {
+  private expectedOutputs(problem: CodeTask): Promise<DriverResult> {
     let p = this.expected.get(problem.id);
     if (!p) {
       if (!problem.solution) return Promise.resolve({ status: 'error', passed: 0, total: 0, detail: 'no canonical solution' });

@@ -4,8 +4,26 @@
  * outputs are compared here, outside the interpreter that ran the candidate, so a program
  * cannot read the values it is compared with.
  */
-import type { CodeProblem, CodeTests } from '../../data/problem';
 import type { DriverResult } from './driver.mjs';
+
+/** How a code problem is checked. */
+export type CodeTests =
+  /** HumanEval: `test` defines `check(candidate)`, called with the entry point. */
+  | { style: 'check'; entryPoint: string; test: string }
+  /** MBPP and model-written tests: assert statements, each counted on its own. */
+  | { style: 'asserts'; entryPoint: string; asserts: string[]; setup?: string }
+  /** MBPP+: each input's output compared with the canonical solution's (floats within `atol`). */
+  | { style: 'io'; entryPoint: string; inputs: unknown[][]; atol: number };
+
+/** What a verdict reads of a code problem (the seed importer's CodeProblem is one). */
+export interface CodeTask {
+  id: string;
+  format: string;
+  statement: string;
+  /** The canonical solution, when the record has one. */
+  solution?: string;
+  tests: CodeTests;
+}
 
 export type VerdictStatus = 'pass' | 'fail' | 'error' | 'timeout' | 'killed';
 
@@ -50,12 +68,12 @@ export interface SandboxJob {
  * The program a completion stands for: HumanEval completions continue the prompt (a function
  * body); a completion that defines the entry point itself is the whole program.
  */
-export function programFor(problem: CodeProblem, completion: string): string {
+export function programFor(problem: CodeTask, completion: string): string {
   const definesEntry = new RegExp(`^\\s*def\\s+${problem.tests.entryPoint}\\s*\\(`, 'm').test(completion);
   return problem.format === 'humaneval' && !definesEntry ? problem.statement + completion : completion;
 }
 
-export function jobFor(problem: CodeProblem, program: string): SandboxJob {
+export function jobFor(problem: CodeTask, program: string): SandboxJob {
   const t = problem.tests;
   const base = { program, entryPoint: t.entryPoint };
   if (t.style === 'check') return { ...base, style: 'check', test: t.test };

@@ -2,11 +2,11 @@
  * A model session as the loop's RunModel: batched generation on the GPU, the policy-gradient
  * update, SFT for the warm-up, and checkpoints handed to the platform to store.
  */
-import { memorySink, type FileSink } from '../model/checkpointExport';
-import type { RunModel } from '../sage/run';
-import { DEFAULT_POLICY, POSITION_GRANULE, type ModelSession, type PolicySettings } from './session';
-import { tuneRunShapes } from './tuneRun';
-import { DEFAULT_SFT, type SftSettings } from './sftSettings';
+import { memorySink, type FileSink } from '../platform/fileSink';
+import { DEFAULT_POLICY, POSITION_GRANULE, type ModelSession, type PolicySettings } from '../train/session';
+import { DEFAULT_SFT, type SftSettings } from '../train/sftSettings';
+import { tuneRunShapes } from '../train/tuneRun';
+import type { RunModel } from './run';
 
 /**
  * The warm-up's SFT: the curriculum's measured recipe (packed 8 × 128-token batches, peak lr

@@ -1,0 +1,364 @@
+/**
+ * The matmul op's variants: the checks of a call, each variant's kernel and launch (plan), and
+ * the dispatch of a call once its variant is chosen. Which variant that is, the op (matmul.ts)
+ * asks the autotuner (autotune.ts), which runs the variants from here to time them.
+ */
+import type { GpuContext } from '../device';
+import type { Runtime } from '../runtime';
+import { Params } from '../params';
+import type { KernelSpec } from '../pipelines';
+import type { Tensor } from '../tensor';
+import { BYTES_PER_ELEMENT, shapeString } from '../tensor';
+import { grid } from './common';
+
+/**
+ * Kernel variants; see shaders/matmul.wgsl. splitk-sg reduces with subgroup operations and
+ * exists only where the adapter has them (see availableVariants). tiled-128 is the large-tile
+ * kernel for training-sized shapes on GPUs (128×128 per workgroup, double-buffered).
+ */
+export const MATMUL_VARIANTS = ['reg', 'reg-wide', 'reg-vec4', 'tiled', 'tiled-128', 'gemv', 'splitk', 'splitk-sg'] as const;
+export type MatmulVariant = (typeof MATMUL_VARIANTS)[number];
+
+export interface MatmulArgs {
+  /** [..., M, K], or [..., K, M] with transA. */
+  a: Tensor;
+  /** [..., K, N], or [..., N, K] with transB; 2-D broadcasts over the batch. f32 or f16 (read as f32). */
+  b: Tensor;
+  /** [..., M, N]; allocated when absent. Must not share a buffer with a, b or bias. */
+  out?: Tensor;
+  transA?: boolean;
+  transB?: boolean;
+  /** [N], added to every row. f32 or f16. */
+  bias?: Tensor;
+  alpha?: number;
+  /** out = alpha·AB + beta·out: beta = 1 accumulates (gradient accumulation). */
+  beta?: number;
+  /** Forces a variant instead of the autotuned choice. */
+  variant?: MatmulVariant;
+  /**
+   * a holds fused gate|up rows, each stored row twice as wide as op(A)'s ([..., M, 2K], or
+   * [..., K, 2M] with transA), and op(A) = silu(gate)·up: the SwiGLU activation is computed
+   * as A is read, so it needs neither a dispatch nor a buffer of its own.
+   */
+  swiglu?: boolean;
+  /**
+   * op(A) is RMSNorm(A)·weight row by row (weight [K], f32 or f16), A not transposed: the
+   * norm before a projection, computed in the matmul (each row's Σ A² gathered in its K loop).
+   */
+  norm?: { weight: Tensor; eps: number };
+  /**
+   * Multiply in f16 and add the products in f32 (tiled-128 only, on a device with shader-f16):
+   * op(A) and op(B) rounded to half (values past ±65,504 overflow), each product good to 2^-11.
+   */
+  halfMath?: boolean;
+}
+
+export interface MatmulShape {
+  batch: number;
+  M: number;
+  N: number;
+  K: number;
+  transA: boolean;
+  transB: boolean;
+  /** B's element type (default f32): an f16 B halves the bytes a variant streams. */
+  bDtype?: 'f32' | 'f16';
+  /** What the matmul computes from A as it reads it (default nothing): repeated per output tile, it can change the winner. */
+  prologue?: 'norm' | 'swiglu';
+  /** Whether A's and B's contiguous dimensions, offsets and strides are multiples of 4 (default true): the vec4 loads. */
+  aligned?: boolean;
+}
+
+interface Geometry extends MatmulShape {
+  strideA: number;
+  strideB: number;
+  /** Distance between stored rows of A, and (with swiglu) from a gate to its up. */
+  ldA: number;
+  upA: number;
+}
+
+/** A call's sizes and strides, checked (exported for the tuner, which plans on its inputs). */
+export function resolveShape(args: MatmulArgs): Geometry {
+  const { a, b } = args;
+  const transA = args.transA ?? false;
+  const transB = args.transB ?? false;
+  if (a.shape.length < 2 || b.shape.length < 2) {
+    throw new Error(`matmul needs matrices, got ${shapeString(a)} and ${shapeString(b)}`);
+  }
+  const [ar, stored] = a.shape.slice(-2) as [number, number];
+  if (args.swiglu && stored % 2 !== 0) throw new Error(`matmul: swiglu rows of ${shapeString(a)} are not gate|up pairs (odd width)`);
+  const ac = args.swiglu ? stored / 2 : stored;
+  const [br, bc] = b.shape.slice(-2) as [number, number];
+  const M = transA ? ac : ar;
+  const K = transA ? ar : ac;
+  const Kb = transB ? bc : br;
+  const N = transB ? br : bc;
+  if (K !== Kb) {
+    throw new Error(
+      `matmul inner dimensions differ: ${shapeString(a)}${transA ? 'ᵀ' : ''} · ${shapeString(b)}${transB ? 'ᵀ' : ''} (${K} vs ${Kb})`,
+    );
+  }
+  const batchA = a.size / (ar * stored) || 1;
+  const batchB = b.size / (K * N) || 1;
+  if (b.shape.length > 2 && batchB !== batchA) {
+    throw new Error(`matmul batch sizes differ: ${shapeString(a)} and ${shapeString(b)}`);
+  }
+  if (a.dtype !== 'f32' || (b.dtype !== 'f32' && b.dtype !== 'f16')) {
+    throw new Error(`matmul takes an f32 A and an f32 or f16 B, got ${shapeString(a)} and ${shapeString(b)}`);
+  }
+  return {
+    batch: batchA,
+    M,
+    N,
+    K,
+    transA,
+    transB,
+    strideA: ar * stored,
+    strideB: b.shape.length > 2 ? K * N : 0,
+    ldA: stored,
+    upA: ac,
+  };
+}
+
+const ceil = (x: number, d: number) => Math.ceil(x / d);
+
+/** Outputs per invocation along each axis in matmul_reg. */
+const REG_TILE = 8;
+
+interface Plan {
+  kernel: KernelSpec;
+  workgroups: readonly [number, number, number];
+  /** Split-K's slices of K (1: K whole; see splitkSlices) and the elements each covers. */
+  slices: number;
+  kSlice: number;
+}
+
+/** A variant's kernel and launch for a call (exported for the tuner, which compiles every candidate's before timing). */
+export function plan(variant: MatmulVariant, g: Geometry, subgroups: boolean, args: MatmulArgs): Plan {
+  const defines = {
+    TRANS_A: g.transA,
+    TRANS_B: g.transB,
+    B_F16: args.b.dtype === 'f16',
+    BIAS_F16: args.bias?.dtype === 'f16',
+    A_SWIGLU: args.swiglu ?? false,
+    A_NORM: args.norm !== undefined,
+    NORM_F16: args.norm?.weight.dtype === 'f16',
+  };
+  const whole = { slices: 1, kSlice: 0 };
+  switch (variant) {
+    case 'reg':
+    case 'reg-wide':
+    case 'reg-vec4': {
+      const [wx, wy] = variant === 'reg-wide' ? [16, 16] : [8, 4];
+      return {
+        kernel: {
+          shader: 'matmul',
+          entry: 'matmul_reg',
+          defines: { ...defines, VEC4: variant === 'reg-vec4', SUBGROUP: subgroups },
+          constants: { WG_X: wx, WG_Y: wy },
+        },
+        workgroups: [ceil(g.N, REG_TILE * wx), ceil(g.M, REG_TILE * wy), g.batch] as const,
+        ...whole,
+      };
+    }
+    case 'tiled':
+      return {
+        kernel: { shader: 'matmul', entry: 'matmul_tiled', defines },
+        workgroups: [ceil(g.N, 64), ceil(g.M, 64), g.batch] as const,
+        ...whole,
+      };
+    case 'tiled-128':
+      return {
+        kernel: { shader: 'matmul', entry: 'matmul_big', defines: { ...defines, VEC4: quadsAligned(g, args), HALF_MATH: args.halfMath ?? false } },
+        workgroups: [ceil(g.N, BIG_TILE), ceil(g.M, BIG_TILE), g.batch] as const,
+        ...whole,
+      };
+    case 'gemv': {
+      // x·Wᵀ with rows of A and B that start on 16 bytes reads vec4s along K, 4×4 outputs per invocation.
+      const vec4 = rowsVec4(g, args);
+      return {
+        kernel: { shader: 'matmul', entry: 'matmul_gemv', defines: { ...defines, VEC4: vec4 }, constants: { WG_X: 64, WG_Y: 1 } },
+        workgroups: [ceil(g.N, vec4 ? 256 : 64), ceil(g.M, 4), g.batch] as const,
+        ...whole,
+      };
+    }
+    case 'splitk':
+    case 'splitk-sg': {
+      // A workgroup per SPLITK_COLS columns × `rows` rows (the next power of two of M, at most 8).
+      const rows = Math.min(8, 2 ** Math.ceil(Math.log2(g.M)));
+      const subgroup = variant === 'splitk-sg';
+      const slices = splitkSlices(g, args, rows);
+      return {
+        kernel: {
+          shader: 'matmul',
+          entry: 'matmul_splitk',
+          defines: { ...defines, VEC4: rowsVec4(g, args), SUBGROUP: subgroup, SK_ROWS: rows, SK_SLICED: slices > 1 },
+          constants: {
+            SK_ROWS_U: rows,
+            SK_VALUES: rows * SPLITK_COLS + (args.norm ? rows : 0),
+            // Subgroups have at least 4 invocations: at most 16 of them in a workgroup of 64.
+            SK_SLOTS: subgroup ? SPLITK_WG / 4 : SPLITK_WG,
+          },
+        },
+        workgroups: [ceil(g.N, SPLITK_COLS), ceil(g.M, rows), slices > 1 ? slices : g.batch] as const,
+        slices,
+        kSlice: Math.ceil(g.K / slices / 4) * 4,
+      };
+    }
+  }
+}
+
+/** The fewest elements of K a split-K slice covers: shorter, a workgroup's loads are mostly latency. */
+export const SPLITK_SLICE_MIN_K = 1024;
+/** Workgroups split-K slicing aims for: several per compute unit of a large GPU (an H100 has 132). */
+const SPLITK_SLICE_WORKGROUPS = 1024;
+
+/**
+ * Slices of K for matmul_splitk: enough that the launch reaches SPLITK_SLICE_WORKGROUPS, each
+ * at least SPLITK_SLICE_MIN_K long; 1 (K whole) with the norm prologue (a row's Σ A² needs all
+ * of K) or a batch. Qwen2.5-0.5B's down projection at one row (K 4,864, N 896): 4 slices, 896
+ * workgroups; its other projections (K 896) stay whole.
+ */
+export function splitkSlices(g: Pick<Geometry, 'M' | 'N' | 'K' | 'batch'>, args: Pick<MatmulArgs, 'norm'>, rows: number): number {
+  if (args.norm || g.batch > 1) return 1;
+  const launched = ceil(g.N, SPLITK_COLS) * ceil(g.M, rows);
+  return Math.max(1, Math.min(Math.floor(g.K / SPLITK_SLICE_MIN_K), ceil(SPLITK_SLICE_WORKGROUPS, launched)));
+}
+
+/** Output columns per workgroup of matmul_splitk, and its invocations (SK_WG). */
+export const SPLITK_COLS = 4;
+const SPLITK_WG = 64;
+
+/** Output rows and columns per workgroup of matmul_big (tiled-128). */
+const BIG_TILE = 128;
+
+/**
+ * Whether matmul_big can read each operand as vec4s along its stored rows: the contiguous
+ * dimension (K, or M with transA, for A; K with transB, else N, for B) and the offsets are
+ * multiples of 4 (the batch strides then are too).
+ */
+function quadsAligned(g: Geometry, args: MatmulArgs): boolean {
+  return [g.transA ? g.M : g.K, g.transB ? g.K : g.N, args.a.offset, args.b.offset].every((x) => x % 4 === 0);
+}
+
+/** x·Wᵀ whose rows of A and B all start on 16 bytes: the decode kernels read them as vec4s along K. */
+function rowsVec4(g: Geometry, args: MatmulArgs): boolean {
+  return g.transB && !g.transA && [g.K, args.a.offset, args.b.offset, g.strideA, g.strideB].every((x) => x % 4 === 0);
+}
+
+/** Whether A and B can be read as vec4: every row, column group and batch starts on 16 bytes. */
+function vec4Aligned(g: Geometry, args: MatmulArgs): boolean {
+  return [g.M, g.N, g.K, args.a.offset, args.b.offset, g.strideA, g.strideB].every((x) => x % 4 === 0);
+}
+
+/**
+ * C = alpha·op(A)·op(B) (+ bias) (+ beta·C), batched, by the variant `args` forces or else the
+ * one `choose` gives for the call's shape (a forced variant the call cannot take is refused;
+ * a chosen one falls back to one it can). Returns C.
+ */
+export function runMatmul(rt: Runtime, args: MatmulArgs, choose: (shape: MatmulShape) => MatmulVariant): Tensor {
+  const g = resolveShape(args);
+  const outShape = [...args.a.shape.slice(0, -2), g.M, g.N];
+  if (args.a.shape.length === 2 && args.b.shape.length > 2) outShape.unshift(...args.b.shape.slice(0, -2));
+  const out = args.out ?? rt.empty(outShape);
+  if (out.size !== g.batch * g.M * g.N) {
+    throw new Error(`matmul output ${shapeString(out)} does not hold ${g.batch}×${g.M}×${g.N}`);
+  }
+  for (const [name, t] of [['a', args.a], ['b', args.b], ['bias', args.bias]] as const) {
+    if (t && t.buffer === out.buffer) throw new Error(`matmul output shares a buffer with ${name} (WebGPU forbids it)`);
+  }
+  if (args.bias && args.bias.size !== g.N) throw new Error(`matmul bias ${shapeString(args.bias)} is not [${g.N}]`);
+  const norm = args.norm;
+  if (norm) {
+    if (g.transA || args.swiglu) throw new Error('matmul: the RMSNorm prologue normalises rows of an untransposed, plain A');
+    if (norm.weight.size !== g.K) throw new Error(`matmul norm weight ${shapeString(norm.weight)} is not [${g.K}]`);
+    if (norm.weight.buffer === out.buffer) throw new Error('matmul output shares a buffer with the norm weight (WebGPU forbids it)');
+  }
+  if (out.dtype !== 'f32' || (args.bias && args.bias.dtype !== 'f32' && args.bias.dtype !== 'f16')) {
+    throw new Error(`matmul writes f32 (out ${shapeString(out)}${args.bias ? `, bias ${shapeString(args.bias)}` : ''})`);
+  }
+  // halfMath runs tiled-128 whatever the tuning (and leaves no untuned class behind).
+  if (args.halfMath) {
+    if (!rt.ctx.features.has('shader-f16')) throw new Error('matmul halfMath needs a device with shader-f16');
+    if (args.variant && args.variant !== 'tiled-128') throw new Error(`matmul halfMath runs tiled-128, not ${args.variant}`);
+  }
+  let variant = args.halfMath ? 'tiled-128' : (args.variant ?? choose(tunedShape(g, args)));
+  if (variant === 'reg-vec4' && !vec4Aligned(g, args)) {
+    if (args.variant) {
+      throw new Error(
+        `matmul variant reg-vec4 needs M, N, K and the offsets of a and b to be multiples of 4 ` +
+          `(got ${g.M}×${g.K}×${g.N}, offsets ${args.a.offset} and ${args.b.offset})`,
+      );
+    }
+    variant = 'reg';
+  }
+  if (variant === 'splitk-sg' && !rt.ctx.features.has('subgroups')) {
+    throw new Error('matmul variant splitk-sg needs an adapter with subgroups');
+  }
+  // Past the 65,535 column groups of one dispatch dimension (a vocabulary over 262,140), a
+  // chosen split-K runs as gemv; a forced one is refused by the dispatch.
+  if (variant.startsWith('splitk') && !args.variant && Math.ceil(g.N / SPLITK_COLS) > rt.ctx.limits.maxComputeWorkgroupsPerDimension) {
+    variant = 'gemv';
+  }
+  const { kernel, workgroups, slices, kSlice } = plan(variant, g, rt.subgroupMatmul, args);
+  const params = new Params()
+    .u32(g.M, g.N, g.K, g.batch)
+    .u32(args.a.offset, args.b.offset, out.offset, args.bias?.offset ?? 0)
+    .u32(g.strideA, g.strideB, g.M * g.N, args.bias ? 1 : 0)
+    .f32(args.alpha ?? 1, args.beta ?? 0)
+    .u32(g.ldA, g.upA)
+    .f32(norm?.eps ?? 0)
+    .u32(norm?.weight.offset ?? 0, kSlice, slices);
+  if (!rt.isTracing) {
+    rt.counters.matmulFlops += 2 * g.batch * g.M * g.N * g.K;
+    rt.counters.matmulWeightBytes += (g.strideB ? g.batch : 1) * g.K * g.N * BYTES_PER_ELEMENT[args.b.dtype] * workgroups[1];
+  }
+  if (slices > 1) {
+    // The slices' raw sums [slices, M, N], then their reduction into C.
+    const part = rt.empty([slices * g.M * g.N]);
+    rt.dispatch({ kernel, params, buffers: [args.a, args.b, null, null, null, part], workgroups, label: `matmul_${variant}` });
+    rt.dispatch({
+      kernel: { ...kernel, entry: 'matmul_splitk_reduce' },
+      params,
+      buffers: [null, null, out, args.bias ?? rt.placeholder, null, part],
+      workgroups: [...grid(rt, g.M * g.N, 64), 1],
+      label: 'matmul_splitk_reduce',
+    });
+    rt.release(part);
+    return out;
+  }
+  rt.dispatch({
+    kernel,
+    params,
+    buffers: [args.a, args.b, out, args.bias ?? rt.placeholder, ...(norm ? [norm.weight] : [])],
+    workgroups,
+    label: `matmul_${variant}`,
+  });
+  return out;
+}
+
+/** What the tuner sees of a call: its shape, B's dtype, its prologue and its alignment. */
+function tunedShape(g: Geometry, args: MatmulArgs): MatmulShape {
+  const { batch, M, N, K, transA, transB } = g;
+  const prologue = args.norm ? 'norm' : args.swiglu ? 'swiglu' : undefined;
+  const aligned = quadsAligned(g, args) && g.strideA % 4 === 0 && g.strideB % 4 === 0;
+  return { batch, M, N, K, transA, transB, bDtype: args.b.dtype === 'f16' ? 'f16' : 'f32', prologue, aligned };
+}
+
+/** The variant a shape runs before its class is tuned, on an adapter described by `ctx`. */
+export function untunedVariant(s: MatmulShape, ctx: Pick<GpuContext, 'adapter' | 'features'>): MatmulVariant {
+  const swiftshader = ctx.adapter.architecture === 'swiftshader';
+  if (s.M <= 8) {
+    // Decode steps of a few rows. On SwiftShader the vec4 gemv measured 1.5–8× faster than the
+    // register-tiled kernels at M ≤ 8. A GPU needs the weights streamed by every compute unit:
+    // split-K spreads each column's K over a workgroup (N = 896: 224 workgroups, gemv's 4).
+    if (swiftshader) return 'gemv';
+    return ctx.features.has('subgroups') ? 'splitk-sg' : 'splitk';
+  }
+  if (swiftshader) return 'reg';
+  // 128×128 tiles where they still make enough workgroups to occupy a large GPU's compute
+  // units (an H100 has 132); below that the 64×64 tiles' fourfold count wins.
+  return s.batch * ceil(s.M, BIG_TILE) * ceil(s.N, BIG_TILE) >= BIG_MIN_WORKGROUPS ? 'tiled-128' : 'tiled';
+}
+
+/** Workgroups of matmul_big below which the untuned plan keeps the 64×64 tiles. */
+const BIG_MIN_WORKGROUPS = 64;

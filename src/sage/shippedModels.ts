@@ -1,0 +1,33 @@
+/**
+ * The checkpoints the lab ships (data/models/<name>/, made and measured in its README), each
+ * declared once with what it is: the CLIs' help and lines, the page's model buttons and the
+ * default model all read them from here. A new shipped model is a folder and an entry here (a
+ * test refuses a folder without one).
+ */
+
+/** Where the repository keeps the checkpoints the lab ships, one folder each. */
+export const SHIPPED_MODELS_DIR = 'data/models';
+
+/** Each shipped checkpoint by its folder's name: what it is, in a line. */
+export const SHIPPED_MODEL_CATALOGUE = {
+  'tiny-arith': 'the tiny preset pretrained on an arithmetic corpus, its roles warmed up on the demo curriculum\'s seeds',
+  'tiny-arith-base': 'the tiny preset pretrained on an arithmetic corpus, no role taught yet (a run warms it up first)',
+  'tiny-arith-format': 'tiny-arith with its Solver also taught corpus problems of every level in the task\'s format',
+  'tiny-arith-steps': 'tiny-arith-format whose Solver works some multi-step problems one operation at a time: the testbed whose pilot separates the ceiling from RLVR, with the run settings it is meant for',
+  'tiny-curriculum': 'the tiny preset trained from scratch on the demo curriculum\'s seeds alone',
+} as const satisfies Record<string, string>;
+
+export type ShippedModelName = keyof typeof SHIPPED_MODEL_CATALOGUE;
+
+/**
+ * The checkpoint a run starts from when none is chosen. Chosen over tiny-curriculum (trained on
+ * the seeds alone) because it knows levels the seeds do not show, so its Challenger poses new
+ * and harder problems, its Solver answers a quarter of the held-out split rather than 2%, and
+ * its Critic tells real problems from corrupted ones (data/models/README.md).
+ */
+export const DEFAULT_MODEL: ShippedModelName = 'tiny-arith';
+
+/** What a shipped checkpoint is, by name (undefined: not one the lab ships). */
+export function shippedModelAbout(name: string): string | undefined {
+  return (SHIPPED_MODEL_CATALOGUE as Record<string, string>)[name];
+}
