@@ -98,13 +98,19 @@ describe('evolve command line', () => {
 /** A short warm-up: the run's mechanics, not learning (the documented runs measure that). */
 const WARMUP_STEPS = 2;
 
+/** A fresh folder holding the first 4 shipped seeds and a --config file of these loop settings. */
+function smallRun(settings: Record<string, unknown>): { dir: string; seeds: string; config: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'sage-evolve-'));
+  const seeds = join(dir, 'seeds.jsonl');
+  writeFileSync(seeds, readFileSync('data/seeds/curriculum-500.jsonl', 'utf8').split('\n').slice(0, 4).join('\n'));
+  const config = join(dir, 'config.json');
+  writeFileSync(config, JSON.stringify(settings));
+  return { dir, seeds, config };
+}
+
 describe('evolve on Dawn, end to end', () => {
   it('runs 2 steps after a warm-up: records well formed, the bank grows or says why not, updates run or say why not, the bank as verl datasets, the run resumes; a LoRA run over an f16 base', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'sage-evolve-'));
-    const seeds = join(dir, 'seeds.jsonl');
-    writeFileSync(seeds, readFileSync('data/seeds/curriculum-500.jsonl', 'utf8').split('\n').slice(0, 4).join('\n'));
-    const config = join(dir, 'config.json');
-    writeFileSync(config, JSON.stringify({ proposals: 4, trainProblems: 4, solverSamples: 2, difficultySamples: 2, maxNewTokens: { challenger: 32, planner: 24, solver: 16, critic: 8 } }));
+    const { dir, seeds, config } = smallRun({ proposals: 4, trainProblems: 4, solverSamples: 2, difficultySamples: 2, maxNewTokens: { challenger: 32, planner: 24, solver: 16, critic: 8 } });
     const out = join(dir, 'run');
     const common = ['--seeds', seeds, '--config', config, '--validation-limit', '4', '--eval-every', '2'];
     const r = await runCliInProcess(evolve, [...common, '--preset', 'tiny', '--steps', '2', '--warmup-steps', String(WARMUP_STEPS), '--challenger-warmup', 'none', '--out', out]);
@@ -189,12 +195,8 @@ describe('evolve on Dawn, end to end', () => {
     let cutStdout = '';
     let cutRecord: Record<string, unknown> = {};
     beforeAll(async () => {
-      const dir = mkdtempSync(join(tmpdir(), 'sage-evolve-'));
-      const seeds = join(dir, 'seeds.jsonl');
-      writeFileSync(seeds, readFileSync('data/seeds/curriculum-500.jsonl', 'utf8').split('\n').slice(0, 4).join('\n'));
-      const config = join(dir, 'config.json');
       // Room for the Solver's worked answer (\`2+3 = 5 <answer>5</answer>\`, a token a byte): some right and some wrong, so that steps update the weights.
-      writeFileSync(config, JSON.stringify({ proposals: 2, trainProblems: 2, solverSamples: 2, difficultySamples: 2, maxNewTokens: { challenger: 24, planner: 16, solver: 40, critic: 6 } }));
+      const { dir, seeds, config } = smallRun({ proposals: 2, trainProblems: 2, solverSamples: 2, difficultySamples: 2, maxNewTokens: { challenger: 24, planner: 16, solver: 40, critic: 6 } });
       // From the shipped checkpoint (no warm-up), every rollout kept, a checkpoint after every step, validation only at the ends.
       const common = ['--seeds', seeds, '--config', config, '--validation-limit', '2', '--eval-every', '100', '--transcripts', 'all', '--checkpoint-every', '1'];
       // Cut after one step, two more: the resumed run's own update carries into its next step.
@@ -255,11 +257,7 @@ describe('evolve on Dawn, end to end', () => {
   });
 
   it('a run records its commit, clock times and kernel plan; a rerun on that plan makes the same outcomes and weights whatever this machine\'s tuning says', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'sage-evolve-'));
-    const seeds = join(dir, 'seeds.jsonl');
-    writeFileSync(seeds, readFileSync('data/seeds/curriculum-500.jsonl', 'utf8').split('\n').slice(0, 4).join('\n'));
-    const config = join(dir, 'config.json');
-    writeFileSync(config, JSON.stringify({ proposals: 2, trainProblems: 2, solverSamples: 2, difficultySamples: 2, maxNewTokens: { challenger: 24, planner: 16, solver: 40, critic: 6 } }));
+    const { dir, seeds, config } = smallRun({ proposals: 2, trainProblems: 2, solverSamples: 2, difficultySamples: 2, maxNewTokens: { challenger: 24, planner: 16, solver: 40, critic: 6 } });
     // A warm-up step updates the weights whatever the rollouts: a plan that rounds otherwise shows in them.
     // No kernel is measured (minutes on SwiftShader): each run's cache file alone decides the variants, as a tuner's timed winners would.
     const common = ['--seeds', seeds, '--config', config, '--validation-limit', '2', '--eval-every', '100', '--seed', '5', '--steps', '1', '--warmup-steps', '1', '--challenger-warmup', 'none', '--skip-tuning'];

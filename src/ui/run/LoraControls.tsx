@@ -4,6 +4,7 @@ import { canSaveToFolder } from '../checkpointFiles';
 import { isActive } from '../runView';
 import { useLab } from '../store';
 import { errorText } from '../../util/errorText';
+import { HalfCheck } from './HalfCheck';
 
 /** The adapter a form's text fields describe, or the reason they do not describe one. */
 function parseForm(rank: string, alpha: string, targets: LoraTarget[]): LoraConfig | string {
@@ -70,16 +71,14 @@ export function LoraControls() {
           <input type="file" webkitdirectory="" multiple disabled={disabled} onChange={(e) => e.target.files?.length && void addAdapter([...e.target.files])} />
         </label>
         {(lora || model.baseDtype === 'f16') && (
-          <label className="check" title="the frozen base in half precision: half its GPU memory; every product and sum stays f32">
-            <input
-              type="checkbox"
-              checked={model.baseDtype === 'f16'}
-              disabled={disabled}
-              onChange={(e) => void setBaseDtype(e.target.checked ? 'f16' : 'f32')}
-              data-testid="lora-f16"
-            />{' '}
-            base in f16
-          </label>
+          <HalfCheck
+            label="base in f16"
+            title="the frozen base in half precision: half its GPU memory; every product and sum stays f32"
+            half={model.baseDtype === 'f16'}
+            disabled={disabled}
+            onChange={(d) => void setBaseDtype(d)}
+            testId="lora-f16"
+          />
         )}
         {lora && canSaveToFolder() && (
           <button className="secondary" disabled={disabled} onClick={() => void exportAdapter('folder')} data-testid="lora-export-folder">

@@ -3,6 +3,7 @@ import { PRESETS, type PresetName } from '../../model/config';
 import { DEFAULT_MODEL, SHIPPED_MODEL_CATALOGUE, shippedModelAbout } from '../../sage/shippedModels';
 import { SHIPPED_MODELS, SHIPPED_ROLES_TAUGHT } from '../shippedData';
 import { isActive } from '../runView';
+import { HalfCheck } from './HalfCheck';
 import { LoraControls } from './LoraControls';
 import { useLab } from '../store';
 
@@ -83,16 +84,14 @@ export function ModelChoice() {
       </div>
       {model && (
         <div className="row-controls">
-          <label className="check" title="generation keeps each k and v as a half: half the KV cache's memory and of the bytes each decoded token's attention reads; scores and sums stay f32">
-            <input
-              type="checkbox"
-              checked={model.kvCache === 'f16'}
-              disabled={disabled}
-              onChange={(e) => void setKvCache(e.target.checked ? 'f16' : 'f32')}
-              data-testid="kv-f16"
-            />{' '}
-            KV cache in f16
-          </label>
+          <HalfCheck
+            label="KV cache in f16"
+            title="generation keeps each k and v as a half: half the KV cache's memory and of the bytes each decoded token's attention reads; scores and sums stay f32"
+            half={model.kvCache === 'f16'}
+            disabled={disabled}
+            onChange={(d) => void setKvCache(d)}
+            testId="kv-f16"
+          />
         </div>
       )}
       <LoraControls />
