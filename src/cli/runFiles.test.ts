@@ -110,6 +110,7 @@ describe('the shipped checkpoints', () => {
     }
     expect(shippedModelIn(SHIPPED_MODEL)).toBe(DEFAULT_MODEL);
     expect(shippedModelIn(SHIPPED_MODELS_DIR)).toBeUndefined();
+    expect(shippedModelIn(join(SHIPPED_MODELS_DIR, 'toString'))).toBeUndefined();
     expect(shippedModelIn(mkdtempSync(join(tmpdir(), 'sage-plain-')))).toBeUndefined();
   });
 });

@@ -13,7 +13,7 @@ import type { LoadProgress } from '../train/session';
 import type { BankEvent, ProblemBank } from '../sage/bank';
 import { bankToVerlParquet, heldOutToVerlParquet } from '../sage/bankExport';
 import { recordSettings, type SettingValues } from '../sage/runSpec';
-import { DEFAULT_MODEL, SHIPPED_MODEL_CATALOGUE, SHIPPED_MODELS_DIR, type ShippedModelName } from '../sage/shippedModels';
+import { DEFAULT_MODEL, isShippedModel, SHIPPED_MODELS_DIR, type ShippedModelName } from '../sage/shippedModels';
 import { chooseTemplates, type Templates } from '../sage/templates';
 import type { Transcript } from '../sage/loop';
 import type { MetricsRecord, RunState, RunStore } from '../sage/run';
@@ -124,7 +124,7 @@ export const SHIPPED_MODEL = `${SHIPPED_MODELS_DIR}/${DEFAULT_MODEL}`;
 /** Which shipped checkpoint a folder is (data/models/<name>, however the path is written), if it is one. */
 export function shippedModelIn(dir: string): ShippedModelName | undefined {
   const path = relative(resolve(SHIPPED_MODELS_DIR), resolve(dir));
-  return path in SHIPPED_MODEL_CATALOGUE ? (path as ShippedModelName) : undefined;
+  return isShippedModel(path) ? path : undefined;
 }
 
 /** The run folder's verl datasets: the bank to train on, the held-out split to validate on. */

@@ -27,7 +27,12 @@ export type ShippedModelName = keyof typeof SHIPPED_MODEL_CATALOGUE;
  */
 export const DEFAULT_MODEL: ShippedModelName = 'tiny-arith';
 
+/** Whether a name is a shipped checkpoint's (own keys only: `toString` is not one). */
+export function isShippedModel(name: string): name is ShippedModelName {
+  return Object.hasOwn(SHIPPED_MODEL_CATALOGUE, name);
+}
+
 /** What a shipped checkpoint is, by name (undefined: not one the lab ships). */
 export function shippedModelAbout(name: string): string | undefined {
-  return (SHIPPED_MODEL_CATALOGUE as Record<string, string>)[name];
+  return isShippedModel(name) ? SHIPPED_MODEL_CATALOGUE[name] : undefined;
 }
