@@ -7,8 +7,7 @@ import { readFileSync } from 'node:fs';
 import { describeCounts, type ImportReport } from '../data/import';
 import { readProblemFile } from '../data/nodeFile';
 import { parseFieldMapping, type Problem } from '../data/problem';
-import type { RunSettings } from '../sage/settings';
-import { parseSettings } from '../sage/settings';
+import { parseSettings, type RunSettings } from '../sage/settings';
 import { errorText } from '../util/errorText';
 import { UsageError } from './options';
 

@@ -10,8 +10,7 @@ import { LAB_RECORD, type PromptSet } from '../model/checkpoint';
 import { PRESETS } from '../model/config';
 import { DEFAULT_METHOD, METHODS, type MethodConfig, type MethodName } from './config';
 import { DEFAULT_LOOP } from './loopContract';
-import type { RunSettings } from './settings';
-import { DEFAULT_RUN, modelDefaults, parseSettings, warmupRecipe } from './settings';
+import { DEFAULT_RUN, modelDefaults, parseSettings, type RunSettings, warmupRecipe } from './settings';
 import { TEMPLATE_SETS, type Templates } from './templates';
 
 /**
