@@ -98,8 +98,9 @@ describe('the source keeps its rooms apart', () => {
 
   it("no two modules import each other, directly or round a circle, but for the page's store and its slices", () => {
     // Tarjan's strongly connected components over the product's imports.
-    const files = productSources().map((f) => f.replace(/\.tsx?$/, ''));
-    const edges = new Map(files.map((f) => [f, productImports(`${f}${existsTs(f)}`).filter((m) => files.includes(m))]));
+    const paths = productSources();
+    const files = new Set(paths.map((f) => f.replace(/\.tsx?$/, '')));
+    const edges = new Map(paths.map((f) => [f.replace(/\.tsx?$/, ''), productImports(f).filter((m) => files.has(m))]));
     const index = new Map<string, number>();
     const low = new Map<string, number>();
     const stack: string[] = [];
@@ -124,7 +125,3 @@ describe('the source keeps its rooms apart', () => {
     expect(circles.filter((c) => !c.every(storeSlice))).toEqual([]);
   });
 });
-
-function existsTs(pathWithoutExtension: string): string {
-  return trackedFiles().includes(`${pathWithoutExtension}.tsx`) ? '.tsx' : '.ts';
-}
