@@ -25,8 +25,10 @@ describe('decode counts', () => {
     // The step counted is the second decode step: slot prompt + 1.
     const { splits } = attentionSplits({ B, T: prompt + 3, kvHeads: c.num_key_value_heads, hd, dtype: 'f32' }, B, c.num_attention_heads, prompt + 1);
     expect(splits).toBeGreaterThan(1);
-    expect(counts.ops.decode_attention_split).toEqual({ dispatches: L, workgroups: L * splits * c.num_key_value_heads * B });
+    // The rotary embedding and the cache store in the attention's own dispatch: none of their own.
+    expect(counts.ops.rope_kv_attention_split).toEqual({ dispatches: L, workgroups: L * splits * c.num_key_value_heads * B });
     expect(counts.ops.decode_attention_combine?.dispatches).toBe(L);
+    expect(counts.ops.rope_kv_store).toBeUndefined();
     expect(Object.keys(counts.ops).some((op) => op.startsWith('matmul_') && op !== 'matmul_splitk-sg')).toBe(false);
     // Tied embeddings: the LM head reads the embedding, so the step requests every matrix once (norms aside).
     expect(counts.weightBytes).toBeLessThanOrEqual(counts.modelBytes);

@@ -19,13 +19,18 @@
 //                   and V row loaded once for the group), and writes each head's max, sum
 //                   and unnormalised weighted V; the combine rescales the chunks to their
 //                   common max. With one chunk the split kernel writes O itself.
+//                   FUSED_ROPE: the split kernel also does rope_store.wgsl's work for a decode
+//                   step, saving its dispatch: each workgroup rotates its group's q heads into
+//                   workgroup memory, and the workgroup whose chunk holds the new slot rotates
+//                   the new k, stores k and v in the cache (it alone reads that slot) and scores
+//                   them as stored. q in QKV is left as it came.
 
 struct Params {
   rows: u32, kvd: u32, T: u32, B: u32,
   offQKV: u32, stride: u32, slot: u32, offRows: u32,
   offStarts: u32, heads: u32, kvHeads: u32, hd: u32,
   offO: u32, scale: f32, offCache: u32, chunk: u32,
-  splits: u32, _pad0: u32, _pad1: u32, _pad2: u32,
+  splits: u32, offPos: u32, maxPos: u32, _pad0: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -38,14 +43,30 @@ struct Params {
 fn kv(i: u32) -> f32 { return halfAt(cache[i >> 1u], i); }
 // Elements i and i + 1 (i even): one word.
 fn kv2(i: u32) -> vec2<f32> { return unpack2x16float(cache[i >> 1u]); }
+// A value as the cache holds it: rounded to half.
+fn asHeld(x: f32) -> f32 { return unpack2x16float(packHalves(x, 0.0)).x; }
 #else
 @group(0) @binding(2) var<storage, read_write> cache: array<f32>;
 fn kv(i: u32) -> f32 { return cache[i]; }
 fn kv2(i: u32) -> vec2<f32> { return vec2<f32>(cache[i], cache[i + 1u]); }
+fn asHeld(x: f32) -> f32 { return x; }
 #endif
 @group(0) @binding(3) var<storage, read> table: array<u32>;
 @group(0) @binding(4) var<storage, read_write> O: array<f32>;
 #include grid
+#if FUSED_ROPE
+// cos and sin of pos · inv_freq[i], [maxPos, hd / 2] (src/model/kernels/rope.ts); a row's
+// position at table[offPos + i].
+@group(0) @binding(6) var<storage, read> cosTable: array<f32>;
+@group(0) @binding(7) var<storage, read> sinTable: array<f32>;
+// The group's q heads rotated, [group, hd]; the new slot's k (rotated) and v of this kv head,
+// each as the cache holds it.
+const ATT_QS = 1024u;
+const ATT_HD = 256u;
+var<workgroup> qs: array<f32, ATT_QS>;
+var<workgroup> kNew: array<f32, ATT_HD>;
+var<workgroup> vNew: array<f32, ATT_HD>;
+#endif
 
 
 fn ld(i: u32, lanes: u32) -> vec4<f32> {
@@ -137,16 +158,69 @@ fn decode_attention_split(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_
   let kRow = p.offCache + (b * p.T + lo) * p.kvd + g * p.hd;
   let vRow = kRow + p.B * p.T * p.kvd;
   let qRow = p.offQKV + i * p.stride + g * group * p.hd;
+#if FUSED_ROPE
+  let half = p.hd / 2u;
+  let pos = min(table[p.offPos + i], p.maxPos - 1u);
+  for (var e = lid; e < group * half; e += ATT_WG) {
+    let h = e / half;
+    let d = e - h * half;
+    let c = cosTable[pos * half + d];
+    let sn = sinTable[pos * half + d];
+    let x0 = QKV[qRow + h * p.hd + d];
+    let x1 = QKV[qRow + h * p.hd + d + half];
+    qs[h * p.hd + d] = x0 * c - x1 * sn;
+    qs[h * p.hd + d + half] = x1 * c + x0 * sn;
+  }
+  // The chunk that holds the new slot: its k rotated and its v, as the cache holds them.
+  let newSlot = p.slot >= lo && p.slot < lo + n;
+  let kSrc = p.offQKV + i * p.stride + p.heads * p.hd + g * p.hd;
+  if (newSlot) {
+    for (var d = lid; d < half; d += ATT_WG) {
+      let c = cosTable[pos * half + d];
+      let sn = sinTable[pos * half + d];
+      let x0 = QKV[kSrc + d];
+      let x1 = QKV[kSrc + d + half];
+      kNew[d] = asHeld(x0 * c - x1 * sn);
+      kNew[d + half] = asHeld(x1 * c + x0 * sn);
+    }
+    for (var d = lid; d < p.hd; d += ATT_WG) { vNew[d] = asHeld(QKV[kSrc + p.kvd + d]); }
+  }
+  workgroupBarrier();
+  if (newSlot) {
+    let cell = p.offCache + (b * p.T + p.slot) * p.kvd + g * p.hd;
+#if KV_F16
+    // A word of halves each: hd and the cell are even.
+    for (var w = lid; w < half; w += ATT_WG) {
+      cache[(cell >> 1u) + w] = packHalves(kNew[2u * w], kNew[2u * w + 1u]);
+      cache[((cell + p.B * p.T * p.kvd) >> 1u) + w] = packHalves(vNew[2u * w], vNew[2u * w + 1u]);
+    }
+#else
+    for (var d = lid; d < p.hd; d += ATT_WG) {
+      cache[cell + d] = kNew[d];
+      cache[cell + p.B * p.T * p.kvd + d] = vNew[d];
+    }
+#endif
+  }
+#endif
   // Score e = j·group + h: the heads sharing a K row are neighbouring invocations, so each
   // row is fetched once for them all.
   for (var e = lid; e < n * group; e += ATT_WG) {
     let j = e / group;
     let h = e - j * group;
     let k = kRow + j * p.kvd;
+    var qk = 0.0;
+#if FUSED_ROPE
+    let q = h * p.hd;
+    if (lo + j == p.slot) {
+      for (var d = 0u; d < p.hd; d += 2u) { qk += dot(vec2<f32>(qs[q + d], qs[q + d + 1u]), vec2<f32>(kNew[d], kNew[d + 1u])); }
+    } else {
+      for (var d = 0u; d < p.hd; d += 2u) { qk += dot(vec2<f32>(qs[q + d], qs[q + d + 1u]), kv2(k + d)); }
+    }
+#else
     let q = qRow + h * p.hd;
     // hd is even (rotary pairs): the K row in pairs, one word each when it holds halves.
-    var qk = 0.0;
     for (var d = 0u; d < p.hd; d += 2u) { qk += dot(vec2<f32>(QKV[q + d], QKV[q + d + 1u]), kv2(k + d)); }
+#endif
     scores[e] = qk * p.scale;
   }
   workgroupBarrier();
@@ -168,7 +242,11 @@ fn decode_attention_split(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_
     let h = o / p.hd;
     let d = o - h * p.hd;
     var acc = 0.0;
+#if FUSED_ROPE
+    for (var j = 0u; j < n; j++) { acc += scores[j * group + h] * select(kv(vRow + j * p.kvd + d), vNew[d], lo + j == p.slot); }
+#else
     for (var j = 0u; j < n; j++) { acc += scores[j * group + h] * kv(vRow + j * p.kvd + d); }
+#endif
     let hq = g * group + h;
     if (p.splits == 1u) {
       let l = headSum[h];

@@ -16,7 +16,7 @@ import { view, type DType, type Tensor } from '../gpu/tensor';
 import { headDim, type LlamaConfig } from './config';
 import { attentionForward } from './kernels/attention';
 import { embeddingForward } from './kernels/embedding';
-import { decodeAttention, kvLayerSize, ropeKvStore, type KvLayout } from './kernels/kvcache';
+import { kvLayerSize, ropeKvAttend, ropeKvStore, type KvLayout } from './kernels/kvcache';
 import type { KvDtype } from './memory';
 import { actsRows, layerActs, type LayerActs } from './activations';
 import { loraStage } from './loraAdapter';
@@ -180,8 +180,7 @@ export class Decoder {
         l, s.x, s.x, s.acts, pos!,
         (qkv, out) => {
           const f = this.fused(qkv.q, n);
-          ropeKvStore(rt, this.layout, this.cache[l]!, f, where, heads, pos!, this.model.rope);
-          decodeAttention(rt, this.layout, this.cache[l]!, f, where, heads, out.o);
+          ropeKvAttend(rt, this.layout, this.cache[l]!, f, where, heads, pos!, this.model.rope, out.o);
         },
         true,
       );

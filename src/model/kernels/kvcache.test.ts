@@ -4,7 +4,7 @@ import { view, type Tensor } from '../../gpu/tensor';
 import type { Runtime } from '../../gpu/runtime';
 import { f32ToHalves, halvesToF32 } from '../../util/half';
 import type { KvDtype } from '../memory';
-import { attentionSplits, decodeAttention, kvLayerSize, ropeKvStore, type KvLayout } from './kvcache';
+import { attentionSplits, decodeAttention, kvLayerSize, ropeKvAttend, ropeKvStore, type KvLayout } from './kvcache';
 import { rope, ropeTables, type RopeTables } from './rope';
 
 /** Rotary tables of one position, 0, where the rotation is exactly the identity. */
@@ -232,5 +232,83 @@ describe('kv cache store', () => {
     const half = rt.empty([kvLayerSize(odd)], 'f16');
     expect(() => ropeKvStore(rt, odd, half, { qkv, stride: 18, colK: 6, n: 1 }, { seqLen: 1 }, 1, view(table, [1]), identityRope(rt, 6))).toThrow(/head_dim 6 must be a multiple of 4/);
     rt.release(cache, half, qkv, table, tables.cos, tables.sin);
+  });
+});
+
+describe('rotary embedding, cache store and decode attention in one dispatch', () => {
+  // One chunk at P = 7 (the split kernel writes O), several at P = 90, the new slot in the last.
+  it.each([
+    ['head_dim 8, GQA', 8, 4, 2, 7, [3, 1]],
+    ['head_dim 6 (not a multiple of 4), MHA', 6, 3, 3, 7, [3, 1]],
+    ['head_dim 8, GQA, 91 slots', 8, 4, 2, 90, [3, 40]],
+    ['Qwen2.5-0.5B heads (14 over 2 kv heads, head_dim 64), 91 slots', 64, 14, 2, 90, [3, 40]],
+  ] as const)('writes the cache ropeKvStore writes and the attention of the rotated q over it, in float64 (%s)', async (_, hd, heads, kvHeads, P, starts) => {
+    const rt = await testRuntime({ serialRows: false });
+    for (const dtype of (hd % 4 === 0 ? ['f32', 'f16'] : ['f32']) as KvDtype[]) {
+      const seed = freshSeed();
+      const r = rng(seed);
+      const [B, maxPos, theta] = [3, 200, 10000];
+      const T = P + 4;
+      const layout: KvLayout = { B, T, kvHeads, hd, dtype };
+      const [qd, kvd, half] = [heads * hd, kvHeads * hd, hd / 2];
+      const S = qd + 2 * kvd;
+      const invFreq = Float64Array.from({ length: half }, (_, i) => theta ** (-(2 * i) / hd));
+      const host = ropeTables(invFreq, maxPos);
+      const tables = { cos: rt.upload(host.cos, [host.cos.length]), sin: rt.upload(host.sin, [host.sin.length]), maxPos };
+      // The same prefill into two caches (NaN wherever nothing is stored).
+      const pre = uniform(B * P * S, r);
+      const prePos = rt.upload(Uint32Array.from({ length: B * P }, (_, i) => i % P), [B * P], 'u32');
+      const [apart, fused] = [nanCache(rt, layout), nanCache(rt, layout)];
+      for (const cache of [apart, fused]) ropeKvStore(rt, layout, cache, { qkv: rt.upload(pre, [B * P, S]), stride: S, colK: qd, n: B * P }, { seqLen: P }, heads, prePos, tables);
+      // A decode step of two sequences in compacted order at slot P, each at a position of its own.
+      const rows = [2, 0];
+      const n = rows.length;
+      const positions = rows.map(() => Math.floor(r() * maxPos));
+      const table = rt.upload(Uint32Array.from([...rows, ...starts, ...positions]), [3 * n], 'u32');
+      const where = { rows: view(table, [n], 0), starts: view(table, [n], n), slot: P };
+      const dec = uniform(n * S, r);
+      const [qkvApart, qkvFused] = [rt.upload(dec, [n, S]), rt.upload(dec, [n, S])];
+      const [oApart, oFused] = [poisoned(rt, [n, qd]), poisoned(rt, [n, qd])];
+      ropeKvStore(rt, layout, apart, { qkv: qkvApart, stride: S, colK: qd, n }, where, heads, view(table, [n], 2 * n), tables);
+      decodeAttention(rt, layout, apart, { qkv: qkvApart, stride: S, colK: qd, n }, where, heads, oApart);
+      const before = rt.counters.dispatches;
+      ropeKvAttend(rt, layout, fused, { qkv: qkvFused, stride: S, colK: qd, n }, where, heads, view(table, [n], 2 * n), tables, oFused);
+      const { splits } = attentionSplits(layout, n, heads, P);
+      expect(rt.counters.dispatches - before).toBe(splits > 1 ? 2 : 1);
+
+      // The cache: as the two dispatches leave it, NaN where they leave NaN.
+      const [cacheApart, cacheFused] = [await readCache(rt, apart), await readCache(rt, fused)];
+      cacheApart.forEach((x, i) => {
+        if (Number.isNaN(x)) expect(cacheFused[i], `seed ${seed}: ${dtype} cache element ${i} written`).toBeNaN();
+        else expect(Math.abs(cacheFused[i]! - x), `seed ${seed}: ${dtype} cache element ${i}`).toBeLessThanOrEqual(1e-6 * Math.max(1, Math.abs(x)) + (dtype === 'f16' ? Math.abs(x) * 2 ** -10 : 0));
+      });
+      // q stays as it came in the fused rows; the attention of q rotated in float64 over the cache as stored.
+      expect(Array.from(await rt.read(qkvFused))).toEqual(Array.from(dec));
+      const ref = new Float64Array(n * qd);
+      rows.forEach((b, i) => {
+        const pos = positions[i]!;
+        for (let h = 0; h < heads; h++) {
+          const g = Math.floor(h / (heads / kvHeads));
+          const x = dec.subarray(i * S + h * hd, i * S + (h + 1) * hd);
+          const q = new Float64Array(hd);
+          for (let d = 0; d < half; d++) {
+            const [c, s] = [Math.cos(pos * invFreq[d]!), Math.sin(pos * invFreq[d]!)];
+            q[d] = x[d]! * c - x[d + half]! * s;
+            q[d + half] = x[d + half]! * c + x[d]! * s;
+          }
+          const slots = Array.from({ length: P + 1 - starts[i]! }, (_, j) => starts[i]! + j);
+          const at = (slot: number, which: 0 | 1) => which * B * T * kvd + (b * T + slot) * kvd + g * hd;
+          const scores = slots.map((slot) => q.reduce((a, qd_, d) => a + qd_ * cacheFused[at(slot, 0) + d]!, 0) / Math.sqrt(hd));
+          const m = Math.max(...scores);
+          const w = scores.map((v) => Math.exp(v - m));
+          const z = w.reduce((a, v) => a + v, 0);
+          slots.forEach((slot, j) => {
+            for (let d = 0; d < hd; d++) ref[i * qd + h * hd + d]! += (w[j]! / z) * cacheFused[at(slot, 1) + d]!;
+          });
+        }
+      });
+      assertClose(`fused decode attention (${dtype} cache), seed ${seed}`, await rt.read(oFused), ref, hd, 1e-5);
+      assertClose(`fused against apart (${dtype} cache), seed ${seed}`, await rt.read(oFused), await rt.read(oApart), hd, 1e-5);
+    }
   });
 });

@@ -124,6 +124,53 @@ export function decodeAttention(
   heads: number,
   o: Tensor,
 ): void {
+  attend(rt, l, cache, f, where, heads, o, null);
+}
+
+/** Query heads times head size a fused workgroup holds rotated (ATT_QS), and the largest head (ATT_HD). */
+const ATT_QS = 1024;
+const ATT_HD = 256;
+
+/**
+ * A decode step's rotary embedding, cache store and attention (ropeKvStore, then
+ * decodeAttention): in one dispatch where flash-decoding runs and the group's rotated q heads
+ * fit a workgroup (shaders/kvcache.wgsl, FUSED_ROPE), else the two. `positions` must be a view
+ * of the buffer that holds the rows and starts. q in the fused rows is left unrotated by the
+ * fused dispatch (the cache's k and v are as ropeKvStore writes them).
+ */
+export function ropeKvAttend(
+  rt: Runtime,
+  l: KvLayout,
+  cache: Tensor,
+  f: Fused,
+  where: Extract<KvRows, { slot: number }>,
+  heads: number,
+  positions: Tensor<'u32'>,
+  tables: RopeTables,
+  o: Tensor,
+): void {
+  if (rt.serialRows || (heads / l.kvHeads) * l.hd > ATT_QS || l.hd > ATT_HD) {
+    ropeKvStore(rt, l, cache, f, where, heads, positions, tables);
+    decodeAttention(rt, l, cache, f, where, heads, o);
+    return;
+  }
+  if (f.colK !== heads * l.hd) throw new Error(`rope kv attend: k at column ${f.colK}, not right after ${heads} q heads of ${l.hd}`);
+  if (positions.buffer !== where.rows.buffer) throw new Error('rope kv attend: positions must be a view of the buffer of rows and starts');
+  if (positions.size < f.n) throw new Error(`rope kv attend: ${positions.size} positions for ${f.n} rows`);
+  if (l.hd % 2) throw new Error(`rope kv attend: head_dim ${l.hd} is odd`);
+  attend(rt, l, cache, f, where, heads, o, { positions, tables });
+}
+
+function attend(
+  rt: Runtime,
+  l: KvLayout,
+  cache: Tensor,
+  f: Fused,
+  where: Extract<KvRows, { slot: number }>,
+  heads: number,
+  o: Tensor,
+  rope: { positions: Tensor<'u32'>; tables: RopeTables } | null,
+): void {
   checkCache(l, cache);
   checkSlots(l, f, where);
   if (heads % l.kvHeads !== 0) throw new Error('decode attention: heads must be a multiple of kv heads');
@@ -136,9 +183,9 @@ export function decodeAttention(
     .u32(where.starts.offset, heads, l.kvHeads, l.hd)
     .u32(o.offset)
     .f32(1 / Math.sqrt(l.hd))
-    .u32(cache.offset, chunk, splits, 0, 0, 0);
+    .u32(cache.offset, chunk, splits, rope?.positions.offset ?? 0, rope?.tables.maxPos ?? 0, 0);
   // Head vectors of ceil(hd / 4) vec4s, unrolled in the serial kernel; one module for all three.
-  const kernel = (entry: string) => ({ shader: 'kvcache', entry, defines: { HD4: Math.ceil(l.hd / 4), ...kvDefines(l) } });
+  const kernel = (entry: string, fused = false) => ({ shader: 'kvcache', entry, defines: { HD4: Math.ceil(l.hd / 4), ...kvDefines(l), ...(fused ? { FUSED_ROPE: true } : {}) } });
   if (rt.serialRows) {
     rt.dispatch({
       kernel: kernel('decode_attention'),
@@ -152,11 +199,11 @@ export function decodeAttention(
   // Partial results of the chunks (see shaders/kvcache.wgsl); none with one chunk.
   const part = splits > 1 ? rt.empty([f.n * heads * splits * (l.hd + 2)]) : null;
   rt.dispatch({
-    kernel: kernel('decode_attention_split'),
+    kernel: kernel('decode_attention_split', rope !== null),
     params,
-    buffers: [f.qkv, cache, where.rows, o, part ?? rt.placeholder],
+    buffers: [f.qkv, cache, where.rows, o, part ?? rt.placeholder, ...(rope ? [rope.tables.cos, rope.tables.sin] : [])],
     workgroups: [splits, l.kvHeads, f.n],
-    label: 'decode_attention_split',
+    label: rope ? 'rope_kv_attention_split' : 'decode_attention_split',
   });
   if (!part) return;
   rt.dispatch({
