@@ -113,7 +113,9 @@ export function attentionSplits(l: KvLayout, rows: number, heads: number, slot: 
  * o[i] = softmax(q_i · K_bᵀ / √hd) V_b over the cached slots of row i's sequence b, for a
  * decode step's rows (q at column 0 of the fused rows; o dense [n, heads·hd]). Where a row's
  * work goes to one invocation (SwiftShader, see Runtime.serialRows) one invocation per (row,
- * head) walks the slots; elsewhere flash-decoding splits them over workgroups.
+ * head) walks the slots; elsewhere flash-decoding splits them over workgroups. With `rope`
+ * (flash-decoding only; see ropeKvAttend) the split kernel first rotates q and k at `positions`
+ * and stores the new slot's k and v.
  */
 export function decodeAttention(
   rt: Runtime,
@@ -123,56 +125,11 @@ export function decodeAttention(
   where: Extract<KvRows, { slot: number }>,
   heads: number,
   o: Tensor,
-): void {
-  attend(rt, l, cache, f, where, heads, o, null);
-}
-
-/** Query heads times head size a fused workgroup holds rotated (ATT_QS), and the largest head (ATT_HD). */
-const ATT_QS = 1024;
-const ATT_HD = 256;
-
-/**
- * A decode step's rotary embedding, cache store and attention (ropeKvStore, then
- * decodeAttention): in one dispatch where flash-decoding runs and the group's rotated q heads
- * fit a workgroup (shaders/kvcache.wgsl, FUSED_ROPE), else the two. `positions` must be a view
- * of the buffer that holds the rows and starts. q in the fused rows is left unrotated by the
- * fused dispatch (the cache's k and v are as ropeKvStore writes them).
- */
-export function ropeKvAttend(
-  rt: Runtime,
-  l: KvLayout,
-  cache: Tensor,
-  f: Fused,
-  where: Extract<KvRows, { slot: number }>,
-  heads: number,
-  positions: Tensor<'u32'>,
-  tables: RopeTables,
-  o: Tensor,
-): void {
-  if (rt.serialRows || (heads / l.kvHeads) * l.hd > ATT_QS || l.hd > ATT_HD) {
-    ropeKvStore(rt, l, cache, f, where, heads, positions, tables);
-    decodeAttention(rt, l, cache, f, where, heads, o);
-    return;
-  }
-  if (f.colK !== heads * l.hd) throw new Error(`rope kv attend: k at column ${f.colK}, not right after ${heads} q heads of ${l.hd}`);
-  if (positions.buffer !== where.rows.buffer) throw new Error('rope kv attend: positions must be a view of the buffer of rows and starts');
-  if (positions.size < f.n) throw new Error(`rope kv attend: ${positions.size} positions for ${f.n} rows`);
-  if (l.hd % 2) throw new Error(`rope kv attend: head_dim ${l.hd} is odd`);
-  attend(rt, l, cache, f, where, heads, o, { positions, tables });
-}
-
-function attend(
-  rt: Runtime,
-  l: KvLayout,
-  cache: Tensor,
-  f: Fused,
-  where: Extract<KvRows, { slot: number }>,
-  heads: number,
-  o: Tensor,
-  rope: { positions: Tensor<'u32'>; tables: RopeTables } | null,
+  rope: { positions: Tensor<'u32'>; tables: RopeTables } | null = null,
 ): void {
   checkCache(l, cache);
   checkSlots(l, f, where);
+
   if (heads % l.kvHeads !== 0) throw new Error('decode attention: heads must be a multiple of kv heads');
   if (heads / l.kvHeads > ATT_WG) throw new Error(`decode attention: ${heads / l.kvHeads} query heads per kv head (at most ${ATT_WG})`);
   if (o.size < f.n * heads * l.hd) throw new Error(`decode attention: output holds ${o.size}, need ${f.n}×${heads * l.hd}`);
@@ -214,4 +171,38 @@ function attend(
     label: 'decode_attention_combine',
   });
   rt.release(part);
+}
+
+/** Query heads times head size a fused workgroup holds rotated (ATT_QS), and the largest head (ATT_HD). */
+const ATT_QS = 1024;
+const ATT_HD = 256;
+
+/**
+ * A decode step's rotary embedding, cache store and attention (ropeKvStore, then
+ * decodeAttention): in one dispatch where flash-decoding runs and the group's rotated q heads
+ * fit a workgroup (shaders/kvcache.wgsl, FUSED_ROPE), else the two. `positions` must be a view
+ * of the buffer that holds the rows and starts. q in the fused rows is left unrotated by the
+ * fused dispatch (the cache's k and v are as ropeKvStore writes them).
+ */
+export function ropeKvAttend(
+  rt: Runtime,
+  l: KvLayout,
+  cache: Tensor,
+  f: Fused,
+  where: Extract<KvRows, { slot: number }>,
+  heads: number,
+  positions: Tensor<'u32'>,
+  tables: RopeTables,
+  o: Tensor,
+): void {
+  if (rt.serialRows || (heads / l.kvHeads) * l.hd > ATT_QS || l.hd > ATT_HD) {
+    ropeKvStore(rt, l, cache, f, where, heads, positions, tables);
+    decodeAttention(rt, l, cache, f, where, heads, o);
+    return;
+  }
+  if (f.colK !== heads * l.hd) throw new Error(`rope kv attend: k at column ${f.colK}, not right after ${heads} q heads of ${l.hd}`);
+  if (positions.buffer !== where.rows.buffer) throw new Error('rope kv attend: positions must be a view of the buffer of rows and starts');
+  if (positions.size < f.n) throw new Error(`rope kv attend: ${positions.size} positions for ${f.n} rows`);
+  if (l.hd % 2) throw new Error(`rope kv attend: head_dim ${l.hd} is odd`);
+  decodeAttention(rt, l, cache, f, where, heads, o, { positions, tables });
 }
