@@ -20,7 +20,8 @@ import { DEFAULT_LOOP, type LoopSettings, type Phase } from '../src/sage/loopCon
 import { DEFAULT_RUN } from '../src/sage/settings';
 import { COMPACT_TEMPLATES } from '../src/sage/templates';
 import { detachedRunModel } from '../src/sage/runModel';
-import { ModelSession } from '../src/train/session';
+import type { LoraConfig } from '../src/model/lora';
+import { ModelSession, type ModelSource } from '../src/train/session';
 import { addCounts, countsBetween, decodeStepCounts, formatCounts, WORK_COUNT_COLUMNS, zeroCounts, type WorkCounts } from './counts';
 import { median, type Table } from './suite';
 import { matmulPeak } from './gpuReport';
@@ -137,13 +138,25 @@ async function prologueFigures(rt: Runtime, checkpoint: Map<string, Uint8Array>)
 }
 
 
-async function benchMethod(rt: Runtime, checkpoint: Map<string, Uint8Array>, seeds: readonly Problem[], name: MethodName, steps: number, log: (m: string) => void): Promise<LoopBenchRow> {
-  const method = METHODS[name];
-  const session = ModelSession.create(rt, { kind: 'checkpoint', checkpoint: importCheckpoint(checkpoint), name: LOOP_CHECKPOINT });
+/** The model a loop bench steps: a checkpoint, how its base is held, and the LoRA adapter that trains (none: in full). */
+export interface LoopBenchModel {
+  source: Extract<ModelSource, { kind: 'checkpoint' }>;
+  lora?: LoraConfig;
+}
+
+/**
+ * `steps` loop steps of `settings` on a fresh session of `model`, each phase timed (wall and
+ * GPU), counted and its generation measured against the decode rate of its batch size.
+ */
+export async function benchLoopMethod(
+  rt: Runtime, bench: LoopBenchModel, seeds: readonly Problem[], settings: LoopSettings, steps: number, log: (m: string) => void,
+): Promise<LoopBenchRow> {
+  const name = settings.method.name as MethodName;
+  const session = ModelSession.create(rt, bench.source);
   try {
+    if (bench.lora) session.setLora(bench.lora, { seed: settings.seed });
     session.resetOptimizer();
     const model = detachedRunModel(session, DEFAULT_RUN.warmupLr);
-    const settings: LoopSettings = { ...DEFAULT_LOOP, method, templates: COMPACT_TEMPLATES };
     // Each phase's generation: rows, tokens and time, counted around the model's generate.
     let genOfStep: Partial<Record<Phase, { rows: number; tokens: number; seconds: number }>> = {};
     let phaseNow: Phase | null = null;
@@ -254,7 +267,11 @@ export async function benchLoop(
   const peakGflops = await matmulPeak(rt);
   o.log(`loop: matmul peak at 512³ ${peakGflops.toFixed(2)} GFLOP/s`);
   const rows: LoopBenchRow[] = [];
-  for (const name of o.methods ?? LOOP_METHODS) rows.push(await benchMethod(rt, checkpoint, seeds, name, o.steps ?? (o.quick ? 2 : 5), o.log));
+  for (const name of o.methods ?? LOOP_METHODS) {
+    const model = { source: { kind: 'checkpoint', checkpoint: importCheckpoint(checkpoint), name: LOOP_CHECKPOINT } } as const;
+    const settings: LoopSettings = { ...DEFAULT_LOOP, method: METHODS[name], templates: COMPACT_TEMPLATES };
+    rows.push(await benchLoopMethod(rt, model, seeds, settings, o.steps ?? (o.quick ? 2 : 5), o.log));
+  }
   // After the methods: their tuning covers the decode shapes measured here.
   const prologues = await prologueFigures(rt, checkpoint);
   o.log(`loop: decode step ${prologues.map((f) => `${f.fused ? 'fused' : 'apart'} ${f.perStep.dispatches} dispatches, ${f.perStep.bindGroups} bind groups made, ${f.perStep.hostWaits} host waits, ${f.decodeTokensPerS.toFixed(0)} tok/s`).join('; ')}`);

@@ -4,6 +4,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import type { Table } from './suite';
 
 export interface NodeHalf {
   quick: boolean;
@@ -26,4 +27,10 @@ export function runNodeHalf<T>(measure: (half: NodeHalf) => Promise<T>): void {
       process.exit(1);
     },
   );
+}
+
+/** Tables as Markdown on the progress stream, to paste (scripts/bench.mjs prints the same from the JSON). */
+export function logTables(tables: readonly Table[], log: (message: string) => void): void {
+  const line = (cells: string[]) => `| ${cells.join(' | ')} |`;
+  for (const t of tables) log(['', t.title, '', line(t.columns), line(t.columns.map(() => '--:')), ...t.rows.map(line), '', ...(t.notes ?? [])].join('\n'));
 }

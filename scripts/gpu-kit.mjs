@@ -9,7 +9,8 @@
  * torch_decode.py), which run where python3 has PyTorch with CUDA. With --debs, the Debian
  * packages in DIR (a Vulkan loader: libvulkan1) travel too, unpacked on a machine that lacks
  * the loader. DIR/run.sh [--quick] runs it all on the GPU and writes DIR/results/: gpu.json
- * (the engine), peers.json (PyTorch) and ratios.md (the engine beside the peers). DIR/compare.sh
+ * (the engine), peers.json (PyTorch), ratios.md (the engine beside the peers) and step.json
+ * (one SAGE step on the Qwen-shaped f16 base with LoRA, bench/node/step.ts). DIR/compare.sh
  * ARGS, run from a checkout's root, runs `npm run compare` there on the GPU (its runs side by
  * side with --jobs), bundled with the evolve it starts.
  */
@@ -72,6 +73,12 @@ if [ -z "\${KIT_NO_PEERS:-}" ] && python3 -c 'import torch, sys; sys.exit(0 if t
 else
   echo "gpu-kit: no PyTorch with CUDA here: the peers did not run"
 fi
+# Last, so that a short loan loses only this: one SAGE step on the Qwen-shaped f16 base with
+# LoRA, phase by phase, with the GPU's busy share (KIT_NO_STEP=1 skips it).
+if [ -z "\${KIT_NO_STEP:-}" ]; then
+  "$node" k/b/step.mjs --out "$res/step.json" "$@" 2> >(tee "$res/step.txt.log" >&2)
+  echo "gpu-kit: results/step.json written"
+fi
 `;
 
 // npm run compare (and the evolve runs it starts) on the GPU, from a repository's root: its
@@ -100,7 +107,7 @@ await runCli(gpuKitCli, async (o) => {
   // repository's: the platform finds shaders/ two folders up from itself.
   mkdirSync(join(out, 'k', 'b'), { recursive: true });
   // The report, and compare with the evolve it spawns (found beside it), each bundled whole.
-  for (const [entry, name] of [['bench/node/gpu.ts', 'gpu'], ['src/cli/compare.ts', 'compare'], ['src/cli/evolve.ts', 'evolve']]) {
+  for (const [entry, name] of [['bench/node/gpu.ts', 'gpu'], ['bench/node/step.ts', 'step'], ['src/cli/compare.ts', 'compare'], ['src/cli/evolve.ts', 'evolve']]) {
     run(esbuild, [
       entry, '--bundle', '--platform=node', '--format=esm', '--target=node20', '--log-level=warning',
       `--outfile=${join(out, 'k', 'b', `${name}.mjs`)}`, '--external:webgpu', '--external:pyodide',
@@ -108,6 +115,9 @@ await runCli(gpuKitCli, async (o) => {
     ]);
   }
   cpSync(join(root, 'shaders'), join(out, 'shaders'), { recursive: true });
+  // The SAGE step's seeds, where it reads them from the kit's root as from a checkout's.
+  mkdir(join(out, 'data', 'seeds'));
+  copyFileSync(join(root, 'data', 'seeds', 'curriculum-500.jsonl'), join(out, 'data', 'seeds', 'curriculum-500.jsonl'));
   const webgpu = join(out, 'node_modules', 'webgpu');
   mkdirSync(join(webgpu, 'dist'), { recursive: true });
   for (const f of ['index.js', 'package.json', 'LICENSE.md']) copyFileSync(join(root, 'node_modules', 'webgpu', f), join(webgpu, f));
@@ -135,5 +145,5 @@ await runCli(gpuKitCli, async (o) => {
     chmodSync(join(out, file), 0o755);
   }
   const du = spawnSync('du', ['-sh', out], { encoding: 'utf8' });
-  console.log(`gpu-kit: ${du.stdout.trim() || out}; on the GPU machine run ${join(o.out, 'run.sh')} [--quick] (the report and peers), or ${join(o.out, 'compare.sh')} ARGS from a checkout's root (npm run compare)`);
+  console.log(`gpu-kit: ${du.stdout.trim() || out}; on the GPU machine run ${join(o.out, 'run.sh')} [--quick] (the report, its peers, then one SAGE step), or ${join(o.out, 'compare.sh')} ARGS from a checkout's root (npm run compare)`);
 });

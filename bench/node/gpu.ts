@@ -11,7 +11,7 @@
 import { Runtime } from '../../src/gpu/runtime';
 import { nodePlatform } from '../../src/platform/node';
 import { gpuReport, gpuTables } from '../gpuReport';
-import { runNodeHalf } from '../nodeHalf';
+import { logTables, runNodeHalf } from '../nodeHalf';
 import { threadCpuClock } from '../threadClock';
 import { isolatedCache } from '../trainCore';
 
@@ -22,11 +22,7 @@ runNodeHalf(async ({ quick, log }) => {
   const profileRt = await Runtime.create(platform, { profile: true });
   try {
     const report = await gpuReport(rt, { quick, log, profileRt, clock: threadCpuClock() ?? undefined });
-    // The table to paste, in Markdown (scripts/bench.mjs prints the same from the JSON).
-    const line = (cells: string[]) => `| ${cells.join(' | ')} |`;
-    for (const t of gpuTables(report, 'Node (Dawn)')) {
-      log(['', t.title, '', line(t.columns), line(t.columns.map(() => '--:')), ...t.rows.map(line), '', ...(t.notes ?? [])].join('\n'));
-    }
+    logTables(gpuTables(report, 'Node (Dawn)'), log);
     return report;
   } finally {
     profileRt.destroy();
