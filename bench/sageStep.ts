@@ -14,6 +14,7 @@
  */
 import type { Problem } from '../src/data/problem';
 import type { Runtime } from '../src/gpu/runtime';
+import type { LlamaConfig } from '../src/model/config';
 import { DEFAULT_LORA } from '../src/model/lora';
 import { resolveRunSettings, checkpointStart } from '../src/sage/runSpec';
 import { QWEN25_05B } from './decodeCounts';
@@ -39,12 +40,18 @@ const QUICK_TOKENS = { challenger: 8, planner: 8, solver: 8, critic: 8 };
 /** `rt` must profile (Runtime.create with profile: true) for the GPU times. */
 export async function sageStep(
   rt: Runtime,
-  { quick, seeds, log, steps = quick ? 1 : 2 }: { quick: boolean; seeds: readonly Problem[]; log(m: string): void; steps?: number },
+  {
+    quick, seeds, log, steps = quick ? 1 : 2, config = quick ? { ...QWEN25_05B, num_hidden_layers: 1, vocab_size: 4096 } : QWEN25_05B,
+  }: {
+    quick: boolean; seeds: readonly Problem[]; log(m: string): void; steps?: number;
+    /** The model's shape (default Qwen2.5-0.5B's; quick: one layer of it, vocabulary 4,096). */
+    config?: LlamaConfig;
+  },
 ): Promise<SageStepFigures> {
-  const config = quick ? { ...QWEN25_05B, num_hidden_layers: 1, vocab_size: 4096 } : QWEN25_05B;
   const resolved = resolveRunSettings({ start: checkpointStart(true), templates: 'instruct', lora: true, method: 'sage' });
   const settings = quick ? { ...resolved, maxNewTokens: QUICK_TOKENS } : resolved;
-  log(`sage step: Qwen2.5-0.5B shape${quick ? ' (quick: 1 layer, vocabulary 4,096, 8 new tokens a role)' : ''}, f16 base, LoRA r${DEFAULT_LORA.rank}, ${steps} step(s)`);
+  const shape = `${config.num_hidden_layers} layer(s) of width ${config.hidden_size}, vocabulary ${config.vocab_size}`;
+  log(`sage step: ${shape}${quick ? ', 8 new tokens a role (quick)' : ''}, f16 base, LoRA r${DEFAULT_LORA.rank}, ${steps} step(s)`);
   const row = await benchLoopMethod(
     rt,
     { source: { kind: 'checkpoint', checkpoint: randomCheckpoint(config), name: 'Qwen2.5-0.5B-shaped (random)', baseDtype: 'f16' }, lora: DEFAULT_LORA },
