@@ -23,20 +23,14 @@ export function paddedByteTokenizer(vocab: number): { tokenizerJson: string; tok
   const files = new ByteTokenizer().files();
   const json = JSON.parse(files.get('tokenizer.json')!) as { model: { vocab: Record<string, number> } };
   const bytes = Object.keys(json.model.vocab);
-  let id = bytes.length + BYTE_SPECIAL_TOKENS.length;
-  outer: for (const a of bytes) {
-    for (const b of bytes) {
-      if (id >= vocab) break outer;
-      json.model.vocab[a + b] = id++;
-    }
+  function* fillers(): Generator<string> {
+    for (const a of bytes) for (const b of bytes) yield a + b;
+    for (const a of bytes) for (const b of bytes) for (const c of bytes) yield a + b + c;
   }
-  outer3: for (const a of bytes) {
-    for (const b of bytes) {
-      for (const c of bytes) {
-        if (id >= vocab) break outer3;
-        json.model.vocab[a + b + c] = id++;
-      }
-    }
+  let id = bytes.length + BYTE_SPECIAL_TOKENS.length;
+  for (const filler of fillers()) {
+    if (id >= vocab) break;
+    json.model.vocab[filler] = id++;
   }
   const config = JSON.parse(files.get('tokenizer_config.json')!) as Record<string, unknown>;
   config.chat_template = CHATML;

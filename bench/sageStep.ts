@@ -14,7 +14,6 @@
  */
 import type { Problem } from '../src/data/problem';
 import type { Runtime } from '../src/gpu/runtime';
-import type { LlamaConfig } from '../src/model/config';
 import { DEFAULT_LORA } from '../src/model/lora';
 import { resolveRunSettings, checkpointStart } from '../src/sage/runSpec';
 import { QWEN25_05B } from './decodeCounts';
@@ -40,14 +39,9 @@ const QUICK_TOKENS = { challenger: 8, planner: 8, solver: 8, critic: 8 };
 /** `rt` must profile (Runtime.create with profile: true) for the GPU times. */
 export async function sageStep(
   rt: Runtime,
-  {
-    quick, seeds, log, steps = quick ? 1 : 2, config = quick ? { ...QWEN25_05B, num_hidden_layers: 1, vocab_size: 4096 } : QWEN25_05B,
-  }: {
-    quick: boolean; seeds: readonly Problem[]; log(m: string): void; steps?: number;
-    /** The model's shape (default Qwen2.5-0.5B's; quick: one layer of it, vocabulary 4,096). */
-    config?: LlamaConfig;
-  },
+  { quick, seeds, log, steps = quick ? 1 : 2 }: { quick: boolean; seeds: readonly Problem[]; log(m: string): void; steps?: number },
 ): Promise<SageStepFigures> {
+  const config = quick ? { ...QWEN25_05B, num_hidden_layers: 1, vocab_size: 4096 } : QWEN25_05B;
   const resolved = resolveRunSettings({ start: checkpointStart(true), templates: 'instruct', lora: true, method: 'sage' });
   const settings = quick ? { ...resolved, maxNewTokens: QUICK_TOKENS } : resolved;
   const shape = `${config.num_hidden_layers} layer(s) of width ${config.hidden_size}, vocabulary ${config.vocab_size}`;
