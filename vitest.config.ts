@@ -3,12 +3,18 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['src/**/*.test.ts', 'bench/**/*.test.ts'],
-    // Files run two at a time, each in its own process (Dawn is happiest in a plain process,
+    // Files run two at a time, in two forked processes (Dawn is happiest in a plain process,
     // no worker threads). A GPU test's time on SwiftShader is mostly pipeline compiles, which
     // run on one core, so a second file keeps the other core busy.
     pool: 'forks',
     fileParallelism: true,
     maxWorkers: 2,
+    // A worker process runs file after file (not a process each): its Dawn device and the
+    // pipelines compiled on it (one PipelineCache per device) serve every later file, where
+    // most GPU test time on SwiftShader is compiling the same kernels again. Each file still
+    // gets runtimes and an 'own' autotune table of its own (src/testSetup.ts).
+    isolate: false,
+    setupFiles: ['src/testSetup.ts'],
     // Timeouts only catch hangs: tests assert results after a fixed amount of work, and a
     // busy 2-core machine may run GPU (SwiftShader) work several times slower than idle.
     testTimeout: 15 * 60_000,

@@ -21,9 +21,24 @@ const shared = new Map<string, Promise<Runtime>>();
  */
 export type TuningCache = 'own' | 'suite';
 
+/** Test files this process has ended (endTestRuntimes): a file's 'own' autotune table is named by it. */
+let filesEnded = 0;
+
 /** The platform of a test runtime or engine with that autotune table. */
 export function testPlatform(tuning: TuningCache): Platform {
-  return tuning === 'suite' ? nodePlatform() : nodePlatform({ cacheFile: join(tmpdir(), `sage-lab-test-${process.pid}.json`) });
+  return tuning === 'suite' ? nodePlatform() : nodePlatform({ cacheFile: join(tmpdir(), `sage-lab-test-${process.pid}-${filesEnded}.json`) });
+}
+
+/**
+ * Ends the test file's runtimes (src/testSetup.ts, after each file). A worker process runs
+ * several files (vitest.config.ts): the next file gets runtimes and an 'own' autotune table of
+ * its own, on the same device, whose compiled pipelines it reuses.
+ */
+export async function endTestRuntimes(): Promise<void> {
+  const ending = [...shared.values()];
+  shared.clear();
+  filesEnded++;
+  for (const rt of ending) (await rt).destroy();
 }
 
 /** One runtime per test file, option set and autotune table (see TuningCache). */
