@@ -59,8 +59,8 @@ function sources(...dirs: string[]): string[] {
 }
 
 describe('the source keeps its rooms apart', () => {
-  /** A test-only module: a test file, or a helper named for tests (`testUtils.ts`, `hostileTestUtils.ts`). */
-  const testOnly = (path: string) => /\.test(\.tsx?)?$/.test(path) || /testUtils(\.tsx?)?$/i.test(posix.basename(path));
+  /** A test-only module: a test file, a helper named for tests (`testUtils.ts`, `hostileTestUtils.ts`), or the test runner's setup (`testSetup.ts`). */
+  const testOnly = (path: string) => /\.test(\.tsx?)?$/.test(path) || /(testUtils|^testSetup)(\.tsx?)?$/i.test(posix.basename(path));
 
   it('the product and its tools import no test helper', () => {
     const offenders = sources('src', 'bench', 'scripts')
