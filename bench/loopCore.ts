@@ -1,7 +1,8 @@
 /**
- * Loop steps measured phase by phase: SAGE, MAE and the RLVR baseline with the default loop
- * settings, from the shipped warm-up checkpoint (so completions have the lengths of a real
- * run, not the token limits an untrained model runs to) on the shipped curriculum seeds.
+ * Loop steps measured phase by phase: SAGE, MAE and the RLVR baseline as a default run makes
+ * them, from the lab's default checkpoint with the settings its record names (so completions
+ * have the lengths of a real run, not the token limits an untrained model runs to) on the
+ * shipped curriculum seeds.
  * Each run first tunes its kernels (LoopModel.prepare, from an empty tuning cache) and then
  * times every step, the first included. Per phase: wall time, GPU busy time (timestamp
  * queries), matmul FLOPs, dispatches, submits, bind groups made, host waits and readbacks, and the achieved share of this adapter's
@@ -14,11 +15,12 @@ import type { Problem } from '../src/data/problem';
 import type { Runtime, RuntimeCounters } from '../src/gpu/runtime';
 import { importCheckpoint } from '../src/model/checkpoint';
 import { detachedLoop } from '../src/sage/run';
-import { METHODS, type MethodName } from '../src/sage/config';
+import type { MethodName } from '../src/sage/config';
 import { runShapeHints, type StepMetrics } from '../src/sage/loop';
-import { DEFAULT_LOOP, type LoopSettings, type Phase } from '../src/sage/loopContract';
+import type { LoopSettings, Phase } from '../src/sage/loopContract';
 import { DEFAULT_RUN } from '../src/sage/settings';
-import { COMPACT_TEMPLATES } from '../src/sage/templates';
+import { checkpointStart, resolveRunSettings } from '../src/sage/runSpec';
+import { DEFAULT_MODEL, SHIPPED_MODELS_DIR } from '../src/sage/shippedModels';
 import { detachedRunModel } from '../src/sage/runModel';
 import type { LoraConfig } from '../src/model/lora';
 import { ModelSession, type ModelSource } from '../src/train/session';
@@ -26,16 +28,14 @@ import { addCounts, countsBetween, decodeStepCounts, formatCounts, WORK_COUNT_CO
 import { median, type Table } from './suite';
 import { matmulPeak } from './gpuReport';
 
-/** The shipped checkpoint the loop starts from, and its files. */
-export const LOOP_CHECKPOINT = 'data/models/tiny-curriculum';
-export const LOOP_CHECKPOINT_FILES = ['config.json', 'generation_config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json', 'special_tokens_map.json'];
+/** The checkpoint a default run starts from, and its files (its record names the run's settings). */
+export const LOOP_CHECKPOINT = `${SHIPPED_MODELS_DIR}/${DEFAULT_MODEL}`;
+export const LOOP_CHECKPOINT_FILES = ['config.json', 'generation_config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json', 'special_tokens_map.json', 'sage_lab.json'];
 export const LOOP_SEEDS = 'data/seeds/curriculum-500.jsonl';
 
 export const LOOP_METHODS: readonly MethodName[] = ['sage', 'mae', 'rlvr'];
 /** Phases in the order a step runs them. */
 export const LOOP_PHASES: readonly Phase[] = ['propose', 'score-problems', 'difficulty', 'admit', 'plan', 'score-plans', 'solve', 'judge-answers', 'update'];
-/** Seconds per step before this benchmark's figures (median, default settings, shipped checkpoint, 2-core machine without a GPU, 2026-11-24). */
-export const BEFORE_S_PER_STEP: Partial<Record<MethodName, number>> = { rlvr: 6.0, sage: 19.1 };
 /** Held-out problems a default run validates on: validation is one of its generations. */
 const HELD_OUT = DEFAULT_RUN.validationLimit;
 
@@ -268,8 +268,10 @@ export async function benchLoop(
   o.log(`loop: matmul peak at 512³ ${peakGflops.toFixed(2)} GFLOP/s`);
   const rows: LoopBenchRow[] = [];
   for (const name of o.methods ?? LOOP_METHODS) {
-    const model = { source: { kind: 'checkpoint', checkpoint: importCheckpoint(checkpoint), name: LOOP_CHECKPOINT } } as const;
-    const settings: LoopSettings = { ...DEFAULT_LOOP, method: METHODS[name], templates: COMPACT_TEMPLATES };
+    const imported = importCheckpoint(checkpoint);
+    const model = { source: { kind: 'checkpoint', checkpoint: imported, name: LOOP_CHECKPOINT } } as const;
+    // Resolved as the CLI and the page resolve a run from this checkpoint with nothing overridden.
+    const settings = resolveRunSettings({ start: checkpointStart(imported.rolesTaught, imported.labSettings), templates: imported.templates ?? 'compact', lora: false, method: name });
     rows.push(await benchLoopMethod(rt, model, seeds, settings, o.steps ?? (o.quick ? 2 : 5), o.log));
   }
   // After the methods: their tuning covers the decode shapes measured here.
@@ -296,14 +298,12 @@ export function loopTables(platform: string, bench: LoopBench): Table[] {
     }),
   );
   const summary = bench.rows.map((r) => {
-    if (r.error) return [r.method, 'failed', ...new Array<string>(7).fill('-')];
+    if (r.error) return [r.method, 'failed', ...new Array<string>(6).fill('-')];
     const steps = r.stepSeconds;
     const update = r.phases.update;
-    const before = BEFORE_S_PER_STEP[r.method];
     return [
       r.method,
       fmt(r.seconds.total, 2),
-      before ? `${fmt(before, 1)} (${fmt(before / r.seconds.total, 2)}×)` : '-',
       `${fmt(steps[0]! / r.seconds.total, 2)} / ${fmt(Math.max(...steps) / r.seconds.total, 2)}`,
       `${fmt(r.prepare.seconds, 0)} s, ${r.prepare.tuned}`,
       String(r.tunedInSteps.reduce((a, b) => a + b, 0)),
@@ -338,12 +338,12 @@ export function loopTables(platform: string, bench: LoopBench): Table[] {
     },
     {
       title: `Loop step goals, ${platform}`,
-      columns: ['method', 's/step', 'before (speed-up)', 'first / slowest step ÷ median', 'tuning before step 1 (shapes)', 'shapes tuned in steps', 'generated tok/s', 'generation share of decode', 'update share of peak'],
+      columns: ['method', 's/step', 'first / slowest step ÷ median', 'tuning before step 1 (shapes)', 'shapes tuned in steps', 'generated tok/s', 'generation share of decode', 'update share of peak'],
       rows: summary,
       notes: [
         'every step timed, the first included, after LoopModel.prepare tuned the run\'s kernels from an empty cache (the methods after the first share its tuning);',
         'generation share of decode: the seconds the phases\' generations would take at the decode rate of their batch sizes over the seconds they took;',
-        'before: the same step\'s median before packing, shared prefixes and tuning ahead (2-core machine without a GPU, 2026-11-24)',
+        `a default run's step: ${LOOP_CHECKPOINT} with the settings its record names, every other setting the lab's default`,
       ],
     },
   ];

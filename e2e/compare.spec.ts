@@ -1,3 +1,4 @@
+import { DEFAULT_MODEL } from '../src/sage/shippedModels';
 import { expect, fillSetting, test } from './lab';
 
 test('a comparison in the lab: methods × seeds from one start, one after another, reported with paired intervals and bands', async ({ page }) => {
@@ -41,7 +42,7 @@ test('a comparison in the lab: methods × seeds from one start, one after anothe
   expect(configs.map((c) => `${c.method}:${c.settings.seed}`).sort()).toEqual(['rlvr:0', 'rlvr:1', 'sage:0', 'sage:1']);
   expect(new Set(configs.map((c) => c.comparison)).size).toBe(1);
   // Each run keeps its first and last validation's results on the 4 problems.
-  for (const c of configs) expect(c).toMatchObject({ model: 'tiny-arith', settings: { patience: 2 }, kept: ['0:4', '1:4'] });
+  for (const c of configs) expect(c).toMatchObject({ model: DEFAULT_MODEL, settings: { patience: 2 }, kept: ['0:4', '1:4'] });
 
   // The same comparison again has nothing left to run; one more seed runs two more.
   await page.getByTestId('compare-seeds').fill('3');

@@ -1,4 +1,5 @@
 import type { Page } from '@playwright/test';
+import { DEFAULT_MODEL } from '../src/sage/shippedModels';
 import { expect, fillSetting, test } from './lab';
 
 /** Where an element starts on the page, from the top. */
@@ -13,7 +14,7 @@ test('a first visit: the page says what the lab does and what Start will do, set
   // No runs kept in a fresh browser: the panel, with the defaults Start will use.
   const panel = page.getByTestId('first-visit');
   await expect(panel).toBeVisible();
-  await expect(page.getByTestId('first-visit-model')).toContainText('tiny-arith, shipped with the lab');
+  await expect(page.getByTestId('first-visit-model')).toContainText(`${DEFAULT_MODEL}, shipped with the lab`);
   await expect(page.getByTestId('first-visit-problems')).toContainText('500 seed problems from curriculum-500.jsonl');
   await expect(page.getByTestId('first-visit-problems')).toContainText('200 held-out problems of curriculum-1000.jsonl');
   await expect(page.getByTestId('first-visit-method')).toContainText('SAGE: Challenger, Planner, Solver and Critic, all trained, for 20 steps');

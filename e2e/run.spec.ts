@@ -1,6 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import type { Page } from '@playwright/test';
 import { unzipSync } from 'fflate';
+import { DEFAULT_MODEL } from '../src/sage/shippedModels';
 import { expect, fillSetting, pixelsOf, test } from './lab';
 
 /** Drops a file on the page with a real drag-and-drop event sequence. */
@@ -78,12 +79,12 @@ test('a loop run in the lab: seeds dropped, live charts and transcripts, pause, 
   const small = { steps: 3, evalEvery: 1, validationLimit: 5, proposals: 2, references: 2, difficultySamples: 1, trainProblems: 2, solverSamples: 1 };
   for (const [k, v] of Object.entries(small)) await fillSetting(page, k, String(v));
   // No model held: Start loads the shipped checkpoint, which needs no warm-up.
-  await expect(page.getByTestId('run-model-default')).toContainText('tiny-arith');
+  await expect(page.getByTestId('run-model-default')).toContainText(DEFAULT_MODEL);
   await expect(page.getByTestId('setting-warmupSteps')).toHaveValue('0');
   await expect(page.getByTestId('start-run')).toBeEnabled();
   await mark('start');
   await page.getByTestId('start-run').click();
-  await expect(page.getByTestId('run-model-summary')).toContainText('tiny-arith');
+  await expect(page.getByTestId('run-model-summary')).toContainText(DEFAULT_MODEL);
 
   // Both charts gain points as steps end; the transcripts fill.
   await expect.poll(() => points(page, 'chart-bank'), { timeout: 15 * 60_000 }).toBeGreaterThanOrEqual(2);
@@ -117,7 +118,7 @@ test('a loop run in the lab: seeds dropped, live charts and transcripts, pause, 
   expect(header['model.embed_tokens.weight']?.shape).toEqual([expect.any(Number), expect.any(Number)]);
   expect(Object.keys(header).length).toBeGreaterThan(5);
   // The run's record: the shipped checkpoint, no warm-up.
-  expect(JSON.parse(new TextDecoder().decode(files['config.json']))).toMatchObject({ model: 'tiny-arith', templates: 'compact', settings: { warmupSteps: 0 } });
+  expect(JSON.parse(new TextDecoder().decode(files['config.json']))).toMatchObject({ model: DEFAULT_MODEL, templates: 'compact', settings: { warmupSteps: 0 } });
   const exportedSteps = (JSON.parse(new TextDecoder().decode(files['state.json'])) as { step: number }).step;
   expect(exportedSteps).toBeGreaterThanOrEqual(2);
 

@@ -6,6 +6,7 @@ import { SHIPPED_SPLITS } from '../data/curriculum';
 import { CEILING } from '../research/compare';
 import { PILOT_BAR, type ComparisonPlan, type PilotRecord } from '../research/namedLevels';
 import { compareCli, prepare } from './compare';
+import { SHIPPED_MODEL } from './runFiles';
 import { parseCommandLine, UsageError } from './options';
 import { expectEveryOptionChecked, runCliProcess } from './testUtils';
 
@@ -53,7 +54,7 @@ describe('compare command line', () => {
     expect(await refused(['--pilot-record', pilot])).toBe(`compare: --pilot-record ${pilot}: no pilot record there (pilot.json, written by npm run compare -- --pilot)`);
     const interval = { estimate: 0.12, lo: 0.05, hi: 0.19, se: 0.03, insideNoise: false, problems: 240, seeds: [2, 2], seedsResampled: true, seedsPaired: true, resamples: 10_000 };
     const record: PilotRecord = {
-      kind: 'pilot', levels: ['3', '4', '5'], bar: PILOT_BAR.text, model: 'data/models/tiny-arith', steps: 40, seeds: [1000, 1001], methods: ['rlvr', CEILING.name],
+      kind: 'pilot', levels: ['3', '4', '5'], bar: PILOT_BAR.text, model: SHIPPED_MODEL, steps: 40, seeds: [1000, 1001], methods: ['rlvr', CEILING.name],
       seedProblems: SHIPPED_SPLITS.seeds.file, ceilingSeeds: SHIPPED_SPLITS.ceiling.file, validation: SHIPPED_SPLITS.validation.file, validationLimit: 400, resamples: 10_000, startedAt: 'T',
       result: { clears: true, reason: 'r', pooled: interval, perLevel: {}, finishedAt: 'T' },
     };
@@ -61,7 +62,7 @@ describe('compare command line', () => {
     write({ ...record, result: null });
     expect(await refused(['--pilot-record', pilot])).toBe(`compare: --pilot-record ${pilot}: the pilot has no verdict yet (its runs are not finished)`);
     write({ ...record, model: 'data/models/other' });
-    expect(await refused(['--pilot-record', pilot])).toBe(`compare: --pilot-record ${pilot}: the pilot ran from data/models/other, this comparison from data/models/tiny-arith`);
+    expect(await refused(['--pilot-record', pilot])).toBe(`compare: --pilot-record ${pilot}: the pilot ran from data/models/other, this comparison from ${SHIPPED_MODEL}`);
     write({ ...record, seeds: [3, 4] });
     expect(await refused(['--pilot-record', pilot])).toBe(`compare: --pilot-record ${pilot}: seeds 3,4 were the pilot's: a comparison may not reuse them`);
     write(record);
@@ -69,7 +70,7 @@ describe('compare command line', () => {
     // A plan recorded at a comparison's start: its primary is not renamed, nor added after the runs.
     const cmp = join(dir, 'cmp');
     mkdirSync(cmp);
-    const plan: ComparisonPlan = { kind: 'comparison', primary: 'sage:rlvr', levels: ['3', '4', '5'], pilot: null, methods: ['sage', 'rlvr'], seeds: [0], steps: 1, model: 'data/models/tiny-arith', resamples: 10_000, recordedAt: 'T', runsBefore: 0 };
+    const plan: ComparisonPlan = { kind: 'comparison', primary: 'sage:rlvr', levels: ['3', '4', '5'], pilot: null, methods: ['sage', 'rlvr'], seeds: [0], steps: 1, model: SHIPPED_MODEL, resamples: 10_000, recordedAt: 'T', runsBefore: 0 };
     writeFileSync(join(cmp, 'plan.json'), JSON.stringify(plan));
     expect(await refused(['--primary', 'rlvr:sage', '--report-only'])).toBe(`compare: --primary rlvr:sage: this comparison named sage:rlvr at its start (${join(cmp, 'plan.json')})`);
     expect(await refused(['--levels', '3', '--report-only'])).toBe(`compare: --levels 3: the comparison in ${cmp} named 3,4,5 before its runs`);
@@ -89,7 +90,7 @@ describe('compare command line', () => {
     expect(existsSync(join(pilot, CEILING.name, 'seed-1000', 'state.json'))).toBe(true);
     expect(existsSync(join(pilot, 'rlvr', 'seed-0'))).toBe(false);
     const record = JSON.parse(readFileSync(join(pilot, 'pilot.json'), 'utf8')) as PilotRecord;
-    expect(record).toMatchObject({ kind: 'pilot', levels: ['3', '4'], seeds: [1000], steps: 1, bar: PILOT_BAR.text, model: 'data/models/tiny-arith', resamples: 10_000 });
+    expect(record).toMatchObject({ kind: 'pilot', levels: ['3', '4'], seeds: [1000], steps: 1, bar: PILOT_BAR.text, model: SHIPPED_MODEL, resamples: 10_000 });
     // The verdict is written either way; one seed and four problems cannot clear the bar with an interval above 0 unless the ceiling is right on all four and RLVR on none.
     expect(record.result).not.toBeNull();
     expect(record.result!.pooled).toMatchObject({ problems: 4, seeds: [1, 1] });
@@ -115,7 +116,7 @@ describe('compare command line', () => {
     mkdirSync(pilot);
     const gap = { estimate: 0.12, lo: 0.05, hi: 0.19, se: 0.03, insideNoise: false, problems: 240, seeds: [2, 2], seedsResampled: true, seedsPaired: true, resamples: 10_000 };
     writeFileSync(join(pilot, 'pilot.json'), JSON.stringify({
-      kind: 'pilot', levels: ['3', '4'], bar: PILOT_BAR.text, model: 'data/models/tiny-arith', steps: 40, seeds: [1000, 1001], methods: ['rlvr', CEILING.name],
+      kind: 'pilot', levels: ['3', '4'], bar: PILOT_BAR.text, model: SHIPPED_MODEL, steps: 40, seeds: [1000, 1001], methods: ['rlvr', CEILING.name],
       seedProblems: SHIPPED_SPLITS.seeds.file, ceilingSeeds: SHIPPED_SPLITS.ceiling.file, validation: SHIPPED_SPLITS.validation.file, validationLimit: 400, resamples: 10_000, startedAt: 'T',
       result: { clears: true, reason: '+12.0 points pooled, the interval [+5.0, +19.0] above 0', pooled: gap, perLevel: {}, finishedAt: 'T' },
     } satisfies PilotRecord));
@@ -134,7 +135,7 @@ describe('compare command line', () => {
       for (const s of [0, 1]) {
         const state = JSON.parse(readFileSync(join(out, m, `seed-${s}`, 'state.json'), 'utf8')) as { step: number };
         expect(state.step).toBe(1);
-        expect(JSON.parse(readFileSync(join(out, m, `seed-${s}`, 'config.json'), 'utf8'))).toMatchObject({ method, seeds, model: 'data/models/tiny-arith', settings: { seed: s, patience: 2 } });
+        expect(JSON.parse(readFileSync(join(out, m, `seed-${s}`, 'config.json'), 'utf8'))).toMatchObject({ method, seeds, model: SHIPPED_MODEL, settings: { seed: s, patience: 2 } });
       }
     }
     const md = readFileSync(join(out, 'summary.md'), 'utf8');

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import type { ProblemOutcome, ValidationOutcomes, ValidationResult } from '../sage/validation';
 import { tally, type SampledOutcome, type SampledTally } from '../sage/sampledValidation';
 import { evalCli, run as evaluate } from './eval';
+import { SHIPPED_MODEL } from './runFiles';
 import { expectEveryOptionChecked, runCliInProcess, runCliProcess } from './testUtils';
 
 const VALIDATION = 'data/validation/curriculum-1000.jsonl';
@@ -65,7 +66,7 @@ describe('eval on Dawn', () => {
     const r = await runCliInProcess(evaluate, args);
     expect(r.status, r.stderr).toBe(0);
     // No --templates: the shipped checkpoint's record (compact), not instruct.
-    expect(r.stdout).toMatch(/^model data\/models\/tiny-arith · [\d.]+M params · compact prompts · SAGE: .* · 4 of 5 held-out problems · token limits Planner 24, Solver 16, Critic 8/m);
+    expect(r.stdout).toMatch(new RegExp(`^model ${SHIPPED_MODEL} · [\\d.]+M params · compact prompts · SAGE: .* · 4 of 5 held-out problems · token limits Planner 24, Solver 16, Critic 8`, 'm'));
 
     const outcomes = readFileSync(join(out, 'outcomes.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as ValidationOutcomes);
     expect(outcomes.map((o) => [o.step, o.mode])).toEqual([[0, 'solver'], [0, 'planned']]);

@@ -7,8 +7,10 @@ import type { KernelPlan } from '../gpu/kernelPlan';
 import { CACHE_VERSION } from '../gpu/ops/autotune';
 import type { MatmulVariant } from '../gpu/ops/matmulVariants';
 import { importCheckpoint } from '../model/checkpoint';
+import { escapeRegExp } from '../data/curriculum';
 import { DEFAULT_LOOP } from '../sage/loopContract';
 import { modelDefaults } from '../sage/settings';
+import { DEFAULT_MODEL, SHIPPED_MODEL_CATALOGUE } from '../sage/shippedModels';
 import { evolveCli, run as evolve, runTemplates } from './evolve';
 import { checkpointRecord, readCheckpointFolder, SHIPPED_MODEL } from './runFiles';
 import { expectEveryOptionChecked, runCliInProcess, runCliProcess } from './testUtils';
@@ -246,10 +248,10 @@ describe('evolve on Dawn, end to end', () => {
     });
 
     it('with no model option a run starts from the shipped checkpoint: its first step with no warm-up, and says so', async () => {
-      expect(cutStdout).toMatch(/^model: data\/models\/tiny-arith, the tiny preset pretrained on an arithmetic corpus, its roles warmed up .*--preset tiny warms one up from scratch instead$/m);
+      expect(cutStdout).toMatch(new RegExp(`^model: ${escapeRegExp(`${SHIPPED_MODEL}, ${SHIPPED_MODEL_CATALOGUE[DEFAULT_MODEL]}`)} .*--preset tiny warms one up from scratch instead$`, 'm'));
       expect(cutStdout).not.toMatch(/^warm-up \d+/m);
       expect(cutStdout).toMatch(/step 1\/1 /);
-      expect(cutRecord).toMatchObject({ model: 'data/models/tiny-arith', preset: null, templates: 'compact', settings: { warmupSteps: 0 } });
+      expect(cutRecord).toMatchObject({ model: SHIPPED_MODEL, preset: null, templates: 'compact', settings: { warmupSteps: 0 } });
       const both = await runCliInProcess(evolve, ['--model', 'data/models/tiny-curriculum', '--preset', 'tiny']);
       expect(both.status).toBe(2);
       expect(both.stderr).toBe('evolve: --model and --preset are exclusive (a checkpoint, or a preset trained from scratch)');

@@ -20,12 +20,13 @@ export const SHIPPED_MODEL_CATALOGUE = {
 export type ShippedModelName = keyof typeof SHIPPED_MODEL_CATALOGUE;
 
 /**
- * The checkpoint a run starts from when none is chosen. Chosen over tiny-curriculum (trained on
- * the seeds alone) because it knows levels the seeds do not show, so its Challenger poses new
- * and harder problems, its Solver answers a quarter of the held-out split rather than 2%, and
- * its Critic tells real problems from corrupted ones (data/models/README.md).
+ * The checkpoint a run starts from when none is chosen: the testbed whose pilot separated the
+ * ceiling from RLVR (docs/runs/2026-11-28-steps/), with the run settings its sage_lab.json
+ * records. Chosen over tiny-arith, whose Solver knows the hard levels but seldom says so in the
+ * task's format, so that no method could gain there, and over tiny-curriculum (the seeds alone),
+ * which knows nothing beyond them (data/models/README.md).
  */
-export const DEFAULT_MODEL: ShippedModelName = 'tiny-arith';
+export const DEFAULT_MODEL: ShippedModelName = 'tiny-arith-steps';
 
 /** Whether a name is a shipped checkpoint's (own keys only: `toString` is not one). */
 export function isShippedModel(name: string): name is ShippedModelName {

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { METHODS, type MethodName } from '../sage/config';
 import { adapterName, dismissFirstVisit, firstVisitDismissed, REFERENCE_STEP, showFirstVisit, startPlan, type PlanInput } from './firstVisit';
-import { DEFAULT_MODEL } from '../sage/shippedModels';
+import { DEFAULT_MODEL, SHIPPED_MODELS_DIR } from '../sage/shippedModels';
 
 /** A deterministic generator, so a failure names inputs that reproduce. */
 function rng(seed: number): () => number {
@@ -35,10 +35,13 @@ describe('the figures quoted before a first step', () => {
     const record = JSON.parse(readFileSync(REFERENCE_STEP.record, 'utf8')) as {
       machine: { cores: number };
       adapter: { architecture: string };
+      tables: unknown[];
       data: { browser: { rows: { method: string; stepSeconds: number[]; prepare: { seconds: number } }[] } };
     };
     expect(record.machine.cores).toBe(2);
     expect(record.adapter.architecture).toBe('swiftshader');
+    // Measured as a default run makes its steps: the default checkpoint with the settings it records.
+    expect(JSON.stringify(record.tables)).toContain(`${SHIPPED_MODELS_DIR}/${DEFAULT_MODEL} with the settings its record names`);
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
     const quoted = Object.entries(REFERENCE_STEP.secondsPerStep);
     expect(quoted.length).toBeGreaterThan(0);
