@@ -4,15 +4,16 @@
 // encodeExample at the warm-up's row length), one JSON line each: {"ids": [...], "mask": [...]},
 // mask 1 where a token is trained on. For a reference trainer on the CPU
 // (scripts/fixtures/sft_base.py), where the engine on SwiftShader takes hours. The Challenger's
-// `own` warm-up needs the model's own writing (a generation on the engine) and is not offered.
+// `own` warm-up takes the model's own writing from a file (scripts/own-problems.ts).
 // Usage: npx tsx scripts/warmup-examples.ts --out FILE [--warmup-corpus-problems 6000 ...]
 import { createHash } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { SHIPPED_SPLITS } from '../src/data/curriculum';
 import { readProblemFile } from '../src/data/nodeFile';
 import { ByteTokenizer } from '../src/model/tokenizer';
 import { DEFAULT_LOOP } from '../src/sage/loopContract';
 import { warmupExamples, type WarmupExampleSettings } from '../src/sage/run';
+import { parseJsonl } from '../src/sage/runRecords';
 import { DEFAULT_RUN, RUN_SPECS, warmupRecipe } from '../src/sage/settings';
 import { COMPACT_TEMPLATES } from '../src/sage/templates';
 import { CHALLENGER_WARMUP_NAMES, SOLVER_TARGET_NAMES, type ChallengerWarmup, type SolverTarget } from '../src/sage/warmup';
@@ -38,7 +39,8 @@ export const warmupExamplesCli = {
     'warmup-corpus-problems': { type: 'int', min: 0, default: DEFAULT_RUN.warmupCorpusProblems, help: RUN_SPECS.warmupCorpusProblems.help },
     'warmup-plan-variants': { type: 'int', min: 0, default: DEFAULT_RUN.warmupPlanVariants, help: RUN_SPECS.warmupPlanVariants.help },
     'warmup-solver-target': { type: 'string', choices: SOLVER_TARGET_NAMES, default: warmupRecipe(false).warmupSolverTarget, help: 'what the Solver\'s targets work before the answer' },
-    'challenger-warmup': { type: 'string', choices: CHALLENGER_WARMUP_NAMES.filter((c) => c !== 'own'), default: 'none', help: 'how the Challenger is taught (own needs a generation on the engine: npm run evolve)' },
+    'challenger-warmup': { type: 'string', choices: CHALLENGER_WARMUP_NAMES, default: 'none', help: 'how the Challenger is taught (own: with --own-problems)' },
+    'own-problems': { type: 'string', arg: 'FILE', exists: 'file', help: 'the problems the base wrote, JSONL of {question, answer} (scripts/own-problems.ts), for --challenger-warmup own' },
   },
 } as const;
 
@@ -59,7 +61,10 @@ async function main(o: OptionValues<typeof warmupExamplesCli.options>): Promise<
     warmupSolverTarget: o['warmup-solver-target'] as SolverTarget,
     challengerWarmup: o['challenger-warmup'] as ChallengerWarmup,
   };
-  const { pairs, rehearsal } = warmupExamples(settings, seeds, heldOut);
+  const own = o['own-problems'];
+  if ((settings.challengerWarmup === 'own') !== (own !== undefined)) throw new UsageError('--challenger-warmup own and --own-problems FILE go together');
+  const ownProblems = own === undefined ? undefined : parseJsonl<{ question: string; answer: string }>(readFileSync(own, 'utf8'), own);
+  const { pairs, rehearsal } = warmupExamples(settings, seeds, heldOut, ownProblems);
   const tokenizer = new ByteTokenizer();
   const lines = [...pairs, ...rehearsal].flatMap((x) => encodeExample(tokenizer, x, WARMUP_SEQ)).map((s) => JSON.stringify({ ids: s.ids, mask: s.lossMask }) + '\n');
   const text = lines.join('');

@@ -17,7 +17,7 @@ import type { LoopModel, LoopSettings, Phase, Validators } from './loopContract'
 import { DEFAULT_RUN, type RunSettings } from './settings';
 import { createValidators } from './validators';
 import { EarlyStopping, validate, type Validated, type ValidationOptions, type ValidationOutcomes, type ValidationResult } from './validation';
-import { corpusProblems, ownProblemPrompts, readOwnProblem, rehearsalDocuments, warmupPairs } from './warmup';
+import { corpusProblems, rehearsalDocuments, warmupPairs, writeOwnProblems } from './warmup';
 
 /** The model side of a run: the loop's generation and update, SFT for the warm-up, checkpoints. */
 export interface RunModel extends LoopModel {
@@ -284,21 +284,11 @@ export class Evolution {
     return result;
   }
 
-  /**
-   * Problems the model writes before its warm-up (the `own` Challenger warm-up): as many
-   * continuations as there are math seeds, each of a list of reference seeds, sampled as the
-   * loop samples; the first problem each states with its answer is kept (readOwnProblem).
-   */
+  /** The problems the model writes before its warm-up (writeOwnProblems), reported; none is refused. */
   private async ownProblems(): Promise<{ question: string; answer: string }[]> {
-    const s = this.settings;
-    const n = this.seeds.filter((p) => p.kind === 'math' && p.answer !== undefined).length;
-    if (!n) throw new Error('the own Challenger warm-up continues math seeds: the seeds hold none with an answer');
-    // A stream of its own: the warm-up's pairs are drawn from rng(seed) as with any other Challenger warm-up.
-    const prompts = ownProblemPrompts(this.seeds, n, s, rng(s.seed + 1));
-    const outs = await this.model.generate({ prompts, maxNewTokens: s.maxNewTokens.challenger, temperature: s.temperature, topK: s.topK, topP: s.topP, seed: s.seed, stop: ['\n'] });
-    const read = outs.flatMap((c) => readOwnProblem(c.text) ?? []);
-    this.emit({ type: 'own-problems', written: outs.length, read: read.length, examples: read.slice(0, 5) });
-    if (!read.length) throw new Error(`the own Challenger warm-up: none of the ${outs.length} continuations the model wrote states a problem the environment reads with an answer (choose another challengerWarmup)`);
+    const { written, read } = await writeOwnProblems((request) => this.model.generate(request), this.seeds, this.settings);
+    this.emit({ type: 'own-problems', written, read: read.length, examples: read.slice(0, 5) });
+    if (!read.length) throw new Error(`the own Challenger warm-up: none of the ${written} continuations the model wrote states a problem the environment reads with an answer (choose another challengerWarmup)`);
     return read;
   }
 

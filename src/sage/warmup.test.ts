@@ -7,7 +7,7 @@ import { COMPACT_TEMPLATES, DEFAULT_TEMPLATES, OUTPUTS, render } from './templat
 import { consistentVariant, planOf, PLAN_TARGETS, PROBLEM_TARGETS } from './criticData';
 import { canonicalExpression, canonicalExpressions, corpusDocuments, parseArithmetic, statesHeldOut, valueOf } from '../data/arithmeticCorpus';
 import { freshSeed } from '../gpu/testUtils';
-import { CHALLENGER_WARMUP_NAMES, corpusProblems, ownProblemPrompts, readOwnProblem, rehearsalDocuments, SOLVER_TARGET_NAMES, warmupPairs } from './warmup';
+import { CHALLENGER_WARMUP_NAMES, corpusProblems, ownProblemPrompts, readOwnProblem, rehearsalDocuments, SOLVER_TARGET_NAMES, warmupPairs, writeOwnProblems } from './warmup';
 
 const SEEDS: Problem[] = [
   { id: 'a', source: 't', format: 'curriculum', kind: 'math', statement: '9-2=?', answer: '7', expression: '9-2', level: 1, raw: {} },
@@ -280,5 +280,26 @@ describe("the corpus's problems for the Solver", () => {
       const pair = withCorpus.find((x) => x.prompt === render(COMPACT_TEMPLATES.solver, { problem: p.statement }))!;
       expect(pair.response).toBe(`${(p as Problem & { kind: 'math' }).expression} = ${(p as Problem & { kind: 'math' }).answer}\n<answer>${(p as Problem & { kind: 'math' }).answer}</answer>`);
     }
+  });
+});
+
+describe('writeOwnProblems', () => {
+  it('asks one continuation a math seed, as the run draws its prompts, and keeps the problems the environment reads', async () => {
+    const seed = freshSeed();
+    // The seeds as a run holds them: curriculum problems of two levels and the code and GSM8K ones above (only math seeds with an answer are continued).
+    const seeds = [...heldOutSet(seed).filter((p) => p.level! <= 2).slice(0, 40), ...SEEDS];
+    const s = { templates: COMPACT_TEMPLATES, references: 3, seed, temperature: 1, topK: 0, topP: 1, maxNewTokens: { challenger: 96 } };
+    const asked: { prompts: string[]; maxNewTokens: number; seed: number; stop: string[] }[] = [];
+    // Every other continuation states a problem with its answer; the rest state none.
+    const texts = (n: number) => Array.from({ length: n }, (_, i) => ({ text: i % 2 ? 'no problem here' : `(${i}+2)*3=? ${(i + 2) * 3}.` }));
+    const { written, read } = await writeOwnProblems(async (r) => (asked.push(r), texts(r.prompts.length)), seeds, s);
+    const math = seeds.filter((p) => p.kind === 'math' && p.answer !== undefined).length;
+    expect(asked).toHaveLength(1);
+    expect(asked[0]!.prompts).toEqual(ownProblemPrompts(seeds, math, s, rng(seed + 1)));
+    expect(asked[0]).toMatchObject({ maxNewTokens: 96, seed, stop: ['\n'] });
+    expect(written).toBe(math);
+    expect(read).toEqual(texts(math).flatMap((t) => readOwnProblem(t.text) ?? []));
+    expect(read).toHaveLength(Math.ceil(math / 2));
+    await expect(writeOwnProblems(async () => [], [], s)).rejects.toThrow('the seeds hold none with an answer');
   });
 });

@@ -12,7 +12,7 @@ import { canonicalExpressions, corpusDocuments, corpusQuestions, parseArithmetic
 import { hasReference, type Problem } from '../data/problem';
 import type { SftPair } from '../data/sftPairs';
 import type { SftDocument } from '../train/sft';
-import { shuffle } from '../util/random';
+import { rng, shuffle } from '../util/random';
 import { alterNumber, consistentVariant, corruptProblem, PLAN_TARGETS, planOf, PROBLEM_TARGETS, steps, wrongPlan } from './criticData';
 import { assertLines, referenceList, render, type Templates } from './templates';
 import { computedAnswer } from './validators';
@@ -60,6 +60,36 @@ export const CHALLENGER_WARMUP_NAMES = Object.keys(CHALLENGER_WARMUPS) as Challe
 export function ownProblemPrompts(seeds: readonly Problem[], n: number, o: { templates: Templates; references: number }, random: () => number): string[] {
   const math = seeds.filter((p) => p.kind === 'math' && p.answer !== undefined);
   return Array.from({ length: n }, () => `${referenceList(shuffle([...math], random).slice(0, o.references), o.templates)}\n`);
+}
+
+/** What the `own` problems are sampled with: the loop's sampling, the Challenger's token limit, the run's seed and prompts. */
+export interface OwnProblemSettings {
+  templates: Templates;
+  references: number;
+  seed: number;
+  temperature: number;
+  topK: number;
+  topP: number;
+  maxNewTokens: { challenger: number };
+}
+
+/**
+ * Problems a model writes before its warm-up (the `own` Challenger warm-up): as many
+ * continuations as there are math seeds, each of a list of reference seeds, sampled as the
+ * loop samples; the first problem each states with its answer is kept (readOwnProblem). The
+ * same for a run's warm-up and for a reference trainer's examples (scripts/own-problems.ts).
+ */
+export async function writeOwnProblems(
+  generate: (request: { prompts: string[]; maxNewTokens: number; temperature: number; topK: number; topP: number; seed: number; stop: string[] }) => Promise<readonly { text: string }[]>,
+  seeds: readonly Problem[],
+  s: OwnProblemSettings,
+): Promise<{ written: number; read: { question: string; answer: string }[] }> {
+  const n = seeds.filter((p) => p.kind === 'math' && p.answer !== undefined).length;
+  if (!n) throw new Error('the own Challenger warm-up continues math seeds: the seeds hold none with an answer');
+  // A stream of its own: the warm-up's pairs are drawn from rng(seed) as with any other Challenger warm-up.
+  const prompts = ownProblemPrompts(seeds, n, s, rng(s.seed + 1));
+  const outs = await generate({ prompts, maxNewTokens: s.maxNewTokens.challenger, temperature: s.temperature, topK: s.topK, topP: s.topP, seed: s.seed, stop: ['\n'] });
+  return { written: outs.length, read: outs.flatMap((c) => readOwnProblem(c.text) ?? []) };
 }
 
 /**
