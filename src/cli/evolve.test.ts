@@ -101,10 +101,10 @@ describe('evolve command line', () => {
 const WARMUP_STEPS = 2;
 
 /** A fresh folder holding the first 4 shipped seeds and a --config file of these loop settings. */
-function smallRun(settings: Record<string, unknown>): { dir: string; seeds: string; config: string } {
+function smallRun(settings: Record<string, unknown>, seedLines = readFileSync('data/seeds/curriculum-500.jsonl', 'utf8').split('\n').slice(0, 4)): { dir: string; seeds: string; config: string } {
   const dir = mkdtempSync(join(tmpdir(), 'sage-evolve-'));
   const seeds = join(dir, 'seeds.jsonl');
-  writeFileSync(seeds, readFileSync('data/seeds/curriculum-500.jsonl', 'utf8').split('\n').slice(0, 4).join('\n'));
+  writeFileSync(seeds, seedLines.join('\n'));
   const config = join(dir, 'config.json');
   writeFileSync(config, JSON.stringify(settings));
   return { dir, seeds, config };
@@ -197,8 +197,11 @@ describe('evolve on Dawn, end to end', () => {
     let cutStdout = '';
     let cutRecord: Record<string, unknown> = {};
     beforeAll(async () => {
-      // Room for the Solver's worked answer (\`2+3 = 5 <answer>5</answer>\`, a token a byte): some right and some wrong, so that steps update the weights.
-      const { dir, seeds, config } = smallRun({ proposals: 2, trainProblems: 2, solverSamples: 2, difficultySamples: 2, maxNewTokens: { challenger: 24, planner: 16, solver: 40, critic: 6 } });
+      // Room for the Solver's worked answer (\`2+3 = 5 <answer>5</answer>\`, a token a byte). Seeds of level 3, which the
+      // shipped Solver answers about half the time, and 4 samples each: groups with right and wrong samples, so that steps update
+      // the weights (it answers level 1 always, and a group all right has no advantage).
+      const level3 = readFileSync('data/seeds/curriculum-all-levels-1000.jsonl', 'utf8').split('\n').filter((l) => l.includes('"level":3')).slice(0, 4);
+      const { dir, seeds, config } = smallRun({ proposals: 2, trainProblems: 2, solverSamples: 4, difficultySamples: 2, maxNewTokens: { challenger: 24, planner: 16, solver: 40, critic: 6 } }, level3);
       // From the shipped checkpoint (no warm-up), every rollout kept, a checkpoint after every step, validation only at the ends.
       const common = ['--seeds', seeds, '--config', config, '--validation-limit', '2', '--eval-every', '100', '--transcripts', 'all', '--checkpoint-every', '1'];
       // Cut after one step, two more: the resumed run's own update carries into its next step.
