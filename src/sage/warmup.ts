@@ -13,6 +13,7 @@ import { hasReference, type Problem } from '../data/problem';
 import type { SftPair } from '../data/sftPairs';
 import type { SftDocument } from '../train/sft';
 import { rng, shuffle } from '../util/random';
+import type { GenerationRequest } from './loopContract';
 import { alterNumber, consistentVariant, corruptProblem, PLAN_TARGETS, planOf, PROBLEM_TARGETS, steps, wrongPlan } from './criticData';
 import { assertLines, referenceList, render, type Templates } from './templates';
 import { computedAnswer } from './validators';
@@ -80,7 +81,7 @@ export interface OwnProblemSettings {
  * same for a run's warm-up and for a reference trainer's examples (scripts/own-problems.ts).
  */
 export async function writeOwnProblems(
-  generate: (request: { prompts: string[]; maxNewTokens: number; temperature: number; topK: number; topP: number; seed: number; stop: string[] }) => Promise<readonly { text: string }[]>,
+  generate: (request: GenerationRequest) => Promise<readonly { text: string }[]>,
   seeds: readonly Problem[],
   s: OwnProblemSettings,
 ): Promise<{ written: number; read: { question: string; answer: string }[] }> {
