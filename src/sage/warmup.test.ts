@@ -7,6 +7,7 @@ import { COMPACT_TEMPLATES, DEFAULT_TEMPLATES, OUTPUTS, render } from './templat
 import { consistentVariant, planOf, PLAN_TARGETS, PROBLEM_TARGETS } from './criticData';
 import { canonicalExpression, canonicalExpressions, corpusDocuments, parseArithmetic, statesHeldOut, valueOf } from '../data/arithmeticCorpus';
 import { freshSeed } from '../gpu/testUtils';
+import type { GenerationRequest } from './loopContract';
 import { CHALLENGER_WARMUP_NAMES, corpusProblems, ownProblemPrompts, readOwnProblem, rehearsalDocuments, SOLVER_TARGET_NAMES, warmupPairs, writeOwnProblems } from './warmup';
 
 const SEEDS: Problem[] = [
@@ -289,7 +290,7 @@ describe('writeOwnProblems', () => {
     // The seeds as a run holds them: curriculum problems of two levels and the code and GSM8K ones above (only math seeds with an answer are continued).
     const seeds = [...heldOutSet(seed).filter((p) => p.level! <= 2).slice(0, 40), ...SEEDS];
     const s = { templates: COMPACT_TEMPLATES, references: 3, seed, temperature: 1, topK: 0, topP: 1, maxNewTokens: { challenger: 96 } };
-    const asked: { prompts: string[]; maxNewTokens: number; seed: number; stop: string[] }[] = [];
+    const asked: GenerationRequest[] = [];
     // Every other continuation states a problem with its answer; the rest state none.
     const texts = (n: number) => Array.from({ length: n }, (_, i) => ({ text: i % 2 ? 'no problem here' : `(${i}+2)*3=? ${(i + 2) * 3}.` }));
     const { written, read } = await writeOwnProblems(async (r) => (asked.push(r), texts(r.prompts.length)), seeds, s);
