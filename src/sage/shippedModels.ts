@@ -22,12 +22,14 @@ export type ShippedModelName = keyof typeof SHIPPED_MODEL_CATALOGUE;
 
 /**
  * The checkpoint a run starts from when none is chosen: the testbed whose pilot separated the
- * ceiling from RLVR (docs/runs/2026-11-28-steps/), with the run settings its sage_lab.json
- * records. Chosen over tiny-arith, whose Solver knows the hard levels but seldom says so in the
- * task's format, so that no method could gain there, and over tiny-curriculum (the seeds alone),
- * which knows nothing beyond them (data/models/README.md).
+ * ceiling from RLVR and whose Challenger poses problems the loop reads
+ * (docs/runs/2026-11-29-steps-own/), with the run settings its sage_lab.json records. Chosen over
+ * tiny-arith-steps, whose Challenger writes nothing the loop reads (SAGE from it poses nothing);
+ * over tiny-arith, whose Solver knows the hard levels but seldom says so in the task's format, so
+ * that no method could gain there; and over tiny-curriculum (the seeds alone), which knows nothing
+ * beyond them (data/models/README.md).
  */
-export const DEFAULT_MODEL: ShippedModelName = 'tiny-arith-steps';
+export const DEFAULT_MODEL: ShippedModelName = 'tiny-arith-steps-own';
 
 /** Whether a name is a shipped checkpoint's (own keys only: `toString` is not one). */
 export function isShippedModel(name: string): name is ShippedModelName {
