@@ -13,8 +13,8 @@ export const SHIPPED_MODEL_CATALOGUE = {
   'tiny-arith': 'the tiny preset pretrained on an arithmetic corpus, its roles warmed up on the demo curriculum\'s seeds',
   'tiny-arith-base': 'the tiny preset pretrained on an arithmetic corpus, no role taught yet (a run warms it up first)',
   'tiny-arith-format': 'tiny-arith with its Solver also taught corpus problems of every level in the task\'s format',
-  'tiny-arith-steps': 'tiny-arith-format whose Solver works some multi-step problems one operation at a time: the testbed whose pilot separates the ceiling from RLVR, with the run settings it is meant for',
-  'tiny-arith-steps-own': 'tiny-arith-steps remade with its Challenger taught the problems its base wrote, so that it poses problems the loop reads; its PyTorch pilot passed, its engine pilot not yet run',
+  'tiny-arith-steps': 'tiny-arith-format whose Solver works some multi-step problems one operation at a time; its pilot separates the ceiling from RLVR, but its Challenger writes nothing the loop reads',
+  'tiny-arith-steps-own': 'tiny-arith-steps remade with its Challenger taught the problems its base wrote, so that it poses problems the loop reads: the testbed whose pilot separates the ceiling from RLVR, with the run settings it is meant for',
   'tiny-curriculum': 'the tiny preset trained from scratch on the demo curriculum\'s seeds alone',
 } as const satisfies Record<string, string>;
 
