@@ -20,14 +20,14 @@ export async function servePage(port) {
 
 /**
  * Opens the lab and readies a SAGE run of `steps` steps with small settings: the demo curriculum,
- * the lab's default checkpoint (tiny-arith-steps-own), validation every 2 steps on 10 held-out problems (`validation`
- * overrides those two). The run starts with a click on `start-run`.
+ * the lab's default checkpoint (no model is chosen, so Start loads the default as a first visit does),
+ * validation every 2 steps on 10 held-out problems (`validation` overrides those two). The run starts with a
+ * click on `start-run`.
  */
 export async function readySmallRun(page, url, steps, validation = { evalEvery: 2, validationLimit: 10 }) {
   await page.goto(url);
   await page.getByTestId('seed-report').filter({ hasText: 'curriculum-500.jsonl: 500 problems' }).waitFor({ timeout: 600_000 });
-  await page.getByTestId('model-shipped-tiny-arith-steps-own').click();
-  await page.getByTestId('run-model-summary').filter({ hasText: 'tiny-arith-steps-own' }).waitFor({ timeout: 600_000 });
+  await page.getByTestId('run-model-default').waitFor({ timeout: 600_000 });
   const small = { steps, warmupSteps: 0, ...validation, proposals: 2, references: 2, difficultySamples: 2, trainProblems: 2, solverSamples: 2 };
   for (const [k, v] of Object.entries(small)) {
     // Settings a group folds away (details.more-settings) are opened first, as a person would.
