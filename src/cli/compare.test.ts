@@ -146,6 +146,10 @@ describe('compare command line', () => {
     // Two seeds on the same 4 problems: start, final, and the gain with its paired interval.
     expect(md).toMatch(/\| rlvr \| 2 \| 4 \| [\d.]+ ± [\d.]+ \| [\d.]+ ± [\d.]+ \| [+-][\d.]+ \[[+-][\d.]+, [+-][\d.]+\]( inside the noise)? \|/);
     expect(md).not.toMatch(/\bSE\)/);
+    // Each run's provenance from its config.json: one process, tuned on this machine (a date beside the time where the runs span midnight).
+    const clock = '(\\d{4}-\\d\\d-\\d\\d )?\\d\\d:\\d\\d';
+    expect(md.indexOf('## Runs')).toBeGreaterThan(md.indexOf('| method |'));
+    for (const m of ['rlvr', CEILING.name]) for (const s of [0, 1]) expect(md).toMatch(new RegExp(`\\| \`${m}\` seed ${s} \\| [^|]+ \\| ${clock} \\| ${clock} \\| \\d+ \\| 1 \\| tuned \\|`));
     const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as { method: string; final: { own: { n: number } }; paired: { own: { gain: { problems: number; seeds: number[] } } } }[];
     expect(summary.map((s) => s.method)).toEqual(['rlvr', CEILING.name]);
     expect(summary[0]!.final.own.n).toBe(2);

@@ -7,8 +7,9 @@
  * (src/research/pairedStats.ts), overall, per level and pooled over the levels the seeds do not
  * show; the ceiling (rlvr-ceiling: RLVR on seeds of all five levels, what a perfect Challenger
  * could give) beside the methods, and each method's share of the gap from the baseline to it;
- * the bank's growth and the levels of what it admitted; a Markdown table, a chart with bands
- * and the summary as JSON, under one folder:
+ * the bank's growth and the levels of what it admitted; each run's commit, clock times and
+ * kernels (src/research/runsTable.ts); a Markdown table, a chart with bands and the summary as
+ * JSON, under one folder:
  *
  *   OUT/<method>/seed-<n>/   each run's folder (metrics, transcripts, bank, checkpoints)
  *   OUT/<method>/seed-<n>.log  its printed progress
@@ -36,12 +37,13 @@ import { COMPARED_METHODS, METHODS } from '../sage/config';
 import { CEILING, methodOutcomes, summarize, type ComparedRun } from '../research/compare';
 import { compareChart } from '../research/compareChart';
 import { compareTable } from '../research/compareTable';
+import { runsSection, type RunProvenance } from '../research/runsTable';
 import { namedLevelDifference, parsePrimary, pilotSection, pilotVerdict, planSection, PILOT_BAR, PILOT_METHODS, PILOT_SEED_OFFSET, primaryName, seedSpan, type ComparisonPlan, type LevelFigures, type PilotRecord, type StatedPilot } from '../research/namedLevels';
 import { MIN_RESAMPLES, RESAMPLES } from '../research/pairedStats';
 import type { BankEvent } from '../sage/bank';
 import type { MetricsRecord, RunState } from '../sage/run';
 import type { ValidationOutcomes } from '../sage/validation';
-import { parseJsonl, parseProblems, RUN_FILES } from '../sage/runRecords';
+import { parseJsonl, parseProblems, RUN_FILES, type RunStart } from '../sage/runRecords';
 import { isMain, runCli, UsageError, type OptionValues } from './options';
 import { checkPlan, keepNamed, PLAN_FILES, readJson, readPilot, writeJson } from './comparePlan';
 import { onInterrupt } from './interrupt';
@@ -114,8 +116,9 @@ async function runSeeds(dir: string): Promise<Problem[] | undefined> {
  * stopped): the report leaves those out and names them, since their last validation is not a
  * final one. Each run with its per-problem outcomes, bank events and seeds where it has them.
  */
-async function collect(out: string, methods: readonly string[], seedList: readonly number[], steps: number): Promise<{ runs: ComparedRun[]; unfinished: string[] }> {
+async function collect(out: string, methods: readonly string[], seedList: readonly number[], steps: number): Promise<{ runs: ComparedRun[]; provenance: RunProvenance[]; unfinished: string[] }> {
   const runs: ComparedRun[] = [];
+  const provenance: RunProvenance[] = [];
   const unfinished: string[] = [];
   for (const method of methods) {
     for (const seed of seedList) {
@@ -136,9 +139,10 @@ async function collect(out: string, methods: readonly string[], seedList: readon
       const bankEvents = existsSync(bankFile) ? parseJsonl<BankEvent>(readFileSync(bankFile, 'utf8'), bankFile) : undefined;
       const seeds = await runSeeds(runDir(out, method, seed));
       runs.push({ method, seed, records, ...(outcomes ? { outcomes } : {}), ...(bankEvents ? { bankEvents } : {}), ...(seeds ? { seeds } : {}) });
+      provenance.push({ method, seed, starts: readJson<{ starts?: RunStart[] }>(join(runDir(out, method, seed), RUN_FILES.config))?.starts ?? [] });
     }
   }
-  return { runs, unfinished };
+  return { runs, provenance, unfinished };
 }
 
 /** The levels the problems of a file show, as strings (none: its format has no levels). */
@@ -162,7 +166,7 @@ async function givenLevels(o: Options, seedLevelList: readonly string[]): Promis
 /** The runs' report: the tables and chart, and before them the pilot's verdict or the comparison's plan; the table, or null without a finished run. */
 async function report(o: Options, setup: Setup, plan: ComparisonPlan | null, pilot: StatedPilot | null): Promise<string | null> {
   const { out, methods, seeds } = setup;
-  const { runs, unfinished } = await collect(out, methods, seeds, o.steps);
+  const { runs, provenance, unfinished } = await collect(out, methods, seeds, o.steps);
   if (!runs.length) return null;
   const bootstrap = { resamples: o.resamples };
   const summaries = summarize(runs, o.pilot ? 'rlvr' : o.baseline, { ceiling: CEILING.name, seedLevels: await fileLevels(o.seeds), resamples: o.resamples });
@@ -201,6 +205,8 @@ async function report(o: Options, setup: Setup, plan: ComparisonPlan | null, pil
     ...head,
     '',
     table,
+    '',
+    ...runsSection(provenance),
     '',
   ].join('\n');
   writeFileSync(join(out, 'summary.md'), md);

@@ -37,6 +37,7 @@ import { onInterrupt } from './interrupt';
 import { checkpointRecord, checkpointTemplates, DEFAULT_CHECKPOINT_EVERY, SHIPPED_MODEL, shippedModelIn, VERL_FILES, logShards, readCheckpointFolder, RUN_FILES, RunFolder } from './runFiles';
 import { errorText } from '../util/errorText';
 import { sourceCommit } from './provenance';
+import type { RunStart } from '../sage/runRecords';
 import { readConfig, readSplit } from './runInputs';
 
 export const evolveCli = {
@@ -103,17 +104,6 @@ const OPTION_SETTINGS = {
 } as const satisfies Partial<Record<keyof Options, keyof RunSettings>>;
 /** Settings of the warm-up, which a resumed run did before its first step: another value would not apply. */
 const WARMUP_SETTINGS: readonly string[] = ['warmupSteps', 'warmupSolverShare', 'warmupPlanVariants', 'warmupRehearsal', 'warmupCorpusProblems', 'warmupLr', 'challengerWarmup', 'warmupSolverTarget'];
-
-/** One process's part of a run, in its config.json: clock times, the commit where there is git, the kernels it ran on. */
-interface RunStart {
-  started: string;
-  /** Absent for a process killed before the end (its steps after the last checkpoint run again on resume). */
-  ended?: string;
-  commit?: string;
-  dirty?: boolean;
-  /** tuned: this machine's tuning decided; recorded: the run's own plan (resumed); replayed from RUN: another run's. */
-  kernels: string;
-}
 
 /** The kernel plan run folder `dir` recorded (null for a run from before plans were recorded); a bad one refused with one line. */
 function readPlan(dir: string, option: string): KernelPlan | null {

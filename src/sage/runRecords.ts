@@ -27,6 +27,21 @@ export const RUN_FILES = {
   kernels: 'kernels.json',
 } as const;
 
+/**
+ * One process's part of a run, in its config.json's `starts`: clock times, the commit where
+ * there is git, the kernels it ran on. A run resumed twice has three.
+ */
+export interface RunStart {
+  started: string;
+  /** Absent for a process killed before the end (its steps after the last checkpoint run again on resume). */
+  ended?: string;
+  commit?: string;
+  /** Tracked files differed from the commit. */
+  dirty?: boolean;
+  /** tuned: this machine's tuning decided; recorded: the run's own plan (resumed); replayed from RUN: another run's. */
+  kernels: string;
+}
+
 /** What a resumed run needs besides its checkpoint. */
 export interface ResumeRecords {
   config: unknown;
