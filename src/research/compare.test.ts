@@ -354,6 +354,41 @@ describe('the ceiling, the levels beyond the seeds and the bank\'s levels', () =
     expect(compareTable(summarize([...sage, ...rlvr], 'rlvr', { seedLevels: ['1', '2'] }))).not.toContain('the Solver alone, for the methods');
   });
 
+  it('says what the plans do: right with a shown plan against the Solver alone on the same problem-runs, agreement where refused, and own − Solver alone', () => {
+    // Three seeds; a plan shown at random; shown plans mostly wrong, and one refused problem where the modes disagree.
+    const runs = [0, 1, 2].map((seed) => {
+      const [s0, sf] = [draw(easy), draw((j) => (levelOf(j) <= 2 ? 0.9 : 0.6))];
+      const shown = ids.map(() => random() < 0.5);
+      const own = sf.map((v, j) => (shown[j] ? (random() < 0.2 ? 1 : 0) : seed === 0 && j === ids.findIndex((_, k) => !shown[k]) ? 1 - v : v));
+      const planned = (step: number, bits: readonly number[], plan: readonly boolean[]): ValidationOutcomes => ({ step, mode: 'planned', problems: line(step, bits).problems.map((p, j) => ({ ...p, planShown: plan[j]! })) });
+      const v = (step: number, solver: number[], o: number[]): ValidationResult => ({ ...result(step, solver), planned: { ...result(step, o), planShown: 0.5 } });
+      return {
+        method: 'sage', seed, shown, own, solver: sf,
+        run: { method: 'sage', seed, records: [{ kind: 'validation', step: 0, validation: v(0, s0, s0) }, step(0, 0), step(1, 0, v(2, sf, own))], outcomes: [line(0, s0), planned(0, s0, ids.map(() => false)), line(2, sf), planned(2, own, shown)] } as ComparedRun,
+      };
+    });
+    const [s, r] = summarize([...runs.map((x) => x.run), ...rlvr], 'rlvr', { seedLevels: ['1', '2'] });
+    // By hand, over every problem of every run.
+    const cells = runs.flatMap((x) => ids.map((_, j) => ({ shown: x.shown[j]!, own: x.own[j]!, alone: x.solver[j]! })));
+    const shown = cells.filter((c) => c.shown);
+    const refused = cells.filter((c) => !c.shown);
+    expect(s!.plans).toMatchObject({
+      problems: 3 * n, shown: shown.length, rightWithPlan: shown.filter((c) => c.own).length, rightAlone: shown.filter((c) => c.alone).length,
+      refused: refused.length, refusedAgree: refused.length - 1,
+    });
+    const map = (bits: readonly number[]) => new Map(bits.map((v, j) => [ids[j]!, v]));
+    expect(s!.plans!.all).toEqual(pairedDifference(runs.map((x) => map(x.own)), runs.map((x) => map(x.solver)), undefined, { pairSeeds: true }));
+    expect(s!.plans!.all!.estimate).toBeCloseTo(cells.reduce((a, c) => a + c.own - c.alone, 0) / cells.length, 12);
+    expect(s!.plans!.beyond).toEqual(pairedDifference(runs.map((x) => map(x.own)), runs.map((x) => map(x.solver)), beyond, { pairSeeds: true }));
+    // RLVR has no plans: no row.
+    expect(r!.plans).toBeNull();
+    const table = compareTable([s!, r!]);
+    const pc = (k: number, m: number) => `${k} (${(100 * k / m).toFixed(1)}%)`;
+    expect(table).toContain(`| sage | ${shown.length} of ${3 * n} | ${pc(s!.plans!.rightWithPlan, shown.length)} | ${pc(s!.plans!.rightAlone, shown.length)} | ${pc(refused.length - 1, refused.length)} | ${intervalText(s!.plans!.all!)} | ${intervalText(s!.plans!.beyond!)} |`);
+    expect(table).toContain('| method | plans shown | right with the plan | Solver alone on those | agree where refused | own − Solver alone | own − Solver alone, levels 3-4 |');
+    expect(table).not.toMatch(/\| rlvr \| \d+ of/);
+  });
+
   it('writes a share in percent, infinite where a resample\'s gap was 0', () => {
     const i = { estimate: 0.4, lo: -0.1, hi: 0.85, se: 0.2, insideNoise: true, problems: 600, seeds: [5, 5, 5], seedsResampled: true, seedsPaired: false, resamples: 10_000 };
     expect(shareText(i)).toBe('40% [-10%, 85%] inside the noise');

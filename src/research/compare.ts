@@ -78,6 +78,8 @@ function validations(records: readonly MetricsRecord[]): Point[] {
 export interface ModeOutcomes {
   own: Correct;
   solver: Correct;
+  /** Where the own mode has plans: the problems whose plan the Critic let through to the Solver. */
+  shown?: ReadonlySet<string>;
 }
 
 /** What a run gives the paired figures: its first and final validation's outcomes, and each problem's level. */
@@ -120,7 +122,7 @@ export function runOutcomes(lines: readonly ValidationOutcomes[], start: number,
     if (!solver) return null;
     const planned = line('planned');
     for (const p of [...solver.problems, ...(planned?.problems ?? [])]) if (p.level !== undefined) levels.set(p.id, String(p.level));
-    return { own: correct(planned ?? solver), solver: correct(solver) };
+    return { own: correct(planned ?? solver), solver: correct(solver), ...(planned ? { shown: new Set(planned.problems.filter((p) => p.planShown).map((p) => p.id)) } : {}) };
   };
   const s = at(start);
   const f = at(final);
@@ -180,7 +182,7 @@ export function pairedSummary(mine: readonly RunOutcomes[], base: readonly RunOu
     runs: [a, b],
     paired,
   } = seedPairing(base ? [mine, base] : [mine]);
-  const mode = (m: keyof ModeOutcomes, within?: ReadonlySet<string>): PairedFigures => ({
+  const mode = (m: 'own' | 'solver', within?: ReadonlySet<string>): PairedFigures => ({
     gain: pairedGain(mine.map((r) => r.start[m]), mine.map((r) => r.final[m]), within, o),
     vsBaseline: base ? pairedDifference(a!.map((r) => r.final[m]), b!.map((r) => r.final[m]), within, { ...o, pairSeeds: paired }) : null,
   });
@@ -191,6 +193,54 @@ export function pairedSummary(mine: readonly RunOutcomes[], base: readonly RunOu
     perLevel: Object.fromEntries(scopes.map(([level, ids]) => [level, mode('own', ids)])),
     perLevelSolver: solverPerLevel ? Object.fromEntries(scopes.map(([level, ids]) => [level, mode('solver', ids)])) : null,
   };
+}
+
+/**
+ * What the plans do in a method's own mode (Planner, Critic gate, Solver) at the final
+ * validation, each problem of each run against the Solver alone on the same problem in the same
+ * run: where the Critic let the plan through, how often the Solver was right with it and without
+ * it; where it refused, whether both modes agree (the Solver then answers without a plan, so
+ * they should); and own mode − Solver alone with its paired interval, overall and on the levels
+ * beyond the seeds. It says whether SAGE's plans help the Solver or lead it astray.
+ */
+export interface PlanEffect {
+  /** Problem-runs (one held-out problem in one run) read, and those whose plan was shown. */
+  problems: number;
+  shown: number;
+  /** Of those shown: right with the plan, and right with the Solver alone. */
+  rightWithPlan: number;
+  rightAlone: number;
+  /** Of those refused: the problem-runs where both modes gave the same verdict. */
+  refused: number;
+  refusedAgree: number;
+  /** Own mode − Solver alone, seeds paired (both from the same runs); over the levels beyond the seeds too (null: none pooled). */
+  all: Interval | null;
+  beyond: Interval | null;
+}
+
+/** The plans' effect from a method's runs' outcomes; null where a run's own mode has no plans. */
+export function planEffect(runs: readonly RunOutcomes[], pooled: Pooled | null, o: BootstrapOptions = {}): PlanEffect | null {
+  const finals = runs.map((r) => r.final);
+  if (!finals.length || finals.some((f) => !f.shown)) return null;
+  const e = { problems: 0, shown: 0, rightWithPlan: 0, rightAlone: 0, refused: 0, refusedAgree: 0 };
+  for (const f of finals) {
+    for (const [id, own] of f.own) {
+      const alone = f.solver.get(id);
+      if (alone === undefined) continue;
+      e.problems++;
+      if (f.shown!.has(id)) {
+        e.shown++;
+        e.rightWithPlan += own;
+        e.rightAlone += alone;
+      } else {
+        e.refused++;
+        if (own === alone) e.refusedAgree++;
+      }
+    }
+  }
+  const difference = (within?: ReadonlySet<string>) => pairedDifference(finals.map((f) => f.own), finals.map((f) => f.solver), within, { ...o, pairSeeds: true });
+  const beyond = pooled ? levelScopes(runs, pooled).get(pooled.key) : undefined;
+  return { ...e, all: difference(), beyond: beyond ? difference(beyond) : null };
 }
 
 /**
@@ -261,6 +311,8 @@ export interface MethodSummary {
   admittedLevels: Record<string, MeanSe> | null;
   /** What the Solver practised, over the runs whose bank events and seeds were read; null: none were. */
   practice: PracticeRow[] | null;
+  /** What the plans do in the own mode; null for a method without plans, or runs without outcomes. */
+  plans: PlanEffect | null;
 }
 
 /** The bank's draws of one origin and level in a method's runs. */
@@ -395,6 +447,7 @@ export function summarize(runs: readonly ComparedRun[], baseline?: string, optio
     admittedLevels: admittedCounts && Object.fromEntries(admitted.map((l) => [l, meanSe(admittedCounts.map((c) => c.get(l) ?? 0))])),
     paired: outcomes && pairedSummary(outcomes, s.method === base ? null : baseOutcomes, pooled, s.final.planShown !== null, bootstrap),
     gap: outcomes && baseOutcomes && ceilingOutcomes && s.method !== base && s.method !== ceiling ? gapSummary(outcomes, baseOutcomes, ceilingOutcomes, pooled, bootstrap) : null,
+    plans: outcomes && planEffect(outcomes, pooled, bootstrap),
   }));
 }
 

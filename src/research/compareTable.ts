@@ -166,6 +166,17 @@ export function compareTable(summaries: readonly MethodSummary[]): string {
     ['method', 'plans shown', `plans right (last ${PLANS_WINDOW} steps)`, 'Critic AUC problems', 'Critic AUC plans', 'admitted', 'Solver rollouts a step: seeds', 'generated'],
     summaries.map((s) => [s.method, pct(s.final.planShown), pct(s.plansRight), num(s.final.problemAuc), num(s.final.planAuc), num(s.admitted, 1), num(s.solverRollouts?.seeds, 1), num(s.solverRollouts?.generated, 1)]),
   );
+  const withPlans = summaries.filter((s) => s.plans);
+  const share = (k: number, n: number) => (n ? `${k} (${pct1(k / n)}%)` : '-');
+  const plans = withPlans.length
+    ? markdown(
+        ['method', 'plans shown', 'right with the plan', 'Solver alone on those', 'agree where refused', 'own − Solver alone', ...(beyond ? [`own − Solver alone, levels ${beyond}`] : [])],
+        withPlans.map(({ method, plans: e }) => [
+          method, `${e!.shown} of ${e!.problems}`, share(e!.rightWithPlan, e!.shown), share(e!.rightAlone, e!.shown), share(e!.refusedAgree, e!.refused),
+          e!.all ? intervalText(e!.all) : '-', ...(beyond ? [e!.beyond ? intervalText(e!.beyond) : '-'] : []),
+        ]),
+      )
+    : null;
   return [
     accuracy,
     '',
@@ -174,6 +185,9 @@ export function compareTable(summaries: readonly MethodSummary[]): string {
     ...gapTable(summaries, levels, levelName),
     other,
     '',
+    ...(plans
+      ? ['What the plans do at the final validation: each held-out problem of each run (a problem-run) in the own mode, its plan shown where the Critic let it through, against the Solver alone on the same problem-run; where the plan was refused the Solver answers without one, so both should agree. Own − Solver alone in points, seeds paired (the same runs).', '', plans, '']
+      : []),
     ...(admitted ? ['What the bank admitted, by level:', '', admitted, ''] : []),
     ...(practised ? ['What the Solver practised:', '', practised, ''] : []),
     notes(summaries).join('\n\n'),
