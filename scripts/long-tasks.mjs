@@ -3,8 +3,9 @@
 // Without --url it builds the production page (vite build) into a temporary folder and serves it
 // with vite preview. The run: the shipped warmed-up checkpoint, the demo curriculum, small
 // settings, validation every 2 steps. No model is chosen first, so the profiled window opens at
-// Start and holds the checkpoint's load and kernel tuning too, as on a first visit. Chromium's CPU profile (1 ms samples) is matched to the
-// PerformanceObserver's long tasks, so each task is reported with the scripts it spent its time in.
+// Start and holds the checkpoint's load and kernel tuning too, as on a first visit. Chromium's
+// CPU profile (1 ms samples) is matched to the PerformanceObserver's long tasks, so each task is
+// reported with the scripts it spent its time in.
 // The charts at the end of the run are saved beside the figures (FILE with -charts.png).
 // Then, with the GPU idle, the page is reloaded and the finished run's overlay toggled 6 times
 // (each time the validation and bank charts redraw): the long tasks of those redraws alone.

@@ -98,7 +98,8 @@ function gapTable(summaries: readonly MethodSummary[], levels: readonly string[]
   ];
 }
 
-const markdown = (head: string[], rows: string[][]) =>
+/** A Markdown table: the first column left-aligned, the others right-aligned. */
+export const markdown = (head: string[], rows: string[][]) =>
   [`| ${head.join(' | ')} |`, `|${head.map((_, i) => (i === 0 ? '---' : '--:')).join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
 
 /**

@@ -5,6 +5,7 @@
  * commit and plan, and a record needs no hand-kept table of when its runs ran.
  */
 import type { RunStart } from '../sage/runRecords';
+import { markdown } from './compareTable';
 
 export interface RunProvenance {
   method: string;
@@ -25,11 +26,11 @@ function clock(iso: string, day: string | null): string {
 /** Minutes a process ran, where it ended itself (a killed one's end is unknown). */
 const minutes = (s: RunStart): number | null => (s.ended ? (Date.parse(s.ended) - Date.parse(s.started)) / 60_000 : null);
 
-/** The row of one run. */
-function row(run: RunProvenance, day: string | null): string {
+/** The cells of one run's row. */
+function row(run: RunProvenance, day: string | null): string[] {
   const { starts } = run;
   const name = `\`${run.method}\` seed ${run.seed}`;
-  if (!starts.length) return `| ${name} | - | - | - | - | - | - |`;
+  if (!starts.length) return [name, '-', '-', '-', '-', '-', '-'];
   const first = starts[0]!;
   const last = starts[starts.length - 1]!;
   const commits = [...new Set(starts.map(commitName))].join(', then ');
@@ -39,7 +40,7 @@ function row(run: RunProvenance, day: string | null): string {
   // A killed process's minutes are unknown: the sum is then a lower bound.
   const total = ran.length ? `${killed ? '≥ ' : ''}${Math.round(ran.reduce((a, b) => a + b, 0))}` : '-';
   const processes = `${starts.length}${killed ? ` (${killed} killed, resumed from its last checkpoint)` : ''}`;
-  return `| ${name} | ${commits} | ${clock(first.started, day)} | ${last.ended ? clock(last.ended, day) : '-'} | ${total} | ${processes} | ${kernels} |`;
+  return [name, commits, clock(first.started, day), last.ended ? clock(last.ended, day) : '-', total, processes, kernels];
 }
 
 /**
@@ -59,8 +60,6 @@ export function runsSection(runs: readonly RunProvenance[]): string[] {
     '',
     `${shared}${unrecorded ? `; ${unrecorded} run${unrecorded > 1 ? 's' : ''} recorded no starts` : ''}. Times in UTC${day ? `, on ${day}` : ''}; minutes summed over the processes that ended by themselves (a killed one's end is unknown); kernels: tuned on this machine, or the plan the run recorded (followed on resume).`,
     '',
-    '| run | commit | started | ended | minutes | processes | kernels |',
-    '|---|---|---|---|---|---|---|',
-    ...runs.map((r) => row(r, day)),
+    ...markdown(['run', 'commit', 'started', 'ended', 'minutes', 'processes', 'kernels'], runs.map((r) => row(r, day))).split('\n'),
   ];
 }
