@@ -38,7 +38,7 @@ import { CEILING, methodOutcomes, summarize, type ComparedRun } from '../researc
 import { compareChart } from '../research/compareChart';
 import { compareTable } from '../research/compareTable';
 import { runsSection, type RunProvenance } from '../research/runsTable';
-import { namedLevelDifference, parsePrimary, pilotSection, pilotVerdict, planSection, PILOT_BAR, PILOT_METHODS, PILOT_SEED_OFFSET, primaryName, seedSpan, type ComparisonPlan, type LevelFigures, type PilotRecord, type StatedPilot } from '../research/namedLevels';
+import { namedLevelDifference, parsePrimary, pilotSection, pilotVerdict, planSection, PILOT_BAR, PILOT_METHODS, PILOT_SEED_OFFSET, primaryName, seedSpan, type ComparisonPlan, type Headroom, type LevelFigures, type PilotRecord, type StatedPilot } from '../research/namedLevels';
 import { MIN_RESAMPLES, RESAMPLES } from '../research/pairedStats';
 import type { BankEvent } from '../sage/bank';
 import type { MetricsRecord, RunState } from '../sage/run';
@@ -193,7 +193,15 @@ async function report(o: Options, setup: Setup, plan: ComparisonPlan | null, pil
     const p = plan?.primary ? (parsePrimary(plan.primary, ENTRIES) as { a: string; b: string }) : null;
     const primary = p ? figures(p.a, p.b) : null;
     if (primary) writeJson(join(out, PLAN_FILES.primary), { primary: plan!.primary, ...primary });
-    head = planSection(plan, pilot, primary);
+    // The goal reads an A − RLVR figure against the ceiling's headroom over RLVR: the pilot's, and this comparison's own once its ceiling runs end.
+    const own = methods.includes(CEILING.name) ? figures(CEILING.name, 'rlvr') : null;
+    const headroom: Headroom[] = p?.b === 'rlvr' && p.a !== CEILING.name
+      ? [
+          ...(pilot?.record.result ? [{ source: `the pilot's gap (seeds ${seedSpan(pilot.record.seeds)})`, gap: pilot.record.result.pooled }] : []),
+          ...(own ? [{ source: `this comparison's own gap (seeds ${seedSpan(seeds)})`, gap: own.pooled }] : []),
+        ]
+      : [];
+    head = planSection(plan, pilot, primary, headroom);
   }
   const md = [
     `# ${o.pilot ? 'Pilot' : 'Comparison'}: ${methods.join(', ')}`,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { rng } from '../util/random';
 import { CEILING, type RunOutcomes } from './compare';
-import { namedLevelDifference, parsePrimary, pilotSection, pilotVerdict, planSection, PILOT_BAR, type ComparisonPlan, type PilotRecord } from './namedLevels';
+import { goalVerdict, namedLevelDifference, parsePrimary, pilotSection, pilotVerdict, planSection, PILOT_BAR, PRIMARY_GOAL, type ComparisonPlan, type PilotRecord } from './namedLevels';
 import { pairedDifference, type Interval } from './pairedStats';
 
 /** 60 problems, 20 at each of levels 3, 4, 5. */
@@ -110,5 +110,37 @@ describe('the primary comparison', () => {
     expect(text).toContain('**Pilot:** none stated');
     expect(planSection({ ...plan, runsBefore: 3 }, null, figures).join('\n')).toContain('named after 3 runs had started (not before the runs: read it as exploratory too)');
     expect(planSection(null, null, null).join('\n')).toContain('**Primary comparison:** none named before the runs started');
+  });
+
+  const interval = (estimate: number, lo: number, hi: number): Interval => ({ estimate, lo, hi, se: (hi - lo) / 4, insideNoise: lo <= 0 && hi >= 0, problems: 240, seeds: [5, 5], seedsResampled: true, seedsPaired: true, resamples: 10_000 });
+
+  it('is read against the ceiling\'s headroom: met with the interval above 0 and at least half of the gap', () => {
+    const gap = { source: 'the pilot\'s gap', gap: interval(0.465, 0.383, 0.544) };
+    expect(goalVerdict(interval(0.246, 0.171, 0.322), gap)).toBe(
+      "against the pilot's gap of +46.5 [+38.3, +54.4], half +23.3: met, the estimate +24.6 is 53% of it; the interval's low end +17.1 is below half",
+    );
+    expect(goalVerdict(interval(0.3, 0.25, 0.35), gap)).toMatch(/: met, the estimate \+30\.0 is 65% of it; the whole interval is above half$/);
+    expect(goalVerdict(interval(0.2, 0.1, 0.3), gap)).toMatch(/: not met, the estimate \+20\.0 is 43% of it \(short of half\)$/);
+    expect(goalVerdict(interval(0.3, -0.01, 0.6), gap)).toMatch(/: not met, .* \(the interval covers 0\)$/);
+    expect(goalVerdict(interval(0.3, 0.2, 0.4), { source: 'x', gap: interval(-0.02, -0.05, 0.01) })).toBe('against x of -2.0 [-5.0, +1.0], half -1.0: no headroom there to close');
+    expect(goalVerdict(interval(0.3, 0.2, 0.4), { source: 'x', gap: null })).toMatch(/no figure/);
+    // At exactly half, the goal is met: "at least half".
+    expect(goalVerdict(interval(0.2, 0.1, 0.3), { source: 'x', gap: interval(0.4, 0.3, 0.5) })).toMatch(/: met, the estimate \+20\.0 is 50% of it/);
+  });
+
+  it('states the goal after the primary figure, one verdict a headroom, only where there is a headroom', () => {
+    const plan: ComparisonPlan = { kind: 'comparison', primary: 'sage:rlvr', levels: ['3', '4', '5'], pilot: null, methods: ['sage', 'rlvr'], seeds: [0, 1], steps: 60, model: 'm', resamples: 10_000, recordedAt: 'T', runsBefore: 0 };
+    const random = rng(5);
+    const a = [0, 1].map((s) => run(s, { '3': 0.6, '4': 0.4, '5': 0.2 }, random));
+    const b = [0, 1].map((s) => run(s, { '3': 0.2, '4': 0.1, '5': 0 }, random));
+    const figures = namedLevelDifference(a, b, plan.levels);
+    const heads = [{ source: 'the pilot\'s gap', gap: interval(0.465, 0.383, 0.544) }, { source: 'this comparison\'s own gap', gap: interval(0.3, 0.2, 0.4) }];
+    const text = planSection(plan, null, figures, heads).join('\n');
+    const goal = text.split('\n').find((l) => l.startsWith('**Goal**'))!;
+    expect(goal).toBe(`**Goal** (${PRIMARY_GOAL.text}): ${heads.map((h) => goalVerdict(figures.pooled!, h)).join('; ')}.`);
+    expect(text.indexOf('**Primary comparison**')).toBeLessThan(text.indexOf('**Goal**'));
+    expect(text.indexOf('**Goal**')).toBeLessThan(text.indexOf('## Exploratory'));
+    expect(planSection(plan, null, figures).join('\n')).not.toContain('**Goal**');
+    expect(planSection(plan, null, null, heads).join('\n')).not.toContain('**Goal**');
   });
 });

@@ -148,6 +148,36 @@ export function pilotSection(r: PilotRecord): string[] {
   ];
 }
 
+/**
+ * What the primary comparison aims at, fixed for every comparison before its runs: the named
+ * method above RLVR beyond the noise, closing at least half of the headroom the ceiling shows
+ * over RLVR on the same levels (the pilot's, and the comparison's own once it ran the ceiling).
+ */
+export const PRIMARY_GOAL = {
+  share: 0.5,
+  text: `the interval above 0 and the estimate at least half of ${CEILING.name} − rlvr on the same levels`,
+} as const;
+
+/** One headroom a primary figure is read against: where it was measured, and ceiling − RLVR pooled there. */
+export interface Headroom {
+  source: string;
+  gap: Interval | null;
+}
+
+/** Whether `primary` (A − rlvr pooled) meets PRIMARY_GOAL against `h`, in words. */
+export function goalVerdict(primary: Interval, h: Headroom): string {
+  if (!h.gap) return `against ${h.source}: no figure (no problem of the named levels in both)`;
+  const gap = h.gap.estimate;
+  const half = PRIMARY_GOAL.share * gap;
+  const where = `against ${h.source} of ${points(gap)} [${points(h.gap.lo)}, ${points(h.gap.hi)}], half ${points(half)}`;
+  if (gap <= 0) return `${where}: no headroom there to close`;
+  const share = `the estimate ${points(primary.estimate)} is ${Math.round((100 * primary.estimate) / gap)}% of it`;
+  const misses = [...(primary.estimate >= half ? [] : ['short of half']), ...(primary.lo > 0 ? [] : ['the interval covers 0'])];
+  // Met on the estimate, as the goal reads; a low end below half is said, not hidden.
+  const low = primary.lo < half ? `; the interval's low end ${points(primary.lo)} is below half` : `; the whole interval is above half`;
+  return misses.length ? `${where}: not met, ${share} (${misses.join('; ')})` : `${where}: met, ${share}${low}`;
+}
+
 /** A pilot a comparison states: its folder and its record. */
 export interface StatedPilot {
   dir: string;
@@ -155,7 +185,7 @@ export interface StatedPilot {
 }
 
 /** A comparison report's first lines: its pilot, then its primary figure (or that it has none), then the word that all else is exploratory. */
-export function planSection(plan: ComparisonPlan | null, pilot: StatedPilot | null, primary: LevelFigures | null): string[] {
+export function planSection(plan: ComparisonPlan | null, pilot: StatedPilot | null, primary: LevelFigures | null, headroom: readonly Headroom[] = []): string[] {
   const r = pilot?.record;
   const pilotLines = pilot && r
     ? [`**Pilot** (\`${pilot.dir}\`): ${r.result ? `${r.result.clears ? 'cleared' : 'failed'} the bar (${PILOT_BAR.text}): ${r.result.reason}; ${CEILING.name} − rlvr on ${levelWords(r.levels)}, seeds ${seedSpan(r.seeds)}, ${r.steps} steps.` : 'not finished.'}`]
@@ -163,6 +193,7 @@ export function planSection(plan: ComparisonPlan | null, pilot: StatedPilot | nu
   const primaryLines = plan?.primary
     ? [
         `**Primary comparison**, named ${plan.runsBefore ? `after ${plan.runsBefore} run${plan.runsBefore > 1 ? 's' : ''} had started (not before the runs: read it as exploratory too)` : 'before the runs started'} (${plan.recordedAt}): ${plan.primary.replace(':', ' − ')}, the Solver alone, final, ${levelWords(plan.levels)} pooled: ${primary ? intervalLine(primary.pooled) : 'not available yet (runs unfinished, or without outcomes)'}.`,
+        ...(primary?.pooled && headroom.length ? ['', `**Goal** (${PRIMARY_GOAL.text}): ${headroom.map((h) => goalVerdict(primary.pooled!, h)).join('; ')}.`] : []),
         ...(primary && plan.levels.length > 1 ? ['', `Per named level (exploratory): ${plan.levels.map((l) => `${l}: ${intervalLine(primary.perLevel[l] ?? null)}`).join('; ')}.`] : []),
       ]
     : ['**Primary comparison:** none named before the runs started (`--primary A:B` with the comparison\'s first command): every difference below is exploratory.'];
