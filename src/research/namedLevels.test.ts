@@ -16,6 +16,9 @@ function run(seed: number, odds: Record<string, number>, random: () => number): 
   return { start: { own: start, solver: start }, final: { own: final, solver: final }, levels, seed };
 }
 
+/** An interval of 240 problems and five seeds a side, its standard error a quarter of its width. */
+const interval = (estimate: number, lo: number, hi: number): Interval => ({ estimate, lo, hi, se: (hi - lo) / 4, insideNoise: lo <= 0 && hi >= 0, problems: 240, seeds: [5, 5], seedsResampled: true, seedsPaired: true, resamples: 10_000 });
+
 const mean = (runs: RunOutcomes[], within: (j: number) => boolean) => {
   const xs = runs.flatMap((r) => ids.filter((_, j) => within(j)).map((id) => r.final.solver.get(id)!));
   return xs.reduce((a, b) => a + b, 0) / xs.length;
@@ -48,8 +51,6 @@ describe('A − B on the named levels', () => {
 });
 
 describe('the pilot\'s verdict', () => {
-  const interval = (estimate: number, lo: number, hi: number): Interval => ({ estimate, lo, hi, se: (hi - lo) / 4, insideNoise: lo <= 0 && hi >= 0, problems: 240, seeds: [5, 5], seedsResampled: true, seedsPaired: true, resamples: 10_000 });
-
   it('clears with at least 10 points pooled and an interval above 0', () => {
     expect(pilotVerdict(interval(0.125, 0.06, 0.19))).toEqual({ clears: true, reason: '+12.5 points pooled, the interval [+6.0, +19.0] above 0' });
     expect(pilotVerdict(interval(0.1, 0.001, 0.2)).clears).toBe(true);
@@ -111,8 +112,6 @@ describe('the primary comparison', () => {
     expect(planSection({ ...plan, runsBefore: 3 }, null, figures).join('\n')).toContain('named after 3 runs had started (not before the runs: read it as exploratory too)');
     expect(planSection(null, null, null).join('\n')).toContain('**Primary comparison:** none named before the runs started');
   });
-
-  const interval = (estimate: number, lo: number, hi: number): Interval => ({ estimate, lo, hi, se: (hi - lo) / 4, insideNoise: lo <= 0 && hi >= 0, problems: 240, seeds: [5, 5], seedsResampled: true, seedsPaired: true, resamples: 10_000 });
 
   it('is read against the ceiling\'s headroom: met with the interval above 0 and at least half of the gap', () => {
     const gap = { source: 'the pilot\'s gap', gap: interval(0.465, 0.383, 0.544) };
