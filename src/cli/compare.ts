@@ -194,13 +194,12 @@ async function report(o: Options, setup: Setup, plan: ComparisonPlan | null, pil
     const primary = p ? figures(p.a, p.b) : null;
     if (primary) writeJson(join(out, PLAN_FILES.primary), { primary: plan!.primary, ...primary });
     // The goal reads an A − RLVR figure against the ceiling's headroom over RLVR: the pilot's, and this comparison's own once its ceiling runs end.
-    const own = methods.includes(CEILING.name) ? figures(CEILING.name, 'rlvr') : null;
-    const headroom: Headroom[] = p?.b === 'rlvr' && p.a !== CEILING.name
-      ? [
-          ...(pilot?.record.result ? [{ source: `the pilot's gap (seeds ${seedSpan(pilot.record.seeds)})`, gap: pilot.record.result.pooled }] : []),
-          ...(own ? [{ source: `this comparison's own gap (seeds ${seedSpan(seeds)})`, gap: own.pooled }] : []),
-        ]
-      : [];
+    const headroom: Headroom[] = [];
+    if (primary && p?.b === 'rlvr' && p.a !== CEILING.name) {
+      if (pilot?.record.result) headroom.push({ source: `the pilot's gap (seeds ${seedSpan(pilot.record.seeds)})`, gap: pilot.record.result.pooled });
+      const gap = methods.includes(CEILING.name) ? figures(CEILING.name, 'rlvr') : null;
+      if (gap) headroom.push({ source: `this comparison's own gap (seeds ${seedSpan(seeds)})`, gap: gap.pooled });
+    }
     head = planSection(plan, pilot, primary, headroom);
   }
   const md = [

@@ -98,12 +98,16 @@ describe('the primary comparison', () => {
     expect(parsePrimary('a:b:c', entries)).toMatch(/expected METHOD:BASELINE/);
   });
 
+  const plan: ComparisonPlan = { kind: 'comparison', primary: 'sage:rlvr', levels: ['3', '4', '5'], pilot: null, methods: ['sage', 'rlvr'], seeds: [0, 1], steps: 60, model: 'm', resamples: 10_000, recordedAt: 'T', runsBefore: 0 };
+  /** sage − rlvr on the plan's levels from two seeds of synthetic runs, sage ahead at every level. */
+  const random = rng(2);
+  const figures = namedLevelDifference(
+    [0, 1].map((s) => run(s, { '3': 0.5, '4': 0.3, '5': 0.1 }, random)),
+    [0, 1].map((s) => run(s, { '3': 0.2, '4': 0.1, '5': 0 }, random)),
+    plan.levels,
+  );
+
   it('comes first in the report, named before the runs or said to be not; all else exploratory', () => {
-    const plan: ComparisonPlan = { kind: 'comparison', primary: 'sage:rlvr', levels: ['3', '4', '5'], pilot: null, methods: ['sage', 'rlvr'], seeds: [0, 1], steps: 60, model: 'm', resamples: 10_000, recordedAt: 'T', runsBefore: 0 };
-    const random = rng(2);
-    const a = [0, 1].map((s) => run(s, { '3': 0.5, '4': 0.3, '5': 0.1 }, random));
-    const b = [0, 1].map((s) => run(s, { '3': 0.2, '4': 0.1, '5': 0 }, random));
-    const figures = namedLevelDifference(a, b, plan.levels);
     const text = planSection(plan, null, figures).join('\n');
     expect(text.indexOf('**Primary comparison**')).toBeLessThan(text.indexOf('## Exploratory'));
     expect(text).toContain('**Primary comparison**, named before the runs started (T): sage − rlvr, the Solver alone, final, levels 3-5 pooled: +');
@@ -128,11 +132,6 @@ describe('the primary comparison', () => {
   });
 
   it('states the goal after the primary figure, one verdict a headroom, only where there is a headroom', () => {
-    const plan: ComparisonPlan = { kind: 'comparison', primary: 'sage:rlvr', levels: ['3', '4', '5'], pilot: null, methods: ['sage', 'rlvr'], seeds: [0, 1], steps: 60, model: 'm', resamples: 10_000, recordedAt: 'T', runsBefore: 0 };
-    const random = rng(5);
-    const a = [0, 1].map((s) => run(s, { '3': 0.6, '4': 0.4, '5': 0.2 }, random));
-    const b = [0, 1].map((s) => run(s, { '3': 0.2, '4': 0.1, '5': 0 }, random));
-    const figures = namedLevelDifference(a, b, plan.levels);
     const heads = [{ source: 'the pilot\'s gap', gap: interval(0.465, 0.383, 0.544) }, { source: 'this comparison\'s own gap', gap: interval(0.3, 0.2, 0.4) }];
     const text = planSection(plan, null, figures, heads).join('\n');
     const goal = text.split('\n').find((l) => l.startsWith('**Goal**'))!;
