@@ -32,6 +32,8 @@ describe('a comparison over seeds', () => {
   it('mean and standard error against hand values', () => {
     expect(meanSe([0.2, 0.4, 0.6])).toEqual({ mean: expect.closeTo(0.4, 12), se: expect.closeTo(0.2 / Math.sqrt(3), 12), n: 3 });
     expect(meanSe([0.5])).toEqual({ mean: 0.5, se: null, n: 1 });
+    // Five seeds at 199/400: a plain sum's mean is 0.49749999999999994, printed 49.7 where one seed prints 49.8.
+    expect(meanSe(Array(5).fill(199 / 400))).toEqual({ mean: 199 / 400, se: 0, n: 5 });
   });
 
   it('summarises the final validation in the method’s own mode, up to the shortest run, per level, with curves at common steps', () => {
