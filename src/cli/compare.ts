@@ -38,7 +38,7 @@ import { CEILING, methodOutcomes, summarize, type ComparedRun } from '../researc
 import { compareChart } from '../research/compareChart';
 import { compareTable } from '../research/compareTable';
 import { runsSection, type RunProvenance } from '../research/runsTable';
-import { namedLevelDifference, parsePrimary, pilotSection, pilotVerdict, planSection, PILOT_BAR, PILOT_METHODS, PILOT_SEED_OFFSET, primaryName, seedSpan, type ComparisonPlan, type Headroom, type LevelFigures, type PilotRecord, type StatedPilot } from '../research/namedLevels';
+import { namedLevelDifference, namedLevelShare, parsePrimary, pilotSection, pilotVerdict, planSection, PILOT_BAR, PILOT_METHODS, PILOT_SEED_OFFSET, primaryName, seedSpan, type ComparisonPlan, type Headroom, type LevelFigures, type PilotRecord, type StatedPilot } from '../research/namedLevels';
 import { MIN_RESAMPLES, RESAMPLES } from '../research/pairedStats';
 import type { BankEvent } from '../sage/bank';
 import type { MetricsRecord, RunState } from '../sage/run';
@@ -172,11 +172,12 @@ async function report(o: Options, setup: Setup, plan: ComparisonPlan | null, pil
   const summaries = summarize(runs, o.pilot ? 'rlvr' : o.baseline, { ceiling: CEILING.name, seedLevels: await fileLevels(o.seeds), resamples: o.resamples });
   const table = compareTable(summaries);
   /** A − B on the named levels, once every run of both is finished. */
+  /** A method's runs' outcomes once all its seeds have run. */
+  const of = (m: string) => {
+    const mine = runs.filter((r) => r.method === m);
+    return mine.length === seeds.length ? methodOutcomes(mine) : null;
+  };
   const figures = (a: string, b: string): LevelFigures | null => {
-    const of = (m: string) => {
-      const mine = runs.filter((r) => r.method === m);
-      return mine.length === seeds.length ? methodOutcomes(mine) : null;
-    };
     const [x, y] = [of(a), of(b)];
     return x && y ? namedLevelDifference(x, y, setup.levels, bootstrap) : null;
   };
@@ -198,7 +199,9 @@ async function report(o: Options, setup: Setup, plan: ComparisonPlan | null, pil
     if (primary && p?.b === 'rlvr' && p.a !== CEILING.name) {
       if (pilot?.record.result) headroom.push({ source: `the pilot's gap (seeds ${seedSpan(pilot.record.seeds)})`, gap: pilot.record.result.pooled });
       const gap = methods.includes(CEILING.name) ? figures(CEILING.name, 'rlvr') : null;
-      if (gap) headroom.push({ source: `this comparison's own gap (seeds ${seedSpan(seeds)})`, gap: gap.pooled });
+      // The share's interval divides by the gap's noise: drawn only where the gap is clearly above 0.
+      const share = gap?.pooled && gap.pooled.lo > 0 ? namedLevelShare(of(p.a)!, of('rlvr')!, of(CEILING.name)!, setup.levels, bootstrap) : null;
+      if (gap) headroom.push({ source: `this comparison's own gap (seeds ${seedSpan(seeds)})`, gap: gap.pooled, share });
     }
     head = planSection(plan, pilot, primary, headroom);
   }

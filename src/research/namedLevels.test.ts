@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { rng } from '../util/random';
 import { CEILING, type RunOutcomes } from './compare';
-import { goalVerdict, namedLevelDifference, parsePrimary, pilotSection, pilotVerdict, planSection, PILOT_BAR, PRIMARY_GOAL, type ComparisonPlan, type PilotRecord } from './namedLevels';
-import { pairedDifference, type Interval } from './pairedStats';
+import { goalVerdict, namedLevelDifference, namedLevelShare, parsePrimary, pilotSection, pilotVerdict, planSection, PILOT_BAR, PRIMARY_GOAL, type ComparisonPlan, type PilotRecord } from './namedLevels';
+import { gapShare, pairedDifference, type Interval } from './pairedStats';
 
 /** 60 problems, 20 at each of levels 3, 4, 5. */
 const ids = Array.from({ length: 60 }, (_, j) => `q${j}`);
@@ -47,6 +47,24 @@ describe('A − B on the named levels', () => {
 
   it('lines the seeds up whatever order the runs come in', () => {
     expect(namedLevelDifference([...ceiling].reverse(), rlvr, ['3'])).toEqual(namedLevelDifference(ceiling, rlvr, ['3']));
+  });
+
+  it('gives the share of ceiling − B that A − B closes on the named levels, the three drawn as one bootstrap', () => {
+    const method = [0, 1, 2].map((s) => run(s, { '3': 0.4, '4': 0.3, '5': 0.2 }, random));
+    const named = (j: number) => levelOf(j) !== '5';
+    const share = namedLevelShare(method, rlvr, ceiling, ['3', '4'])!;
+    expect(share.estimate).toBeCloseTo((mean(method, named) - mean(rlvr, named)) / (mean(ceiling, named) - mean(rlvr, named)), 12);
+    expect(share).toMatchObject({ problems: 40, seeds: [3, 3, 3], seedsPaired: true, resamples: 10_000 });
+    expect(share.lo).toBeLessThan(share.estimate);
+    expect(share.hi).toBeGreaterThan(share.estimate);
+    const within = new Set(ids.filter((_, j) => named(j)));
+    const finals = (runs: RunOutcomes[]) => runs.map((r) => r.final.solver);
+    expect(share).toEqual(gapShare(finals(method), finals(rlvr), finals(ceiling), within, { pairSeeds: true }));
+    // Runs in another order, the same draws; the ceiling itself closes all of it, RLVR none.
+    expect(namedLevelShare([...method].reverse(), rlvr, [...ceiling].reverse(), ['3', '4'])).toEqual(share);
+    expect(namedLevelShare(ceiling, rlvr, ceiling, ['3', '4'])).toMatchObject({ estimate: 1, lo: 1, hi: 1 });
+    expect(namedLevelShare(rlvr, rlvr, ceiling, ['3', '4'])).toMatchObject({ estimate: 0, lo: 0, hi: 0 });
+    expect(namedLevelShare(method, rlvr, ceiling, ['9'])).toBeNull();
   });
 });
 
@@ -127,6 +145,10 @@ describe('the primary comparison', () => {
     expect(goalVerdict(interval(0.3, -0.01, 0.6), gap)).toMatch(/: not met, .* \(the interval covers 0\)$/);
     expect(goalVerdict(interval(0.3, 0.2, 0.4), { source: 'x', gap: interval(-0.02, -0.05, 0.01) })).toBe('against x of -2.0 [-5.0, +1.0], half -1.0: no headroom there to close');
     expect(goalVerdict(interval(0.3, 0.2, 0.4), { source: 'x', gap: null })).toMatch(/no figure/);
+    // The comparison's own gap also gives the share drawn with it as one bootstrap, met or not.
+    const share = { ...interval(0.53, 0.37, 0.69), seeds: [5, 5, 5] };
+    expect(goalVerdict(interval(0.246, 0.171, 0.322), { ...gap, share })).toMatch(/is below half \(drawn as one bootstrap with the gap, the share closed is 53% \[37%, 69%\]\)$/);
+    expect(goalVerdict(interval(0.2, 0.1, 0.3), { ...gap, share })).toMatch(/\(short of half\) \(drawn as one bootstrap with the gap, the share closed is 53% \[37%, 69%\]\)$/);
     // At exactly half, the goal is met: "at least half".
     expect(goalVerdict(interval(0.2, 0.1, 0.3), { source: 'x', gap: interval(0.4, 0.3, 0.5) })).toMatch(/: met, the estimate \+20\.0 is 50% of it/);
   });

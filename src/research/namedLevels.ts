@@ -12,8 +12,8 @@
  * Pure data: src/cli/compare.ts writes and reads the records.
  */
 import { CEILING, levelSpan, seedPairing, type RunOutcomes } from './compare';
-import { signedPoints as points } from './compareTable';
-import { pairedDifference, type BootstrapOptions, type Interval } from './pairedStats';
+import { shareText, signedPoints as points } from './compareTable';
+import { gapShare, pairedDifference, type BootstrapOptions, type Interval } from './pairedStats';
 
 /** A − B on the named levels, the Solver alone at the final validation. */
 export interface LevelFigures {
@@ -31,13 +31,31 @@ export function namedLevelDifference(a: readonly RunOutcomes[], b: readonly RunO
     paired,
   } = seedPairing([a, b]);
   const bootstrap = { ...o, pairSeeds: paired };
-  const ids = (within: readonly string[]) => new Set([...a, ...b].flatMap((r) => [...r.levels].filter(([, l]) => within.includes(l)).map(([id]) => id)));
   const diff = (within?: ReadonlySet<string>) => pairedDifference(x!.map((r) => r.final.solver), y!.map((r) => r.final.solver), within, bootstrap);
   return {
     levels: [...levels],
-    pooled: levels.length ? diff(ids(levels)) : diff(),
-    perLevel: Object.fromEntries(levels.map((l) => [l, diff(ids([l]))])),
+    pooled: levels.length ? diff(levelIds([a, b], levels)) : diff(),
+    perLevel: Object.fromEntries(levels.map((l) => [l, diff(levelIds([a, b], [l]))])),
   };
+}
+
+/** The problems of `levels` in any of these methods' runs. */
+function levelIds(methods: readonly (readonly RunOutcomes[])[], levels: readonly string[]): Set<string> {
+  return new Set(methods.flat().flatMap((r) => [...r.levels].filter(([, l]) => levels.includes(l)).map(([id]) => id)));
+}
+
+/**
+ * The share of ceiling − B that A − B closes on the named levels pooled, the Solver alone at the
+ * final validation, the three drawn as one paired bootstrap (gapShare: the share's own interval,
+ * not a ratio of two estimates); seeds paired where all three share step 0.
+ */
+export function namedLevelShare(a: readonly RunOutcomes[], b: readonly RunOutcomes[], ceiling: readonly RunOutcomes[], levels: readonly string[], o: BootstrapOptions = {}): Interval | null {
+  const {
+    runs: [x, y, z],
+    paired,
+  } = seedPairing([a, b, ceiling]);
+  const finals = (runs: readonly RunOutcomes[]) => runs.map((r) => r.final.solver);
+  return gapShare(finals(x!), finals(y!), finals(z!), levels.length ? levelIds([a, b, ceiling], levels) : undefined, { ...o, pairSeeds: paired });
 }
 
 /** What a testbed must show before a method is judged on it: ceiling − RLVR on the named levels, pooled. */
@@ -162,6 +180,8 @@ export const PRIMARY_GOAL = {
 export interface Headroom {
   source: string;
   gap: Interval | null;
+  /** The share of that gap the primary closes, drawn with it as one bootstrap (namedLevelShare): only where the gap is the comparison's own and clearly above 0. */
+  share?: Interval | null;
 }
 
 /** Whether `primary` (A − rlvr pooled) meets PRIMARY_GOAL against `h`, in words. */
@@ -175,7 +195,8 @@ export function goalVerdict(primary: Interval, h: Headroom): string {
   const misses = [...(primary.estimate >= half ? [] : ['short of half']), ...(primary.lo > 0 ? [] : ['the interval covers 0'])];
   // Met on the estimate, as the goal reads; a low end below half is said, not hidden.
   const low = primary.lo < half ? `; the interval's low end ${points(primary.lo)} is below half` : `; the whole interval is above half`;
-  return misses.length ? `${where}: not met, ${share} (${misses.join('; ')})` : `${where}: met, ${share}${low}`;
+  const joint = h.share ? ` (drawn as one bootstrap with the gap, the share closed is ${shareText(h.share)})` : '';
+  return misses.length ? `${where}: not met, ${share} (${misses.join('; ')})${joint}` : `${where}: met, ${share}${low}${joint}`;
 }
 
 /** A pilot a comparison states: its folder and its record. */
