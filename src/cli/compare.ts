@@ -171,12 +171,12 @@ async function report(o: Options, setup: Setup, plan: ComparisonPlan | null, pil
   const bootstrap = { resamples: o.resamples };
   const summaries = summarize(runs, o.pilot ? 'rlvr' : o.baseline, { ceiling: CEILING.name, seedLevels: await fileLevels(o.seeds), resamples: o.resamples });
   const table = compareTable(summaries);
-  /** A − B on the named levels, once every run of both is finished. */
   /** A method's runs' outcomes once all its seeds have run. */
   const of = (m: string) => {
     const mine = runs.filter((r) => r.method === m);
     return mine.length === seeds.length ? methodOutcomes(mine) : null;
   };
+  /** A − B on the named levels, once every run of both is finished. */
   const figures = (a: string, b: string): LevelFigures | null => {
     const [x, y] = [of(a), of(b)];
     return x && y ? namedLevelDifference(x, y, setup.levels, bootstrap) : null;

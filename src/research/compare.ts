@@ -61,10 +61,7 @@ export interface MeanSe {
 export function meanSe(xs: readonly number[]): MeanSe {
   const n = xs.length;
   if (!n) return { mean: NaN, se: null, n: 0 };
-  // Seeds that share a step 0 share its accuracy: then it is the mean exactly and the error 0
-  // (a sum's rounding printed five seeds' 49.75% as 49.7 beside two seeds' 49.8).
-  const same = xs.every((x) => x === xs[0]);
-  return { mean: same ? xs[0]! : mean(xs), se: n < 2 ? null : same ? 0 : sampleStd(xs) / Math.sqrt(n), n };
+  return { mean: mean(xs), se: n < 2 ? null : sampleStd(xs) / Math.sqrt(n), n };
 }
 
 /** A validation and the number of loop steps made before it. */

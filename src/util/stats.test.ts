@@ -1,5 +1,22 @@
 import { describe, expect, it } from 'vitest';
-import { maxOf, passAtK, reportedKs } from './stats';
+import { maxOf, mean, passAtK, reportedKs, sampleStd } from './stats';
+
+describe('mean', () => {
+  it('is the sum over the count on random arrays, 0 for none', () => {
+    for (let trial = 0; trial < 50; trial++) {
+      const xs = Array.from({ length: 2 + Math.floor(Math.random() * 40) }, () => Math.random());
+      expect(mean(xs)).toBeCloseTo(xs.reduce((a, b) => a + b, 0) / xs.length, 14);
+    }
+    expect(mean([])).toBe(0);
+  });
+
+  it('of values all equal is that value exactly, their deviation exactly 0, where a sum rounds', () => {
+    const xs = Array(5).fill(199 / 400);
+    expect(xs.reduce((a, b) => a + b, 0) / xs.length).not.toBe(199 / 400);
+    expect(mean(xs)).toBe(199 / 400);
+    expect(sampleStd(xs)).toBe(0);
+  });
+});
 
 describe('maxOf', () => {
   it('equals Math.max over random arrays, 0 for none', () => {
