@@ -39,7 +39,7 @@ import { compareChart } from '../research/compareChart';
 import { compareTable } from '../research/compareTable';
 import { runsSection, type RunProvenance } from '../research/runsTable';
 import { namedLevelDifference, namedLevelShare, parsePrimary, pilotSection, pilotVerdict, planSection, PILOT_BAR, PILOT_METHODS, PILOT_SEED_OFFSET, primaryName, seedSpan, type ComparisonPlan, type Headroom, type LevelFigures, type PilotRecord, type StatedPilot } from '../research/namedLevels';
-import { MIN_RESAMPLES, RESAMPLES } from '../research/pairedStats';
+import { MIN_RESAMPLES, RESAMPLES, shareable } from '../research/pairedStats';
 import type { BankEvent } from '../sage/bank';
 import type { MetricsRecord, RunState } from '../sage/run';
 import type { ValidationOutcomes } from '../sage/validation';
@@ -199,8 +199,7 @@ async function report(o: Options, setup: Setup, plan: ComparisonPlan | null, pil
     if (primary && p?.b === 'rlvr' && p.a !== CEILING.name) {
       if (pilot?.record.result) headroom.push({ source: `the pilot's gap (seeds ${seedSpan(pilot.record.seeds)})`, gap: pilot.record.result.pooled });
       const gap = methods.includes(CEILING.name) ? figures(CEILING.name, 'rlvr') : null;
-      // The share's interval divides by the gap's noise: drawn only where the gap is clearly above 0.
-      const share = gap?.pooled && gap.pooled.lo > 0 ? namedLevelShare(of(p.a)!, of('rlvr')!, of(CEILING.name)!, setup.levels, bootstrap) : null;
+      const share = shareable(gap?.pooled) ? namedLevelShare(of(p.a)!, of('rlvr')!, of(CEILING.name)!, setup.levels, bootstrap) : null;
       if (gap) headroom.push({ source: `this comparison's own gap (seeds ${seedSpan(seeds)})`, gap: gap.pooled, share });
     }
     head = planSection(plan, pilot, primary, headroom);

@@ -17,7 +17,7 @@ import { compareLevels, problemLevel } from '../sage/levels';
 import type { MetricsRecord } from '../sage/run';
 import { ownAccuracy, type ValidationOutcomes, type ValidationResult } from '../sage/validation';
 import { mean, sampleStd } from '../util/stats';
-import { gapShare, isRight, pairedDifference, pairedGain, type BootstrapOptions, type Correct, type Interval } from './pairedStats';
+import { gapShare, isRight, shareable, pairedDifference, pairedGain, type BootstrapOptions, type Correct, type Interval } from './pairedStats';
 import { comparePractice, runPractice, type PracticeOrigin } from './practice';
 
 export interface ComparedRun {
@@ -262,7 +262,7 @@ function gapSummary(mine: readonly RunOutcomes[], base: readonly RunOutcomes[], 
   const pairs = seedPairing([ceiling, base]);
   const share = (within?: ReadonlySet<string>) => {
     const gap = pairedDifference(finals(pairs.runs[0]!), finals(pairs.runs[1]!), within, { ...o, pairSeeds: pairs.paired });
-    return gap && gap.lo > 0 ? gapShare(finals(m!), finals(b!), finals(c!), within, { ...o, pairSeeds: paired }) : null;
+    return shareable(gap) ? gapShare(finals(m!), finals(b!), finals(c!), within, { ...o, pairSeeds: paired }) : null;
   };
   return { own: share(), perLevel: Object.fromEntries([...levelScopes(mine, pooled)].map(([level, ids]) => [level, share(ids)])) };
 }

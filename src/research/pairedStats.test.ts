@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { rng } from '../util/random';
-import { checkResamples, gapShare, MIN_RESAMPLES, pairedBootstrap, pairedDifference, pairedGain, RESAMPLES, type Correct, type Group } from './pairedStats';
+import { checkResamples, gapShare, shareable, MIN_RESAMPLES, pairedBootstrap, pairedDifference, pairedGain, RESAMPLES, type Correct, type Group } from './pairedStats';
 
 /** Problem ids p0, p1, ... with the given values: one run's correctness. */
 const correct = (values: readonly number[]): Correct => new Map(values.map((v, j) => [`p${j}`, v]));
@@ -152,6 +152,14 @@ describe('the paired bootstrap against worked examples', () => {
     expect(gapShare([c[0]!], [b[0]!], [c[0]!])).toMatchObject({ estimate: 1, lo: 1, hi: 1 });
     expect(gapShare(a, b, c, new Set(['none']))).toBeNull();
     expect(gapShare([], b, c)).toBeNull();
+  });
+
+  it('is given only for a gap whose interval is above 0', () => {
+    const gap = (lo: number) => ({ ...pairedBootstrap([{ sign: 1, runs: [[1, 0, 1, 1]] }]), lo });
+    expect(shareable(gap(0.01))).toBe(true);
+    expect(shareable(gap(0))).toBe(false);
+    expect(shareable(gap(-0.2))).toBe(false);
+    expect(shareable(null)).toBe(false);
   });
 
   it('covers a known mean in about 95% of samples: paired by problem, the interval is narrow and still covers', () => {

@@ -174,11 +174,14 @@ export function pairedGain(start: readonly Correct[], final: readonly Correct[],
   return pairedBootstrap([{ sign: 1, runs: final.map((f, s) => ids.map((id) => f.get(id)! - start[s]!.get(id)!)) }], o);
 }
 
+/** Whether a gap is clearly above 0 (its interval's low end): only then is a share of it given (gapShare). */
+export const shareable = (gap: Interval | null | undefined): gap is Interval => !!gap && gap.lo > 0;
+
 /**
  * The share of the gap between a baseline and a ceiling that a method closes, from their runs'
  * results: (method − baseline) / (ceiling − baseline), the three drawn as one paired bootstrap
  * (the same problems for all, each one's seeds on their own); null when they share no problem.
- * A ratio divides by the gap's own noise: give it only where the gap is clearly above 0 (a
+ * A ratio divides by the gap's own noise: give it only where the gap is clearly above 0 (shareable; a
  * resample whose gap is 0 gives an infinite or undefined share, sorted to the interval's ends).
  */
 export function gapShare(method: readonly Correct[], baseline: readonly Correct[], ceiling: readonly Correct[], within?: ReadonlySet<string>, o?: BootstrapOptions): Interval | null {
