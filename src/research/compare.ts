@@ -17,7 +17,7 @@ import { compareLevels, problemLevel } from '../sage/levels';
 import type { MetricsRecord } from '../sage/run';
 import { ownAccuracy, type ValidationOutcomes, type ValidationResult } from '../sage/validation';
 import { mean, sampleStd } from '../util/stats';
-import { gapShare, isRight, shareable, pairedDifference, pairedGain, type BootstrapOptions, type Correct, type Interval } from './pairedStats';
+import { gapShare, isRight, pairedDifference, pairedGain, shareable, type BootstrapOptions, type Correct, type Interval } from './pairedStats';
 import { comparePractice, runPractice, type PracticeOrigin } from './practice';
 
 export interface ComparedRun {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { rng } from '../util/random';
-import { checkResamples, gapShare, shareable, MIN_RESAMPLES, pairedBootstrap, pairedDifference, pairedGain, RESAMPLES, type Correct, type Group } from './pairedStats';
+import { checkResamples, gapShare, MIN_RESAMPLES, pairedBootstrap, pairedDifference, pairedGain, RESAMPLES, shareable, type Correct, type Group } from './pairedStats';
 
 /** Problem ids p0, p1, ... with the given values: one run's correctness. */
 const correct = (values: readonly number[]): Correct => new Map(values.map((v, j) => [`p${j}`, v]));
@@ -155,10 +155,11 @@ describe('the paired bootstrap against worked examples', () => {
   });
 
   it('is given only for a gap whose interval is above 0', () => {
-    const gap = (lo: number) => ({ ...pairedBootstrap([{ sign: 1, runs: [[1, 0, 1, 1]] }]), lo });
-    expect(shareable(gap(0.01))).toBe(true);
-    expect(shareable(gap(0))).toBe(false);
-    expect(shareable(gap(-0.2))).toBe(false);
+    // One run's per-problem differences: every resample's mean lies within their range.
+    const gap = (differences: number[]) => pairedBootstrap([{ sign: 1, runs: [differences] }]);
+    expect(shareable(gap([1, 0.5, 1, 0.25]))).toBe(true);
+    expect(shareable(gap([0, 0, 0, 0]))).toBe(false);
+    expect(shareable(gap([1, -1, 1, -1]))).toBe(false);
     expect(shareable(null)).toBe(false);
   });
 
