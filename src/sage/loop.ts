@@ -491,7 +491,10 @@ export class SageLoop {
       if (!xs.length) continue;
       rewards[role] = mean(xs.map((x) => x.reward));
       const as = trained.map((x, i) => (x.role === role ? advantages[i]! : null)).filter((a): a is number => a !== null);
-      if (as.length) advantageStd[role] = Math.sqrt(mean(as.map((a) => (a - mean(as)) ** 2)));
+      if (as.length) {
+        const m = mean(as);
+        advantageStd[role] = Math.sqrt(mean(as.map((a) => (a - m) ** 2)));
+      }
     }
     const checked = done.correct.filter((c): c is number => c !== null);
     return {
