@@ -10,6 +10,7 @@
  * Shared by the page's gpu suite (Chromium) and its Node half (Dawn); the same core runs in
  * the GPU kit (npm run gpu-kit).
  */
+import { followPlan, kernelPlan, type KernelPlan } from '../src/gpu/kernelPlan';
 import { matmulTuner } from '../src/gpu/ops/autotune';
 import { matmul } from '../src/gpu/ops/matmul';
 import type { Runtime } from '../src/gpu/runtime';
@@ -138,6 +139,8 @@ export interface GpuReport {
   /** Optional features the device was granted (shader-f16, subgroups, timestamp-query). */
   features: string[];
   models: GpuModelFigures[];
+  /** The kernels every figure ran (the tuner's winners): a rerun follows it to compare like with like. */
+  kernelPlan: KernelPlan;
 }
 
 /**
@@ -302,7 +305,7 @@ export async function gpuReport(
   }: {
     quick: boolean;
     log(m: string): void;
-    /** A runtime made with `profile: true` for the per-kernel profiles (none: no profiles). */
+    /** A runtime made with `profile: true` on `rt`'s adapter for the per-kernel profiles (none: no profiles); it follows `rt`'s kernel plan. */
     profileRt?: Runtime;
     /** The host-cost clock (bench/hostCost.ts; a thread's CPU time in Node), else the wall clock. */
     clock?: () => number;
@@ -342,6 +345,9 @@ export async function gpuReport(
     if (profileRt?.profiler) {
       let profiled: Transformer | null = null;
       try {
+        // The variants the figures above ran: the profiling runtime's own table was read when it
+        // was made, before `rt` tuned anything, so alone it would profile the untuned heuristic.
+        followPlan(profileRt, kernelPlan(rt));
         profiled = randomModel(profileRt, config);
         for (const rows of plan.decodeRows) {
           log(`gpu: ${m.name}: one decode step's kernels at ${rows} row(s)`);
@@ -358,7 +364,7 @@ export async function gpuReport(
   }
   return {
     adapter, swiftshader: a.architecture === 'swiftshader', quick, bandwidth, peakGflops, peakSize: plan.peakSize,
-    prompt: plan.prompt, newTokens: plan.newTokens, features: [...rt.ctx.features], models,
+    prompt: plan.prompt, newTokens: plan.newTokens, features: [...rt.ctx.features], models, kernelPlan: kernelPlan(rt),
   };
 }
 
@@ -388,7 +394,7 @@ export function gpuTables(r: GpuReport, where: string): Table[] {
       rows: p.kernels.map((k) => [k.label, String(k.workgroups), fmt(k.perStep, 2), fmt(k.usPerStep, 1), pct(k.usPerStep / p.gpuUsPerStep)]),
       notes: [
         `${fmt(p.dispatchesPerStep, 1)} dispatches and ${fmt(p.workgroupsPerStep, 0)} workgroups a step; the kernels' own GPU time ${fmt(p.gpuUsPerStep, 1)} µs a step ` +
-          `(each timed in its own pass, mean of ${p.steps} steps; the sampling of each step included).`,
+          `(each timed in its own pass, on the kernel plan the figures above ran, mean of ${p.steps} steps; the sampling of each step included).`,
       ],
     })),
   );
