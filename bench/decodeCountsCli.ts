@@ -4,7 +4,7 @@
  * preset and a Qwen2.5-0.5B-shaped model (random weights, f16 base), as this adapter's runtime
  * records it and as a GPU's untuned runtime would (split-K matmuls, flash-decoding). Markdown.
  *
- *   npm run decode-counts -- [--rows 1] [--prompt 16] [--no-qwen] [--plan-only]
+ *   npm run decode-counts -- [--rows 1] [--prompt 16] [--no-qwen] [--plan-only] [--lora]
  *
  * In Node on Dawn (SwiftShader here; SAGE_GPU=hardware for a GPU). The Qwen-shaped model takes
  * about 1 GB of GPU memory and runs a few steps: a minute or two on SwiftShader.
@@ -12,6 +12,7 @@
 import { isMain, runCli, type CliDescription, type OptionValues } from '../src/cli/options';
 import { Runtime } from '../src/gpu/runtime';
 import { PRESETS, type LlamaConfig } from '../src/model/config';
+import { DEFAULT_LORA, initialLora } from '../src/model/lora';
 import { nodePlatform } from '../src/platform/node';
 import { decodeCounts, opRows, QWEN25_05B, type DecodeCounts } from './decodeCounts';
 import { randomModel } from './hostCost';
@@ -21,6 +22,7 @@ const options = {
   prompt: { type: 'number', default: 16, min: 1, help: 'prompt tokens per row' },
   'no-qwen': { type: 'flag', help: 'the tiny preset only' },
   'plan-only': { type: 'flag', help: "count the GPU plans without running them (the Qwen-shaped one takes too long on SwiftShader); this adapter's plans still run" },
+  lora: { type: 'flag', help: "with the lab's LoRA adapter (rank 16 on every projection): kept apart from an f16 base at inference, as the loop's rollouts run" },
 } as const;
 
 export const decodeCountsCli: CliDescription<typeof options> = {
@@ -54,9 +56,10 @@ async function main(o: OptionValues<typeof options>): Promise<void> {
       // A GPU's runtime: rows shared by a workgroup and prologues fused, as on a non-SwiftShader adapter.
       const rt = await Runtime.create(nodePlatform(), gpuPlan ? { serialRows: false, fusedPrologues: true } : {});
       const model = randomModel(rt, config, dtype);
+      if (o.lora) model.enableLora(DEFAULT_LORA, initialLora(config, DEFAULT_LORA, 1));
       const c = await decodeCounts(model, o.rows, { prompt: o.prompt, gpuPlan, execute: !(gpuPlan && o['plan-only']) });
       const plan = gpuPlan ? "a GPU's untuned plan" : `this adapter (${rt.ctx.adapter.architecture || rt.ctx.adapter.description || 'unknown'})`;
-      console.log(table(`### ${name}, B = ${o.rows}, prompt ${o.prompt}: ${plan}`, c));
+      console.log(table(`### ${name}${o.lora ? `, LoRA r${DEFAULT_LORA.rank} on every projection` : ''}, B = ${o.rows}, prompt ${o.prompt}: ${plan}`, c));
       model.destroy();
       rt.destroy();
     }

@@ -11,7 +11,7 @@ import { paramSpecs, type LlamaConfig } from './config';
 import { Decoder } from './decoder';
 import {
   importPeftAdapter, initialLora, loraName, loraScale, loraSize, loraSpecs, peftAdapterFiles, readPeftConfig,
-  targetWeightName, type LoraConfig,
+  targetGeometry, targetWeightName, type LoraConfig, type LoraTarget,
 } from './lora';
 import { randomParams, refBackward, type RefParams } from './reference';
 import { parseSafetensors } from './safetensors';
@@ -159,13 +159,19 @@ describe('LoRA vs the float64 reference', () => {
     plain.destroy();
   });
 
-  it.each(['f32', 'f16'] as const)(
-    'inference with the adapter merged (%s base): a decode step records the base\'s dispatches, apart and merged give the logits of the weights each computes with, and an update is merged before the next forward',
-    async (dtype) => {
+  const ALL_TARGETS: LoraTarget[] = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'];
+  it.each([
+    ['f32', ALL_TARGETS],
+    ['f16', ALL_TARGETS],
+    // Fused blocks with some of their projections adapted: the stacked B's zeros leave the others.
+    ['f16', ['q_proj', 'v_proj', 'up_proj', 'down_proj']],
+  ] as const)(
+    'inference with the adapter merged (%s base, %j): a decode step records the base\'s dispatches, apart and merged give the logits of the weights each computes with, and an update is merged before the next forward',
+    async (dtype, targets) => {
       const seed = freshSeed();
       const r = rng(seed);
       const config = { ...BASE, attention_bias: true };
-      const lora: LoraConfig = { rank: 4, alpha: 8, targets: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] };
+      const lora: LoraConfig = { rank: 4, alpha: 8, targets: [...targets] };
       const rt = await testRuntime();
       const flatBase = toFlat(config, roundToF32(randomParams(config, r, 0.3)));
       const plain = Transformer.fromFlat(rt, config, flatBase);
@@ -216,8 +222,9 @@ describe('LoRA vs the float64 reference', () => {
       const first = await compare('adapter');
       const base = await run(plain, null);
       expect(first.merged.dispatches).toBe(base.dispatches);
-      // Apart: per layer, the A and B matmuls of seven targets and a column copy for five.
-      expect(first.apart.dispatches - base.dispatches).toBe(19 * config.num_hidden_layers);
+      // Apart: per layer, two matmuls for each block with an adapted projection (q|k|v, o, gate|up, down).
+      const blocks = new Set(targets.map((t) => targetGeometry(config, t).block)).size;
+      expect(first.apart.dispatches - base.dispatches).toBe(2 * blocks * config.num_hidden_layers);
       // By default an f32 base merges, an f16 one keeps the adapter apart.
       expect((await run(model, null)).dispatches).toBe(dtype === 'f32' ? first.merged.dispatches : first.apart.dispatches);
       // An optimizer step writes the adapter (here new random weights): the merged copy follows.

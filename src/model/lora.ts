@@ -69,6 +69,40 @@ export function orderedTargets(l: LoraConfig): LoraTarget[] {
   return LORA_TARGETS.filter((t) => l.targets.includes(t));
 }
 
+/** A fused block (q|k|v, gate|up) with adapted projections: its targets in order, its rows and its input width. */
+export interface FusedBlock {
+  block: 'qkv' | 'gate_up';
+  targets: LoraTarget[];
+  rows: number;
+  in: number;
+}
+
+/** The fused blocks an adapter adapts projections of, in the model's order. */
+export function fusedBlocks(c: LlamaConfig, l: LoraConfig): FusedBlock[] {
+  const rows = { qkv: (c.num_attention_heads + 2 * c.num_key_value_heads) * headDim(c), gate_up: 2 * c.intermediate_size };
+  return (['qkv', 'gate_up'] as const).flatMap((block) => {
+    const targets = orderedTargets(l).filter((t) => targetGeometry(c, t).block === block);
+    return targets.length ? [{ block, targets, rows: rows[block], in: c.hidden_size }] : [];
+  });
+}
+
+/**
+ * Columns of the staging area an adapter's fused blocks share: training stages a target's
+ * B·A·x there before it joins its block's rows, inference a block's x·[A_t; …]ᵀ.
+ */
+export function loraStageWidth(c: LlamaConfig, l: LoraConfig): number {
+  const outs = fusedBlocks(c, l).flatMap((b) => b.targets.map((t) => targetGeometry(c, t).out));
+  return Math.max(1, ...outs, ...fusedBlocks(c, l).map((b) => b.targets.length * l.rank));
+}
+
+/**
+ * Elements of inference's stacked copy of an adapter kept apart (LoraAdapter.inferForward), over
+ * all layers: each fused block's A_t stacked [n·r, in] and its B_t on a block diagonal [rows, n·r].
+ */
+export function stackedAdapterElements(c: LlamaConfig, l: LoraConfig): number {
+  return c.num_hidden_layers * fusedBlocks(c, l).reduce((n, b) => n + b.targets.length * l.rank * (b.in + b.rows), 0);
+}
+
 /** The base weight a target adapts, e.g. model.layers.3.self_attn.q_proj.weight. */
 export function targetWeightName(c: LlamaConfig, layer: number, t: LoraTarget): string {
   return `model.layers.${layer}.${targetGeometry(c, t).module}.${t}.weight`;

@@ -10,14 +10,20 @@ import type { MatmulArgs } from '../gpu/ops/matmulVariants';
 import type { Runtime } from '../gpu/runtime';
 import { view, type Tensor } from '../gpu/tensor';
 import type { LlamaConfig, ParamSpec } from './config';
-import { adaptedTarget, loraName, loraScale, loraSpecs, orderedTargets, targetGeometry, targetWeightName, type LoraConfig, type LoraTarget, type TargetGeometry } from './lora';
+import {
+  adaptedTarget, fusedBlocks, loraName, loraScale, loraSpecs, loraStageWidth, orderedTargets, targetGeometry, targetWeightName,
+  type FusedBlock, type LoraConfig, type LoraTarget, type TargetGeometry,
+} from './lora';
 import type { BaseDtype } from './memory';
 import { f32Copy, ParamSet } from './paramSet';
 
 /** A layer's adapter activations: each target's x·Aᵀ [N, r] (kept for backward) and a shared staging area. */
 export interface LoraActs {
   u: Map<LoraTarget, Tensor>;
-  /** [N, widest fused target]: a target's B·A·x before it joins its fused q|k|v or gate|up rows. */
+  /**
+   * [N, widest fused target or fused block's x·Aᵀ]: a target's B·A·x before it joins its fused
+   * q|k|v or gate|up rows (training), or a fused block's x·[A_t; …]ᵀ (inference, see inferForward).
+   */
   stage: Tensor;
 }
 
@@ -28,9 +34,21 @@ type Prologue = Pick<MatmulArgs, 'swiglu' | 'norm'>;
 
 /** The staging area LoRA's fused targets share, for N rows (one per workspace, not per layer). */
 export function loraStage(c: LlamaConfig, lora: LoraConfig, N: number, f: Alloc): Tensor {
-  const widths = orderedTargets(lora).map((t) => targetGeometry(c, t)).filter((g) => g.block === 'qkv' || g.block === 'gate_up');
-  return f([N, Math.max(1, ...widths.map((g) => g.out))], 'lora.stage');
+  return f([N, loraStageWidth(c, lora)], 'lora.stage');
 }
+
+/**
+ * A fused block's adapter as one pair of matrices for inference: `a` the targets' A_t stacked
+ * [n·r, in], `b` their B_t on a block diagonal [block's rows, n·r] (zeros elsewhere), so that
+ * x·aᵀ·bᵀ adds every target's B_t·A_t·x into its own columns.
+ */
+interface StackedBlock {
+  a: Tensor;
+  b: Tensor;
+  targets: LoraTarget[];
+}
+
+const isFused = (block: TargetGeometry['block']): block is FusedBlock['block'] => block === 'qkv' || block === 'gate_up';
 
 /** One layer's adapter activations for N rows, allocated through `f`, staging through `stage`. */
 export function loraActs(lora: LoraConfig, N: number, f: Alloc, stage: Tensor): LoraActs {
@@ -59,6 +77,12 @@ export class LoraAdapter {
    */
   private merged: Map<string, Tensor>[] | null = null;
   private mergedStale = true;
+  /**
+   * Inference's stacked copy of each layer's fused blocks (see StackedBlock, inferForward), made
+   * on the first inference forward that keeps the adapter apart and remade after it changes.
+   */
+  private stacked: Map<FusedBlock['block'], StackedBlock>[] | null = null;
+  private stackedStale = true;
 
   /** The adapter's layout on model `c`; refused where `flat` does not hold it. */
   static specs(c: LlamaConfig, config: LoraConfig, flat: Float32Array): ParamSpec[] {
@@ -81,9 +105,10 @@ export class LoraAdapter {
     this.set = new ParamSet(rt, specs, [rt.upload(flat, [flat.length])]);
   }
 
-  /** The weights are about to change (an optimizer step): the merged copy is remade before the next inference forward. */
+  /** The weights are about to change (an optimizer step): the inference copies are remade before the next inference forward. */
   changed(): void {
     this.mergedStale = true;
+    this.stackedStale = true;
   }
 
   /**
@@ -193,6 +218,56 @@ export class LoraAdapter {
   }
 
   /**
+   * Inference's forward (no backward pass follows) of the targets among `targets`, which share
+   * one block: forward's sums, in two matmuls a block whatever its targets. A fused block
+   * (q|k|v, gate|up) takes x·[A_t; …]ᵀ into `acts.stage` and adds scale · that · (the B_t on a
+   * block diagonal)ᵀ into y, where forward takes three dispatches a target; o and down have one
+   * target, which forward already adds in two. A decode step with all seven targets then records
+   * 8 dispatches a layer for the adapter instead of 19: on an f16 base, which keeps the adapter
+   * apart, most of a rollout's dispatches.
+   */
+  inferForward(l: number, targets: LoraTarget[], x: Tensor, y: Tensor, acts: LoraActs | undefined, prologue: Prologue = {}): void {
+    const block = targetGeometry(this.c, targets[0]!).block;
+    if (!isFused(block)) return this.forward(l, targets, x, y, acts, prologue);
+    if (!acts) throw new Error('these activations were laid out before the LoRA adapter was added');
+    const s = this.stackedLayer(l).get(block);
+    if (!s) return;
+    const u = view(acts.stage, [x.shape[0]!, s.a.shape[0]!]);
+    matmul(this.rt, { a: x, b: s.a, transB: true, out: u, ...prologue });
+    matmul(this.rt, { a: u, b: s.b, transB: true, alpha: this.scale, beta: 1, out: y });
+  }
+
+  /** Layer l's stacked fused blocks, (re)made first where the adapter changed since the last inference forward. */
+  private stackedLayer(l: number): Map<FusedBlock['block'], StackedBlock> {
+    const { rt, c } = this;
+    const r = this.config.rank;
+    if (!this.stacked) {
+      const fused = fusedBlocks(c, this.config);
+      this.stacked = Array.from({ length: c.num_hidden_layers }, () => new Map(fused.map(({ block, targets, rows, in: width }) => {
+        const n = targets.length * r;
+        // Zeros off the diagonal, written once: a remake writes the diagonal blocks alone.
+        return [block, { a: rt.empty([n, width], 'f32', 'lora.stacked.A'), b: rt.upload(new Float32Array(rows * n), [rows, n]), targets }];
+      })));
+      this.stackedStale = true;
+    }
+    if (this.stackedStale) {
+      for (const [layer, blocks] of this.stacked.entries()) {
+        for (const { a, b, targets } of blocks.values()) {
+          const n = targets.length * r;
+          targets.forEach((t, j) => {
+            const g = targetGeometry(c, t);
+            rt.copy(this.set.param(loraName(c, layer, t, 'A')), view(a, [r, g.in], j * r * g.in));
+            copyColumns(rt, this.set.param(loraName(c, layer, t, 'B')), 0, view(b, [g.out, n], g.col * n), j * r, r);
+          });
+        }
+      }
+      // A trace records nothing: the copies are still to be made.
+      this.stackedStale = rt.isTracing;
+    }
+    return this.stacked[l]!;
+  }
+
+  /**
    * The backward pass of forward for the targets among `targets`: adapter gradients from dy
    * (the gradient of the block's rows) and x, and dx += the adapters' share; `du` is scratch
    * for one target's d(x·Aᵀ).
@@ -216,9 +291,11 @@ export class LoraAdapter {
     }
   }
 
-  /** Gives its weights, their gradients and the merged copy back. */
+  /** Gives its weights, their gradients and the inference copies back. */
   destroy(): void {
     this.set.destroy();
     this.dropMerged();
+    for (const blocks of this.stacked ?? []) for (const s of blocks.values()) this.rt.release(s.a, s.b);
+    this.stacked = null;
   }
 }

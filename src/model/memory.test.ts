@@ -34,27 +34,31 @@ describe('presets and memory estimates', () => {
     expect(lora.adamMoments).toBe(8 * A);
     expect(lora.weights).toBe(full.weights + 4 * A);
     // Inference's merged copy: every projection of every layer, in f32.
-    expect(full.mergedWeights).toBe(0);
+    expect(full.inferenceCopies).toBe(0);
     const c4 = c.num_hidden_layers * 4 * c.hidden_size;
     const hd = c.hidden_size / c.num_attention_heads;
-    expect(lora.mergedWeights).toBe(c4 * ((c.num_attention_heads + 2 * c.num_key_value_heads) * hd + c.num_attention_heads * hd + 3 * c.intermediate_size));
-    expect(memoryEstimate(c, 8, 128, { lora: { ...DEFAULT_LORA, targets: ['k_proj', 'v_proj'] } }).mergedWeights).toBe(
+    expect(lora.inferenceCopies).toBe(c4 * ((c.num_attention_heads + 2 * c.num_key_value_heads) * hd + c.num_attention_heads * hd + 3 * c.intermediate_size));
+    expect(memoryEstimate(c, 8, 128, { lora: { ...DEFAULT_LORA, targets: ['k_proj', 'v_proj'] } }).inferenceCopies).toBe(
       c4 * (c.num_attention_heads + 2 * c.num_key_value_heads) * hd,
     );
     expect(lora.activations).toBeGreaterThan(full.activations);
     expect(lora.total).toBeLessThan(full.total);
-    expect(lora.total).toBe(lora.weights + lora.mergedWeights + lora.gradients + lora.adamMoments + lora.activations);
+    expect(lora.total).toBe(lora.weights + lora.inferenceCopies + lora.gradients + lora.adamMoments + lora.activations);
   });
 
-  it('a base in f16 halves the base weights and keeps no merged copy; it needs an adapter', () => {
+  it('a base in f16 halves the base weights and keeps the adapter stacked, not merged; it needs an adapter', () => {
     const c = PRESETS.small;
     const lora = memoryEstimate(c, 8, 128, { lora: DEFAULT_LORA });
     const half = memoryEstimate(c, 8, 128, { lora: DEFAULT_LORA, baseDtype: 'f16' });
     expect(half.weights).toBe(lora.weights - 2 * flatParamSize(c));
-    // An f16 base keeps the adapter apart in inference: no merged copy.
-    expect(half.mergedWeights).toBe(0);
+    // An f16 base keeps the adapter apart in inference: no merged copy, its fused blocks stacked
+    // (per layer, q|k|v's three A [r, H] and its B's [q + 2kv, 3r]; gate|up's two A and [2I, 2r]).
+    const hd = c.hidden_size / c.num_attention_heads;
+    const r = DEFAULT_LORA.rank;
+    const qkvRows = (c.num_attention_heads + 2 * c.num_key_value_heads) * hd;
+    expect(half.inferenceCopies).toBe(4 * c.num_hidden_layers * (3 * r * (c.hidden_size + qkvRows) + 2 * r * (c.hidden_size + 2 * c.intermediate_size)));
     expect([half.gradients, half.adamMoments, half.activations]).toEqual([lora.gradients, lora.adamMoments, lora.activations]);
-    expect(half.total).toBe(lora.total - 2 * flatParamSize(c) - lora.mergedWeights);
+    expect(half.total).toBe(lora.total - 2 * flatParamSize(c) - lora.inferenceCopies + half.inferenceCopies);
     expect(() => memoryEstimate(c, 8, 128, { baseDtype: 'f16' })).toThrow(/stored in f16 is frozen: it trains only with a LoRA adapter/);
   });
 

@@ -1,5 +1,5 @@
 import { flatParamSize, headDim, paramSpecs, type LlamaConfig } from './config';
-import { loraSize, orderedTargets, targetGeometry, type LoraConfig } from './lora';
+import { loraSize, loraStageWidth, orderedTargets, stackedAdapterElements, targetGeometry, type LoraConfig } from './lora';
 
 /** Byte sizes of what a training run of this model holds on the GPU. */
 export interface MemoryEstimate {
@@ -9,11 +9,12 @@ export interface MemoryEstimate {
   /** The base weights (and the adapter's, with LoRA). */
   weights: number;
   /**
-   * With LoRA on an f32 base, inference's copy of the weight blocks the adapter adapts, merged
-   * with it (Transformer.mergeAdapterForInference): generation then costs no dispatch more
-   * than the base's. None on an f16 base, which keeps the adapter apart.
+   * With LoRA, inference's copy of the adapter: on an f32 base the weight blocks it adapts with
+   * it merged in (Transformer.mergeAdapterForInference), so generation costs no dispatch more
+   * than the base's; on an f16 base, which keeps the adapter apart, its fused blocks stacked
+   * (stackedAdapterElements), so each adapted block costs two.
    */
-  mergedWeights: number;
+  inferenceCopies: number;
   gradients: number;
   adamMoments: number;
   activations: number;
@@ -51,9 +52,8 @@ function activationElements(c: LlamaConfig, N: number, lora: LoraConfig | null):
   const I = c.intermediate_size;
   // An adapter keeps x·Aᵀ per target and layer, and shares one staging area and one d(x·Aᵀ).
   const targets = lora ? orderedTargets(lora) : [];
-  const fusedWidths = targets.map((t) => targetGeometry(c, t)).filter((g) => g.block === 'qkv' || g.block === 'gate_up').map((g) => g.out);
   const loraPerLayer = lora ? N * lora.rank * targets.length : 0;
-  const loraShared = lora ? N * (Math.max(1, ...fusedWidths) + lora.rank) : 0;
+  const loraShared = lora ? N * (loraStageWidth(c, lora) + lora.rank) : 0;
   const perLayer = N * (H + 1 + q + 2 * kv + q + c.num_attention_heads + H + H + 1 + 3 * I) + loraPerLayer;
   const residual = (c.num_hidden_layers + 1) * N * H;
   const final = N * (H + 1 + c.vocab_size);
@@ -76,7 +76,7 @@ export function memoryEstimate(c: LlamaConfig, B: number, T: number, mode: Train
     parameters: paramSpecs(c).reduce((n, p) => n + p.size, 0),
     trainable,
     weights: P * baseBytes + (lora ? trainable * 4 : 0),
-    mergedWeights: lora && baseBytes === 4 ? adaptedBlockElements(c, lora) * 4 : 0,
+    inferenceCopies: lora ? (baseBytes === 4 ? adaptedBlockElements(c, lora) : stackedAdapterElements(c, lora)) * 4 : 0,
     gradients: trainable * 4,
     adamMoments: 2 * trainable * 4,
     activations: acts.total * 4,
@@ -86,7 +86,7 @@ export function memoryEstimate(c: LlamaConfig, B: number, T: number, mode: Train
     largestBuffer: Math.max(lora ? largestUnit(c) * baseBytes : P * 4, acts.largest * 4),
     largestActivation: acts.largest * 4,
   };
-  est.total = est.weights + est.mergedWeights + est.gradients + est.adamMoments + est.activations;
+  est.total = est.weights + est.inferenceCopies + est.gradients + est.adamMoments + est.activations;
   return est;
 }
 

@@ -214,8 +214,8 @@ export class Transformer {
   /**
    * How inference applies an adapter: merged into a copy of the weight blocks it adapts, in
    * the base's dtype (no dispatch more than the base's; those blocks' memory once more), or
-   * apart through its own matmuls as training does (about 19 small dispatches per layer with
-   * all seven targets). Null (the default) merges on an f32 base and keeps apart on an f16
+   * apart through its own matmuls, two a block (LoraAdapter.inferForward: 8 small dispatches
+   * per layer with all seven targets). Null (the default) merges on an f32 base and keeps apart on an f16
    * one: rounding W + scale·B·A to half erases every change below half a unit in the last
    * place of W (a fresh adapter's first updates), so sampling would lag the policy that
    * trains, and an f32 copy would take more memory than the f16 base saves. Read when an
@@ -397,7 +397,9 @@ export class Transformer {
     const merged = infer ? this.mergedLayer(l) : null;
     const w = (first: string, base: Tensor) => merged?.get(first) ?? base;
     const ad = merged ? null : this.adapter;
-    const adapt = (targets: LoraTarget[], x: Tensor, y: Tensor, prologue?: Prologue) => ad?.forward(l, targets, x, y, a.lora, prologue);
+    // Inference adds an adapter kept apart a block at a time (see LoraAdapter.inferForward).
+    const adapt = (targets: LoraTarget[], x: Tensor, y: Tensor, prologue?: Prologue) =>
+      infer ? ad?.inferForward(l, targets, x, y, a.lora, prologue) : ad?.forward(l, targets, x, y, a.lora, prologue);
     const [ln1, in1] = this.normed(x, p('input_layernorm.weight'), a.ln1, a.rstd1, fuse);
     matmul(rt, {
       a: ln1,
