@@ -38,6 +38,7 @@ export const warmupExamplesCli = {
     'warmup-rehearsal': { type: 'number', min: 0, max: 0.9, default: DEFAULT_RUN.warmupRehearsal, help: RUN_SPECS.warmupRehearsal.help },
     'warmup-corpus-problems': { type: 'int', min: 0, default: DEFAULT_RUN.warmupCorpusProblems, help: RUN_SPECS.warmupCorpusProblems.help },
     'warmup-plan-variants': { type: 'int', min: 0, default: DEFAULT_RUN.warmupPlanVariants, help: RUN_SPECS.warmupPlanVariants.help },
+    'warmup-answer-pairs': { type: 'int', min: 0, default: DEFAULT_RUN.warmupAnswerPairs, help: RUN_SPECS.warmupAnswerPairs.help },
     'warmup-solver-target': { type: 'string', choices: SOLVER_TARGET_NAMES, default: warmupRecipe(false).warmupSolverTarget, help: 'what the Solver\'s targets work before the answer' },
     'challenger-warmup': { type: 'string', choices: CHALLENGER_WARMUP_NAMES, default: 'none', help: 'how the Challenger is taught (own: with --own-problems)' },
     'own-problems': { type: 'string', arg: 'FILE', exists: 'file', help: 'the problems the base wrote, JSONL of {question, answer} (scripts/own-problems.ts), for --challenger-warmup own' },
@@ -58,6 +59,7 @@ async function main(o: OptionValues<typeof warmupExamplesCli.options>): Promise<
     warmupRehearsal: o['warmup-rehearsal'],
     warmupCorpusProblems: o['warmup-corpus-problems'],
     warmupPlanVariants: o['warmup-plan-variants'],
+    warmupAnswerPairs: o['warmup-answer-pairs'],
     warmupSolverTarget: o['warmup-solver-target'] as SolverTarget,
     challengerWarmup: o['challenger-warmup'] as ChallengerWarmup,
   };

@@ -56,6 +56,7 @@ export const evolveCli = {
     'warmup-steps': { type: 'int', min: 0, help: `SFT warm-up steps on the seeds rendered into every role (default ${DEFAULT_RUN.warmupSteps} with --preset or a --model whose sage_lab.json says rolesTaught false, as tiny-arith-base's; else 0 with --model: give it to warm a checkpoint up further)` },
     'warmup-solver-share': { type: 'number', min: 0, max: 1, default: DEFAULT_RUN.warmupSolverShare, help: RUN_SPECS.warmupSolverShare.help },
     'warmup-plan-variants': { type: 'int', min: 0, default: DEFAULT_RUN.warmupPlanVariants, help: RUN_SPECS.warmupPlanVariants.help },
+    'warmup-answer-pairs': { type: 'int', min: 0, default: DEFAULT_RUN.warmupAnswerPairs, help: RUN_SPECS.warmupAnswerPairs.help },
     'warmup-rehearsal': { type: 'number', min: 0, max: 0.9, default: DEFAULT_RUN.warmupRehearsal, help: RUN_SPECS.warmupRehearsal.help },
     'warmup-corpus-problems': { type: 'int', min: 0, default: DEFAULT_RUN.warmupCorpusProblems, help: RUN_SPECS.warmupCorpusProblems.help },
     'warmup-lr': { type: 'number', min: 0, minExclusive: true, help: `${RUN_SPECS.warmupLr.help} (default ${warmupRecipe(true).warmupLr} with --preset, ${warmupRecipe(false).warmupLr} from a checkpoint)` },
@@ -96,6 +97,7 @@ const OPTION_SETTINGS = {
   'warmup-steps': 'warmupSteps',
   'warmup-solver-share': 'warmupSolverShare',
   'warmup-plan-variants': 'warmupPlanVariants',
+  'warmup-answer-pairs': 'warmupAnswerPairs',
   'warmup-lr': 'warmupLr',
   'warmup-rehearsal': 'warmupRehearsal',
   'warmup-corpus-problems': 'warmupCorpusProblems',
@@ -103,7 +105,7 @@ const OPTION_SETTINGS = {
   'warmup-solver-target': 'warmupSolverTarget',
 } as const satisfies Partial<Record<keyof Options, keyof RunSettings>>;
 /** Settings of the warm-up, which a resumed run did before its first step: another value would not apply. */
-const WARMUP_SETTINGS: readonly string[] = ['warmupSteps', 'warmupSolverShare', 'warmupPlanVariants', 'warmupRehearsal', 'warmupCorpusProblems', 'warmupLr', 'challengerWarmup', 'warmupSolverTarget'];
+const WARMUP_SETTINGS: readonly string[] = ['warmupSteps', 'warmupSolverShare', 'warmupPlanVariants', 'warmupAnswerPairs', 'warmupRehearsal', 'warmupCorpusProblems', 'warmupLr', 'challengerWarmup', 'warmupSolverTarget'];
 
 /** The kernel plan run folder `dir` recorded (null for a run from before plans were recorded); a bad one refused with one line. */
 function readPlan(dir: string, option: string): KernelPlan | null {

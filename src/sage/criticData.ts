@@ -36,6 +36,8 @@ export type PlanVariant = 'matching' | 'altered' | 'other';
  */
 export const PROBLEM_TARGETS: Record<ProblemVariant, number> = { real: 9, altered: 5, shuffled: 3, truncated: 3, noise: 1 };
 export const PLAN_TARGETS: Record<PlanVariant, number> = { matching: 9, altered: 3, other: 2 };
+/** The Judge's rating of an answer (criticAnswer): a seed's own worked answer, and the same with its final answer changed. */
+export const ANSWER_TARGETS = { right: 9, wrong: 2 } as const;
 
 const NUMBER = /\d+/g;
 
@@ -55,6 +57,17 @@ export function alterNumber(text: string, random: () => number, requireRepeat = 
   const n = Number(m[0]);
   const replacement = String(n + 1 + Math.floor(random() * Math.max(3, n)));
   return text.slice(0, m.index) + replacement + text.slice(m.index! + m[0].length);
+}
+
+/**
+ * The text's final answer (inside its <answer> tag) with one number changed: a wrong answer in
+ * the right form, its worked steps (if any) left as they were. Null without a number there.
+ */
+export function alterAnswer(text: string, random: () => number): string | null {
+  const m = /<answer>([\s\S]*?)<\/answer>/.exec(text);
+  const inner = m && alterNumber(m[1]!, random);
+  if (!m || inner === null) return null;
+  return `${text.slice(0, m.index)}<answer>${inner}</answer>${text.slice(m.index + m[0].length)}`;
 }
 
 /**

@@ -28,6 +28,7 @@ const SETTINGS: RunSettings = {
   warmupSteps: 3,
   warmupSolverShare: 0.7,
   warmupPlanVariants: 2,
+  warmupAnswerPairs: 1,
   warmupRehearsal: 0,
   warmupCorpusProblems: 0,
   challengerWarmup: 'seeds',

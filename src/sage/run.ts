@@ -169,7 +169,7 @@ export function checkReferences(seeds: readonly Problem[], validation: readonly 
 /** The settings the warm-up's examples depend on. */
 export type WarmupExampleSettings = Pick<
   RunSettings,
-  'templates' | 'seed' | 'references' | 'challengerWarmup' | 'warmupSolverTarget' | 'warmupSolverShare' | 'warmupPlanVariants' | 'warmupCorpusProblems' | 'warmupRehearsal'
+  'templates' | 'seed' | 'references' | 'challengerWarmup' | 'warmupSolverTarget' | 'warmupSolverShare' | 'warmupPlanVariants' | 'warmupAnswerPairs' | 'warmupCorpusProblems' | 'warmupRehearsal'
 >;
 
 export function warmupExamples(
@@ -180,7 +180,7 @@ export function warmupExamples(
 ): { pairs: SftPair[]; rehearsal: SftDocument[] } {
   // Its own stream (seed + 3), decontaminated from the held-out split as rehearsal is.
   const solverProblems = corpusProblems(s.warmupCorpusProblems, s.seed + 3, validation);
-  const pairs = warmupPairs(seeds, { templates: s.templates, challenger: s.challengerWarmup, ownProblems, references: s.references, maxSolution: 160, solverTarget: s.warmupSolverTarget, solverShare: s.warmupSolverShare, planVariants: s.warmupPlanVariants, solverProblems }, rng(s.seed));
+  const pairs = warmupPairs(seeds, { templates: s.templates, challenger: s.challengerWarmup, ownProblems, references: s.references, maxSolution: 160, solverTarget: s.warmupSolverTarget, solverShare: s.warmupSolverShare, planVariants: s.warmupPlanVariants, answerPairs: s.warmupAnswerPairs, solverProblems }, rng(s.seed));
   // Its own stream (seed + 2): the pairs use rng(seed), the own problems seed + 1.
   return { pairs, rehearsal: rehearsalDocuments(pairs.length, s.warmupRehearsal, s.seed + 2, validation) };
 }

@@ -20,6 +20,8 @@ export interface RunSettings extends LoopSettings {
   warmupLr: number;
   /** Per seed, plan variants taught to the Critic in the warm-up (WarmupOptions.planVariants). */
   warmupPlanVariants: number;
+  /** Per math seed, answer pairs taught to the Judge in the warm-up (WarmupOptions.answerPairs). */
+  warmupAnswerPairs: number;
   /** The share of the warm-up's examples that are documents of the arithmetic corpus, rehearsed (rehearsalDocuments). */
   warmupRehearsal: number;
   /** Problems of the arithmetic corpus, levels 1-5, taught to the Solver in the warm-up beside the seeds (corpusProblems). */
@@ -71,6 +73,7 @@ export const RUN_SPECS = {
   warmupRehearsal: { integer: false, min: 0, max: 0.9, help: 'the share of the warm-up\'s examples that are documents of the arithmetic corpus tiny-arith-base was pretrained on, none stating a held-out expression: rehearsed, so that a base taught the roles\' formats keeps what it knew (0 for a model not pretrained on that corpus)' },
   warmupCorpusProblems: { integer: true, min: 0, help: 'problems of the arithmetic corpus (levels 1-5, in the curriculum\'s styles, none stating a held-out expression) taught to the Solver in the warm-up beside the seeds, so that the answer\'s format follows expressions longer than the seeds\' (0 for a model not pretrained on that corpus)' },
   warmupPlanVariants: { integer: true, min: 0, help: 'per seed, variants with a number changed alike in problem and plan, taught to the Critic as matching beside the plan with a number changed alone, so that matching plans are not strings to memorise (2 per seed did not lift the demo\'s plan AUC)' },
+  warmupAnswerPairs: { integer: true, min: 0, help: 'per math seed, pairs teaching the Critic to rate an answer (the Judge of MAE and of the judge reward): the seed\'s worked answer rated 9 beside the same with its final answer changed rated 2 (0: none, as the shipped checkpoints were made, whose Judge writes no rating)' },
   evalEvery: { integer: true, min: 1, help: 'validate every this many steps (and before the first)' },
   patience: { integer: true, min: 1, help: 'stop after this many validations without a new best' },
   validationLimit: { integer: true, min: 1, help: 'held-out problems per validation, the same ones each time' },
@@ -84,6 +87,7 @@ export const DEFAULT_RUN: Pick<RunSettings, keyof typeof RUN_SPECS | 'challenger
   warmupSteps: 400,
   warmupSolverShare: 0.7,
   warmupPlanVariants: 0,
+  warmupAnswerPairs: 0,
   warmupRehearsal: 0,
   warmupCorpusProblems: 0,
   warmupLr: 2e-3,

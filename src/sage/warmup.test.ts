@@ -4,7 +4,7 @@ import { recordToProblem, type Problem } from '../data/problem';
 import { rng } from '../util/random';
 import { criticScore, parseOutput } from './parse';
 import { COMPACT_TEMPLATES, DEFAULT_TEMPLATES, OUTPUTS, render } from './templates';
-import { consistentVariant, planOf, PLAN_TARGETS, PROBLEM_TARGETS } from './criticData';
+import { ANSWER_TARGETS, consistentVariant, planOf, PLAN_TARGETS, PROBLEM_TARGETS } from './criticData';
 import { canonicalExpression, canonicalExpressions, corpusDocuments, parseArithmetic, statesHeldOut, valueOf } from '../data/arithmeticCorpus';
 import { freshSeed } from '../gpu/testUtils';
 import type { GenerationRequest } from './loopContract';
@@ -221,6 +221,33 @@ describe('warm-up pairs', () => {
     expect(variants.filter((p) => scoreOf(p) === PLAN_TARGETS.altered)).toHaveLength(variants.length / 2);
     // Every other pair is kept as it was.
     expect(b.length - variants.length).toBe(a.length);
+  });
+
+  it('teaches the Judge to rate answers when asked: per math seed, its own answer high and the same with the final answer changed low', () => {
+    const seed = freshSeed();
+    const o = { templates: DEFAULT_TEMPLATES, challenger: 'seeds' as const, solverTarget: 'answer' as const, references: 2, maxSolution: 200, solverShare: 0, planVariants: 0 };
+    const isAnswer = (p: { prompt: string }) => p.prompt.includes('Rate the answer');
+    const without = warmupPairs(SEEDS, o, rng(seed));
+    expect(without.filter(isAnswer), 'none unless asked (the shipped checkpoints)').toHaveLength(0);
+    const pairs = warmupPairs(SEEDS, { ...o, answerPairs: 2 }, rng(seed));
+    const rated = pairs.filter(isAnswer);
+    const math = SEEDS.filter((q) => q.kind === 'math');
+    expect(rated).toHaveLength(2 * 2 * math.length);
+    for (const q of math) {
+      const mine = rated.filter((p) => p.prompt.startsWith(`Problem: ${q.statement}\n`));
+      expect(mine).toHaveLength(4);
+      for (const p of mine) {
+        expect(p.prompt).toBe(render(DEFAULT_TEMPLATES.criticAnswer, { problem: q.statement, answer: /\nAnswer: ([\s\S]*)\nRate the answer/.exec(p.prompt)![1]! }));
+        const answer = /<answer>([\s\S]*?)<\/answer>/.exec(p.prompt)![1]!.trim();
+        const score = criticScore(parseOutput(p.response, OUTPUTS.criticAnswer).fields.score);
+        // The seed's answer rated right; any other number in the answer tag rated wrong (as the loop reads a rating, 1-10 onto 0-1).
+        const target = answer === q.answer ? ANSWER_TARGETS.right : ANSWER_TARGETS.wrong;
+        expect(score, `${q.statement}: ${answer}`).toBeCloseTo((target - 1) / 9, 12);
+      }
+      expect(mine.filter((p) => p.response === `<score>${ANSWER_TARGETS.wrong}</score>`)).toHaveLength(2);
+    }
+    // No other pair is added or dropped.
+    expect(pairs.length - rated.length).toBe(without.length);
   });
 });
 

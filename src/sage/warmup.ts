@@ -14,7 +14,7 @@ import type { SftPair } from '../data/sftPairs';
 import type { SftDocument } from '../train/sft';
 import { rng, shuffle } from '../util/random';
 import type { GenerationRequest } from './loopContract';
-import { alterNumber, consistentVariant, corruptProblem, PLAN_TARGETS, planOf, PROBLEM_TARGETS, steps, wrongPlan } from './criticData';
+import { alterAnswer, alterNumber, ANSWER_TARGETS, consistentVariant, corruptProblem, PLAN_TARGETS, planOf, PROBLEM_TARGETS, steps, wrongPlan } from './criticData';
 import { assertLines, referenceList, render, type Templates } from './templates';
 import { computedAnswer } from './validators';
 
@@ -140,6 +140,14 @@ export interface WarmupOptions {
    * the plan AUC at chance (0.46, against 0.50 without), so the default is none.
    */
   planVariants: number;
+  /**
+   * Per math seed with an answer, this many pairs teaching the Critic to rate an answer
+   * (criticAnswer, the Judge of MAE and of the judge reward): the seed's own Solver target rated
+   * ANSWER_TARGETS.right, and the same with its final answer changed (alterAnswer) rated
+   * ANSWER_TARGETS.wrong. None by default, as the shipped checkpoints were made: their Judge
+   * writes no rating (data/models/README.md).
+   */
+  answerPairs?: number;
   /**
    * Problems taught to the Solver alone, beside the seeds (corpusProblems): the task's format on
    * problems of levels the seeds do not show, none of them a seed the loop trains on.
@@ -269,6 +277,15 @@ export function warmupPairs(seeds: readonly Problem[], o: WarmupOptions, random:
         if (!variant || !altered) break;
         pairs.push({ prompt: render(t.criticPlan, { problem: variant.statement, plan: variant.plan }), response: score(PLAN_TARGETS.matching) });
         pairs.push({ prompt: render(t.criticPlan, { problem: variant.statement, plan: altered }), response: score(PLAN_TARGETS.altered) });
+      }
+    }
+    if (p.kind === 'math' && hasReference(p)) {
+      const right = solverTarget(p, o);
+      for (let v = 0; v < (o.answerPairs ?? 0); v++) {
+        const wrong = alterAnswer(right, random);
+        if (!wrong) break;
+        pairs.push({ prompt: render(t.criticAnswer, { problem: p.statement, answer: right }), response: score(ANSWER_TARGETS.right) });
+        pairs.push({ prompt: render(t.criticAnswer, { problem: p.statement, answer: wrong }), response: score(ANSWER_TARGETS.wrong) });
       }
     }
     pairs.push({ prompt: render(t.criticProblem, { problem: p.statement }), response: score(PROBLEM_TARGETS.real) });

@@ -41,6 +41,7 @@ export const SETTING_ENTRIES: Record<ShownSetting, Entry> = {
   challengerWarmup: { label: 'Challenger warm-up', group: 'warmup' },
   warmupSolverTarget: { label: 'Solver warm-up targets', group: 'warmup' },
   warmupPlanVariants: { label: 'Plan variants per seed', group: 'warmup' },
+  warmupAnswerPairs: { label: 'Judge answer pairs per seed', group: 'warmup' },
   warmupRehearsal: { label: 'Corpus rehearsal share', group: 'warmup' },
   warmupCorpusProblems: { label: 'Corpus problems for the Solver', group: 'warmup' },
   temperature: { label: 'Temperature', group: 'sampling', common: true },
