@@ -138,6 +138,8 @@ var<workgroup> scores: array<f32, ATT_SCORES>;
 // Per query head of the group (at most ATT_WG): its max and sum of exp over the chunk.
 var<workgroup> headMax: array<f32, ATT_WG>;
 var<workgroup> headSum: array<f32, ATT_WG>;
+// Query heads whose outputs an invocation sums at once, each V value read once for them all.
+const ATT_HEADS = 8u;
 
 fn partML(i: u32, h: u32, s: u32) -> u32 {
   return p.rows * p.heads * p.splits * p.hd + ((i * p.heads + h) * p.splits + s) * 2u;
@@ -237,22 +239,33 @@ fn decode_attention_split(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_
     headSum[lid] = l;
   }
   workgroupBarrier();
-  // Output o = h·hd + d: the hd invocations of a head read a V row's consecutive values.
-  for (var o = lid; o < group * p.hd; o += ATT_WG) {
-    let h = o / p.hd;
-    let d = o - h * p.hd;
-    var acc = 0.0;
+  // Output (h, d): an invocation per d walks the chunk's V rows (neighbours read consecutive
+  // values) and reads each value once for ATT_HEADS of the group's heads, where one per (h, d)
+  // read it once a head: a GPU waits on each read in turn, so the chain is n reads, not n·group.
+  // Each head's sum runs over the slots in order, as before.
+  for (var d = lid; d < p.hd; d += ATT_WG) {
+    for (var h0 = 0u; h0 < group; h0 += ATT_HEADS) {
+      let hn = min(ATT_HEADS, group - h0);
+      var acc = array<f32, ATT_HEADS>();
+      for (var j = 0u; j < n; j++) {
 #if FUSED_ROPE
-    for (var j = 0u; j < n; j++) { acc += scores[j * group + h] * select(kv(vRow + j * p.kvd + d), vNew[d], lo + j == p.slot); }
+        let v = select(kv(vRow + j * p.kvd + d), vNew[d], lo + j == p.slot);
 #else
-    for (var j = 0u; j < n; j++) { acc += scores[j * group + h] * kv(vRow + j * p.kvd + d); }
+        let v = kv(vRow + j * p.kvd + d);
 #endif
-    let hq = g * group + h;
-    if (p.splits == 1u) {
-      let l = headSum[h];
-      O[p.offO + (i * p.heads + hq) * p.hd + d] = acc * select(0.0, 1.0 / l, l > 0.0);
-    } else {
-      part[((i * p.heads + hq) * p.splits + s) * p.hd + d] = acc;
+        for (var h = 0u; h < ATT_HEADS; h++) {
+          if (h < hn) { acc[h] += scores[j * group + h0 + h] * v; }
+        }
+      }
+      for (var h = 0u; h < hn; h++) {
+        let hq = g * group + h0 + h;
+        if (p.splits == 1u) {
+          let l = headSum[h0 + h];
+          O[p.offO + (i * p.heads + hq) * p.hd + d] = acc[h] * select(0.0, 1.0 / l, l > 0.0);
+        } else {
+          part[((i * p.heads + hq) * p.splits + s) * p.hd + d] = acc[h];
+        }
+      }
     }
   }
   if (p.splits > 1u && lid < group) {

@@ -24,6 +24,8 @@ describe('kv cache', () => {
     ['head_dim 8, GQA, 91 slots', 8, 4, 2, 90, [3, 40]],
     ['head_dim 6, MHA, 91 slots', 6, 3, 3, 90, [40, 0]],
     ['Qwen2.5-0.5B heads (14 over 2 kv heads, head_dim 64), 91 slots', 64, 14, 2, 90, [3, 40]],
+    // More query heads to a kv head than the split kernel sums at once (ATT_HEADS, 8): two passes.
+    ['12 heads over 1 kv head (head_dim 8), 91 slots', 8, 12, 1, 90, [3, 40]],
   ] as const)('stores prefill and decode rows, and decode attention reads only the live slots (%s)', async (_, hd, heads, kvHeads, P, starts) => {
     // An f16 cache needs head_dim a multiple of 4 (refused otherwise, below).
     const dtypes: KvDtype[] = hd % 4 === 0 ? ['f32', 'f16'] : ['f32'];
@@ -242,6 +244,7 @@ describe('rotary embedding, cache store and decode attention in one dispatch', (
     ['head_dim 6 (not a multiple of 4), MHA', 6, 3, 3, 7, [3, 1]],
     ['head_dim 8, GQA, 91 slots', 8, 4, 2, 90, [3, 40]],
     ['Qwen2.5-0.5B heads (14 over 2 kv heads, head_dim 64), 91 slots', 64, 14, 2, 90, [3, 40]],
+    ['12 heads over 1 kv head (head_dim 8), 91 slots', 8, 12, 1, 90, [3, 40]],
   ] as const)('writes the cache ropeKvStore writes and the attention of the rotated q over it, in float64 (%s)', async (_, hd, heads, kvHeads, P, starts) => {
     const rt = await testRuntime({ serialRows: false });
     for (const dtype of (hd % 4 === 0 ? ['f32', 'f16'] : ['f32']) as KvDtype[]) {
