@@ -169,7 +169,8 @@ function progressLine(e: RunEvent, total: number, started: number, firstStep: nu
     const r = e.result;
     const planned = r.planned ? ` · with plans ${pct(r.planned.accuracy)}${levels(r.planned)}, ${pct(r.planned.planShown)} shown` : '';
     const auc = (x: number | null) => (x === null ? '-' : x.toFixed(2));
-    const critic = r.critic ? ` · Critic AUC problems ${auc(r.critic.problemAuc)}, plans ${auc(r.critic.planAuc)}` : '';
+    const answers = r.critic?.answerAuc === undefined ? '' : `, answers ${auc(r.critic.answerAuc)}`;
+    const critic = r.critic ? ` · Critic AUC problems ${auc(r.critic.problemAuc)}, plans ${auc(r.critic.planAuc)}${answers}` : '';
     return `validation after step ${r.step}: Solver ${pct(r.accuracy)}${levels(r)}${planned}${critic}${e.best ? ' · new best' : ''}`;
   }
   if (e.type === 'step') {

@@ -37,7 +37,10 @@ export function validationTable(result: ValidationResult, method: string): strin
   if (result.planned) lines.push(`plans shown to the Solver (passed the Critic's gate): ${percent(result.planned.planShown)}`);
   const c = result.critic;
   const auc = (x: number | null) => (x === null ? '-' : x.toFixed(3));
-  if (c) lines.push(`Critic AUC: problems ${auc(c.problemAuc)} (${c.pairs.problems} real against corrupted), plans ${auc(c.planAuc)} (${c.pairs.plans} own plan against a wrong one)`);
+  if (c) {
+    const answers = c.answerAuc === undefined ? '' : `, answers ${auc(c.answerAuc)} (${c.pairs.answers} right against a number changed)`;
+    lines.push(`Critic AUC: problems ${auc(c.problemAuc)} (${c.pairs.problems} real against corrupted), plans ${auc(c.planAuc)} (${c.pairs.plans} own plan against a wrong one)${answers}`);
+  }
   return lines.join('\n');
 }
 

@@ -128,19 +128,30 @@ export function wrongPlan(p: Problem, others: readonly Problem[], random: () => 
   return null;
 }
 
-/** Held-out pairs for the Critic's discrimination: each problem real and corrupted, each plan matching and wrong. */
+/**
+ * Held-out pairs for the Critic's discrimination: each problem real and corrupted, each plan
+ * matching and wrong, each math problem's answer right and with a number changed (the Judge's
+ * task in MAE; the answer as the Solver's plain target writes it).
+ */
 export interface CriticProbe {
   problems: { statement: string; real: boolean }[];
   plans: { problem: string; plan: string; matching: boolean }[];
+  answers: { problem: string; answer: string; right: boolean }[];
 }
 
 export function criticProbe(problems: readonly Problem[], random: () => number): CriticProbe {
-  const probe: CriticProbe = { problems: [], plans: [] };
+  const probe: CriticProbe = { problems: [], plans: [], answers: [] };
   for (const p of problems) {
     probe.problems.push({ statement: p.statement, real: true }, { statement: corruptProblem(p.statement, random).text, real: false });
     const own = planOf(p);
     const wrong = own ? wrongPlan(p, problems, random) : null;
     if (own && wrong) probe.plans.push({ problem: p.statement, plan: own, matching: true }, { problem: p.statement, plan: wrong.plan, matching: false });
+  }
+  // After the problems' and plans' draws, which stay those of probes made before answers were probed.
+  for (const p of problems) {
+    const right = p.kind === 'math' && p.answer !== undefined ? `<answer>${p.answer}</answer>` : null;
+    const wrong = right && alterAnswer(right, random);
+    if (right && wrong) probe.answers.push({ problem: p.statement, answer: right, right: true }, { problem: p.statement, answer: wrong, right: false });
   }
   return probe;
 }

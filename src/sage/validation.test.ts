@@ -19,7 +19,12 @@ class PlannedModel implements Pick<LoopModel, 'generate'> {
     return r.prompts.map((prompt) => {
       const expr = /(\d+)([+-])(\d+)=\?/.exec(prompt);
       let text: string;
-      if (prompt.includes('Rate the plan')) {
+      if (prompt.includes('Rate the answer')) {
+        // A Judge that computes: the answer's number against the problem's value.
+        const given = /Answer: <answer>(-?\d+)<\/answer>/.exec(prompt)?.[1];
+        const value = expr && (expr[2] === '+' ? Number(expr[1]) + Number(expr[3]) : Number(expr[1]) - Number(expr[3]));
+        text = `<score>${given !== undefined && Number(given) === value ? 9 : 2}</score>`;
+      } else if (prompt.includes('Rate the plan')) {
         const plan = /Plan: Compute (\S+)\./.exec(prompt)?.[1];
         text = `<score>${expr && plan === `${expr[1]}${expr[2]}${expr[3]}` ? 9 : 2}</score>`;
       } else if (prompt.includes('Rate its quality')) text = `<score>${/=\?\n/.test(prompt) ? 9 : 1}</score>`;
@@ -79,11 +84,15 @@ describe('validation in the method’s own mode', () => {
     const { result: v } = await validate(new PlannedModel(), validators, problems, { ...base, criticProbe: probe });
     // With draws of 0.9 every corruption is noise and every wrong plan another problem's.
     expect(probe.problems.filter((x) => !x.real).every((x) => !x.statement.endsWith('=?'))).toBe(true);
-    expect(v.critic).toEqual({ problemAuc: 1, planAuc: 1, pairs: { problems: 4, plans: 4 } });
+    // Each math problem's answer right, and with a number changed.
+    const own = (x: { problem: string }) => `<answer>${problems.find((p) => p.statement === x.problem)!.answer}</answer>`;
+    expect(probe.answers.filter((x) => x.right)).toHaveLength(problems.length);
+    expect(probe.answers.every((x) => (x.answer === own(x)) === x.right)).toBe(true);
+    expect(v.critic).toEqual({ problemAuc: 1, planAuc: 1, answerAuc: 1, pairs: { problems: 4, plans: 4, answers: 4 } });
     const flat = new PlannedModel();
     flat.generate = async (r) => r.prompts.map(() => ({ text: r.stop.includes('</score>') ? '<score>9</score>' : '<answer>1</answer>', promptIds: [1], completionIds: [2], modelLogprobs: [-1] }));
     const { result: w } = await validate(flat, validators, problems, { ...base, criticProbe: probe });
-    expect(w.critic).toMatchObject({ problemAuc: 0.5, planAuc: 0.5 });
+    expect(w.critic).toMatchObject({ problemAuc: 0.5, planAuc: 0.5, answerAuc: 0.5 });
   });
 
   it('early stopping ranks by the method’s own mode', () => {

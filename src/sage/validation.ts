@@ -27,8 +27,11 @@ export interface ValidationResult extends Accuracy {
   step: number;
   /** Planner, Critic and Solver as the method infers: the share of plans shown, and the accuracy. */
   planned?: Accuracy & { planShown: number };
-  /** The Critic's AUC: real problems against corrupted ones, a problem's own plan against wrong ones. */
-  critic?: { problemAuc: number | null; planAuc: number | null; pairs: { problems: number; plans: number } };
+  /**
+   * The Critic's AUC: real problems against corrupted ones, a problem's own plan against wrong
+   * ones, a right answer against one with a number changed (absent from records made before it was probed).
+   */
+  critic?: { problemAuc: number | null; planAuc: number | null; answerAuc?: number | null; pairs: { problems: number; plans: number; answers?: number } };
 }
 
 /** The inference modes a validation measures: the Solver alone, and the method's own (Planner, Critic gate, Solver). */
@@ -109,7 +112,7 @@ function accuracyOf(problems: readonly Problem[], verdicts: readonly number[]): 
 /** Greedy Critic scores of items rendered into its template, an unparsable one counted as its consumers count it. */
 export async function criticScores(
   model: Pick<LoopModel, 'generate'>,
-  template: 'criticProblem' | 'criticPlan',
+  template: 'criticProblem' | 'criticPlan' | 'criticAnswer',
   items: readonly Record<string, string>[],
   o: Pick<ValidationOptions, 'templates' | 'maxNewTokens' | 'unparsableScore'>,
 ): Promise<number[]> {
@@ -136,7 +139,7 @@ export async function validate(model: Pick<LoopModel, 'generate'>, validators: V
   if (!problems.length) throw new Error('validation: no held-out problems');
   const t = o.templates;
   const judgeAll = (texts: string[]) => Promise.all(texts.map((text, i) => validators.judge(problems[i]!, text)));
-  const scores = (template: 'criticProblem' | 'criticPlan', items: Record<string, string>[]) => criticScores(model, template, items, o);
+  const scores = (template: 'criticProblem' | 'criticPlan' | 'criticAnswer', items: Record<string, string>[]) => criticScores(model, template, items, o);
 
   const plain = await greedy(model, 'solver', problems.map((p) => render(t.solver, { problem: p.statement })), o.maxNewTokens.solver);
   const plainVerdicts = await judgeAll(plain);
@@ -162,15 +165,17 @@ export async function validate(model: Pick<LoopModel, 'generate'>, validators: V
   }
 
   if (o.criticProbe) {
-    const { problems: ps, plans } = o.criticProbe;
+    const { problems: ps, plans, answers } = o.criticProbe;
     const problemScores = await scores('criticProblem', ps.map((x) => ({ problem: x.statement })));
     const planScores = await scores('criticPlan', plans.map((x) => ({ problem: x.problem, plan: x.plan })));
+    const answerScores = await scores('criticAnswer', answers.map((x) => ({ problem: x.problem, answer: x.answer })));
     const split = <T>(xs: readonly T[], ss: number[], good: (x: T) => boolean) =>
       auc(ss.filter((_, i) => good(xs[i]!)), ss.filter((_, i) => !good(xs[i]!)));
     result.critic = {
       problemAuc: split(ps, problemScores, (x) => x.real),
       planAuc: split(plans, planScores, (x) => x.matching),
-      pairs: { problems: ps.length / 2, plans: plans.length / 2 },
+      answerAuc: split(answers, answerScores, (x) => x.right),
+      pairs: { problems: ps.length / 2, plans: plans.length / 2, answers: answers.length / 2 },
     };
   }
   return { result, outcomes };

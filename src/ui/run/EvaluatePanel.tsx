@@ -86,6 +86,7 @@ export function EvaluatePanel() {
             <p className="small" data-testid="evaluation-critic">
               Critic AUC: problems {auc(r.result.critic.problemAuc)} ({r.result.critic.pairs.problems} real against corrupted), plans{' '}
               {auc(r.result.critic.planAuc)} ({r.result.critic.pairs.plans} own plan against a wrong one)
+              {r.result.critic.answerAuc !== undefined && `, answers ${auc(r.result.critic.answerAuc)} (${r.result.critic.pairs.answers} right against a number changed)`}
             </p>
           )}
         </div>
