@@ -183,6 +183,13 @@ describe('LoRA vs the float64 reference', () => {
       let adapter = randomAdapter(config, lora, r);
       model.enableLora(lora, adapter);
       const prompts = [[1, 2, 3], [4, 5, 6, 7, 8], [9]];
+      // A run traces its shapes before its first step (tuneRun): the apart path's copies may be made there, where nothing is written.
+      rt.trace(() => {
+        model.mergeAdapterForInference = false;
+        const d = new Decoder(model, 1, 4);
+        d.prefill([[1, 2]]);
+        d.destroy();
+      });
       /** Prefill and one decode step: both logits and the step's dispatches. */
       const run = async (m: Transformer, merge: boolean | null) => {
         m.mergeAdapterForInference = merge;

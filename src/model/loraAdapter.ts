@@ -83,6 +83,8 @@ export class LoraAdapter {
    */
   private stacked: Map<FusedBlock['block'], StackedBlock>[] | null = null;
   private stackedStale = true;
+  /** Whether the stacked B's zeros are written (a trace, which may make the copy first, writes nothing). */
+  private stackedZeroed = false;
 
   /** The adapter's layout on model `c`; refused where `flat` does not hold it. */
   static specs(c: LlamaConfig, config: LoraConfig, flat: Float32Array): ParamSpec[] {
@@ -245,12 +247,17 @@ export class LoraAdapter {
       const fused = fusedBlocks(c, this.config);
       this.stacked = Array.from({ length: c.num_hidden_layers }, () => new Map(fused.map(({ block, targets, rows, in: width }) => {
         const n = targets.length * r;
-        // Zeros off the diagonal, written once: a remake writes the diagonal blocks alone.
-        return [block, { a: rt.empty([n, width], 'f32', 'lora.stacked.A'), b: rt.upload(new Float32Array(rows * n), [rows, n]), targets }];
+        return [block, { a: rt.empty([n, width], 'f32', 'lora.stacked.A'), b: rt.empty([rows, n], 'f32', 'lora.stacked.B'), targets }];
       })));
       this.stackedStale = true;
+      this.stackedZeroed = false;
     }
     if (this.stackedStale) {
+      // Zeros off the diagonal, written once outside a trace: a remake writes the diagonal blocks alone.
+      if (!this.stackedZeroed && !rt.isTracing) {
+        for (const blocks of this.stacked) for (const { b } of blocks.values()) rt.write(b, new Float32Array(b.size));
+        this.stackedZeroed = true;
+      }
       for (const [layer, blocks] of this.stacked.entries()) {
         for (const { a, b, targets } of blocks.values()) {
           const n = targets.length * r;
