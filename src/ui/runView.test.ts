@@ -53,12 +53,12 @@ describe('the run view', () => {
     expect(v.phase).toBe('solve');
     expect(v.steps).toHaveLength(1);
     expect(v.steps[0]).toMatchObject({ step: 1, seeds: 10, admitted: 1, loss: -0, clipFraction: 0.1, generationShare: 0.5, rewards: { solver: 0, challenger: 0.5 } });
-    expect(v.validations).toEqual([{ step: 0, accuracy: 0.1, perSource: { c: 0.1 }, perLevel: { 1: 0.2 }, planned: null, problemAuc: null, planAuc: null }]);
+    expect(v.validations).toEqual([{ step: 0, accuracy: 0.1, perSource: { c: 0.1 }, perLevel: { 1: 0.2 }, planned: null, problemAuc: null, planAuc: null, answerAuc: null }]);
     // A method with a Planner and a Critic: its own mode's accuracy and the Critic's AUC come along.
     const sage = reduceRun(v, [
-      { type: 'validation', result: { step: 5, accuracy: 0.1, perSource: {}, perLevel: {}, planned: { accuracy: 0.3, perSource: {}, perLevel: {}, planShown: 0.5 }, critic: { problemAuc: 0.9, planAuc: 0.7, pairs: { problems: 100, plans: 100 } } }, best: true },
+      { type: 'validation', result: { step: 5, accuracy: 0.1, perSource: {}, perLevel: {}, planned: { accuracy: 0.3, perSource: {}, perLevel: {}, planShown: 0.5 }, critic: { problemAuc: 0.9, planAuc: 0.7, answerAuc: 0.6, pairs: { problems: 100, plans: 100, answers: 100 } } }, best: true },
     ]);
-    expect(sage.validations.at(-1)).toMatchObject({ step: 5, accuracy: 0.1, planned: 0.3, problemAuc: 0.9, planAuc: 0.7 });
+    expect(sage.validations.at(-1)).toMatchObject({ step: 5, accuracy: 0.1, planned: 0.3, problemAuc: 0.9, planAuc: 0.7, answerAuc: 0.6 });
     expect(v.best?.accuracy).toBe(0.1);
     expect(v.admitted).toMatchObject([{ id: 'gen/0/1', answer: '1', passRate: 0.4, parents: ['seed:1'], level: UNREADABLE }]);
     // A statement in a curriculum style shows the level it reads as.

@@ -55,9 +55,10 @@ export interface ValidationPoint {
   perLevel: Record<string, number>;
   /** In the method's own mode with plans (Planner, Critic gate, Solver), where it has one. */
   planned: number | null;
-  /** The Critic's AUC, real vs corrupted problems and own vs wrong plans, where it has one. */
+  /** The Critic's AUC, real vs corrupted problems, own vs wrong plans and right vs wrong answers, where it has one. */
   problemAuc: number | null;
   planAuc: number | null;
+  answerAuc: number | null;
 }
 
 /**
@@ -215,6 +216,7 @@ export function reduceRun(view: RunView, events: readonly EvolveEvent[]): RunVie
         const point: ValidationPoint = {
           step: r.step, accuracy: r.accuracy, perSource: rates(r.perSource), perLevel: rates(r.perLevel),
           planned: r.planned?.accuracy ?? null, problemAuc: r.critic?.problemAuc ?? null, planAuc: r.critic?.planAuc ?? null,
+          answerAuc: r.critic?.answerAuc ?? null,
         };
         v.validations = [...v.validations.filter((p) => p.step !== point.step), point];
         if (e.best) v.best = point;

@@ -77,17 +77,23 @@ const ValidationChart = memo(function ValidationChart({ validations, best, early
 const AUC_SERIES: PlotSeries[] = [
   { key: 'problems: real vs corrupted', color: '#a78bfa', width: 2, dots: true },
   { key: 'plans: own vs wrong', color: '#f472b6', width: 2, dots: true },
+  { key: 'answers: right vs wrong', color: '#38bdf8', width: 2, dots: true },
 ];
 
 /** The Critic's discrimination at each validation: 0.5 is a Critic that scores everything alike. */
 const CriticChart = memo(function CriticChart({ validations }: { validations: ValidationPoint[] }) {
   const rows = validations
-    .filter((v) => v.problemAuc !== null || v.planAuc !== null)
-    .map((v) => ({ step: v.step, ...(v.problemAuc !== null ? { 'problems: real vs corrupted': v.problemAuc } : {}), ...(v.planAuc !== null ? { 'plans: own vs wrong': v.planAuc } : {}) }));
+    .filter((v) => v.problemAuc !== null || v.planAuc !== null || v.answerAuc !== null)
+    .map((v) => ({
+      step: v.step,
+      ...(v.problemAuc !== null ? { 'problems: real vs corrupted': v.problemAuc } : {}),
+      ...(v.planAuc !== null ? { 'plans: own vs wrong': v.planAuc } : {}),
+      ...(v.answerAuc !== null ? { 'answers: right vs wrong': v.answerAuc } : {}),
+    }));
   return (
     <StepChart
       title="Critic discrimination (AUC on held-out pairs)"
-      reading="Rising towards 1: the Critic tells real problems from corrupted ones, and a problem’s own plan from a wrong one. At 0.5 it is guessing."
+      reading="Rising towards 1: the Critic tells real problems from corrupted ones, a problem’s own plan from a wrong one, and (as MAE’s Judge) a right answer from a wrong one. At 0.5 it is guessing."
       testId="chart-critic"
       rows={rows}
       empty={validations.length ? 'this method has no Critic' : undefined}
