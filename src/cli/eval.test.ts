@@ -95,9 +95,11 @@ describe('eval on Dawn', () => {
     const shown = outcomes[1]!.problems.filter((p) => p.planShown).length;
     expect(result.planned!.planShown).toBe(shown / 4);
     expect(r.stdout).toContain(`plans shown to the Solver (passed the Critic's gate): ${((100 * shown) / 4).toFixed(1)}%`);
-    // The Critic's probe: as many held-out problems as the validation, each real and corrupted.
-    expect(result.critic!.pairs).toEqual({ problems: 4, plans: 4 });
-    expect(r.stdout).toMatch(/^Critic AUC: problems (\d\.\d{3}|-) \(4 real against corrupted\), plans (\d\.\d{3}|-) \(4 own plan against a wrong one\)$/m);
+    // The Critic's probe: as many held-out problems as the validation, each real and corrupted, its answer right and wrong.
+    expect(result.critic!.pairs).toEqual({ problems: 4, plans: 4, answers: 4 });
+    expect(r.stdout).toMatch(
+      /^Critic AUC: problems (\d\.\d{3}|-) \(4 real against corrupted\), plans (\d\.\d{3}|-) \(4 own plan against a wrong one\), answers (\d\.\d{3}|-) \(4 right against a number changed\)$/m,
+    );
 
     const again = await runCliInProcess(evaluate, args);
     expect(again.status).toBe(2);

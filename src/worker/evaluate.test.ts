@@ -31,7 +31,7 @@ describe('engine: evaluating the held model', () => {
       for (const p of o.problems) expect(tally.perLevel[String(p.level)]).toMatchObject({ correct: p.verdict >= 1 ? 1 : 0, total: 1 });
     }
     expect(r.result.planned!.planShown).toBe(r.outcomes[1]!.problems.filter((p) => p.planShown).length / 3);
-    expect(r.result.critic!.pairs).toEqual({ problems: 3, plans: 3 });
+    expect(r.result.critic!.pairs).toEqual({ problems: 3, plans: 3, answers: 3 });
     // A method without a Planner: the Solver alone, greedy, so the same outcomes again; without a Critic, no AUC.
     const rlvr = await e.evaluate({ method: 'rlvr', templates: 'compact', limit: 3 });
     expect(rlvr.outcomes).toEqual([r.outcomes[0]]);
