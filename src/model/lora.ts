@@ -91,8 +91,8 @@ export function fusedBlocks(c: LlamaConfig, l: LoraConfig): FusedBlock[] {
  * B·A·x there before it joins its block's rows, inference a block's x·[A_t; …]ᵀ.
  */
 export function loraStageWidth(c: LlamaConfig, l: LoraConfig): number {
-  const outs = fusedBlocks(c, l).flatMap((b) => b.targets.map((t) => targetGeometry(c, t).out));
-  return Math.max(1, ...outs, ...fusedBlocks(c, l).map((b) => b.targets.length * l.rank));
+  const blocks = fusedBlocks(c, l);
+  return Math.max(1, ...blocks.flatMap((b) => [b.targets.length * l.rank, ...b.targets.map((t) => targetGeometry(c, t).out)]));
 }
 
 /**

@@ -286,7 +286,7 @@ export class LoraAdapter {
       if (!u) continue;
       const g = targetGeometry(c, t);
       let dyT = dy;
-      if (g.block === 'qkv' || g.block === 'gate_up') {
+      if (isFused(g.block)) {
         dyT = view(acts!.stage, [u.shape[0]!, g.out]);
         copyColumns(rt, dy, g.col, dyT, 0, g.out);
       }

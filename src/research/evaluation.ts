@@ -35,13 +35,15 @@ export function validationTable(result: ValidationResult, method: string): strin
   const table = [['', ...columns.map(([name]) => name)], ...rows.map(([label, a]) => [label, ...columns.map(([, f]) => f(a))])];
   const lines = aligned(table);
   if (result.planned) lines.push(`plans shown to the Solver (passed the Critic's gate): ${percent(result.planned.planShown)}`);
-  const c = result.critic;
-  const auc = (x: number | null) => (x === null ? '-' : x.toFixed(3));
-  if (c) {
-    const answers = c.answerAuc === undefined ? '' : `, answers ${auc(c.answerAuc)} (${c.pairs.answers} right against a number changed)`;
-    lines.push(`Critic AUC: problems ${auc(c.problemAuc)} (${c.pairs.problems} real against corrupted), plans ${auc(c.planAuc)} (${c.pairs.plans} own plan against a wrong one)${answers}`);
-  }
+  if (result.critic) lines.push(criticLine(result.critic));
   return lines.join('\n');
+}
+
+/** The Critic's AUC on its probe in one sentence, as eval prints it and the lab's Evaluate panel shows it. */
+export function criticLine(c: NonNullable<ValidationResult['critic']>): string {
+  const auc = (x: number | null) => (x === null ? '-' : x.toFixed(3));
+  const answers = c.answerAuc === undefined ? '' : `, answers ${auc(c.answerAuc)} (${c.pairs.answers} right against a number changed)`;
+  return `Critic AUC: problems ${auc(c.problemAuc)} (${c.pairs.problems} real against corrupted), plans ${auc(c.planAuc)} (${c.pairs.plans} own plan against a wrong one)${answers}`;
 }
 
 /** Rows of cells as columns padded to their widest cell. */

@@ -19,8 +19,8 @@ import type { Completion, GenerationHint, LoopModel, LoopSettings, Phase, RunSha
 import { criticScore, parseOutput, type Parsed } from './parse';
 import { challengerReward, passesPlanGate, PLANNER_REWARDS, scoreOrDefault, type ProposalOutcome } from './rewards';
 import { planVerdict, plansCheckable } from './validators';
-import { OUTPUTS, referenceList, render, stopStrings, type TemplateName } from './templates';
-import { CRITIC_PLAN_REWARDS, criticFormatOnly, generated, judgingOf, SOLVER_REWARDS, trainingDraw, type About, type Checked, type CriticRewarding, type CriticTemplate, type ProposalToCheck, type StepActions } from './variants';
+import { OUTPUTS, referenceList, render, stopStrings, type CriticTemplate, type TemplateName } from './templates';
+import { CRITIC_PLAN_REWARDS, criticFormatOnly, generated, judgingOf, SOLVER_REWARDS, trainingDraw, type About, type Checked, type CriticRewarding, type ProposalToCheck, type StepActions } from './variants';
 
 /** One rollout kept for the transcripts. */
 export interface Transcript {

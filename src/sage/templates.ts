@@ -9,6 +9,8 @@ import type { PromptSet } from '../model/checkpoint';
 import type { OutputSpec } from './parse';
 
 export type TemplateName = 'challenger' | 'challengerCode' | 'planner' | 'solver' | 'solverWithPlan' | 'criticProblem' | 'criticPlan' | 'criticAnswer';
+/** The Critic's templates: rating a problem, a plan, an answer (as MAE's Judge). */
+export type CriticTemplate = Extract<TemplateName, 'criticProblem' | 'criticPlan' | 'criticAnswer'>;
 
 /** The generation templates, and how one reference problem is shown to the Challenger (`reference` for math, `referenceCode` for code). */
 export type Templates = Record<TemplateName | 'reference' | 'referenceCode', string>;

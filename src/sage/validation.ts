@@ -12,7 +12,7 @@ import { auc, type CriticProbe } from './criticData';
 import type { LoopModel, Validators } from './loopContract';
 import { criticScore, parseOutput } from './parse';
 import { passesPlanGate } from './rewards';
-import { OUTPUTS, render, stopStrings, type TemplateName, type Templates } from './templates';
+import { OUTPUTS, render, stopStrings, type CriticTemplate, type TemplateName, type Templates } from './templates';
 
 export type Tally = Record<string, { correct: number; total: number; accuracy: number }>;
 
@@ -112,7 +112,7 @@ function accuracyOf(problems: readonly Problem[], verdicts: readonly number[]): 
 /** Greedy Critic scores of items rendered into its template, an unparsable one counted as its consumers count it. */
 export async function criticScores(
   model: Pick<LoopModel, 'generate'>,
-  template: 'criticProblem' | 'criticPlan' | 'criticAnswer',
+  template: CriticTemplate,
   items: readonly Record<string, string>[],
   o: Pick<ValidationOptions, 'templates' | 'maxNewTokens' | 'unparsableScore'>,
 ): Promise<number[]> {
@@ -139,7 +139,7 @@ export async function validate(model: Pick<LoopModel, 'generate'>, validators: V
   if (!problems.length) throw new Error('validation: no held-out problems');
   const t = o.templates;
   const judgeAll = (texts: string[]) => Promise.all(texts.map((text, i) => validators.judge(problems[i]!, text)));
-  const scores = (template: 'criticProblem' | 'criticPlan' | 'criticAnswer', items: Record<string, string>[]) => criticScores(model, template, items, o);
+  const scores = (template: CriticTemplate, items: Record<string, string>[]) => criticScores(model, template, items, o);
 
   const plain = await greedy(model, 'solver', problems.map((p) => render(t.solver, { problem: p.statement })), o.maxNewTokens.solver);
   const plainVerdicts = await judgeAll(plain);

@@ -16,6 +16,7 @@ import type { Completion, LoopSettings, Phase, Validators } from './loopContract
 import type { Parsed } from './parse';
 import { criticReward, groundedCriticReward, judgedSolverReward, scoreOrDefault, solverReward } from './rewards';
 import { unverifiedProblem } from './validators';
+import type { CriticTemplate } from './templates';
 
 /** What a rollout is about: its problem's task kind (its advantage group is role/kind) and where the problem came from. */
 export interface About {
@@ -26,7 +27,6 @@ export interface About {
 /** A Challenger's proposal (admitted or not) is a generated problem. */
 export const generated = (kind: Problem['kind']): About => ({ kind, origin: 'generated' });
 
-export type CriticTemplate = 'criticProblem' | 'criticPlan' | 'criticAnswer';
 
 /** A Critic rollout's reward, and what the environment says of the item where that reward reads it. */
 export interface CriticJudgement {

@@ -1,3 +1,4 @@
+import { criticLine } from '../../research/evaluation';
 import type { Accuracy, Tally } from '../../sage/validation';
 import type { EvaluateResult } from '../../worker/api';
 import { isActive } from '../runView';
@@ -54,7 +55,6 @@ export function EvaluatePanel() {
   const templates = useLab((s) => s.templates);
   const disabled = useLab((s) => !s.device || isActive(s.run.status) || s.modelBusy !== null || s.evaluating);
   const { evaluate, downloadOutcomes } = useLab.getState();
-  const auc = (x: number | null) => (x === null ? '—' : x.toFixed(3));
   return (
     <section className="panel" data-testid="evaluate-panel">
       <h2>Evaluate the model</h2>
@@ -84,9 +84,7 @@ export function EvaluatePanel() {
           {r.result.planned && <p className="small">plans shown to the Solver (passed the Critic’s gate): {percent(r.result.planned.planShown)}</p>}
           {r.result.critic && (
             <p className="small" data-testid="evaluation-critic">
-              Critic AUC: problems {auc(r.result.critic.problemAuc)} ({r.result.critic.pairs.problems} real against corrupted), plans{' '}
-              {auc(r.result.critic.planAuc)} ({r.result.critic.pairs.plans} own plan against a wrong one)
-              {r.result.critic.answerAuc !== undefined && `, answers ${auc(r.result.critic.answerAuc)} (${r.result.critic.pairs.answers} right against a number changed)`}
+              {criticLine(r.result.critic)}
             </p>
           )}
         </div>
