@@ -283,7 +283,7 @@ describe('the docs check', () => {
       'README.md: `data/models/tiny-nope`: no such file or folder',
     ]);
     // A file git ignores (a run's log) is where it was written, not in a clone.
-    const ignored = `bench/results/docs-test-${process.pid}.log`;
+    const ignored = `scripts/docs-test-${process.pid}.log`;
     writeFileSync(join(ROOT, ignored), 'x');
     try {
       expect(missingPaths(ROOT, 'README.md', `\`${ignored}\``)).toEqual([`README.md: \`${ignored}\`: no such file or folder`]);
