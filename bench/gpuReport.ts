@@ -96,10 +96,11 @@ export interface DecodeFigure {
   share: number;
 }
 
-/** One decode step's kernels, timed one by one with timestamp queries (a pass each). */
-export interface DecodeProfile {
+/** One step's kernels (a decode step, or a training step), timed one by one with timestamp queries (a pass each). */
+export interface KernelProfile {
+  /** Rows a decode step decodes; a training step's B·T tokens. */
   rows: number;
-  /** Decode steps the figures are averaged over. */
+  /** Steps the figures are averaged over. */
   steps: number;
   /** The step's dispatches, as many as it records. */
   dispatchesPerStep: number;
@@ -119,7 +120,9 @@ export interface GpuModelFigures {
   weightBytes: number;
   decode: DecodeFigure[];
   /** Per-kernel profiles of a decode step, at each decode row count (empty without timestamp queries). */
-  profiles: DecodeProfile[];
+  profiles: KernelProfile[];
+  /** Per-kernel profile of one LoRA training step (forward, backward and AdamW; absent without timestamp queries). */
+  trainProfile?: KernelProfile;
   /** Host time per dispatch of a decode step (recording, submitting), at each decode row count. */
   hostCost: HostCost[];
   lora: { B: number; T: number; tokensPerS: number; matmulGflopPerStep: number; share: number };
@@ -226,7 +229,7 @@ async function decodeFigure(model: Transformer, rows: number, plan: Plan, bandwi
  * those of a run of 1 + steps, per (kernel, workgroups), so what is left is the decode steps
  * and their sampling, each timed by the mean of its calls.
  */
-async function decodeProfile(rt: Runtime, model: Transformer, rows: number, plan: Plan): Promise<DecodeProfile | null> {
+async function decodeProfile(rt: Runtime, model: Transformer, rows: number, plan: Plan): Promise<KernelProfile | null> {
   const profiler = rt.profiler;
   if (!profiler) return null;
   const steps = plan.profileSteps;
@@ -268,13 +271,19 @@ async function decodeProfile(rt: Runtime, model: Transformer, rows: number, plan
   };
 }
 
-async function loraFigure(rt: Runtime, model: Transformer, plan: Plan, peakGflops: number): Promise<GpuModelFigures['lora']> {
-  const { B, T, steps } = plan.train;
+/** LoRA on `model` (rank 16 on every projection) with its optimizer, and one batch of B×T random tokens. */
+function loraSetup(rt: Runtime, model: Transformer, plan: Plan): { optimizer: AdamW; batch: Batch } {
+  const { B, T } = plan.train;
   model.enableLora(DEFAULT_LORA, initialLora(model.config, DEFAULT_LORA, 1));
   const optimizer = new AdamW(rt, model.trainable.size, model.trainable.specs);
   const r = rng(2);
   const tokens = Array.from({ length: B * T }, () => Math.floor(r() * model.config.vocab_size));
-  const batch: Batch = { B, T, tokens, targets: tokens.map((_, i) => (i % T === T - 1 ? -1 : tokens[i + 1]!)), weights: tokens.map(() => 1 / (B * T)) };
+  return { optimizer, batch: { B, T, tokens, targets: tokens.map((_, i) => (i % T === T - 1 ? -1 : tokens[i + 1]!)), weights: tokens.map(() => 1 / (B * T)) } };
+}
+
+async function loraFigure(rt: Runtime, model: Transformer, plan: Plan, peakGflops: number): Promise<GpuModelFigures['lora']> {
+  const { B, T, steps } = plan.train;
+  const { optimizer, batch } = loraSetup(rt, model, plan);
   try {
     // The first step compiles and tunes; the median of the rest counts.
     await trainStep(model, optimizer, [batch], 1e-4, plan.tune);
@@ -289,6 +298,41 @@ async function loraFigure(rt: Runtime, model: Transformer, plan: Plan, peakGflop
     }
     const s = median(ms) / 1000;
     return { B, T, tokensPerS: (B * T) / s, matmulGflopPerStep: flops / 1e9, share: flops / s / 1e9 / peakGflops };
+  } finally {
+    optimizer.destroy();
+  }
+}
+
+/**
+ * One LoRA training step's kernels, as the figure above runs it (the same batch and plan), on
+ * a runtime that times every dispatch: where a training step's time goes, kernel by kernel
+ * with its workgroups, which the tokens/s alone cannot say.
+ */
+async function trainProfile(rt: Runtime, model: Transformer, plan: Plan): Promise<KernelProfile | null> {
+  const profiler = rt.profiler;
+  if (!profiler) return null;
+  const { optimizer, batch } = loraSetup(rt, model, plan);
+  try {
+    // The first step compiles (the plan is the figure's, followed: nothing is tuned here).
+    await trainStep(model, optimizer, [batch], 1e-4, false);
+    await rt.profile();
+    profiler.reset();
+    const before = { ...rt.counters };
+    await trainStep(model, optimizer, [batch], 1e-4, false);
+    await rt.sync();
+    const entries = await rt.profile();
+    profiler.reset();
+    const kernels = entries
+      .map((e) => ({ label: e.label, workgroups: e.workgroups, perStep: e.count, usPerStep: 1000 * e.totalMs }))
+      .sort((a, b) => b.usPerStep - a.usPerStep);
+    return {
+      rows: batch.B * batch.T,
+      steps: 1,
+      dispatchesPerStep: rt.counters.dispatches - before.dispatches,
+      workgroupsPerStep: rt.counters.workgroups - before.workgroups,
+      gpuUsPerStep: kernels.reduce((n, k) => n + k.usPerStep, 0),
+      kernels,
+    };
   } finally {
     optimizer.destroy();
   }
@@ -354,6 +398,8 @@ export async function gpuReport(
           const p = await decodeProfile(profileRt, profiled, rows, plan);
           if (p) figures.profiles.push(p);
         }
+        log(`gpu: ${m.name}: one LoRA training step's kernels`);
+        figures.trainProfile = (await trainProfile(profileRt, profiled, plan)) ?? undefined;
       } catch (e) {
         figures.errors.push(`profile: ${e instanceof Error ? e.message : String(e)}`);
       } finally {
@@ -387,17 +433,19 @@ export function gpuTables(r: GpuReport, where: string): Table[] {
     ...(m.lora.tokensPerS ? [[m.model, `LoRA r16 train ${m.lora.B}×${m.lora.T}`, fmt(m.lora.tokensPerS), `${fmt(m.lora.matmulGflopPerStep, 1)} GFLOP/step at the peak`, pct(m.lora.share)]] : []),
     ...m.errors.map((e) => [m.model, 'FAILED', e, '', '']),
   ]);
-  const profiles: Table[] = r.models.flatMap((m) =>
-    m.profiles.map((p) => ({
-      title: `One decode step's kernels, ${m.model}, B=${p.rows} (${label})`,
-      columns: ['kernel', 'workgroups', 'dispatches/step', 'GPU µs/step', 'share'],
-      rows: p.kernels.map((k) => [k.label, String(k.workgroups), fmt(k.perStep, 2), fmt(k.usPerStep, 1), pct(k.usPerStep / p.gpuUsPerStep)]),
-      notes: [
-        `${fmt(p.dispatchesPerStep, 1)} dispatches and ${fmt(p.workgroupsPerStep, 0)} workgroups a step; the kernels' own GPU time ${fmt(p.gpuUsPerStep, 1)} µs a step ` +
-          `(each timed in its own pass, on the kernel plan the figures above ran, mean of ${p.steps} steps; the sampling of each step included).`,
-      ],
-    })),
-  );
+  const kernelTable = (title: string, p: KernelProfile, unit: string, how: string): Table => ({
+    title: `${title} (${label})`,
+    columns: ['kernel', 'workgroups', `dispatches/${unit}`, `GPU µs/${unit}`, 'share'],
+    rows: p.kernels.map((k) => [k.label, String(k.workgroups), fmt(k.perStep, 2), fmt(k.usPerStep, 1), pct(k.usPerStep / p.gpuUsPerStep)]),
+    notes: [
+      `${fmt(p.dispatchesPerStep, 1)} dispatches and ${fmt(p.workgroupsPerStep, 0)} workgroups a ${unit}; the kernels' own GPU time ${fmt(p.gpuUsPerStep, 1)} µs a ${unit} ` +
+        `(each timed in its own pass, on the kernel plan the figures above ran, ${how}).`,
+    ],
+  });
+  const profiles: Table[] = r.models.flatMap((m) => [
+    ...m.profiles.map((p) => kernelTable(`One decode step's kernels, ${m.model}, B=${p.rows}`, p, 'step', `mean of ${p.steps} steps; the sampling of each step included`)),
+    ...(m.trainProfile ? [kernelTable(`One LoRA training step's kernels, ${m.model}, ${m.lora.B}×${m.lora.T} tokens`, m.trainProfile, 'step', 'forward, backward and the AdamW update of one step')] : []),
+  ]);
   return [
     {
       title: `GPU report, ${label}`,
