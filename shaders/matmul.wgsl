@@ -485,21 +485,10 @@ fn matmul_gemv(@builtin(global_invocation_id) gid: vec3<u32>) {
 }
 #endif
 
-// matmul_splitk: decode-sized M on GPUs. A workgroup computes SK_ROWS rows × 4 columns of C,
-// its SK_WG invocations striding K together: for x·Wᵀ (VEC4) consecutive invocations read
-// consecutive vec4s of a weight row, so every load is coalesced, each weight vec4 serving
-// SK_ROWS rows and each vec4 of A four columns. The partial sums are then reduced with
-// subgroupAdd and one slot per subgroup (SUBGROUP), or by a tree in workgroup memory.
-// N = 896 makes 224 workgroups, where matmul_gemv's 256 columns per workgroup make 4: enough
-// to keep every compute unit of a GPU streaming weights, which bounds a decode step.
-// Without VEC4 (any transpose, any alignment) the invocations stride K one element at a time.
-// SK_SLICED (one batch, no norm: a row's Σ A² needs its whole K): K is cut into kSlices
-// slices of kSlice, a workgroup per slice (wid.z), each writing its raw sums to SkPart
-// [slice, M, N]; matmul_splitk_reduce adds them in slice order and stores alpha, bias and
-// beta. A long K at few rows (a decode step's down projection, K = 4,864 over N = 896 at
-// one row: 224 workgroups) then spreads over as many workgroups again per slice.
-// Compiled only where SK_ROWS is defined (the modules of the other variants leave it out).
-#if SK_ROWS
+// SK_SLICED (matmul_splitk, matmul_big): K cut into kSlices slices of kSlice, a workgroup per
+// slice (wid.z, one batch, no norm: a row's Σ A² needs its whole K), each writing its raw sums
+// to SkPart [slice, M, N]; matmul_splitk_reduce adds them in slice order and stores alpha, bias
+// and beta.
 #if SK_SLICED
 @group(0) @binding(6) var<storage, read_write> SkPart: array<f32>;
 
@@ -514,6 +503,19 @@ fn matmul_splitk_reduce(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_work
   storeOne(0u, i / p.N, i % p.N, total);
 }
 #endif
+
+// matmul_splitk: decode-sized M on GPUs. A workgroup computes SK_ROWS rows × 4 columns of C,
+// its SK_WG invocations striding K together: for x·Wᵀ (VEC4) consecutive invocations read
+// consecutive vec4s of a weight row, so every load is coalesced, each weight vec4 serving
+// SK_ROWS rows and each vec4 of A four columns. The partial sums are then reduced with
+// subgroupAdd and one slot per subgroup (SUBGROUP), or by a tree in workgroup memory.
+// N = 896 makes 224 workgroups, where matmul_gemv's 256 columns per workgroup make 4: enough
+// to keep every compute unit of a GPU streaming weights, which bounds a decode step.
+// Without VEC4 (any transpose, any alignment) the invocations stride K one element at a time.
+// With SK_SLICED (above) a long K at few rows (a decode step's down projection, K = 4,864
+// over N = 896 at one row: 224 workgroups) spreads over as many workgroups again per slice.
+// Compiled only where SK_ROWS is defined (the modules of the other variants leave it out).
+#if SK_ROWS
 const SK_WG = 64u;
 // The rows of a workgroup: the SK_ROWS define (which unrolls them) as a number.
 override SK_ROWS_U: u32 = 1u;
@@ -686,7 +688,10 @@ fn matmul_splitk(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocatio
 // read a clamped index and are replaced by 0 (no divergent branch); with VEC4 (the contiguous
 // dimensions and offsets multiples of 4) every load is one vec4, otherwise four scalars.
 // Registers: 64 accumulators, 4×4×4 operands of a 4-step chunk, the staged quads; 16 KiB of
-// workgroup memory (WebGPU's default limit).
+// workgroup memory (WebGPU's default limit). With SK_SLICED (tiled-128-splitk) a workgroup
+// covers one slice of K (wid.z) and writes its raw tile to SkPart: a long K over few tiles
+// (Qwen2.5-0.5B's LM head backward at 1,024 tokens: K = 151,936 on 8×7 tiles, where an H100
+// has 132 compute units) then fills the GPU.
 const BIG_K = 8u;
 // Per buffer: 256 vec4 (128 × BIG_K values).
 const BIG_BUF = 256u;
@@ -715,9 +720,9 @@ fn quadA(base: u32, r: u32, c: u32, rows: u32, cols: u32) -> vec4<f32> {
 #endif
 }
 
-// The same for stored B (rows × cols, row stride cols).
-fn quadB(base: u32, r: u32, c: u32, rows: u32, cols: u32) -> vec4<f32> {
-  let row = base + min(r, rows - 1u) * cols;
+// The same for stored B (rows × cols read, row stride ld).
+fn quadB(base: u32, r: u32, c: u32, rows: u32, cols: u32, ld: u32) -> vec4<f32> {
+  let row = base + min(r, rows - 1u) * ld;
 #if VEC4
   return select(vec4<f32>(0.0), loadB4((row + min(c, cols - 4u)) >> 2u), r < rows && c < cols);
 #else
@@ -730,20 +735,21 @@ fn quadB(base: u32, r: u32, c: u32, rows: u32, cols: u32) -> vec4<f32> {
 
 // Invocation t's quad of the slice at k0. Read along K (!TRANS_A): tile row t / 2, k = k0 +
 // (t % 2)·4 ..; along M (TRANS_A): k = k0 + t / 32, tile rows (t % 32)·4 ...
-fn bigLoadA(base: u32, t: u32, tileRow: u32, k0: u32) -> vec4<f32> {
+fn bigLoadA(base: u32, t: u32, tileRow: u32, k0: u32, kEnd: u32) -> vec4<f32> {
 #if TRANS_A
-  return quadA(base, k0 + (t >> 5u), tileRow + (t & 31u) * 4u, p.K, p.M);
+  return quadA(base, k0 + (t >> 5u), tileRow + (t & 31u) * 4u, kEnd, p.M);
 #else
-  return quadA(base, tileRow + (t >> 1u), k0 + (t & 1u) * 4u, p.M, p.K);
+  return quadA(base, tileRow + (t >> 1u), k0 + (t & 1u) * 4u, p.M, kEnd);
 #endif
 }
 
 // Along K (TRANS_B): tile column t / 2, k = k0 + (t % 2)·4 ..; along N: k = k0 + t / 32,
 // columns (t % 32)·4 ... With A_NORM the norm's weight scales op(B)'s row k (op(A)·diag(w)·op(B)).
-fn bigLoadB(base: u32, t: u32, tileCol: u32, k0: u32) -> vec4<f32> {
+// Both read K up to kEnd (the end of the workgroup's slice; p.K unsliced); B's rows stay p.K long.
+fn bigLoadB(base: u32, t: u32, tileCol: u32, k0: u32, kEnd: u32) -> vec4<f32> {
 #if TRANS_B
   let k = k0 + (t & 1u) * 4u;
-  let v = quadB(base, tileCol + (t >> 1u), k, p.N, p.K);
+  let v = quadB(base, tileCol + (t >> 1u), k, p.N, kEnd, p.K);
 #if A_NORM
   let kk = min(vec4<u32>(k, k + 1u, k + 2u, k + 3u), vec4<u32>(p.K - 1u));
   return v * vec4<f32>(loadNorm(kk.x), loadNorm(kk.y), loadNorm(kk.z), loadNorm(kk.w));
@@ -752,7 +758,7 @@ fn bigLoadB(base: u32, t: u32, tileCol: u32, k0: u32) -> vec4<f32> {
 #endif
 #else
   let k = k0 + (t >> 5u);
-  let v = quadB(base, k, tileCol + (t & 31u) * 4u, p.K, p.N);
+  let v = quadB(base, k, tileCol + (t & 31u) * 4u, kEnd, p.N, p.N);
 #if A_NORM
   return v * loadNorm(min(k, p.K - 1u));
 #else
@@ -785,7 +791,15 @@ fn bigFragB(cur: u32, kq: u32, c4: u32) -> BigMat {
 
 @compute @workgroup_size(16, 16, 1)
 fn matmul_big(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+#if SK_SLICED
+  let b = 0u;
+  let kBegin = wid.z * p.kSlice;
+  let kEnd = min(p.K, kBegin + p.kSlice);
+#else
   let b = wid.z;
+  let kBegin = 0u;
+  let kEnd = p.K;
+#endif
   let tileRow = wid.y * 128u;
   let tileCol = wid.x * 128u;
   let bA = baseA(b);
@@ -802,16 +816,17 @@ fn matmul_big(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
   // A_NORM: Σ A² of the rows ty·4 + i (ssLo) and 64 + ty·4 + i (ssHi), from the staged raw A.
   var ssLo = vec4<f32>(0.0);
   var ssHi = vec4<f32>(0.0);
-  bigA[t] = BigVec(bigLoadA(bA, t, tileRow, 0u));
-  bigB[t] = BigVec(bigLoadB(bB, t, tileCol, 0u));
+  bigA[t] = BigVec(bigLoadA(bA, t, tileRow, kBegin, kEnd));
+  bigB[t] = BigVec(bigLoadB(bB, t, tileCol, kBegin, kEnd));
   workgroupBarrier();
-  let steps = (p.K + BIG_K - 1u) / BIG_K;
+  // A slice past K (none is, as slices are planned) would sum nothing and write zeros.
+  let steps = (select(0u, kEnd - kBegin, kEnd > kBegin) + BIG_K - 1u) / BIG_K;
   for (var s = 0u; s < steps; s++) {
     let cur = (s & 1u) * BIG_BUF;
     // The next slice's loads are issued before the multiply so that they are in flight during
     // it (past the end they read clamped indices and are never used).
-    let nextA = bigLoadA(bA, t, tileRow, (s + 1u) * BIG_K);
-    let nextB = bigLoadB(bB, t, tileCol, (s + 1u) * BIG_K);
+    let nextA = bigLoadA(bA, t, tileRow, kBegin + (s + 1u) * BIG_K, kEnd);
+    let nextB = bigLoadB(bB, t, tileCol, kBegin + (s + 1u) * BIG_K, kEnd);
 #for q in 0..2
     {
       let fa0 = bigFragA(cur, {{q}}u, ty);
@@ -847,17 +862,25 @@ fn matmul_big(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
   let rsHi = rowScale4(ssHi);
   let c0 = tileCol + tx * 4u;
   let c1 = c0 + 64u;
+  // Sliced: the slice's raw tile (SkPart's slice wid.z), unsliced: C of batch b.
+  let slot = wid.z;
 #for i in 0..4
-  bigStoreRow(b, tileRow + ty * 4u + {{i}}u, c0, c1, lo{{i}}_0 * rsLo[{{i}}], lo{{i}}_1 * rsLo[{{i}}]);
-  bigStoreRow(b, tileRow + 64u + ty * 4u + {{i}}u, c0, c1, hi{{i}}_0 * rsHi[{{i}}], hi{{i}}_1 * rsHi[{{i}}]);
+  bigStoreRow(slot, tileRow + ty * 4u + {{i}}u, c0, c1, lo{{i}}_0 * rsLo[{{i}}], lo{{i}}_1 * rsLo[{{i}}]);
+  bigStoreRow(slot, tileRow + 64u + ty * 4u + {{i}}u, c0, c1, hi{{i}}_0 * rsHi[{{i}}], hi{{i}}_1 * rsHi[{{i}}]);
 #endfor
 }
 
-// Row m of an invocation's outputs: columns c0..c0+3 and c1..c1+3.
-fn bigStoreRow(b: u32, m: u32, c0: u32, c1: u32, v0: vec4<f32>, v1: vec4<f32>) {
+// Row m of an invocation's outputs: columns c0..c0+3 and c1..c1+3, of C's batch `slot`, or
+// (SK_SLICED) raw into SkPart's slice `slot`.
+fn bigStoreRow(slot: u32, m: u32, c0: u32, c1: u32, v0: vec4<f32>, v1: vec4<f32>) {
   if (m >= p.M) { return; }
   for (var j = 0u; j < 4u; j++) {
-    if (c0 + j < p.N) { storeOne(b, m, c0 + j, v0[j]); }
-    if (c1 + j < p.N) { storeOne(b, m, c1 + j, v1[j]); }
+#if SK_SLICED
+    if (c0 + j < p.N) { SkPart[(slot * p.M + m) * p.N + c0 + j] = v0[j]; }
+    if (c1 + j < p.N) { SkPart[(slot * p.M + m) * p.N + c1 + j] = v1[j]; }
+#else
+    if (c0 + j < p.N) { storeOne(slot, m, c0 + j, v0[j]); }
+    if (c1 + j < p.N) { storeOne(slot, m, c1 + j, v1[j]); }
+#endif
   }
 }

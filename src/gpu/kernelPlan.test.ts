@@ -35,7 +35,7 @@ describe('kernel plan', () => {
     expect(parseKernelPlan(JSON.stringify(plan), 'kernels.json')).toEqual(plan);
     expect(planRuntimeOptions(plan)).toEqual({ serialRows: rt.serialRows, subgroupMatmul: false, fusedPrologues: rt.fusedPrologues });
     const bad: KernelPlan = { ...plan, matmul: { 'NT|m9|n10|k10': 'fast' as never } };
-    expect(() => parseKernelPlan(JSON.stringify(bad), 'run/kernels.json')).toThrow('run/kernels.json: matmul class NT|m9|n10|k10: no variant "fast" (reg, reg-wide, reg-vec4, tiled, tiled-128, gemv, splitk, splitk-sg)');
+    expect(() => parseKernelPlan(JSON.stringify(bad), 'run/kernels.json')).toThrow('run/kernels.json: matmul class NT|m9|n10|k10: no variant "fast" (reg, reg-wide, reg-vec4, tiled, tiled-128, tiled-128-splitk, gemv, splitk, splitk-sg)');
     expect(() => parseKernelPlan('{"matmul": {}}', 'run/kernels.json')).toThrow(/^run\/kernels\.json: not a kernel plan/);
     expect(() => parseKernelPlan('{', 'run/kernels.json')).toThrow('run/kernels.json: not valid JSON');
     // Subgroup rows asked of a runtime that shares none.

@@ -11,7 +11,7 @@ import { view } from '../tensor';
 import { f32ToHalves, halvesToF32 } from '../../util/half';
 import { rng } from '../../util/random';
 import { fill } from './elementwise';
-import { MATMUL_VARIANTS, plan, resolveShape, runMatmul, untunedVariant, type MatmulArgs, type MatmulShape, type MatmulVariant } from './matmulVariants';
+import { bigSlices, MATMUL_VARIANTS, plan, resolveShape, runMatmul, untunedVariant, type MatmulArgs, type MatmulShape, type MatmulVariant } from './matmulVariants';
 
 /**
  * Shapes fall into classes by transposes, the log2 size of M, N and K, B's dtype, the
@@ -55,10 +55,10 @@ export function worthTuning(s: MatmulShape): boolean {
   return 2 * s.batch * s.M * s.N * s.K >= TUNED_MIN_FLOPS || bBytes >= TUNED_MIN_B_BYTES;
 }
 
-// v9: split-K timed up to 64 rows (rollout batches); v8: split-K slices a long K (v7: timed by GPU timestamps, outputs checked, dtype, prologue
+// v10: tiled-128-splitk; v9: split-K timed up to 64 rows (rollout batches); v8: split-K slices a long K (v7: timed by GPU timestamps, outputs checked, dtype, prologue
 // and alignment in the class; v6: tiled-128; v5: the split-K decode variants).
 /** The tuning table's key prefix in the platform's cache (bumped when variants change meaning). */
-export const CACHE_VERSION = 'matmul-autotune:v9';
+export const CACHE_VERSION = 'matmul-autotune:v10';
 /** The most elements a tuning operand holds: a larger N or M is tuned on a slice (a full LM head's B is 544 MB). */
 const TUNE_ELEMENTS = 2 ** 22;
 /** GPU time one timed sample spans at least: many quanta of a browser's rounded timestamps (100 µs in Chrome). */
@@ -405,7 +405,8 @@ function matchesReference(got: Float32Array, reference: TuningInputs['reference'
 /**
  * The variants worth timing for a shape: gemv only up to GEMV_TUNE_MAX_ROWS, split-K up to
  * SPLITK_TUNE_MAX_ROWS, where they can win; reg-vec4 only where M, N, K and the offsets are
- * multiples of 4 (elsewhere it runs as reg); splitk-sg where the adapter has subgroups.
+ * multiples of 4 (elsewhere it runs as reg); splitk-sg where the adapter has subgroups;
+ * tiled-128-splitk where it slices K (elsewhere it is tiled-128).
  */
 function tuneCandidates(s: MatmulShape, subgroups: boolean): MatmulVariant[] {
   const aligned = s.M % 4 === 0 && s.N % 4 === 0 && s.K % 4 === 0 && s.aligned !== false;
@@ -414,7 +415,8 @@ function tuneCandidates(s: MatmulShape, subgroups: boolean): MatmulVariant[] {
       (v !== 'gemv' || s.M <= GEMV_TUNE_MAX_ROWS) &&
       (!v.startsWith('splitk') || s.M <= SPLITK_TUNE_MAX_ROWS) &&
       (v !== 'reg-vec4' || aligned) &&
-      (v !== 'splitk-sg' || subgroups),
+      (v !== 'splitk-sg' || subgroups) &&
+      (v !== 'tiled-128-splitk' || bigSlices(s, s.prologue === 'norm') > 1),
   );
 }
 

@@ -6,7 +6,7 @@ import { f32ToHalves, halvesToF32 } from '../../util/half';
 import type { OptionalFeature } from '../device';
 import { matmulTuner, shapeClass } from './autotune';
 import { matmul } from './matmul';
-import { MATMUL_VARIANTS, splitkSlices, SPLITK_SLICE_MIN_K, untunedVariant, type MatmulShape, type MatmulVariant } from './matmulVariants';
+import { BIG_SLICE_MIN_K, bigSlices, MATMUL_VARIANTS, splitkSlices, SPLITK_SLICE_MIN_K, untunedVariant, type MatmulShape, type MatmulVariant } from './matmulVariants';
 
 interface Case extends Pick<MatmulShape, 'batch' | 'M' | 'N' | 'K' | 'transA' | 'transB'> {
   broadcastB?: boolean;
@@ -73,7 +73,7 @@ async function check(variant: MatmulVariant, shape: Case, subgroupMatmul = true)
   let bT, biasT, normT;
   if (c.half) {
     // vec4 loads need B on a 4-element boundary; the scalar paths get an odd one.
-    const half = uploadHalf(rt, b, bShape, ['reg-vec4', 'tiled-128', 'gemv', 'splitk', 'splitk-sg'].includes(variant) ? 4 : 3);
+    const half = uploadHalf(rt, b, bShape, ['reg-vec4', 'tiled-128', 'tiled-128-splitk', 'gemv', 'splitk', 'splitk-sg'].includes(variant) ? 4 : 3);
     [bT, b] = [half.tensor, half.values];
     if (bias) {
       const h = uploadHalf(rt, bias, [c.N], 1);
@@ -109,6 +109,7 @@ const SUBGROUP_PATHS: Record<MatmulVariant, boolean[]> = {
   'reg-vec4': [true, false],
   tiled: [true],
   'tiled-128': [true],
+  'tiled-128-splitk': [true],
   gemv: [true],
   splitk: [true],
   'splitk-sg': [true],
@@ -248,6 +249,34 @@ describe('matmul', () => {
       await check('tiled-128', { batch: 1, M: 260, N: 136, K: 44, transA, transB });
     }
     await check('tiled-128', { batch: 1, M: 131, N: 259, K: 45, transA: false, transB: true, beta: 1, bias: true });
+  });
+
+  it('tiled-128-splitk: a long K over few 128×128 tiles cut into slices, exact at every edge', async () => {
+    // Qwen2.5-0.5B's LoRA step at 1,024 tokens: the LM head's backward (K 151,936) and the down
+    // projection (K 4,864) on 8×7 tiles take 5 slices; a K under two slices, a batch or the
+    // norm prologue keep K whole, and enough tiles need no slices.
+    const lmHead = { batch: 1, M: 1024, N: 896, K: 151_936 };
+    expect(bigSlices(lmHead, false)).toBe(5);
+    expect(bigSlices({ ...lmHead, K: 4864 }, false)).toBe(5);
+    expect(bigSlices({ ...lmHead, K: 2 * BIG_SLICE_MIN_K - 1 }, false)).toBe(1);
+    expect(bigSlices({ ...lmHead, batch: 2 }, false)).toBe(1);
+    expect(bigSlices(lmHead, true)).toBe(1);
+    expect(bigSlices({ ...lmHead, N: 9728 }, false)).toBe(1);
+    const rt = await testRuntime();
+    // Two tiles a side, 2 slices: the last one shorter (K = 1,100 → 552 + 548, and 1,101 with
+    // scalar loads), in every transpose, then alpha, bias and beta applied by the reduction.
+    for (const [transA, transB] of [[false, false], [false, true], [true, false], [true, true]] as const) {
+      await check('tiled-128-splitk', { batch: 1, M: 130, N: 136, K: 1100, transA, transB });
+    }
+    await check('tiled-128-splitk', { batch: 1, M: 131, N: 129, K: 1101, transA: false, transB: true, alpha: 0.5, beta: 1, bias: true });
+    await check('tiled-128-splitk', { batch: 1, M: 130, N: 136, K: 1100, transA: false, transB: true, half: true, swiglu: true });
+    // Launched: 2 × 2 tiles × 2 slices, then a reduction of 130 × 136 outputs.
+    const [M, N, K] = [130, 136, 1100];
+    const a = rt.upload(uniform(M * K, rng(freshSeed())), [M, K]);
+    const b = rt.upload(uniform(N * K, rng(freshSeed())), [N, K]);
+    const before = { ...rt.counters };
+    rt.release(matmul(rt, { a, b, transB: true, variant: 'tiled-128-splitk' }), a, b);
+    expect([rt.counters.dispatches - before.dispatches, rt.counters.workgroups - before.workgroups]).toEqual([2, 8 + Math.ceil((M * N) / 64)]);
   });
 
   it('halfMath: f16 products summed in f32 (tiled-128) where the device has shader-f16', async ({ skip }) => {

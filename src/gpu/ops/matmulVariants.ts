@@ -14,9 +14,11 @@ import { grid } from './common';
 /**
  * Kernel variants; see shaders/matmul.wgsl. splitk-sg reduces with subgroup operations and
  * exists only where the adapter has them (see availableVariants). tiled-128 is the large-tile
- * kernel for training-sized shapes on GPUs (128×128 per workgroup, double-buffered).
+ * kernel for training-sized shapes on GPUs (128×128 per workgroup, double-buffered);
+ * tiled-128-splitk the same with a long K cut into slices where its tiles are too few to fill
+ * a GPU (see bigSlices).
  */
-export const MATMUL_VARIANTS = ['reg', 'reg-wide', 'reg-vec4', 'tiled', 'tiled-128', 'gemv', 'splitk', 'splitk-sg'] as const;
+export const MATMUL_VARIANTS = ['reg', 'reg-wide', 'reg-vec4', 'tiled', 'tiled-128', 'tiled-128-splitk', 'gemv', 'splitk', 'splitk-sg'] as const;
 export type MatmulVariant = (typeof MATMUL_VARIANTS)[number];
 
 export interface MatmulArgs {
@@ -167,11 +169,20 @@ export function plan(variant: MatmulVariant, g: Geometry, subgroups: boolean, ar
         ...whole,
       };
     case 'tiled-128':
+    case 'tiled-128-splitk': {
+      const slices = variant === 'tiled-128-splitk' ? bigSlices(g, args.norm !== undefined) : 1;
       return {
-        kernel: { shader: 'matmul', entry: 'matmul_big', defines: { ...defines, VEC4: quadsAligned(g, args), HALF_MATH: args.halfMath ?? false } },
-        workgroups: [ceil(g.N, BIG_TILE), ceil(g.M, BIG_TILE), g.batch] as const,
-        ...whole,
+        kernel: {
+          shader: 'matmul',
+          entry: 'matmul_big',
+          defines: { ...defines, VEC4: quadsAligned(g, args), HALF_MATH: args.halfMath ?? false, SK_SLICED: slices > 1 },
+        },
+        workgroups: [ceil(g.N, BIG_TILE), ceil(g.M, BIG_TILE), slices > 1 ? slices : g.batch] as const,
+        slices,
+        // Whole K steps of matmul_big (8), so that every slice but the last is read as vec4s.
+        kSlice: slices > 1 ? Math.ceil(g.K / slices / 8) * 8 : 0,
       };
+    }
     case 'gemv': {
       // x·Wᵀ with rows of A and B that start on 16 bytes reads vec4s along K, 4×4 outputs per invocation.
       const vec4 = rowsVec4(g, args);
@@ -230,6 +241,24 @@ const SPLITK_WG = 64;
 
 /** Output rows and columns per workgroup of matmul_big (tiled-128). */
 const BIG_TILE = 128;
+
+/** The fewest elements of K a slice of tiled-128-splitk covers: 64 of matmul_big's K steps. */
+export const BIG_SLICE_MIN_K = 512;
+/** Workgroups tiled-128-splitk aims for: two per compute unit of a large GPU (an H100 has 132). */
+const BIG_SLICE_WORKGROUPS = 264;
+
+/**
+ * Slices of K for tiled-128-splitk: enough that the launch reaches BIG_SLICE_WORKGROUPS, each at
+ * least BIG_SLICE_MIN_K long; 1 (K whole, as tiled-128) with the norm prologue or a batch, as
+ * splitkSlices. Qwen2.5-0.5B's LoRA step at 1,024 tokens: the down projection (K 4,864 on 8×7
+ * tiles) and the backward of the fused gate|up (K 9,728) and of the LM head (K 151,936) 5
+ * slices each, 280 workgroups where K whole launches 56.
+ */
+export function bigSlices(g: Pick<Geometry, 'M' | 'N' | 'K' | 'batch'>, norm: boolean): number {
+  if (norm || g.batch > 1) return 1;
+  const launched = ceil(g.N, BIG_TILE) * ceil(g.M, BIG_TILE);
+  return Math.max(1, Math.min(Math.floor(g.K / BIG_SLICE_MIN_K), ceil(BIG_SLICE_WORKGROUPS, launched)));
+}
 
 /**
  * Whether matmul_big can read each operand as vec4s along its stored rows: the contiguous
