@@ -179,8 +179,8 @@ export function plan(variant: MatmulVariant, g: Geometry, subgroups: boolean, ar
         },
         workgroups: [ceil(g.N, BIG_TILE), ceil(g.M, BIG_TILE), slices > 1 ? slices : g.batch] as const,
         slices,
-        // Whole K steps of matmul_big (8), so that every slice but the last is read as vec4s.
-        kSlice: slices > 1 ? Math.ceil(g.K / slices / 8) * 8 : 0,
+        // Whole K steps of matmul_big, so that every slice but the last is read as vec4s.
+        kSlice: slices > 1 ? Math.ceil(g.K / slices / BIG_K) * BIG_K : 0,
       };
     }
     case 'gemv': {
@@ -230,9 +230,16 @@ const SPLITK_SLICE_WORKGROUPS = 1024;
  * workgroups; its other projections (K 896) stay whole.
  */
 export function splitkSlices(g: Pick<Geometry, 'M' | 'N' | 'K' | 'batch'>, args: Pick<MatmulArgs, 'norm'>, rows: number): number {
-  if (args.norm || g.batch > 1) return 1;
-  const launched = ceil(g.N, SPLITK_COLS) * ceil(g.M, rows);
-  return Math.max(1, Math.min(Math.floor(g.K / SPLITK_SLICE_MIN_K), ceil(SPLITK_SLICE_WORKGROUPS, launched)));
+  return kSlices(g, args.norm !== undefined, ceil(g.N, SPLITK_COLS) * ceil(g.M, rows), SPLITK_SLICE_MIN_K, SPLITK_SLICE_WORKGROUPS);
+}
+
+/**
+ * Slices of K that bring a launch of `launched` workgroups to `target`, each at least `minK`
+ * long; 1 with the norm prologue (a row's Σ A² needs all of K) or a batch (wid.z is the slice).
+ */
+function kSlices(g: Pick<Geometry, 'K' | 'batch'>, norm: boolean, launched: number, minK: number, target: number): number {
+  if (norm || g.batch > 1) return 1;
+  return Math.max(1, Math.min(Math.floor(g.K / minK), ceil(target, launched)));
 }
 
 /** Output columns per workgroup of matmul_splitk, and its invocations (SK_WG). */
@@ -242,6 +249,8 @@ const SPLITK_WG = 64;
 /** Output rows and columns per workgroup of matmul_big (tiled-128). */
 const BIG_TILE = 128;
 
+/** Elements of K matmul_big stages a step (its BIG_K). */
+const BIG_K = 8;
 /** The fewest elements of K a slice of tiled-128-splitk covers: 64 of matmul_big's K steps. */
 export const BIG_SLICE_MIN_K = 512;
 /** Workgroups tiled-128-splitk aims for: two per compute unit of a large GPU (an H100 has 132). */
@@ -255,9 +264,7 @@ const BIG_SLICE_WORKGROUPS = 264;
  * slices each, 280 workgroups where K whole launches 56.
  */
 export function bigSlices(g: Pick<Geometry, 'M' | 'N' | 'K' | 'batch'>, norm: boolean): number {
-  if (norm || g.batch > 1) return 1;
-  const launched = ceil(g.N, BIG_TILE) * ceil(g.M, BIG_TILE);
-  return Math.max(1, Math.min(Math.floor(g.K / BIG_SLICE_MIN_K), ceil(BIG_SLICE_WORKGROUPS, launched)));
+  return kSlices(g, norm, ceil(g.N, BIG_TILE) * ceil(g.M, BIG_TILE), BIG_SLICE_MIN_K, BIG_SLICE_WORKGROUPS);
 }
 
 /**
