@@ -12,6 +12,7 @@
  * same function, each on its platform's WebGPU.
  */
 import type { Problem } from '../src/data/problem';
+import type { ProfileEntry } from '../src/gpu/profiler';
 import type { Runtime, RuntimeCounters } from '../src/gpu/runtime';
 import { importCheckpoint } from '../src/model/checkpoint';
 import { detachedLoop } from '../src/sage/run';
@@ -43,11 +44,39 @@ export interface PhaseFigures {
   wallS: number;
   /** Sum of the phase's dispatches' GPU time (timestamp queries). */
   gpuS: number;
+  /**
+   * Where that time goes: per (kernel, workgroups), dispatches and GPU ms a step (means over the
+   * steps), slowest first, the first PHASE_KERNELS: what a phase's busy share alone cannot say.
+   */
+  kernels: PhaseKernel[];
   matmulGflop: number;
   /** Dispatches, submits, bind groups made, host waits and readbacks. */
   work: WorkCounts;
   /** The phase's generation: its rows, tokens, seconds, and the decode rate at its rows. */
   generation?: { rows: number; tokens: number; seconds: number; decodeTokensPerS: number };
+}
+
+export interface PhaseKernel {
+  label: string;
+  workgroups: number;
+  dispatches: number;
+  gpuMs: number;
+}
+
+/** Kernels a phase's figures keep (the rest of its time is in gpuS). */
+export const PHASE_KERNELS = 8;
+
+/** Per (kernel, workgroups) totals of several profiles, as means over `steps`, slowest first. */
+export function phaseKernels(entries: readonly ProfileEntry[], steps: number): PhaseKernel[] {
+  const by = new Map<string, PhaseKernel>();
+  for (const e of entries) {
+    const key = `${e.label}|${e.workgroups}`;
+    const k = by.get(key) ?? { label: e.label, workgroups: e.workgroups, dispatches: 0, gpuMs: 0 };
+    k.dispatches += e.count / steps;
+    k.gpuMs += e.totalMs / steps;
+    by.set(key, k);
+  }
+  return [...by.values()].sort((a, b) => b.gpuMs - a.gpuMs).slice(0, PHASE_KERNELS);
 }
 
 export interface LoopBenchRow {
@@ -178,13 +207,17 @@ export async function benchLoopMethod(
 
     // Each phase's counters and GPU time, taken at its boundaries (held time: left out of the step's timings).
     let current: { phase: Phase; counters: RuntimeCounters } | null = null;
-    let perStep: Partial<Record<Phase, Omit<PhaseFigures, 'wallS'>>> = {};
+    let perStep: Partial<Record<Phase, Omit<PhaseFigures, 'wallS' | 'kernels'>>> = {};
+    // Every step's profile entries by phase, summed into the phases' kernel tables at the end.
+    const entriesOf: Partial<Record<Phase, ProfileEntry[]>> = {};
     const close = async () => {
       await rt.sync();
-      const gpuMs = (await rt.profile()).reduce((s, e) => s + e.totalMs, 0);
+      const entries = await rt.profile();
+      const gpuMs = entries.reduce((s, e) => s + e.totalMs, 0);
       rt.profiler?.reset();
       if (current) {
         const f = (perStep[current.phase] ??= { gpuS: 0, matmulGflop: 0, work: zeroCounts() });
+        (entriesOf[current.phase] ??= []).push(...entries);
         f.gpuS += gpuMs / 1e3;
         f.matmulGflop += (rt.counters.matmulFlops - current.counters.matmulFlops) / 1e9;
         addCounts(f.work, countsBetween(current.counters, rt.counters));
@@ -197,7 +230,7 @@ export async function benchLoopMethod(
       phaseNow = phase;
     });
     const metrics: StepMetrics[] = [];
-    const phaseRuns: Partial<Record<Phase, PhaseFigures[]>> = {};
+    const phaseRuns: Partial<Record<Phase, Omit<PhaseFigures, 'kernels'>[]>> = {};
     const genRuns: Partial<Record<Phase, { rows: number; tokens: number; seconds: number }[]>> = {};
     for (let i = 0; i < steps; i++) {
       perStep = {};
@@ -205,7 +238,7 @@ export async function benchLoopMethod(
       const { metrics: m } = await loop.runStep();
       await close();
       metrics.push(m);
-      for (const [phase, f] of Object.entries(perStep) as [Phase, Omit<PhaseFigures, 'wallS'>][]) {
+      for (const [phase, f] of Object.entries(perStep) as [Phase, Omit<PhaseFigures, 'wallS' | 'kernels'>][]) {
         (phaseRuns[phase] ??= []).push({ ...f, wallS: m.seconds.phases[phase] ?? 0 });
       }
       for (const [phase, g] of Object.entries(genOfStep) as [Phase, { rows: number; tokens: number; seconds: number }][]) (genRuns[phase] ??= []).push(g);
@@ -218,11 +251,11 @@ export async function benchLoopMethod(
     const phases: Partial<Record<Phase, PhaseFigures>> = {};
     let ideal = 0;
     let actual = 0;
-    for (const [phase, runs] of Object.entries(phaseRuns) as [Phase, Omit<PhaseFigures, 'generation'>[]][]) {
+    for (const [phase, runs] of Object.entries(phaseRuns) as [Phase, Omit<PhaseFigures, 'generation' | 'kernels'>[]][]) {
       const pm = (k: 'wallS' | 'gpuS' | 'matmulGflop') => median(runs.map((r) => r[k]));
       const work = zeroCounts();
       for (const k of Object.keys(work) as (keyof WorkCounts)[]) work[k] = median(runs.map((r) => r.work[k]));
-      phases[phase] = { wallS: pm('wallS'), gpuS: pm('gpuS'), matmulGflop: pm('matmulGflop'), work };
+      phases[phase] = { wallS: pm('wallS'), gpuS: pm('gpuS'), kernels: phaseKernels(entriesOf[phase] ?? [], steps), matmulGflop: pm('matmulGflop'), work };
       const gens = genRuns[phase];
       if (gens?.length) {
         const rows = Math.max(...gens.map((g) => g.rows));

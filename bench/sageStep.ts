@@ -89,5 +89,15 @@ export function sageStepTables(f: SageStepFigures, where: string): Table[] {
         'Random weights: completions run to their limits, no proposal parses (nothing admitted), the Solver solves seeds; prompts byte-level.',
       ],
     },
+    {
+      title: `Where the step's GPU time goes: each phase's slowest kernels, ${where}`,
+      columns: ['phase', 'kernel', 'workgroups', 'dispatches a step', 'GPU ms a step', 'share of the phase\'s GPU time'],
+      rows: LOOP_PHASES.flatMap((p) => {
+        const ph = r.phases[p];
+        if (!ph || ph.gpuS <= 0) return [];
+        return ph.kernels.map((k) => [p, k.label, String(k.workgroups), fmt(k.dispatches, 0), fmt(k.gpuMs, 2), pct(k.gpuMs / (1e3 * ph.gpuS))]);
+      }),
+      notes: [`means over the ${r.stepSeconds.length} step(s); per (kernel, workgroups), each dispatch timed in its own pass; a phase's other kernels make up the rest of its GPU s.`],
+    },
   ];
 }
