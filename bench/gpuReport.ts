@@ -11,6 +11,7 @@
  * the GPU kit (npm run gpu-kit).
  */
 import { followPlan, kernelPlan, type KernelPlan } from '../src/gpu/kernelPlan';
+import { perStep as kernelsPerStep, type KernelTime } from '../src/gpu/profiler';
 import { matmulTuner } from '../src/gpu/ops/autotune';
 import { matmul } from '../src/gpu/ops/matmul';
 import type { Runtime } from '../src/gpu/runtime';
@@ -108,7 +109,7 @@ export interface KernelProfile {
   /** Sum of the kernels' own GPU time per step (no gaps between them). */
   gpuUsPerStep: number;
   /** Per (kernel, workgroups): dispatches and GPU µs per step, slowest first. */
-  kernels: { label: string; workgroups: number; perStep: number; usPerStep: number }[];
+  kernels: KernelTime[];
 }
 
 export interface GpuModelFigures {
@@ -322,9 +323,7 @@ async function trainProfile(rt: Runtime, model: Transformer, plan: Plan): Promis
     await rt.sync();
     const entries = await rt.profile();
     profiler.reset();
-    const kernels = entries
-      .map((e) => ({ label: e.label, workgroups: e.workgroups, perStep: e.count, usPerStep: 1000 * e.totalMs }))
-      .sort((a, b) => b.usPerStep - a.usPerStep);
+    const kernels = kernelsPerStep(entries, 1);
     return {
       rows: batch.B * batch.T,
       steps: 1,

@@ -11,18 +11,18 @@ describe("a phase's kernel table", () => {
     const extra: ProfileEntry = { label: 'k0', workgroups: 99, count: 1, totalMs: 1000 };
     const table = phaseKernels([...steps.flat(), extra], 2);
     expect(table).toHaveLength(PHASE_KERNELS);
-    expect(table[0]).toEqual({ label: 'k0', workgroups: 99, dispatches: 0.5, gpuMs: 500 });
+    expect(table[0]).toEqual({ label: 'k0', workgroups: 99, perStep: 0.5, usPerStep: 500_000 });
     const expected = labels
-      .map((label, i) => ({ label, workgroups: 4 + (i % 2), dispatches: 2.5, gpuMs: (rand(i) + rand(i + 13)) / 2 }))
-      .sort((a, b) => b.gpuMs - a.gpuMs)
+      .map((label, i) => ({ label, workgroups: 4 + (i % 2), usPerStep: (1000 * (rand(i) + rand(i + 13))) / 2 }))
+      .sort((a, b) => b.usPerStep - a.usPerStep)
       .slice(0, PHASE_KERNELS - 1);
     table.slice(1).forEach((k, i) => {
       expect(k.label).toBe(expected[i]!.label);
       expect(k.workgroups).toBe(expected[i]!.workgroups);
-      expect(k.dispatches).toBe(2.5);
-      expect(k.gpuMs).toBeCloseTo(expected[i]!.gpuMs, 12);
+      expect(k.perStep).toBe(2.5);
+      expect(k.usPerStep).toBeCloseTo(expected[i]!.usPerStep, 9);
     });
-    for (let i = 1; i < table.length; i++) expect(table[i]!.gpuMs).toBeLessThanOrEqual(table[i - 1]!.gpuMs);
+    for (let i = 1; i < table.length; i++) expect(table[i]!.usPerStep).toBeLessThanOrEqual(table[i - 1]!.usPerStep);
   });
 
   it('is empty for a phase with no dispatches', () => {

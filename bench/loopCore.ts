@@ -12,7 +12,7 @@
  * same function, each on its platform's WebGPU.
  */
 import type { Problem } from '../src/data/problem';
-import type { ProfileEntry } from '../src/gpu/profiler';
+import { perStep as kernelsPerStep, type KernelTime, type ProfileEntry } from '../src/gpu/profiler';
 import type { Runtime, RuntimeCounters } from '../src/gpu/runtime';
 import { importCheckpoint } from '../src/model/checkpoint';
 import { detachedLoop } from '../src/sage/run';
@@ -48,7 +48,7 @@ export interface PhaseFigures {
    * Where that time goes: per (kernel, workgroups), dispatches and GPU ms a step (means over the
    * steps), slowest first, the first PHASE_KERNELS: what a phase's busy share alone cannot say.
    */
-  kernels: PhaseKernel[];
+  kernels: KernelTime[];
   matmulGflop: number;
   /** Dispatches, submits, bind groups made, host waits and readbacks. */
   work: WorkCounts;
@@ -56,27 +56,12 @@ export interface PhaseFigures {
   generation?: { rows: number; tokens: number; seconds: number; decodeTokensPerS: number };
 }
 
-export interface PhaseKernel {
-  label: string;
-  workgroups: number;
-  dispatches: number;
-  gpuMs: number;
-}
-
 /** Kernels a phase's figures keep (the rest of its time is in gpuS). */
 export const PHASE_KERNELS = 8;
 
-/** Per (kernel, workgroups) totals of several profiles, as means over `steps`, slowest first. */
-export function phaseKernels(entries: readonly ProfileEntry[], steps: number): PhaseKernel[] {
-  const by = new Map<string, PhaseKernel>();
-  for (const e of entries) {
-    const key = `${e.label}|${e.workgroups}`;
-    const k = by.get(key) ?? { label: e.label, workgroups: e.workgroups, dispatches: 0, gpuMs: 0 };
-    k.dispatches += e.count / steps;
-    k.gpuMs += e.totalMs / steps;
-    by.set(key, k);
-  }
-  return [...by.values()].sort((a, b) => b.gpuMs - a.gpuMs).slice(0, PHASE_KERNELS);
+/** A phase's slowest kernels over `steps` steps' profiles, as means a step. */
+export function phaseKernels(entries: readonly ProfileEntry[], steps: number): KernelTime[] {
+  return kernelsPerStep(entries, steps).slice(0, PHASE_KERNELS);
 }
 
 export interface LoopBenchRow {

@@ -95,7 +95,7 @@ export function sageStepTables(f: SageStepFigures, where: string): Table[] {
       rows: LOOP_PHASES.flatMap((p) => {
         const ph = r.phases[p];
         if (!ph || ph.gpuS <= 0) return [];
-        return ph.kernels.map((k) => [p, k.label, String(k.workgroups), fmt(k.dispatches, 0), fmt(k.gpuMs, 2), pct(k.gpuMs / (1e3 * ph.gpuS))]);
+        return ph.kernels.map((k) => [p, k.label, String(k.workgroups), fmt(k.perStep, 0), fmt(k.usPerStep / 1e3, 2), pct(k.usPerStep / (1e6 * ph.gpuS))]);
       }),
       notes: [`means over the ${r.stepSeconds.length} step(s); per (kernel, workgroups), each dispatch timed in its own pass; a phase's other kernels make up the rest of its GPU s.`],
     },

@@ -25,6 +25,30 @@ export function byLabel(entries: readonly ProfileEntry[]): ProfileEntry[] {
   return [...merged.values()].sort((a, b) => b.totalMs - a.totalMs);
 }
 
+/** One kernel shape's dispatches and GPU time a step. */
+export interface KernelTime {
+  label: string;
+  workgroups: number;
+  perStep: number;
+  usPerStep: number;
+}
+
+/**
+ * The entries of `steps` steps (one profile's, or several profiles' together) per (label,
+ * workgroups), as figures a step, slowest first.
+ */
+export function perStep(entries: readonly ProfileEntry[], steps: number): KernelTime[] {
+  const merged = new Map<string, KernelTime>();
+  for (const e of entries) {
+    const key = `${e.label}|${e.workgroups}`;
+    const k = merged.get(key) ?? { label: e.label, workgroups: e.workgroups, perStep: 0, usPerStep: 0 };
+    k.perStep += e.count / steps;
+    k.usPerStep += (1000 * e.totalMs) / steps;
+    merged.set(key, k);
+  }
+  return [...merged.values()].sort((a, b) => b.usPerStep - a.usPerStep);
+}
+
 /**
  * Collects timestamp-query results. Each profiled dispatch gets its own compute pass with
  * begin/end timestamps; results are resolved into a buffer and read back asynchronously.
