@@ -109,6 +109,20 @@ describe('the Solver\'s practice', () => {
     // Records from before the rollouts were counted: none.
     expect(summarize([run('rlvr', 0, 4, () => 0.2, false)])[0]!.solverRollouts).toBeNull();
   });
+
+  it('averages the share of its groups without reward spread over each run\'s steps (to the shortest run\'s end), then over seeds', () => {
+    const flat = (seed: number, steps: number, share: (s: number) => number | undefined): ComparedRun => {
+      const r = run('mae', seed, steps, () => 0.2, false);
+      return { ...r, records: r.records.map((x) => (x.kind === 'step' ? ({ ...x, zeroSpreadShare: { critic: 1, ...(share(x.step) === undefined ? {} : { solver: share(x.step) }) } } as MetricsRecord) : x)) };
+    };
+    // Seed 0: 0.5 every step; seed 1: 1 on steps 0-1, no Solver groups on step 2, 0.75 on step 3, 0 on steps 4-5 (past seed 0's end).
+    const [mae] = summarize([flat(0, 4, () => 0.5), flat(1, 6, (s) => (s < 2 ? 1 : s === 2 ? undefined : s === 3 ? 0.75 : 0))]);
+    const seed1 = (1 + 1 + 0.75) / 3;
+    expect(mae!.solverFlat).toEqual({ mean: expect.closeTo((0.5 + seed1) / 2, 12), se: expect.closeTo(Math.abs(seed1 - 0.5) / 2, 12), n: 2 });
+    expect(compareTable([mae!])).toContain('| Solver groups without reward spread |');
+    expect(compareTable([mae!])).toContain(`| ${(100 * (0.5 + seed1) / 2).toFixed(1)} ± ${(100 * Math.abs(seed1 - 0.5) / 2).toFixed(1)} |`);
+    expect(summarize([run('rlvr', 0, 4, () => 0.2, false)])[0]!.solverFlat).toBeNull();
+  });
 });
 
 describe('paired figures from per-problem outcomes', () => {

@@ -294,6 +294,13 @@ export interface MethodSummary {
    * generated problems (null: records from before they were counted).
    */
   solverRollouts: { seeds: MeanSe; generated: MeanSe } | null;
+  /**
+   * The share of the Solver's sample groups a step whose rewards were all alike, so that the
+   * update has no contrast in them (a Judge that rates every answer alike, seeds it always gets
+   * right): each run's mean over its steps, then over seeds (null: records from before it was
+   * counted).
+   */
+  solverFlat: MeanSe | null;
   /** At each validation every run made: the own-mode accuracy, and the bank size. */
   curve: { after: number; own: MeanSe; solver: MeanSe }[];
   bank: { after: number; size: MeanSe }[];
@@ -427,6 +434,10 @@ export function summarize(runs: readonly ComparedRun[], baseline?: string, optio
         return window.length ? mean(window) : null;
       })),
       solverRollouts: rollouts.length ? { seeds: meanSe(rollouts.map((r) => r.seeds)), generated: meanSe(rollouts.map((r) => r.generated)) } : null,
+      solverFlat: optional(stepsRecords.map((rs) => {
+        const shares = defined(rs.filter((x) => x.step < steps).map((x) => x.zeroSpreadShare?.solver));
+        return shares.length ? mean(shares) : null;
+      })),
       curve: common.map((after) => ({ after, own: meanSe(at(after).map(ownAccuracy)), solver: meanSe(at(after).map((v) => v.accuracy)) })),
       bank: bankSteps.map((after) => ({ after, size: meanSe(defined(stepsRecords.map((rs) => rs.find((x) => x.step + 1 === after)?.bank.size))) })),
       baseline: base,

@@ -65,6 +65,9 @@ function notes(summaries: readonly MethodSummary[]): string[] {
     ...(summaries.some((s) => s.admittedLevels)
       ? [`Admitted: problems the bank took in a run (mean ± standard error over seeds), by the level of the curriculum style its statement is in; ${UNREADABLE}: a statement no curriculum style reads.`]
       : []),
+    ...(summaries.some((s) => s.solverFlat)
+      ? ['Solver groups without reward spread: of a step\'s groups of Solver samples (as the advantage estimator groups them), the share whose rewards were all alike, which hold no contrast within the group; each run\'s mean over its steps, then mean ± standard error over seeds.']
+      : []),
     ...(summaries.some((s) => s.practice)
       ? ['Practised: the problems the bank drew for the Solver, by origin and level as above; draws a run (mean ± standard error over seeds); over all the runs\' draws, the mean pass rate (the share of the Solver\'s samples the validators accepted; a validator-free method\'s: its Judge\'s mean score), and the draws whose samples none or all passed, which hold no contrast within the problem.']
       : []),
@@ -164,8 +167,8 @@ export function compareTable(summaries: readonly MethodSummary[]): string {
       )
     : null;
   const other = markdown(
-    ['method', 'plans shown', `plans right (last ${PLANS_WINDOW} steps)`, 'Critic AUC problems', 'Critic AUC plans', 'admitted', 'Solver rollouts a step: seeds', 'generated'],
-    summaries.map((s) => [s.method, pct(s.final.planShown), pct(s.plansRight), num(s.final.problemAuc), num(s.final.planAuc), num(s.admitted, 1), num(s.solverRollouts?.seeds, 1), num(s.solverRollouts?.generated, 1)]),
+    ['method', 'plans shown', `plans right (last ${PLANS_WINDOW} steps)`, 'Critic AUC problems', 'Critic AUC plans', 'admitted', 'Solver rollouts a step: seeds', 'generated', 'Solver groups without reward spread'],
+    summaries.map((s) => [s.method, pct(s.final.planShown), pct(s.plansRight), num(s.final.problemAuc), num(s.final.planAuc), num(s.admitted, 1), num(s.solverRollouts?.seeds, 1), num(s.solverRollouts?.generated, 1), pct(s.solverFlat)]),
   );
   const withPlans = summaries.filter((s) => s.plans);
   const share = (k: number, n: number) => (n ? `${k} (${pct1(k / n)}%)` : '-');
