@@ -413,6 +413,13 @@ export function summarize(runs: readonly ComparedRun[], baseline?: string, optio
       const counted = defined(rs.filter((x) => x.step < steps).map((x) => x.solverRollouts));
       return counted.length ? { seeds: mean(counted.map((c) => c.seeds)), generated: mean(counted.map((c) => c.generated)) } : null;
     }));
+    type StepRecord = (typeof stepsRecords)[number][number];
+    // A per-step figure (absent from a step, or from older records) as each run's mean over its steps from `from` to the shortest run's end, then over seeds.
+    const stepMean = (pick: (x: StepRecord) => number | null | undefined, from = 0) =>
+      optional(stepsRecords.map((rs) => {
+        const picked = defined(rs.filter((x) => x.step < steps && x.step >= from).map(pick));
+        return picked.length ? mean(picked) : null;
+      }));
     const bankSteps = [...new Set(stepsRecords.flatMap((rs) => rs.map((x) => x.step + 1)))].filter((a) => a <= steps).sort((a, b) => a - b);
     return {
       method,
@@ -429,15 +436,9 @@ export function summarize(runs: readonly ComparedRun[], baseline?: string, optio
         planShown: optional(finals.map((v) => v.planned?.planShown)),
       },
       admitted: meanSe(stepsRecords.map((rs) => rs.filter((x) => x.step < steps).at(-1)?.bank.admitted ?? 0)),
-      plansRight: optional(stepsRecords.map((rs) => {
-        const window = defined(rs.filter((x) => x.step < steps && x.step >= steps - PLANS_WINDOW).map((x) => x.plansRight));
-        return window.length ? mean(window) : null;
-      })),
+      plansRight: stepMean((x) => x.plansRight, steps - PLANS_WINDOW),
       solverRollouts: rollouts.length ? { seeds: meanSe(rollouts.map((r) => r.seeds)), generated: meanSe(rollouts.map((r) => r.generated)) } : null,
-      solverFlat: optional(stepsRecords.map((rs) => {
-        const shares = defined(rs.filter((x) => x.step < steps).map((x) => x.zeroSpreadShare?.solver));
-        return shares.length ? mean(shares) : null;
-      })),
+      solverFlat: stepMean((x) => x.zeroSpreadShare?.solver),
       curve: common.map((after) => ({ after, own: meanSe(at(after).map(ownAccuracy)), solver: meanSe(at(after).map((v) => v.accuracy)) })),
       bank: bankSteps.map((after) => ({ after, size: meanSe(defined(stepsRecords.map((rs) => rs.find((x) => x.step + 1 === after)?.bank.size))) })),
       baseline: base,
