@@ -409,10 +409,6 @@ export function summarize(runs: readonly ComparedRun[], baseline?: string, optio
       return d.length ? meanSe(d) : null;
     };
     const stepsRecords = mine.map((r) => r.records.filter((x): x is Extract<MetricsRecord, { kind: 'step' }> => x.kind === 'step'));
-    const rollouts = defined(stepsRecords.map((rs) => {
-      const counted = defined(rs.filter((x) => x.step < steps).map((x) => x.solverRollouts));
-      return counted.length ? { seeds: mean(counted.map((c) => c.seeds)), generated: mean(counted.map((c) => c.generated)) } : null;
-    }));
     type StepRecord = (typeof stepsRecords)[number][number];
     // A per-step figure (absent from a step, or from older records) as each run's mean over its steps from `from` to the shortest run's end, then over seeds.
     const stepMean = (pick: (x: StepRecord) => number | null | undefined, from = 0) =>
@@ -420,6 +416,7 @@ export function summarize(runs: readonly ComparedRun[], baseline?: string, optio
         const picked = defined(rs.filter((x) => x.step < steps && x.step >= from).map(pick));
         return picked.length ? mean(picked) : null;
       }));
+    const rollouts = { seeds: stepMean((x) => x.solverRollouts?.seeds), generated: stepMean((x) => x.solverRollouts?.generated) };
     const bankSteps = [...new Set(stepsRecords.flatMap((rs) => rs.map((x) => x.step + 1)))].filter((a) => a <= steps).sort((a, b) => a - b);
     return {
       method,
@@ -437,7 +434,7 @@ export function summarize(runs: readonly ComparedRun[], baseline?: string, optio
       },
       admitted: meanSe(stepsRecords.map((rs) => rs.filter((x) => x.step < steps).at(-1)?.bank.admitted ?? 0)),
       plansRight: stepMean((x) => x.plansRight, steps - PLANS_WINDOW),
-      solverRollouts: rollouts.length ? { seeds: meanSe(rollouts.map((r) => r.seeds)), generated: meanSe(rollouts.map((r) => r.generated)) } : null,
+      solverRollouts: rollouts.seeds && rollouts.generated ? { seeds: rollouts.seeds, generated: rollouts.generated } : null,
       solverFlat: stepMean((x) => x.zeroSpreadShare?.solver),
       curve: common.map((after) => ({ after, own: meanSe(at(after).map(ownAccuracy)), solver: meanSe(at(after).map((v) => v.accuracy)) })),
       bank: bankSteps.map((after) => ({ after, size: meanSe(defined(stepsRecords.map((rs) => rs.find((x) => x.step + 1 === after)?.bank.size))) })),
