@@ -416,7 +416,8 @@ export function summarize(runs: readonly ComparedRun[], baseline?: string, optio
         const picked = defined(rs.filter((x) => x.step < steps && x.step >= from).map(pick));
         return picked.length ? mean(picked) : null;
       }));
-    const rollouts = { seeds: stepMean((x) => x.solverRollouts?.seeds), generated: stepMean((x) => x.solverRollouts?.generated) };
+    const rolloutSeeds = stepMean((x) => x.solverRollouts?.seeds);
+    const rolloutGenerated = stepMean((x) => x.solverRollouts?.generated);
     const bankSteps = [...new Set(stepsRecords.flatMap((rs) => rs.map((x) => x.step + 1)))].filter((a) => a <= steps).sort((a, b) => a - b);
     return {
       method,
@@ -434,7 +435,7 @@ export function summarize(runs: readonly ComparedRun[], baseline?: string, optio
       },
       admitted: meanSe(stepsRecords.map((rs) => rs.filter((x) => x.step < steps).at(-1)?.bank.admitted ?? 0)),
       plansRight: stepMean((x) => x.plansRight, steps - PLANS_WINDOW),
-      solverRollouts: rollouts.seeds && rollouts.generated ? { seeds: rollouts.seeds, generated: rollouts.generated } : null,
+      solverRollouts: rolloutSeeds && rolloutGenerated ? { seeds: rolloutSeeds, generated: rolloutGenerated } : null,
       solverFlat: stepMean((x) => x.zeroSpreadShare?.solver),
       curve: common.map((after) => ({ after, own: meanSe(at(after).map(ownAccuracy)), solver: meanSe(at(after).map((v) => v.accuracy)) })),
       bank: bankSteps.map((after) => ({ after, size: meanSe(defined(stepsRecords.map((rs) => rs.find((x) => x.step + 1 === after)?.bank.size))) })),
