@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { testRuntime } from '../src/gpu/testUtils';
 import { headDim, PRESETS } from '../src/model/config';
+import { SLOT_GRANULE } from '../src/model/generate';
 import { attentionSplits } from '../src/model/kernels/kvcache';
 import { Transformer } from '../src/model/transformer';
 import { decodeCounts } from './decodeCounts';
@@ -22,8 +23,10 @@ describe('decode counts', () => {
       dispatches: 4 * L + 1,
       workgroups: L * columns.reduce((n, N) => n + groups(N), 0) + groups(c.vocab_size),
     });
-    // The step counted is the second decode step: slot prompt + 1.
-    const { splits } = attentionSplits({ B, T: prompt + 3, kvHeads: c.num_key_value_heads, hd, dtype: 'f32' }, B, c.num_attention_heads, prompt + 1);
+    // The step counted is the second decode step: slot prompt + 1, in a cache of the prompt and
+    // 3 new tokens rounded up to whole granules.
+    const T = Math.ceil((prompt + 3) / SLOT_GRANULE) * SLOT_GRANULE;
+    const { splits } = attentionSplits({ B, T, kvHeads: c.num_key_value_heads, hd, dtype: 'f32' }, B, c.num_attention_heads, prompt + 1);
     expect(splits).toBeGreaterThan(1);
     // The rotary embedding and the cache store in the attention's own dispatch: none of their own.
     expect(counts.ops.rope_kv_attention_split).toEqual({ dispatches: L, workgroups: L * splits * c.num_key_value_heads * B });

@@ -114,7 +114,8 @@ export async function decodeCounts(model: Transformer, B: number, options: { pro
     const before = rt.counters.matmulWeightBytes;
     const counting = countOps(rt, options.execute ?? true);
     try {
-      await gen.generate(input, { maxNewTokens: tokens, eosTokenIds: [], seed: 1 });
+      // Every step recorded, not replayed: a step's own dispatches are what is counted.
+      await gen.generate(input, { maxNewTokens: tokens, eosTokenIds: [], seed: 1, replay: false });
     } finally {
       counting.stop();
     }

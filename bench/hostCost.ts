@@ -4,6 +4,10 @@
  * divided by the step's dispatches. Not GPU time: the queue is drained before each measured
  * step and the clock stops at the submit, so what is timed is JavaScript and the WebGPU
  * implementation's own calls on the host, the same code on SwiftShader as on a GPU.
+ *
+ * Two ways of making the step: replayed from the plan its first step captured (the decoder's
+ * way, Runtime.capture), and recorded through the model's code every token (the way before
+ * plans, kept as the decoder's `replay` off): the ratio of the two is the plan's saving.
  */
 import type { Runtime } from '../src/gpu/runtime';
 import { view } from '../src/gpu/tensor';
@@ -16,6 +20,8 @@ import { rng, uniform } from '../src/util/random';
 
 export interface HostCost {
   rows: number;
+  /** The step replayed from a captured plan (else recorded through the model's code). */
+  replay: boolean;
   /** Dispatches one decode step records (the decoder's and the sampler's). */
   dispatches: number;
   /** Steps timed (after the warm-up). */
@@ -35,8 +41,15 @@ export interface HostCostOptions {
   steps?: number;
   /** Untimed steps first: pipelines compiled, bind groups made, the JIT warm (default 5). */
   warmup?: number;
-  /** Prompt tokens per row (default 4). */
+  /** Prompt tokens per row (default 64). */
   prompt?: number;
+  /**
+   * Cache slots per prefill (default 512, the Solver's token budget on a pretrained model,
+   * PRETRAINED_MAX_NEW_TOKENS): the decoder is prefilled again, untimed, when its steps have
+   * used them, so the timed steps are a rollout's, the captures its attention's schedules
+   * need (a few per prefill) among them.
+   */
+  slots?: number;
   /**
    * The clock, in ms (default the wall clock): a thread's CPU time (bench/threadClock.ts)
    * leaves out what the OS gave other threads meanwhile, which on a CPU implementation of
@@ -45,21 +58,21 @@ export interface HostCostOptions {
    * ticks, as a thread's CPU time does, is right on average only.
    */
   clock?: () => number;
+  /** Replay the step from its captured plan (default true, as generation does). */
+  replay?: boolean;
 }
-
-/** Cache slots per prefill: the decoder is prefilled again when its steps have used them. */
-const SLOTS = 64;
 
 /**
  * The host time per dispatch of one decode step of `rows` rows of `model`, sampled at the
  * default settings with the tokens fed on the GPU, as generation's pipelined path records it.
  */
 export async function measureHostCost(model: Transformer, rows: number, options: HostCostOptions = {}): Promise<HostCost> {
-  const { steps = 50, warmup = 5, prompt = 4, clock = () => performance.now() } = options;
+  const { steps = 50, warmup = 5, prompt = 64, slots = 512, clock = () => performance.now(), replay = true } = options;
   if (!Number.isInteger(rows) || rows < 1) throw new Error(`host cost: rows must be an integer ≥ 1 (got ${rows})`);
   if (!Number.isInteger(steps) || steps < 1) throw new Error(`host cost: steps must be an integer ≥ 1 (got ${steps})`);
   const rt = model.rt;
-  const decoder = new Decoder(model, rows, Math.max(SLOTS, prompt + 1));
+  if (!Number.isInteger(prompt) || prompt < 1 || !Number.isInteger(slots) || slots <= prompt) throw new Error(`host cost: a prompt of ${prompt} tokens needs more than that many slots (got ${slots})`);
+  const decoder = new Decoder(model, rows, slots, true, 'f32', replay);
   const streams = rt.upload(Uint32Array.from({ length: rows }, (_, b) => b), [rows], 'u32');
   const out = rt.empty([rows * SAMPLE_FIELDS], 'u32', 'sample.out');
   const all = Array.from({ length: rows }, (_, b) => b);
@@ -97,7 +110,7 @@ export async function measureHostCost(model: Transformer, rows: number, options:
     const us = (ms: number) => (1000 * ms) / steps;
     const usPerStep = us(recordMs + submitMs);
     return {
-      rows, dispatches, steps, usPerStep, usPerDispatch: usPerStep / dispatches,
+      rows, replay, dispatches, steps, usPerStep, usPerDispatch: usPerStep / dispatches,
       usRecordPerDispatch: us(recordMs) / dispatches, usSubmitPerDispatch: us(submitMs) / dispatches,
     };
   } finally {
@@ -116,19 +129,23 @@ function clockCost(clock: () => number): number {
 /**
  * A model of `config` with random weights (norms at 1), in f16 as the GPU report loads its
  * bases: drawn tensor by tensor (never the whole set in host memory), in buffers of at most
- * 300 MiB (Qwen2.5-0.5B's embedding alone is 260), which SwiftShader's memory can place.
+ * 300 MiB (Qwen2.5-0.5B's embedding alone is 260), which SwiftShader's memory can place, and
+ * within the adapter's limits.
  */
 export function randomModel(rt: Runtime, config: LlamaConfig, dtype: 'f32' | 'f16' = 'f16'): Transformer {
   const r = rng(1);
   const weights = (s: ParamSpec) => (s.name.endsWith('norm.weight') ? new Float32Array(s.size).fill(1) : uniform(s.size, r, 0.02));
-  return Transformer.load(rt, config, weights, { dtype, maxBufferBytes: 300 * 2 ** 20 });
+  const { maxBufferSize, maxStorageBufferBindingSize } = rt.ctx.limits;
+  return Transformer.load(rt, config, weights, { dtype, maxBufferBytes: Math.min(300 * 2 ** 20, maxBufferSize, maxStorageBufferBindingSize) });
 }
 
-/** measureHostCost on a model of `config` with random weights, made for the measurement and destroyed after it. */
-export async function hostCostPerDispatch(rt: Runtime, config: LlamaConfig, rows: number, options: HostCostOptions = {}): Promise<HostCost> {
+/** measureHostCost with each of `options` in turn, on one model of `config` with random weights made for them and destroyed after. */
+export async function hostCostPerDispatch(rt: Runtime, config: LlamaConfig, rows: number, options: HostCostOptions[]): Promise<HostCost[]> {
   const model = randomModel(rt, config);
   try {
-    return await measureHostCost(model, rows, options);
+    const out: HostCost[] = [];
+    for (const o of options) out.push(await measureHostCost(model, rows, o));
+    return out;
   } finally {
     model.destroy();
   }

@@ -2,13 +2,21 @@
  * Host time per dispatch of one decode step (hostCost.ts) for SmolLM2-135M- and
  * Qwen2.5-0.5B-shaped models (random weights, f16 base) at 1 and 32 rows. Markdown.
  *
- *   npm run host-cost -- [--model tiny] [--layers 2] [--vocab 4096] [--steps 50]
+ *   npm run host-cost -- [--model tiny] [--layers 2] [--vocab 4096] [--steps 50] [--prompt 64] [--slots 512] [--backend null]
+ *
+ * Each figure twice, in one run: the step replayed from its captured plan (as generation makes
+ * it) and recorded through the model's code every token (as before plans), and their ratio.
  *
  * In Node on Dawn (SwiftShader here; SAGE_GPU=hardware for a GPU). --layers and --vocab cut
  * the models (the widths stay theirs) so that SwiftShader runs the steps in seconds; the host's
  * work per dispatch hardly depends on them. The clock is the main thread's CPU time where Linux
  * tells it (threadClock.ts): on SwiftShader the submitted work runs on other threads of
  * the same CPUs, and on a shared machine other processes do, neither of which is host work.
+ * That clock advances in scheduler ticks (4 ms here), and an emulated GPU sharing two cores
+ * slows the host's own thread, so on a machine without a GPU `--backend null` is the clean
+ * measure: Dawn's null backend validates and records every call as on a GPU and runs nothing,
+ * so the wall clock times the host's work alone (its kernels are those Dawn offers a GPU:
+ * subgroups, f16, no row-per-invocation kernels).
  */
 import { isMain, runCli, type CliDescription, type OptionValues } from '../src/cli/options';
 import { Runtime } from '../src/gpu/runtime';
@@ -27,6 +35,9 @@ const options = {
   layers: { type: 'int', min: 1, help: 'decoder layers kept (default: the model\'s)' },
   vocab: { type: 'int', min: 256, help: 'vocabulary kept (default: the model\'s)' },
   steps: { type: 'int', default: 50, min: 1, help: 'decode steps timed per figure' },
+  prompt: { type: 'int', default: 64, min: 1, help: 'prompt tokens per row' },
+  slots: { type: 'int', default: 512, min: 2, help: 'cache slots per prefill (the steps a prefill serves: slots − prompt)' },
+  backend: { type: 'string', choices: ['default', 'null'], default: 'default', help: "Dawn's backend: its default (Vulkan), or null (no GPU work: the host's alone, on the wall clock)" },
 } as const;
 
 export const hostCostCli: CliDescription<typeof options> = {
@@ -37,20 +48,25 @@ export const hostCostCli: CliDescription<typeof options> = {
 
 async function main(o: OptionValues<typeof options>): Promise<void> {
   // An isolated tuning cache and no tuning: every run records the same untuned plan.
-  const rt = await Runtime.create(isolatedCache(nodePlatform()), { tuning: false });
+  const nullBackend = o.backend === 'null';
+  const rt = await Runtime.create(isolatedCache(nodePlatform(nullBackend ? { dawnFlags: ['backend=null'] } : {})), { tuning: false });
   const a = rt.ctx.adapter;
-  const clock = threadCpuClock() ?? undefined;
-  console.log(`adapter: ${[a.vendor, a.architecture, a.description].filter(Boolean).join(' / ')}; clock: ${clock ? "the main thread's CPU time" : 'wall'}; ${o.steps} steps timed per figure\n`);
-  console.log('| model | layers | vocab | rows | dispatches/step | host µs/step | host µs/dispatch | of which recording | of which submitting |');
-  console.log('|:--|--:|--:|--:|--:|--:|--:|--:|--:|');
+  const clock = nullBackend ? undefined : (threadCpuClock() ?? undefined);
+  const adapter = nullBackend ? "Dawn's null backend (no GPU work)" : [a.vendor, a.architecture, a.description].filter(Boolean).join(' / ');
+  console.log(`adapter: ${adapter}; clock: ${clock ? "the main thread's CPU time" : 'wall'}; ${o.steps} steps timed per figure, ${o.prompt}-token prompts, ${o.slots} cache slots\n`);
+  console.log('| model | layers | vocab | rows | step | dispatches/step | host µs/step | host µs/dispatch | of which recording | of which submitting | recorded / replayed |');
+  console.log('|:--|--:|--:|--:|:--|--:|--:|--:|--:|--:|--:|');
   try {
     for (const name of o.model.length ? o.model : ['smollm2-135m', 'qwen2.5-0.5b']) {
       const full = MODELS[name]!;
       const config = { ...full, num_hidden_layers: o.layers ?? full.num_hidden_layers, vocab_size: o.vocab ?? full.vocab_size };
       for (const rows of [1, 32]) {
-        const h = await hostCostPerDispatch(rt, config, rows, { steps: o.steps, clock });
-        const cells = [name, config.num_hidden_layers, config.vocab_size, rows, h.dispatches, h.usPerStep.toFixed(0), ...[h.usPerDispatch, h.usRecordPerDispatch, h.usSubmitPerDispatch].map((x) => x.toFixed(1))];
-        console.log(`| ${cells.join(' | ')} |`);
+        const [recorded, replayed] = await hostCostPerDispatch(rt, config, rows, [false, true].map((replay) => ({ steps: o.steps, prompt: o.prompt, slots: o.slots, clock, replay })));
+        for (const h of [recorded!, replayed!]) {
+          const ratio = h.replay ? `${(recorded!.usPerDispatch / h.usPerDispatch).toFixed(2)}×` : '';
+          const cells = [name, config.num_hidden_layers, config.vocab_size, rows, h.replay ? 'replayed' : 'recorded', h.dispatches, h.usPerStep.toFixed(0), ...[h.usPerDispatch, h.usRecordPerDispatch, h.usSubmitPerDispatch].map((x) => x.toFixed(1)), ratio];
+          console.log(`| ${cells.join(' | ')} |`);
+        }
       }
     }
   } finally {

@@ -48,8 +48,13 @@ export class BufferPool {
     this.caps = [Math.min(maxBindingSize, maxBufferSize), maxBufferSize];
   }
 
+  /** The size of the buffer acquire(bytes) hands out. */
+  sizeOf(bytes: number): number {
+    return sizeClass(Math.max(bytes, 4), this.caps);
+  }
+
   acquire(bytes: number, label?: string): GPUBuffer {
-    const size = sizeClass(Math.max(bytes, 4), this.caps);
+    const size = this.sizeOf(bytes);
     if (size > this.maxBufferSize) {
       throw new Error(
         `buffer of ${bytes} bytes exceeds the adapter's maxBufferSize (${this.maxBufferSize} bytes)`,

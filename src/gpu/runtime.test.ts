@@ -2,12 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { nodePlatform } from '../platform/node';
-import { Params } from './params';
+import { Cell, Params } from './params';
 import { PipelineCache, type KernelSpec } from './pipelines';
 import { sizeClass } from './pool';
 import { Runtime } from './runtime';
 import type { Tensor } from './tensor';
-import { testRuntime } from './testUtils';
+import { freshSeed, rng, testRuntime, uniform } from './testUtils';
+import { grid } from './ops/common';
 import { add, scale } from './ops/elementwise';
 import { matmulTuner } from './ops/autotune';
 import { matmul } from './ops/matmul';
@@ -294,5 +295,88 @@ describe('runtime', () => {
       workgroups: [1],
     });
     await expect(rt.sync()).rejects.toThrow(/GPU error/);
+  });
+});
+
+describe('captured plans', () => {
+  /** out[at..at + n) = 2·x + y through a temporary, `at` a cell: two dispatches, one temporary. */
+  const twiceXPlusY = (rt: Runtime, x: Tensor, y: Tensor, out: Tensor, at: number | Cell) => {
+    const t = scale(rt, x, 2);
+    rt.dispatch({
+      kernel: { shader: 'elementwise', entry: 'binary', constants: { OP: 0 } },
+      params: new Params().u32(x.size, t.offset, y.offset, at).f32(0).u32(0, 0).f32(0).u32(0, 0, 0, 0),
+      buffers: [t, y, out],
+      workgroups: grid(rt, x.size),
+      label: 'add',
+    });
+    rt.release(t);
+  };
+
+  it("replays what was recorded, each cell at its value when replayed, replays unsubmitted or not, and counts each replay's dispatches", async () => {
+    const rt = await testRuntime({ poison: true });
+    const r = rng(freshSeed());
+    const n = 300;
+    const [xs, ys] = [uniform(n, r, 1), uniform(n, r, 1)];
+    const x = rt.upload(xs, [n]);
+    const y = rt.upload(ys, [n]);
+    const out = rt.empty([6 * n]);
+    const at = new Cell(0);
+    const before = { ...rt.counters };
+    const { plan } = rt.capture(() => twiceXPlusY(rt, x, y, out, at));
+    // Recorded, not issued: nothing counted yet.
+    expect(rt.counters.dispatches).toBe(before.dispatches);
+    // Slots 0 and 1 replayed back to back (the second finds the first unsubmitted), slot 2 after a read.
+    for (const k of [0, 1]) {
+      at.set(k * n);
+      rt.replay(plan);
+    }
+    await rt.sync();
+    at.set(2 * n);
+    rt.replay(plan);
+    expect(rt.counters.dispatches - before.dispatches).toBe(6);
+    // The same step recorded at slot 3, and slot 5 replayed into a fresh submit after it.
+    twiceXPlusY(rt, x, y, out, 3 * n);
+    at.set(5 * n);
+    rt.replay(plan);
+    const got = await rt.read(out);
+    const want = Float32Array.from(xs, (v, i) => Math.fround(Math.fround(2 * v) + ys[i]!));
+    for (const k of [0, 1, 2, 3, 5]) expect(got.subarray(k * n, (k + 1) * n)).toEqual(want);
+    // Slot 4 never written: still the poison.
+    expect(got.subarray(4 * n, 5 * n).every(Number.isNaN)).toBe(true);
+    rt.dropPlan(plan);
+    rt.release(x, y, out);
+  });
+
+  it('keeps its temporaries from the pool until dropped, and refuses writes, copies and reads inside a capture', async () => {
+    const rt = await testRuntime();
+    const n = 64;
+    const x = rt.upload(new Float32Array(n).fill(1), [n]);
+    const y = rt.upload(new Float32Array(n).fill(2), [n]);
+    const out = rt.empty([n]);
+    let temporary: GPUBuffer | null = null;
+    const { plan } = rt.capture(() => {
+      const t = rt.empty([n]);
+      temporary = t.buffer;
+      rt.release(t);
+      // Reused within the capture, as the pool reuses it outside one.
+      twiceXPlusY(rt, x, y, out, 0);
+    });
+    expect(plan.temporaries).toEqual([temporary]);
+    const live = rt.stats().liveBuffers;
+    const other = rt.empty([n]);
+    expect(other.buffer).not.toBe(temporary);
+    rt.release(other);
+    rt.replay(plan);
+    expect(Array.from(await rt.read(out))).toEqual(new Array(n).fill(4));
+    rt.dropPlan(plan);
+    expect(rt.stats().liveBuffers).toBe(live - 1);
+    expect(() => rt.replay(plan)).toThrow(/dropped/);
+    expect(() => rt.capture(() => rt.write(x, new Float32Array(n)))).toThrow(/write: a captured plan holds dispatches only/);
+    expect(() => rt.capture(() => rt.copy(x, y))).toThrow(/copy: a captured plan holds dispatches only/);
+    expect(() => rt.capture(() => void rt.readLater(x))).toThrow(/read: a captured plan holds dispatches only/);
+    expect(() => rt.capture(() => rt.capture(() => {}))).toThrow(/another capture/);
+    // A capture that failed leaves the runtime recording as before.
+    expect(Array.from(await rt.read(scale(rt, x, 3)))).toEqual(new Array(n).fill(3));
+    rt.release(x, y, out);
   });
 });

@@ -1,5 +1,6 @@
 import type { Platform } from '../platform/types';
 import { acquireDevice, type GpuContext, type RequestedLimits } from './device';
+import { DispatchPlan, PLAN_COUNTS, type PlanCounts, type PlanEntry, type ResolvedPlan } from './dispatchPlan';
 import { Params } from './params';
 import { PipelineCache, type Kernel, type KernelSpec } from './pipelines';
 import { BufferPool, sizeClass, type PoolStats } from './pool';
@@ -24,7 +25,16 @@ export interface Dispatch {
 
 type Command =
   | { kind: 'dispatch'; d: Dispatch; kernel: Kernel; bound: (GPUBuffer | null)[] }
-  | { kind: 'copy'; src: GPUBuffer; srcOffset: number; dst: GPUBuffer; dstOffset: number; bytes: number };
+  | { kind: 'copy'; src: GPUBuffer; srcOffset: number; dst: GPUBuffer; dstOffset: number; bytes: number }
+  | { kind: 'plan'; plan: DispatchPlan };
+
+/** A capture under way (Runtime.capture): its dispatches, and the buffers it acquired and freed. */
+interface Capture {
+  entries: PlanEntry[];
+  acquired: Set<GPUBuffer>;
+  /** Buffers acquired and released during the capture, by size: reused within it, the plan's after it. */
+  free: Map<number, GPUBuffer[]>;
+}
 
 /** One staging buffer of a read: `bytes` of the tensor's words from byte `at`. */
 interface StagedPart {
@@ -164,6 +174,8 @@ export class Runtime {
   private waitedSubmit = -1;
   /** > 0 inside trace(): dispatches, copies and writes are dropped. */
   private tracing = 0;
+  /** Inside capture(): dispatches go to the plan. */
+  private capturing: Capture | null = null;
   /** Running totals of the work recorded; a copy is a snapshot. */
   readonly counters: RuntimeCounters = { dispatches: 0, workgroups: 0, readbacks: 0, matmulFlops: 0, matmulWeightBytes: 0, submits: 0, bindGroups: 0, hostWaits: 0 };
 
@@ -271,7 +283,7 @@ export class Runtime {
 
   empty<D extends DType = 'f32'>(shape: readonly number[], dtype: D = 'f32' as D, label?: string): Tensor<D> {
     const size = numel(shape);
-    const buffer = this.pool.acquire(wordBytes(size * BYTES_PER_ELEMENT[dtype]), label);
+    const buffer = this.acquire(wordBytes(size * BYTES_PER_ELEMENT[dtype]), label);
     const t = { buffer, shape: [...shape], dtype, offset: 0, size };
     if (this.poison) {
       // Whole words of NaN: two f16 NaNs to a word, or one f32 NaN.
@@ -280,6 +292,17 @@ export class Runtime {
       this.device.queue.writeBuffer(buffer, 0, nan.buffer, 0, nan.byteLength);
     }
     return t;
+  }
+
+  /** A pooled buffer; inside a capture, one the capture freed first (its plan keeps them). */
+  private acquire(bytes: number, label?: string): GPUBuffer {
+    const c = this.capturing;
+    if (!c) return this.pool.acquire(bytes, label);
+    const reused = c.free.get(this.pool.sizeOf(bytes))?.pop();
+    if (reused) return reused;
+    const buffer = this.pool.acquire(bytes, label);
+    c.acquired.add(buffer);
+    return buffer;
   }
 
   upload<D extends DType = 'f32'>(data: TypedArrayFor<D>, shape: readonly number[], dtype: D = 'f32' as D): Tensor<D> {
@@ -297,6 +320,7 @@ export class Runtime {
       throw new Error(`write: ${t.dtype} writes must start and end on a 4-byte word (offset ${t.offset}, ${t.size} elements)`);
     }
     if (this.tracing) return;
+    this.notCapturing('write');
     // queue.writeBuffer runs before unsubmitted commands, so flush them to keep order.
     this.submit();
     this.device.queue.writeBuffer(t.buffer, t.offset * bpe, data.buffer, data.byteOffset, data.byteLength);
@@ -304,7 +328,16 @@ export class Runtime {
 
   /** Returns tensors made by empty/upload to the pool (not views: they share a buffer). */
   release(...tensors: Tensor[]): void {
-    for (const t of tensors) this.pool.release(t.buffer);
+    const c = this.capturing;
+    for (const t of tensors) {
+      if (c?.acquired.has(t.buffer)) {
+        const list = c.free.get(t.buffer.size) ?? [];
+        list.push(t.buffer);
+        c.free.set(t.buffer.size, list);
+      } else {
+        this.pool.release(t.buffer);
+      }
+    }
   }
 
   /**
@@ -334,10 +367,15 @@ export class Runtime {
       }
     }
     const bound = d.buffers.map((b) => (b ? this.binding(b, d) : null));
-    this.commands.push({ kind: 'dispatch', d, kernel: this.pipelines.prepare(d.kernel), bound });
-    this.counters.dispatches++;
+    const kernel = this.pipelines.prepare(d.kernel);
     const [x, y = 1, z = 1] = d.workgroups;
+    this.counters.dispatches++;
     this.counters.workgroups += x * y * z;
+    if (this.capturing) {
+      this.capturing.entries.push({ kernel, params: d.params, bound, workgroups: [x, y, z], label: d.label ?? d.kernel.entry });
+      return;
+    }
+    this.commands.push({ kind: 'dispatch', d, kernel, bound });
     // A query set holds at most 4096 timestamps: two per profiled dispatch.
     if (!this.timing && ++this.recorded >= (this.profiler ? Math.min(MAX_PROFILED_DISPATCHES, this.maxDispatchesPerSubmit) : this.maxDispatchesPerSubmit)) this.submit();
   }
@@ -345,6 +383,7 @@ export class Runtime {
   /** Copies `src` into `dst` (same element count) in recording order. */
   copy(src: Tensor, dst: Tensor): void {
     if (this.tracing) return;
+    this.notCapturing('copy');
     if (src.size !== dst.size) throw new Error(`copy: ${src.size} elements into ${dst.size}`);
     if (src.dtype !== dst.dtype) throw new Error(`copy: ${src.dtype} into ${dst.dtype} (a copy does not convert)`);
     const bpe = BYTES_PER_ELEMENT[src.dtype];
@@ -359,6 +398,82 @@ export class Runtime {
       dstOffset: dst.offset * bpe,
       bytes: src.size * bpe,
     });
+  }
+
+  /**
+   * Records what `record` dispatches into a plan instead of the command buffer: replay(plan)
+   * then issues it, as often as wanted, without running `record` again. The dispatches must
+   * stay right for every replay: their buffers are bound as recorded, their parameters written
+   * as recorded but for cells (see Cell), which a replay writes at their values then. Buffers
+   * `record` acquires and releases are the plan's until dropPlan (a replay writes them again);
+   * nothing may be written, copied or read inside it. The plan is not issued: replay it.
+   */
+  capture<T>(record: () => T): { plan: DispatchPlan; result: T } {
+    if (this.tracing || this.timing || this.capturing) throw new Error('capture: not inside trace, gpuTime or another capture');
+    const c: Capture = (this.capturing = { entries: [], acquired: new Set(), free: new Map() });
+    const counts: PlanCounts = { dispatches: 0, workgroups: 0, matmulFlops: 0, matmulWeightBytes: 0 };
+    const before = { ...this.counters };
+    let result: T;
+    try {
+      result = record();
+    } catch (e) {
+      for (const list of c.free.values()) for (const b of list) this.pool.release(b);
+      throw e;
+    } finally {
+      this.capturing = null;
+      // Counted when replayed, not when recorded.
+      for (const k of PLAN_COUNTS) {
+        counts[k] = this.counters[k] - before[k];
+        this.counters[k] = before[k];
+      }
+    }
+    const plan = new DispatchPlan(c.entries, counts, [...c.free.values()].flat(), this.device, this.ctx.limits.minUniformBufferOffsetAlignment);
+    plan.write(this.device.queue, true);
+    return { plan, result };
+  }
+
+  /** Issues a captured plan after the work recorded so far (see capture). */
+  replay(plan: DispatchPlan): void {
+    if (this.tracing) return;
+    this.notCapturing('replay');
+    if (plan.destroyed) throw new Error('replay: the plan was dropped');
+    // Its last replay, unsubmitted, still needs the parameters it was replayed with.
+    if (plan.pendingAt === this.counters.submits) this.submit();
+    plan.write(this.device.queue);
+    this.commands.push({ kind: 'plan', plan });
+    plan.pendingAt = this.counters.submits;
+    for (const k of PLAN_COUNTS) this.counters[k] += plan.counts[k];
+    this.recorded += plan.counts.dispatches;
+    if (!this.timing && this.recorded >= this.maxDispatchesPerSubmit) this.submit();
+  }
+
+  /** Frees a plan: its parameter buffer, and its temporaries back to the pool. */
+  dropPlan(plan: DispatchPlan): void {
+    if (plan.destroyed) return;
+    if (plan.pendingAt === this.counters.submits) this.submit();
+    plan.destroyed = true;
+    plan.uniform.destroy();
+    for (const b of plan.temporaries) this.pool.release(b);
+  }
+
+  private notCapturing(what: string): void {
+    if (this.capturing) throw new Error(`${what}: a captured plan holds dispatches only`);
+  }
+
+  /** A plan's pipelines and bind groups, made at its first submit (its pipelines compiled by then). */
+  private resolve(plan: DispatchPlan): ResolvedPlan {
+    if (plan.resolved) return plan.resolved;
+    const pipelines: GPUComputePipeline[] = [];
+    const groups: GPUBindGroup[] = [];
+    const workgroups = new Uint32Array(3 * plan.entries.length);
+    plan.entries.forEach((e, k) => {
+      const { pipeline, layout } = this.pipelines.compiled(e.kernel);
+      pipelines.push(pipeline);
+      groups.push(this.device.createBindGroup({ layout, entries: this.groupEntries(plan.uniform, plan.offsets[k]!, 4 * e.params.words, e.bound) }));
+      this.counters.bindGroups++;
+      workgroups.set(e.workgroups, 3 * k);
+    });
+    return (plan.resolved = { pipelines, groups, workgroups });
   }
 
   /** Encodes all recorded work into one command buffer and submits it. */
@@ -393,10 +508,29 @@ export class Runtime {
     const labels: ProfiledDispatch[] = [];
     const timed = this.timed;
     const profiler = timed ? null : this.profiler;
-    const querySet = profiler?.queries(offsets.length);
-    let pass: GPUComputePassEncoder | null = null;
+    const querySet = profiler?.queries(commands.reduce((n, c) => n + (c.kind === 'dispatch' ? 1 : c.kind === 'plan' ? c.plan.entries.length : 0), 0));
+    // Typed by a cast, not narrowed to null: open() assigns them.
+    let pass = null as GPUComputePassEncoder | null;
     /** The pipeline the pass has set: consecutive dispatches of one kernel set it once. */
-    let set: GPUComputePipeline | null = null;
+    let set = null as GPUComputePipeline | null;
+    const open = (): GPUComputePassEncoder => {
+      if (!pass) {
+        pass = encoder.beginComputePass(timed ? { timestampWrites: { querySet: timed.querySet, beginningOfPassWriteIndex: 0, endOfPassWriteIndex: 1 } } : {});
+        set = null;
+      }
+      return pass;
+    };
+    /** One dispatch in a pass of its own, between its begin and end timestamps. */
+    const profiled = (q: GPUQuerySet, pipeline: GPUComputePipeline, group: GPUBindGroup, x: number, y: number, z: number, label: string) => {
+      const p = encoder.beginComputePass({
+        timestampWrites: { querySet: q, beginningOfPassWriteIndex: 2 * labels.length, endOfPassWriteIndex: 2 * labels.length + 1 },
+      });
+      labels.push({ label, workgroups: x * y * z });
+      p.setPipeline(pipeline);
+      p.setBindGroup(0, group);
+      if (x > 0 && y > 0 && z > 0) p.dispatchWorkgroups(x, y, z);
+      p.end();
+    };
     let i = 0;
     for (const c of commands) {
       if (c.kind === 'copy') {
@@ -406,34 +540,34 @@ export class Runtime {
         encoder.copyBufferToBuffer(c.src, c.srcOffset, c.dst, c.dstOffset, c.bytes);
         continue;
       }
+      if (c.kind === 'plan') {
+        const { pipelines, groups, workgroups: w } = this.resolve(c.plan);
+        if (querySet) {
+          c.plan.entries.forEach((e, k) => profiled(querySet, pipelines[k]!, groups[k]!, w[3 * k]!, w[3 * k + 1]!, w[3 * k + 2]!, e.label));
+          continue;
+        }
+        const p = open();
+        for (let k = 0; k < pipelines.length; k++) {
+          const pipeline = pipelines[k]!;
+          if (pipeline !== set) p.setPipeline((set = pipeline));
+          p.setBindGroup(0, groups[k]!);
+          const [x, y, z] = [w[3 * k]!, w[3 * k + 1]!, w[3 * k + 2]!];
+          if (x > 0 && y > 0 && z > 0) p.dispatchWorkgroups(x, y, z);
+        }
+        continue;
+      }
       const { d, kernel, bound } = c;
       const { pipeline, layout } = this.pipelines.compiled(kernel);
-      const bindGroup = this.bindGroup(layout, offsets[i]!, 4 * d.params.words, bound);
-      if (querySet) {
-        // One pass per dispatch so that each has its own begin/end timestamps.
-        pass?.end();
-        pass = encoder.beginComputePass({
-          timestampWrites: {
-            querySet,
-            beginningOfPassWriteIndex: 2 * labels.length,
-            endOfPassWriteIndex: 2 * labels.length + 1,
-          },
-        });
-        labels.push({ label: d.label ?? d.kernel.entry, workgroups: d.workgroups.reduce<number>((n, w) => n * (w ?? 1), 1) });
-        set = null;
-      } else if (!pass) {
-        pass = encoder.beginComputePass(timed ? { timestampWrites: { querySet: timed.querySet, beginningOfPassWriteIndex: 0, endOfPassWriteIndex: 1 } } : {});
-        set = null;
-      }
-      if (pipeline !== set) pass.setPipeline((set = pipeline));
-      pass.setBindGroup(0, bindGroup);
+      const bindGroup = this.bindGroup(layout, offsets[i++]!, 4 * d.params.words, bound);
       const [x, y = 1, z = 1] = d.workgroups;
-      if (x > 0 && y > 0 && z > 0) pass.dispatchWorkgroups(x, y, z);
       if (querySet) {
-        pass.end();
-        pass = null;
+        profiled(querySet, pipeline, bindGroup, x, y, z, d.label ?? d.kernel.entry);
+        continue;
       }
-      i++;
+      const p = open();
+      if (pipeline !== set) p.setPipeline((set = pipeline));
+      p.setBindGroup(0, bindGroup);
+      if (x > 0 && y > 0 && z > 0) p.dispatchWorkgroups(x, y, z);
     }
     pass?.end();
     if (timed) {
@@ -456,10 +590,7 @@ export class Runtime {
     for (const buffer of bound) node = child(node, buffer);
     const cached = node.get(GROUP) as GPUBindGroup | undefined;
     if (cached) return cached;
-    const entries: GPUBindGroupEntry[] = [{ binding: 0, resource: { buffer: this.arena!, offset, size } }];
-    bound.forEach((buffer, k) => {
-      if (buffer) entries.push({ binding: k + 1, resource: { buffer, size: this.bindingSize(buffer) } });
-    });
+    const entries = this.groupEntries(this.arena!, offset, size, bound);
     // Past the limit every group goes (a step's own are made again once): dropping the least
     // recently used instead would cost every lookup the bookkeeping of its use.
     if (this.bindGroupCount >= MAX_BIND_GROUPS) this.dropBindGroups();
@@ -468,6 +599,15 @@ export class Runtime {
     this.bindGroupCount++;
     node.set(GROUP, group);
     return group;
+  }
+
+  /** A bind group's entries: the parameters at binding 0, then each buffer bound. */
+  private groupEntries(params: GPUBuffer, offset: number, size: number, bound: readonly (GPUBuffer | null)[]): GPUBindGroupEntry[] {
+    const entries: GPUBindGroupEntry[] = [{ binding: 0, resource: { buffer: params, offset, size } }];
+    bound.forEach((buffer, k) => {
+      if (buffer) entries.push({ binding: k + 1, resource: { buffer, size: this.bindingSize(buffer) } });
+    });
+    return entries;
   }
 
   private dropBindGroups(): void {
@@ -572,6 +712,7 @@ export class Runtime {
    * readChunkBytes each: no staging buffer exceeds maxBufferSize however large the tensor.
    */
   private stage(t: Tensor): { parts: StagedPart[]; total: number; skip: number } {
+    this.notCapturing('read');
     this.counters.readbacks++;
     const bpe = BYTES_PER_ELEMENT[t.dtype];
     // Copies move whole 32-bit words: a half-precision view is read with the words around it.
@@ -620,6 +761,7 @@ export class Runtime {
    */
   async gpuTime(record: () => void): Promise<number | null> {
     if (!this.ctx.features.has('timestamp-query')) return null;
+    this.notCapturing('gpuTime');
     this.submit();
     this.timing = true;
     let mine: Command[];
@@ -663,6 +805,7 @@ export class Runtime {
 
   /** Submits recorded work and waits until the GPU has finished it. */
   async sync(): Promise<void> {
+    this.notCapturing('sync');
     await this.pipelines.ready();
     this.submit();
     const done = this.device.queue.onSubmittedWorkDone();

@@ -10,13 +10,20 @@
  *
  * Without the cache (`useCache` false) every step recomputes the whole sequences: the
  * reference the cached decode is tested against, and the benchmark's baseline.
+ *
+ * A decode step records the same dispatches every token but for its cache slot, so the first
+ * step of each shape (rows stepped, attention's schedule) is captured as a plan and the
+ * steps after it replay that plan (Runtime.capture): the host's work per token is then a few
+ * words written and three native calls per dispatch, not the model's code run again.
  */
+import type { DispatchPlan } from '../gpu/dispatchPlan';
+import { Cell } from '../gpu/params';
 import type { Runtime } from '../gpu/runtime';
 import { view, type DType, type Tensor } from '../gpu/tensor';
 import { headDim, type LlamaConfig } from './config';
 import { attentionForward } from './kernels/attention';
 import { embeddingForward } from './kernels/embedding';
-import { kvLayerSize, ropeKvAttend, ropeKvStore, type KvLayout } from './kernels/kvcache';
+import { attentionSchedule, kvLayerSize, ropeKvAttend, ropeKvStore, type KvLayout } from './kernels/kvcache';
 import type { KvDtype } from './memory';
 import { actsRows, layerActs, type LayerActs } from './activations';
 import { loraStage } from './loraAdapter';
@@ -27,6 +34,9 @@ import { maxOf } from '../util/stats';
 function firstRows(t: Tensor, n: number): Tensor {
   return view(t, [n, ...t.shape.slice(1)]);
 }
+
+/** Plans a decoder keeps (the least recently used goes first): a generation whose rows end one by one steps many row counts, each for a while. */
+const MAX_PLANS = 8;
 
 /** Activations of an inference forward over N rows: the residual stream, updated in place, and one layer's scratch for every layer. */
 class Scratch {
@@ -100,6 +110,10 @@ export class Decoder {
   private decoded = 0;
   /** Every row's tokens so far (recompute mode only). */
   private seqs: number[][] = [];
+  /** The slot a replayed step writes into its parameters. */
+  private readonly slot = new Cell();
+  /** Captured steps by rows stepped and attention's schedule, the most recently used last (see replay). */
+  private readonly plans = new Map<string, DispatchPlan>();
 
   /**
    * B rows with T cache slots each (prompt and completion), the cache holding `kvDtype`.
@@ -111,6 +125,8 @@ export class Decoder {
     readonly T: number,
     readonly useCache = true,
     readonly kvDtype: KvDtype = 'f32',
+    /** Replay captured steps (default); off, every step runs the model's code (the host-cost benchmark's baseline). */
+    readonly replay = true,
   ) {
     const c = model.config;
     const rt = (this.rt = model.rt);
@@ -135,6 +151,8 @@ export class Decoder {
     const P = maxOf(prompts, (p) => p.length);
     if (prompts.some((p) => p.length === 0)) throw new Error('decoder: an empty prompt (it needs at least one token)');
     if (P > this.T) throw new Error(`decoder: a prompt of ${P} tokens exceeds the ${this.T} cache slots`);
+    // The plans bind what the model's code chose until now (its adapter, its kernels): recaptured after each prefill.
+    this.dropPlans();
     this.promptLen = P;
     this.lengths = prompts.map((p) => p.length);
     this.decoded = 0;
@@ -159,7 +177,6 @@ export class Decoder {
       return this.forwardFull(rows.map((b) => this.seqs[b]!), false);
     }
     const rt = this.rt;
-    const c = this.model.config;
     // The host's tokens go into `feed` in the same write; tokens fed on the GPU are left alone.
     const fed = tokens ? this.B : 0;
     const io = new Uint32Array(fed + 3 * n);
@@ -170,6 +187,30 @@ export class Decoder {
       io[fed + 2 * n + i] = this.promptLen - this.lengths[b]!;
     });
     rt.write(view(this.io, [fed + 3 * n], this.B - fed), io);
+    if (!this.replay || rt.isTracing) return this.record(n, slot);
+    this.slot.set(slot);
+    const { splits, chunk } = attentionSchedule(rt, this.layout, n, this.model.config.num_attention_heads, slot);
+    const key = `${n} ${splits} ${chunk}`;
+    let plan = this.plans.get(key);
+    if (plan) {
+      this.plans.delete(key);
+    } else {
+      plan = rt.capture(() => this.record(n, this.slot)).plan;
+      const oldest = this.plans.size >= MAX_PLANS ? this.plans.keys().next().value : undefined;
+      if (oldest !== undefined) {
+        rt.dropPlan(this.plans.get(oldest)!);
+        this.plans.delete(oldest);
+      }
+    }
+    this.plans.set(key, plan);
+    rt.replay(plan);
+    return firstRows(this.logits, n);
+  }
+
+  /** Records a decode step of the first n rows of `io` (written by step) at `slot`; returns their logits. */
+  private record(n: number, slot: number | Cell): Tensor {
+    const rt = this.rt;
+    const c = this.model.config;
     const [pos, rowsT, starts] = [0, 1, 2].map((k) => view(this.io, [n], this.B + k * n)) as Tensor<'u32'>[];
     const s = this.scratch.rows(n);
     const heads = c.num_attention_heads;
@@ -269,7 +310,13 @@ export class Decoder {
     return logits;
   }
 
+  private dropPlans(): void {
+    for (const plan of this.plans.values()) this.rt.dropPlan(plan);
+    this.plans.clear();
+  }
+
   destroy(): void {
+    this.dropPlans();
     this.scratch.release();
     this.rt.release(...this.cache, this.io, this.lnf, this.rstdf, this.logits);
     this.cache.length = 0;

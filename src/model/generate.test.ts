@@ -172,6 +172,41 @@ describe.each(CONFIGS)('generation (%s)', (_, config) => {
     m.destroy();
   });
 
+  // A replayed step binds what its capture recorded and writes only its slot: every step of a
+  // generation that crosses attention's schedules (flash-decoding's span of 64 slots, then the
+  // cache's 70) and drops rows (a plan per row count) must give the recorded step's logits bit for bit.
+  it.each([false, true])('replayed decode steps give exactly the logits of steps recorded anew (one row per invocation: %s)', async (serialRows) => {
+    const rt = await testRuntime({ ...POISON, serialRows });
+    const seed = freshSeed();
+    const m = model(rt, config, seed);
+    const input = prompts(LENGTHS, seed + 1);
+    const P = Math.max(...LENGTHS);
+    const steps = 30;
+    const [replayed, recorded] = [true, false].map((replay) => new Decoder(m, input.length, P + steps, true, 'f32', replay));
+    const first = await Promise.all([replayed, recorded].map(async (d) => rt.read(d!.prefill(input))));
+    expect(first[0]).toEqual(first[1]);
+    const r = rng(seed);
+    let running = input.map((_, b) => b);
+    const dispatches = [0, 0];
+    for (let k = 0; k < steps; k++) {
+      if (k === 7 || k === 19) running = running.filter((_, i) => i !== 1);
+      const tokens = running.map(() => Math.floor(r() * 256));
+      const logits: Float32Array[] = [];
+      for (const [j, d] of [replayed!, recorded!].entries()) {
+        const before = rt.counters.dispatches;
+        logits.push(Float32Array.from(await rt.read(d.step(running, tokens))));
+        dispatches[j] = dispatches[j]! + rt.counters.dispatches - before;
+      }
+      expect(logits[0]!.some(Number.isNaN), `step ${k}, seed ${seed}`).toBe(false);
+      expect(logits[0], `step ${k}, seed ${seed}`).toEqual(logits[1]);
+    }
+    // The same work counted: a replay adds its plan's dispatches.
+    expect(dispatches[0]).toBe(dispatches[1]);
+    replayed!.destroy();
+    recorded!.destroy();
+    m.destroy();
+  });
+
   it("sampled completions' log-probs equal the policy loss's at the same temperature on the finished sequences", async () => {
     const rt = await testRuntime(POISON);
     const seed = freshSeed();

@@ -68,7 +68,7 @@ export interface GenerateProgress {
 }
 
 /** Cache slots come in multiples of this, so that calls with similar lengths reuse one cache. */
-const SLOT_GRANULE = 32;
+export const SLOT_GRANULE = 32;
 /** Decode steps recorded ahead of the host's reads (GenerateOptions.stepsInFlight). */
 const STEPS_IN_FLIGHT = 2;
 
@@ -151,13 +151,14 @@ export class Generator {
   }
 
   /** The decoder for B rows of T slots: the held one when it matches, else a fresh one. */
-  private buffers(B: number, T: number, useCache: boolean, kvDtype: KvDtype) {
+  private buffers(B: number, T: number, useCache: boolean, kvDtype: KvDtype, replay: boolean) {
     const h = this.held;
-    if (h && h.decoder.B === B && h.decoder.T === T && h.decoder.useCache === useCache && h.decoder.kvDtype === kvDtype) return h;
+    const d = h?.decoder;
+    if (h && d && d.B === B && d.T === T && d.useCache === useCache && d.kvDtype === kvDtype && d.replay === replay) return h;
     this.release();
     const rt = this.rt;
     this.held = {
-      decoder: new Decoder(this.model, B, T, useCache, kvDtype),
+      decoder: new Decoder(this.model, B, T, useCache, kvDtype, replay),
       streams: rt.empty([B], 'u32', 'sample.streams'),
       out: rt.empty([B * SAMPLE_FIELDS], 'u32', 'sample.out'),
     };
@@ -189,7 +190,7 @@ export class Generator {
     checkKvCache(c, kvDtype);
     const needed = checkGenerationFits(c, B, P, o.maxNewTokens, this.rt.ctx.limits.maxStorageBufferBindingSize, kvDtype).slots;
     const T = Math.min(Math.ceil(needed / SLOT_GRANULE) * SLOT_GRANULE, c.max_position_embeddings);
-    const { decoder, streams, out } = this.buffers(B, T, o.useCache ?? true, kvDtype);
+    const { decoder, streams, out } = this.buffers(B, T, o.useCache ?? true, kvDtype, o.replay ?? true);
     const eos = new Set(o.eosTokenIds ?? stopTokenIds(this.model.config, this.tokenizer.specials.eos));
     const rows = ids.map((p) => new Row(p, this.tokenizer, o, eos));
     const rt = this.rt;

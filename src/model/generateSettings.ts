@@ -44,6 +44,12 @@ export interface GenerateOptions extends SamplingSettings {
   stepsInFlight?: number;
   /** What the KV cache holds (default f32); f16 needs head_dim a multiple of 4. */
   kvCache?: KvDtype;
+  /**
+   * Replay each decode step from the plan its shape's first step captured (default true; see
+   * Decoder): the same dispatches and results for a fraction of the host's time. False records
+   * every step through the model's code (what the decode counts count, a step's own dispatches).
+   */
+  replay?: boolean;
 }
 
 export const DEFAULT_GENERATE: GenerateOptions = { maxNewTokens: 64, temperature: 1, topK: 0, topP: 1, seed: 0, stop: [] };

@@ -4,7 +4,7 @@ import { view, type Tensor } from '../../gpu/tensor';
 import type { Runtime } from '../../gpu/runtime';
 import { f32ToHalves, halvesToF32 } from '../../util/half';
 import type { KvDtype } from '../memory';
-import { attentionSplits, decodeAttention, kvLayerSize, ropeKvAttend, ropeKvStore, type KvLayout } from './kvcache';
+import { attentionSplits, decodeAttention, kvLayerSize, ropeKvAttend, ropeKvStore, scheduledSpan, type KvLayout } from './kvcache';
 import { rope, ropeTables, type RopeTables } from './rope';
 
 /** Rotary tables of one position, 0, where the rotation is exactly the identity. */
@@ -50,8 +50,15 @@ describe('kv cache', () => {
     decodeAttention(rt, layout, cache, { qkv, stride: 18 * 64, colK: 14 * 64, n: 1 }, { rows: view(table, [1]), starts: view(table, [1], 1), slot: 299 }, 14, o);
     expect(rt.counters.dispatches - before.dispatches).toBe(2);
     expect(rt.counters.workgroups - before.workgroups).toBe(splits * 2 + (14 * 64) / 64);
-    // A short context is one chunk: one dispatch, as many workgroups as kv heads.
-    expect(attentionSplits(layout, 1, 14, 10)).toEqual({ splits: 1, chunk: 11 });
+    // A short context is one chunk: one dispatch, as many workgroups as kv heads (slots 0..10
+    // scheduled as 16, the power of two above).
+    expect(attentionSplits(layout, 1, 14, 10)).toEqual({ splits: 1, chunk: 16 });
+    // Every slot of a scheduled span has its schedule (a captured step serves them all), and the
+    // cache's T caps the last span.
+    expect(scheduledSpan(layout, 299)).toBe(512);
+    expect(scheduledSpan({ ...layout, T: 300 }, 299)).toBe(300);
+    for (const slot of [256, 300, 400, 511]) expect(attentionSplits(layout, 1, 14, slot)).toEqual(attentionSplits(layout, 1, 14, 299));
+    expect(attentionSplits(layout, 1, 14, 255)).not.toEqual(attentionSplits(layout, 1, 14, 256));
     await rt.sync();
     rt.release(cache, qkv, table, o);
   });

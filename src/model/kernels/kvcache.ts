@@ -1,5 +1,5 @@
 import { grid } from '../../gpu/ops/common';
-import { Params } from '../../gpu/params';
+import { Params, valueOf, type Cell } from '../../gpu/params';
 import type { Runtime } from '../../gpu/runtime';
 import type { Tensor } from '../../gpu/tensor';
 import type { KvDtype } from '../memory';
@@ -19,15 +19,20 @@ export function kvLayerSize(l: KvLayout): number {
   return 2 * l.B * l.T * l.kvHeads * l.hd;
 }
 
-/** Which cache slots the rows of a q|k|v tensor belong to. */
-export type KvRows =
-  /** Prefill: rows are B sequences of `seqLen` tokens, token t at slot t. */
-  | { seqLen: number }
-  /**
-   * A decode step: row i is the new token of sequence `table[rows + i]`, at `slot`, and
-   * attends slots `table[starts + i]`..slot. `rows` and `starts` are views of one buffer.
-   */
-  | { rows: Tensor<'u32'>; starts: Tensor<'u32'>; slot: number };
+/**
+ * A decode step's rows: row i is the new token of sequence `table[rows + i]`, at `slot`, and
+ * attends slots `table[starts + i]`..slot. `rows` and `starts` are views of one buffer. A
+ * cell for `slot` lets a captured step serve later slots (see Runtime.capture): those up to
+ * the span its attention was scheduled for (scheduledSpan).
+ */
+export interface DecodeRows {
+  rows: Tensor<'u32'>;
+  starts: Tensor<'u32'>;
+  slot: number | Cell;
+}
+
+/** Which cache slots the rows of a q|k|v tensor belong to: a prefill's B sequences of `seqLen` tokens (token t at slot t), or a decode step's. */
+export type KvRows = { seqLen: number } | DecodeRows;
 
 interface Fused {
   /** The fused q|k|v rows: n rows of `stride` values, k at column `colK`, v right after. */
@@ -53,7 +58,8 @@ function kvDefines(l: KvLayout) {
 
 function checkSlots(l: KvLayout, f: Fused, where: KvRows): void {
   if ('slot' in where) {
-    if (where.slot >= l.T) throw new Error(`kv cache: slot ${where.slot} beyond its ${l.T} slots`);
+    const slot = valueOf(where.slot);
+    if (slot >= l.T) throw new Error(`kv cache: slot ${slot} beyond its ${l.T} slots`);
     if (where.rows.buffer !== where.starts.buffer) throw new Error('kv cache: rows and starts must be views of one buffer');
     if (where.rows.size < f.n || where.starts.size < f.n) throw new Error(`kv cache: a table shorter than the ${f.n} rows`);
   } else if (where.seqLen > l.T || f.n !== l.B * where.seqLen) {
@@ -97,16 +103,32 @@ const ATT_SCORES = 2048;
 const ATT_WG = 64;
 
 /**
- * How flash-decoding cuts the slots 0..slot of a step of `rows` rows: into chunks of at least
- * MIN_CHUNK slots (one chunk below that), as many as fill TARGET_WORKGROUPS workgroups (one per
- * chunk, kv head and row), each holding its scores for the group's query heads in workgroup memory.
+ * The span a decode step's attention is scheduled for (attentionSplits): slots 0..slot rounded
+ * up to a power of two, at most the cache's T. A step recorded once serves every slot up to
+ * it (the kernels stop at the slot they are given), so a generation records a handful of
+ * schedules, not one a token; chunks past the slot hold nothing and add nothing.
+ */
+export function scheduledSpan(l: KvLayout, slot: number): number {
+  return Math.min(l.T, 2 ** Math.ceil(Math.log2(slot + 1)));
+}
+
+/**
+ * How flash-decoding cuts the slots of a step of `rows` rows (the scheduled span of `slot`):
+ * into chunks of at least MIN_CHUNK slots (one chunk below that), as many as fill
+ * TARGET_WORKGROUPS workgroups (one per chunk, kv head and row), each holding its scores for
+ * the group's query heads in workgroup memory.
  */
 export function attentionSplits(l: KvLayout, rows: number, heads: number, slot: number): { splits: number; chunk: number } {
-  const span = slot + 1;
+  const span = scheduledSpan(l, slot);
   const group = heads / l.kvHeads;
   const wanted = Math.max(1, Math.min(Math.floor(span / MIN_CHUNK), Math.ceil(TARGET_WORKGROUPS / (rows * l.kvHeads))));
   const chunk = Math.min(Math.ceil(span / wanted), Math.floor(ATT_SCORES / group));
   return { splits: Math.ceil(span / chunk), chunk };
+}
+
+/** The chunks decode attention runs at `slot`: one, unsplit, where a row's work goes to one invocation (Runtime.serialRows). */
+export function attentionSchedule(rt: Runtime, l: KvLayout, rows: number, heads: number, slot: number): { splits: number; chunk: number } {
+  return rt.serialRows ? { splits: 1, chunk: 0 } : attentionSplits(l, rows, heads, slot);
 }
 
 /**
@@ -122,7 +144,7 @@ export function decodeAttention(
   l: KvLayout,
   cache: Tensor,
   f: Fused,
-  where: Extract<KvRows, { slot: number }>,
+  where: DecodeRows,
   heads: number,
   o: Tensor,
   rope: { positions: Tensor<'u32'>; tables: RopeTables } | null = null,
@@ -133,7 +155,7 @@ export function decodeAttention(
   if (heads % l.kvHeads !== 0) throw new Error('decode attention: heads must be a multiple of kv heads');
   if (heads / l.kvHeads > ATT_WG) throw new Error(`decode attention: ${heads / l.kvHeads} query heads per kv head (at most ${ATT_WG})`);
   if (o.size < f.n * heads * l.hd) throw new Error(`decode attention: output holds ${o.size}, need ${f.n}×${heads * l.hd}`);
-  const { splits, chunk } = rt.serialRows ? { splits: 1, chunk: 0 } : attentionSplits(l, f.n, heads, where.slot);
+  const { splits, chunk } = attentionSchedule(rt, l, f.n, heads, valueOf(where.slot));
   const params = new Params()
     .u32(f.n, l.kvHeads * l.hd, l.T, l.B)
     .u32(f.qkv.offset, f.stride, where.slot, where.rows.offset)
@@ -189,7 +211,7 @@ export function ropeKvAttend(
   l: KvLayout,
   cache: Tensor,
   f: Fused,
-  where: Extract<KvRows, { slot: number }>,
+  where: DecodeRows,
   heads: number,
   positions: Tensor<'u32'>,
   tables: RopeTables,
