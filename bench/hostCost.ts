@@ -139,7 +139,11 @@ export function randomModel(rt: Runtime, config: LlamaConfig, dtype: 'f32' | 'f1
   return Transformer.load(rt, config, weights, { dtype, maxBufferBytes: Math.min(300 * 2 ** 20, maxBufferSize, maxStorageBufferBindingSize) });
 }
 
-/** measureHostCost with each of `options` in turn, on one model of `config` with random weights made for them and destroyed after. */
+/**
+ * measureHostCost with each of `options` in turn, on one model of `config` with random weights
+ * made for them and destroyed after, the pool's freed buffers with it (the next shape's caches
+ * are other sizes: an adapter with little memory, Dawn's null backend, holds one shape at a time).
+ */
 export async function hostCostPerDispatch(rt: Runtime, config: LlamaConfig, rows: number, options: HostCostOptions[]): Promise<HostCost[]> {
   const model = randomModel(rt, config);
   try {
@@ -148,5 +152,6 @@ export async function hostCostPerDispatch(rt: Runtime, config: LlamaConfig, rows
     return out;
   } finally {
     model.destroy();
+    rt.pool.trim();
   }
 }

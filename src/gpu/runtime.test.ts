@@ -347,6 +347,21 @@ describe('captured plans', () => {
     rt.release(x, y, out);
   });
 
+  it("profiles a replayed plan's dispatches one by one, by their labels", async (ctx) => {
+    const rt = await Runtime.create(nodePlatform({ cacheFile: join(tmpdir(), `sage-prof-plan-${process.pid}.json`) }), { profile: true });
+    if (!rt.ctx.features.has('timestamp-query')) ctx.skip();
+    const n = 256;
+    const x = rt.upload(new Float32Array(n).fill(1), [n]);
+    const y = rt.upload(new Float32Array(n).fill(2), [n]);
+    const out = rt.empty([n]);
+    const { plan } = rt.capture(() => twiceXPlusY(rt, x, y, out, 0));
+    for (let k = 0; k < 3; k++) rt.replay(plan);
+    expect(Array.from(await rt.read(out))).toEqual(new Array(n).fill(4));
+    const report = await rt.profile();
+    expect(report.filter((e) => e.label === 'scale' || e.label === 'add').map((e) => [e.label, e.count]).sort()).toEqual([['add', 3], ['scale', 3]]);
+    rt.destroy();
+  });
+
   it('keeps its temporaries from the pool until dropped, and refuses writes, copies and reads inside a capture', async () => {
     const rt = await testRuntime();
     const n = 64;
