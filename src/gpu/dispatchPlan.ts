@@ -68,11 +68,12 @@ export class DispatchPlan {
       e.params.write(this.words, at);
       for (const { word, cell } of e.params.cells) this.cells.push({ at: at + word, cell });
     });
+    device.queue.writeBuffer(this.uniform, 0, this.words);
   }
 
-  /** Writes the parameters, the cells at their values now (queue.writeBuffer: before any later submit). */
-  write(queue: GPUQueue, first = false): void {
-    if (!first && this.cells.length === 0) return;
+  /** Writes the cells' words at their values now (queue.writeBuffer: before any later submit). */
+  write(queue: GPUQueue): void {
+    if (this.cells.length === 0) return;
     for (const { at, cell } of this.cells) this.words[at] = cell.value;
     queue.writeBuffer(this.uniform, 0, this.words);
   }

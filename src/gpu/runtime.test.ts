@@ -322,7 +322,7 @@ describe('captured plans', () => {
     const out = rt.empty([6 * n]);
     const at = new Cell(0);
     const before = { ...rt.counters };
-    const { plan } = rt.capture(() => twiceXPlusY(rt, x, y, out, at));
+    const plan = rt.capture(() => twiceXPlusY(rt, x, y, out, at));
     // Recorded, not issued: nothing counted yet.
     expect(rt.counters.dispatches).toBe(before.dispatches);
     // Slots 0 and 1 replayed back to back (the second finds the first unsubmitted), slot 2 after a read.
@@ -354,7 +354,7 @@ describe('captured plans', () => {
     const x = rt.upload(new Float32Array(n).fill(1), [n]);
     const y = rt.upload(new Float32Array(n).fill(2), [n]);
     const out = rt.empty([n]);
-    const { plan } = rt.capture(() => twiceXPlusY(rt, x, y, out, 0));
+    const plan = rt.capture(() => twiceXPlusY(rt, x, y, out, 0));
     for (let k = 0; k < 3; k++) rt.replay(plan);
     expect(Array.from(await rt.read(out))).toEqual(new Array(n).fill(4));
     const report = await rt.profile();
@@ -369,7 +369,7 @@ describe('captured plans', () => {
     const y = rt.upload(new Float32Array(n).fill(2), [n]);
     const out = rt.empty([n]);
     let temporary: GPUBuffer | null = null;
-    const { plan } = rt.capture(() => {
+    const plan = rt.capture(() => {
       const t = rt.empty([n]);
       temporary = t.buffer;
       rt.release(t);

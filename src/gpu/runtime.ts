@@ -408,14 +408,13 @@ export class Runtime {
    * `record` acquires and releases are the plan's until dropPlan (a replay writes them again);
    * nothing may be written, copied or read inside it. The plan is not issued: replay it.
    */
-  capture<T>(record: () => T): { plan: DispatchPlan; result: T } {
+  capture(record: () => void): DispatchPlan {
     if (this.tracing || this.timing || this.capturing) throw new Error('capture: not inside trace, gpuTime or another capture');
     const c: Capture = (this.capturing = { entries: [], acquired: new Set(), free: new Map() });
     const counts: PlanCounts = { dispatches: 0, workgroups: 0, matmulFlops: 0, matmulWeightBytes: 0 };
     const before = { ...this.counters };
-    let result: T;
     try {
-      result = record();
+      record();
     } catch (e) {
       for (const list of c.free.values()) for (const b of list) this.pool.release(b);
       throw e;
@@ -427,9 +426,7 @@ export class Runtime {
         this.counters[k] = before[k];
       }
     }
-    const plan = new DispatchPlan(c.entries, counts, [...c.free.values()].flat(), this.device, this.ctx.limits.minUniformBufferOffsetAlignment);
-    plan.write(this.device.queue, true);
-    return { plan, result };
+    return new DispatchPlan(c.entries, counts, [...c.free.values()].flat(), this.device, this.ctx.limits.minUniformBufferOffsetAlignment);
   }
 
   /** Issues a captured plan after the work recorded so far (see capture). */
@@ -520,16 +517,23 @@ export class Runtime {
       }
       return pass;
     };
-    /** One dispatch in a pass of its own, between its begin and end timestamps. */
-    const profiled = (q: GPUQuerySet, pipeline: GPUComputePipeline, group: GPUBindGroup, x: number, y: number, z: number, label: string) => {
-      const p = encoder.beginComputePass({
-        timestampWrites: { querySet: q, beginningOfPassWriteIndex: 2 * labels.length, endOfPassWriteIndex: 2 * labels.length + 1 },
-      });
-      labels.push({ label, workgroups: x * y * z });
-      p.setPipeline(pipeline);
+    /** One dispatch: in the pass, or in a pass of its own between its begin and end timestamps when profiling. */
+    const encode = (pipeline: GPUComputePipeline, group: GPUBindGroup, x: number, y: number, z: number, label: string) => {
+      if (querySet) {
+        const p = encoder.beginComputePass({
+          timestampWrites: { querySet, beginningOfPassWriteIndex: 2 * labels.length, endOfPassWriteIndex: 2 * labels.length + 1 },
+        });
+        labels.push({ label, workgroups: x * y * z });
+        p.setPipeline(pipeline);
+        p.setBindGroup(0, group);
+        if (x > 0 && y > 0 && z > 0) p.dispatchWorkgroups(x, y, z);
+        p.end();
+        return;
+      }
+      const p = open();
+      if (pipeline !== set) p.setPipeline((set = pipeline));
       p.setBindGroup(0, group);
       if (x > 0 && y > 0 && z > 0) p.dispatchWorkgroups(x, y, z);
-      p.end();
     };
     let i = 0;
     for (const c of commands) {
@@ -542,32 +546,14 @@ export class Runtime {
       }
       if (c.kind === 'plan') {
         const { pipelines, groups, workgroups: w } = this.resolve(c.plan);
-        if (querySet) {
-          c.plan.entries.forEach((e, k) => profiled(querySet, pipelines[k]!, groups[k]!, w[3 * k]!, w[3 * k + 1]!, w[3 * k + 2]!, e.label));
-          continue;
-        }
-        const p = open();
-        for (let k = 0; k < pipelines.length; k++) {
-          const pipeline = pipelines[k]!;
-          if (pipeline !== set) p.setPipeline((set = pipeline));
-          p.setBindGroup(0, groups[k]!);
-          const [x, y, z] = [w[3 * k]!, w[3 * k + 1]!, w[3 * k + 2]!];
-          if (x > 0 && y > 0 && z > 0) p.dispatchWorkgroups(x, y, z);
-        }
+        const entries = c.plan.entries;
+        for (let k = 0; k < entries.length; k++) encode(pipelines[k]!, groups[k]!, w[3 * k]!, w[3 * k + 1]!, w[3 * k + 2]!, entries[k]!.label);
         continue;
       }
       const { d, kernel, bound } = c;
       const { pipeline, layout } = this.pipelines.compiled(kernel);
-      const bindGroup = this.bindGroup(layout, offsets[i++]!, 4 * d.params.words, bound);
       const [x, y = 1, z = 1] = d.workgroups;
-      if (querySet) {
-        profiled(querySet, pipeline, bindGroup, x, y, z, d.label ?? d.kernel.entry);
-        continue;
-      }
-      const p = open();
-      if (pipeline !== set) p.setPipeline((set = pipeline));
-      p.setBindGroup(0, bindGroup);
-      if (x > 0 && y > 0 && z > 0) p.dispatchWorkgroups(x, y, z);
+      encode(pipeline, this.bindGroup(layout, offsets[i++]!, 4 * d.params.words, bound), x, y, z, d.label ?? d.kernel.entry);
     }
     pass?.end();
     if (timed) {

@@ -195,7 +195,7 @@ export class Decoder {
     if (plan) {
       this.plans.delete(key);
     } else {
-      plan = rt.capture(() => this.record(n, this.slot)).plan;
+      plan = rt.capture(() => void this.record(n, this.slot));
       const oldest = this.plans.size >= MAX_PLANS ? this.plans.keys().next().value : undefined;
       if (oldest !== undefined) {
         rt.dropPlan(this.plans.get(oldest)!);
