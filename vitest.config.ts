@@ -1,8 +1,15 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
+
+// The f16 kernel tests need a driver with shader-f16, which SwiftShader lacks: they run alone,
+// in a run of their own on Mesa's lavapipe (SAGE_TESTS=f16, started by scripts/test.mjs with the
+// driver's environment: scripts/lavapipe.mjs).
+const F16 = '**/*.f16.test.ts';
+const f16Run = process.env.SAGE_TESTS === 'f16';
 
 export default defineConfig({
   test: {
-    include: ['src/**/*.test.ts', 'bench/**/*.test.ts'],
+    include: f16Run ? ['src/' + F16] : ['src/**/*.test.ts', 'bench/**/*.test.ts'],
+    exclude: f16Run ? configDefaults.exclude : [...configDefaults.exclude, F16],
     // Files run two at a time, in two forked processes (Dawn is happiest in a plain process,
     // no worker threads). A GPU test's time on SwiftShader is mostly pipeline compiles, which
     // run on one core, so a second file keeps the other core busy.

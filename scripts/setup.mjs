@@ -6,6 +6,7 @@ import { execSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { browserAvailable, chromiumPath } from './browser.mjs';
 import { SWIFTSHADER_ICD, vulkanLoaderAvailable } from './gpu-env.mjs';
+import { ensureLavapipe } from './lavapipe.mjs';
 
 const INSTALL = 'apt-get install -y chromium libvulkan1';
 
@@ -35,4 +36,8 @@ export function ensureGpuRuntimes() {
   process.exit(1);
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) ensureGpuRuntimes();
+if (import.meta.url === `file://${process.argv[1]}`) {
+  ensureGpuRuntimes();
+  const lavapipe = ensureLavapipe();
+  console.log(lavapipe.icd ? `Mesa's lavapipe for the f16 kernel tests: ${lavapipe.icd}` : `The f16 kernel tests will be skipped: ${lavapipe.why}.`);
+}
