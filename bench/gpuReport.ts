@@ -87,6 +87,11 @@ export interface DecodeFigure {
    */
   tokensPerS: number;
   /**
+   * The same pipelined figure with every product in f32 (Runtime.halfMath off), where the
+   * device has shader-f16 and so the figure above multiplies the f16 base in f16.
+   */
+  f32ProductsTokensPerS?: number;
+  /**
    * The synchronous path (GenerateOptions.timing: the host waits for the GPU after each
    * phase), tokens/s after the prefill, and each phase's ms per decode step.
    */
@@ -196,22 +201,34 @@ async function decodeFigure(model: Transformer, rows: number, plan: Plan, bandwi
   const gen = new Generator(model, new Untexted());
   const prompts = decodePrompts(rows, plan);
   const run = (maxNewTokens: number, timing = false) => gen.generate(prompts, { ...DECODE_OPTIONS, maxNewTokens, timing });
-  // Warm-up: compiles the pipelines and tunes the shapes it used, then runs tuned once more.
-  await run(4);
-  if (plan.tune) {
-    await matmulTuner(model.rt).tunePending();
+  const pipelined = async () => {
+    // Warm-up: compiles the pipelines and tunes the shapes it used, then runs tuned once more.
     await run(4);
+    if (plan.tune) {
+      await matmulTuner(model.rt).tunePending();
+      await run(4);
+    }
+    const longs: number[] = [];
+    const shorts: number[] = [];
+    let steps = 0;
+    for (let i = 0; i < 3; i++) {
+      shorts.push((await run(1)).stats.ms);
+      const long = await run(plan.newTokens);
+      longs.push(long.stats.ms);
+      steps = long.stats.steps;
+    }
+    return (rows * steps) / ((median(longs) - median(shorts)) / 1000);
+  };
+  const tokensPerS = await pipelined();
+  let f32ProductsTokensPerS: number | undefined;
+  if (model.rt.halfMath) {
+    model.rt.halfMath = false;
+    try {
+      f32ProductsTokensPerS = await pipelined();
+    } finally {
+      model.rt.halfMath = true;
+    }
   }
-  const longs: number[] = [];
-  const shorts: number[] = [];
-  let steps = 0;
-  for (let i = 0; i < 3; i++) {
-    shorts.push((await run(1)).stats.ms);
-    const long = await run(plan.newTokens);
-    longs.push(long.stats.ms);
-    steps = long.stats.steps;
-  }
-  const tokensPerS = (rows * steps) / ((median(longs) - median(shorts)) / 1000);
   const { stats } = await run(plan.newTokens, true);
   const t = stats.timing!;
   const synchronous = {
@@ -221,7 +238,7 @@ async function decodeFigure(model: Transformer, rows: number, plan: Plan, bandwi
     readbackMs: t.readbackMs / stats.steps,
   };
   const boundTokensPerS = (rows * bandwidth) / weightBytes;
-  return { rows, tokensPerS, synchronous, boundTokensPerS, share: tokensPerS / boundTokensPerS };
+  return { rows, tokensPerS, ...(f32ProductsTokensPerS ? { f32ProductsTokensPerS } : {}), synchronous, boundTokensPerS, share: tokensPerS / boundTokensPerS };
 }
 
 /**
@@ -421,7 +438,14 @@ const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
 export function gpuTables(r: GpuReport, where: string): Table[] {
   const label = `${where} on ${r.swiftshader ? 'SwiftShader (CPU, not a GPU)' : r.adapter}${r.quick ? ', QUICK (1 layer, vocabulary 4,096: a smoke test, not a measurement)' : ''}`;
   const rows = r.models.flatMap((m) => [
-    ...m.decode.map((d) => [m.model, `decode B=${d.rows}, pipelined`, fmt(d.tokensPerS), `${fmt(d.boundTokensPerS, 0)} tok/s (copy bandwidth)`, pct(d.share)]),
+    ...m.decode.map((d) => [
+      m.model, `decode B=${d.rows}, pipelined${d.f32ProductsTokensPerS ? ', f16 products' : ''}`, fmt(d.tokensPerS), `${fmt(d.boundTokensPerS, 0)} tok/s (copy bandwidth)`, pct(d.share),
+    ]),
+    ...m.decode.flatMap((d) =>
+      d.f32ProductsTokensPerS
+        ? [[m.model, `decode B=${d.rows}, pipelined, f32 products`, fmt(d.f32ProductsTokensPerS), `f16 products / f32 ${fmt(d.tokensPerS / d.f32ProductsTokensPerS, 2)}×`, pct(d.f32ProductsTokensPerS / d.boundTokensPerS)]]
+        : [],
+    ),
     ...m.decode.map((d) => [
       m.model, `decode B=${d.rows}, synchronous`, fmt(d.synchronous.tokensPerS),
       `per step: decode ${fmt(d.synchronous.decodeMs, 2)} ms, sample ${fmt(d.synchronous.sampleMs, 2)}, readback ${fmt(d.synchronous.readbackMs, 2)}`, '',
@@ -459,6 +483,7 @@ export function gpuTables(r: GpuReport, where: string): Table[] {
       notes: [
         `adapter: ${r.adapter}; features: ${r.features?.join(', ') || 'none'}; copy bandwidth ${fmt(r.bandwidth / 1e9, 1)} GB/s (64 MiB copy, read + write); matmul peak ${fmt(r.peakGflops, 1)} GFLOP/s (best tuned variant at ${r.peakSize}³, f32)`,
         `decode: ${r.prompt}-token prompts, ${r.newTokens} new tokens sampled at temperature 1; pipelined: the path users run (steps in flight), rows·(N−1) over t(N) − t(1), median of 3;`,
+        'f16 products: where the device has shader-f16 the f16 base is multiplied in f16 (Runtime.halfMath), the default; f32 products: the same with it off;',
         'synchronous: the host waits for the GPU after each phase (decode, sample, readback), tokens/s after the prefill; bound: every f16 weight read once per step;',
         'LoRA: rank 16 on every projection, base frozen in f16, one AdamW step per batch; share: the step\'s matmul FLOP/s over the peak.',
       ],

@@ -17,7 +17,14 @@ enable subgroups;
 // HALF_MATH (matmul_big, where the device has shader-f16): the staged operands are rounded to
 // f16 and multiplied in f16, each product added to an f32 sum: half the workgroup memory
 // traffic and twice the multiply rate of f32 on GPUs with fast f16, products good to 2^-11.
+// SK_HALF (matmul_splitk over an f16 B read as vec4s, where the device has shader-f16): B's
+// halves are multiplied as they are stored, with no widening, by A's vec4s rounded to f16 once
+// per K step; each group of four products is summed in f16 (a vec4<f16> dot) and added to an
+// f32 sum.
 #if HALF_MATH
+enable f16;
+#endif
+#if SK_HALF
 enable f16;
 #endif
 
@@ -53,6 +60,10 @@ struct Params {
 // element index, loadB4 the index of an aligned group of four.
 #include half
 #if B_F16
+#if SK_HALF
+@group(0) @binding(2) var<storage, read> B: array<vec4<f16>>;
+fn loadB4(i: u32) -> vec4<f32> { return vec4<f32>(B[i]); }
+#else
 #if VEC4
 @group(0) @binding(2) var<storage, read> B: array<vec2<u32>>;
 fn loadB4(i: u32) -> vec4<f32> {
@@ -62,6 +73,7 @@ fn loadB4(i: u32) -> vec4<f32> {
 #else
 @group(0) @binding(2) var<storage, read> B: array<u32>;
 fn loadB(i: u32) -> f32 { return halfAt(B[i >> 1u], i); }
+#endif
 #endif
 #else
 #if VEC4
@@ -571,7 +583,11 @@ fn matmul_splitk(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocatio
     let g = vec4<f32>(loadNorm(4u * k), loadNorm(4u * k + 1u), loadNorm(4u * k + 2u), loadNorm(4u * k + 3u));
 #endif
 #for c in 0..4
+#if SK_HALF
+    let vw{{c}} = B[w{{c}} + k];
+#else
     let vw{{c}} = loadB4(w{{c}} + k);
+#endif
 #endfor
 #for r in 0..SK_ROWS
 #if A_NORM
@@ -581,9 +597,16 @@ fn matmul_splitk(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocatio
 #else
     let vx{{r}} = loadA4(a{{r}} + k);
 #endif
+#if SK_HALF
+    let hx{{r}} = vec4<f16>(vx{{r}});
+#for c in 0..4
+    acc{{r}}_{{c}} += f32(dot(hx{{r}}, vw{{c}}));
+#endfor
+#else
 #for c in 0..4
     acc{{r}}_{{c}} += dot(vx{{r}}, vw{{c}});
 #endfor
+#endif
 #endfor
   }
 #else

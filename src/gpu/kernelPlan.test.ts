@@ -31,9 +31,12 @@ describe('kernel plan', () => {
   it('reads back as written, refuses a variant it does not know and an adapter that cannot follow it', async () => {
     const rt = await testRuntime({ subgroupMatmul: false });
     const plan = kernelPlan(rt);
-    expect(plan).toMatchObject({ adapter: rt.ctx.adapter.key, serialRows: rt.serialRows, subgroupMatmul: false, fusedPrologues: rt.fusedPrologues });
+    expect(plan).toMatchObject({ adapter: rt.ctx.adapter.key, serialRows: rt.serialRows, subgroupMatmul: false, fusedPrologues: rt.fusedPrologues, halfMath: rt.halfMath });
     expect(parseKernelPlan(JSON.stringify(plan), 'kernels.json')).toEqual(plan);
-    expect(planRuntimeOptions(plan)).toEqual({ serialRows: rt.serialRows, subgroupMatmul: false, fusedPrologues: rt.fusedPrologues });
+    expect(planRuntimeOptions(plan)).toEqual({ serialRows: rt.serialRows, subgroupMatmul: false, fusedPrologues: rt.fusedPrologues, halfMath: rt.halfMath });
+    // A plan recorded before f16 products existed never used them.
+    const { halfMath: _, ...older } = plan;
+    expect(planRuntimeOptions(parseKernelPlan(JSON.stringify(older), 'kernels.json')).halfMath).toBe(false);
     const bad: KernelPlan = { ...plan, matmul: { 'NT|m9|n10|k10': 'fast' as never } };
     expect(() => parseKernelPlan(JSON.stringify(bad), 'run/kernels.json')).toThrow('run/kernels.json: matmul class NT|m9|n10|k10: no variant "fast" (reg, reg-wide, reg-vec4, tiled, tiled-128, tiled-128-splitk, gemv, splitk, splitk-sg)');
     expect(() => parseKernelPlan('{"matmul": {}}', 'run/kernels.json')).toThrow(/^run\/kernels\.json: not a kernel plan/);

@@ -16,6 +16,8 @@ export interface KernelPlan extends MatmulPlan {
   serialRows: boolean;
   subgroupMatmul: boolean;
   fusedPrologues: boolean;
+  /** Whether inference multiplied f16 weights in f16 (Runtime.halfMath); absent in plans made before it existed, which never did. */
+  halfMath?: boolean;
 }
 
 /** The plan this runtime has run on so far (with a followed plan: that plan and what it lacked). */
@@ -25,13 +27,14 @@ export function kernelPlan(rt: Runtime): KernelPlan {
     serialRows: rt.serialRows,
     subgroupMatmul: rt.subgroupMatmul,
     fusedPrologues: rt.fusedPrologues,
+    halfMath: rt.halfMath,
     ...matmulTuner(rt).plan(),
   };
 }
 
 /** The runtime options that make a new runtime's adapter-based choices the plan's. */
-export function planRuntimeOptions(plan: KernelPlan): Pick<RuntimeOptions, 'serialRows' | 'subgroupMatmul' | 'fusedPrologues'> {
-  return { serialRows: plan.serialRows, subgroupMatmul: plan.subgroupMatmul, fusedPrologues: plan.fusedPrologues };
+export function planRuntimeOptions(plan: KernelPlan): Pick<RuntimeOptions, 'serialRows' | 'subgroupMatmul' | 'fusedPrologues' | 'halfMath'> {
+  return { serialRows: plan.serialRows, subgroupMatmul: plan.subgroupMatmul, fusedPrologues: plan.fusedPrologues, halfMath: plan.halfMath ?? false };
 }
 
 /**
@@ -60,7 +63,7 @@ export function parseKernelPlan(text: string, file: string): KernelPlan {
   const ok =
     typeof p === 'object' && p !== null &&
     typeof p.adapter === 'string' && typeof p.architecture === 'string' &&
-    isBool(p.subgroups) && isBool(p.serialRows) && isBool(p.subgroupMatmul) && isBool(p.fusedPrologues) &&
+    isBool(p.subgroups) && isBool(p.serialRows) && isBool(p.subgroupMatmul) && isBool(p.fusedPrologues) && (p.halfMath === undefined || isBool(p.halfMath)) &&
     typeof variants === 'object' && variants !== null && !Array.isArray(variants) &&
     isStrings(p.untuned) && (p.added === undefined || isStrings(p.added));
   if (!ok) throw new Error(`${file}: not a kernel plan (adapter, architecture, subgroups, serialRows, subgroupMatmul, fusedPrologues, matmul, untuned)`);

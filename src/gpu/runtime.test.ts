@@ -101,6 +101,13 @@ describe('pipeline cache', () => {
 });
 
 describe('runtime', () => {
+  it('allows f16 products in inference exactly where the device has shader-f16, and refuses them elsewhere', async () => {
+    const rt = await testRuntime();
+    const has = rt.ctx.features.has('shader-f16');
+    expect(rt.halfMath).toBe(has);
+    if (!has) await expect(Runtime.create(nodePlatform(), { halfMath: true })).rejects.toThrow(/^f16 products \(halfMath\) need a device with shader-f16; this adapter \(.+\) has none$/);
+  });
+
   it('records many dispatches into one submit', async () => {
     const rt = await testRuntime();
     const queue = rt.device.queue;

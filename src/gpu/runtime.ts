@@ -71,6 +71,8 @@ export interface RuntimeOptions {
   subgroupMatmul?: boolean;
   /** Overrides the adapter-based choice of fused matmul prologues in inference (see fusedPrologues). */
   fusedPrologues?: boolean;
+  /** Overrides the device-based choice of f16 products in inference over f16 weights (see halfMath). */
+  halfMath?: boolean;
   /** Keep WebGPU's default limits (e.g. 8 storage buffers per stage) to check portability. */
   defaultLimits?: boolean;
   /** Request these limits as given (tests of limits that are not powers of two). */
@@ -200,6 +202,14 @@ export class Runtime {
    * the loop benchmark switches it to measure both.
    */
   fusedPrologues: boolean;
+  /**
+   * Whether inference's matmuls over f16 weights (an f16 base's projections and LM head) may
+   * compute their products in f16 (MatmulArgs.halfMath): where the device has shader-f16,
+   * unless the options say otherwise. The weights are halves already, so only the activations
+   * are rounded; training computes in f32 whatever this says, since its gradients would
+   * underflow in f16. Read when work is recorded: the GPU report switches it to measure both.
+   */
+  halfMath: boolean;
   /** Whether kernel variants are measured for unmeasured shape classes (see RuntimeOptions.tuning). */
   readonly tuning: boolean;
   private readonly poison: boolean;
@@ -223,6 +233,10 @@ export class Runtime {
     this.subgroupMatmul =
       (options.subgroupMatmul ?? true) && ctx.subgroupSize === SUBGROUP_MATMUL_LANES && ctx.adapter.architecture === 'swiftshader';
     this.fusedPrologues = options.fusedPrologues ?? ctx.adapter.architecture !== 'swiftshader';
+    this.halfMath = options.halfMath ?? ctx.features.has('shader-f16');
+    if (this.halfMath && !ctx.features.has('shader-f16')) {
+      throw new Error(`f16 products (halfMath) need a device with shader-f16; this adapter (${ctx.adapter.architecture || ctx.adapter.key}) has none`);
+    }
     this.poison = options.poison ?? false;
     this.tuning = options.tuning ?? true;
     this.pool = new BufferPool(this.device, ctx.limits.maxBufferSize, ctx.limits.maxStorageBufferBindingSize);

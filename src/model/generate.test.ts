@@ -1,26 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { assertClose, freshSeed, rng, testRuntime } from '../gpu/testUtils';
 import type { Runtime, RuntimeCounters } from '../gpu/runtime';
-import { BYTE_VOCAB_SIZE, headDim, paramSpecs, type LlamaConfig } from './config';
+import { headDim, type LlamaConfig } from './config';
 import { Decoder } from './decoder';
 import { Generator, type GeneratedRow } from './generate';
-import { randomParams } from './reference';
 import { ByteTokenizer } from './tokenizer';
-import { HEAD_NORM_ONCE_COLUMNS, Transformer } from './transformer';
+import { HEAD_NORM_ONCE_COLUMNS } from './transformer';
+import { DECODE_CONFIG, decodeModel } from './testUtils';
 
-const base: LlamaConfig = {
-  vocab_size: BYTE_VOCAB_SIZE,
-  hidden_size: 48,
-  intermediate_size: 96,
-  num_hidden_layers: 2,
-  num_attention_heads: 4,
-  num_key_value_heads: 2,
-  max_position_embeddings: 96,
-  rms_norm_eps: 1e-5,
-  rope_theta: 10000,
-  tie_word_embeddings: true,
-  attention_bias: false,
-};
+const base = DECODE_CONFIG;
 
 const CONFIGS: [string, LlamaConfig][] = [
   ['GQA, tied', base],
@@ -28,13 +16,7 @@ const CONFIGS: [string, LlamaConfig][] = [
   ['GQA, Qwen2 biases', { ...base, attention_bias: true, num_attention_heads: 6, head_dim: 8 }],
 ];
 
-/** Random weights large enough that the next-token logits are well apart (greedy choices are not near-ties). */
-function model(rt: Runtime, config: LlamaConfig, seed: number): Transformer {
-  const params = randomParams(config, rng(seed), 0.25);
-  const flat = new Float32Array(paramSpecs(config).reduce((n, s) => n + s.size, 0));
-  for (const s of paramSpecs(config)) flat.set(params.get(s.name)!, s.offset);
-  return Transformer.fromFlat(rt, config, flat);
-}
+const model = decodeModel;
 
 /** Prompts of the given lengths of random byte tokens. */
 function prompts(lengths: number[], seed: number): number[][] {

@@ -1,7 +1,9 @@
 /** Helpers for the model's GPU-versus-reference tests. Not part of the app bundle. */
-import { flatParamSize, paramSpecs, type LlamaConfig } from './config';
-import type { RefBatch, RefParams } from './reference';
-import type { Batch, Transformer } from './transformer';
+import type { Runtime } from '../gpu/runtime';
+import { rng } from '../util/random';
+import { BYTE_VOCAB_SIZE, flatParamSize, paramSpecs, type LlamaConfig } from './config';
+import { randomParams, type RefBatch, type RefParams } from './reference';
+import { Transformer, type Batch } from './transformer';
 
 /** A config small enough for the float64 reference, with GQA and every kind of parameter. */
 export const SMALL_CONFIG: LlamaConfig = {
@@ -17,6 +19,26 @@ export const SMALL_CONFIG: LlamaConfig = {
   tie_word_embeddings: false,
   attention_bias: false,
 };
+
+/** A byte-vocabulary model for the generation tests, with GQA and tied embeddings. */
+export const DECODE_CONFIG: LlamaConfig = {
+  vocab_size: BYTE_VOCAB_SIZE,
+  hidden_size: 48,
+  intermediate_size: 96,
+  num_hidden_layers: 2,
+  num_attention_heads: 4,
+  num_key_value_heads: 2,
+  max_position_embeddings: 96,
+  rms_norm_eps: 1e-5,
+  rope_theta: 10000,
+  tie_word_embeddings: true,
+  attention_bias: false,
+};
+
+/** Random weights large enough that the next-token logits are well apart (greedy choices are not near-ties). */
+export function decodeModel(rt: Runtime, config: LlamaConfig, seed: number): Transformer {
+  return Transformer.fromFlat(rt, config, toFlat(config, randomParams(config, rng(seed), 0.25)));
+}
 
 export function toFlat(config: LlamaConfig, params: RefParams): Float32Array {
   const flat = new Float32Array(flatParamSize(config));

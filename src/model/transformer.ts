@@ -393,6 +393,7 @@ export class Transformer {
     // each norm is computed by the projections that read it and SwiGLU by the down projection.
     const infer = next === x;
     const fuse = infer && rt.fusedPrologues;
+    const half = (b: Tensor) => this.halfMath(infer, b);
     // Inference reads the blocks an adapter adapts from its merged copy, and adds nothing more.
     const merged = infer ? this.mergedLayer(l) : null;
     const w = (first: string, base: Tensor) => merged?.get(first) ?? base;
@@ -401,13 +402,15 @@ export class Transformer {
     const adapt = (targets: LoraTarget[], x: Tensor, y: Tensor, prologue?: Prologue) =>
       infer ? ad?.inferForward(l, targets, x, y, a.lora, prologue) : ad?.forward(l, targets, x, y, a.lora, prologue);
     const [ln1, in1] = this.normed(x, p('input_layernorm.weight'), a.ln1, a.rstd1, fuse);
+    const qkvW = w(BLOCK_FIRST.qkv, this.block(name('self_attn.q_proj.weight'), [S, H]));
     matmul(rt, {
       a: ln1,
-      b: w(BLOCK_FIRST.qkv, this.block(name('self_attn.q_proj.weight'), [S, H])),
+      b: qkvW,
       transB: true,
       bias: c.attention_bias ? this.block(name('self_attn.q_proj.bias'), [S]) : undefined,
       out: a.qkv,
       ...in1,
+      ...half(qkvW),
     });
     adapt(['q_proj', 'k_proj', 'v_proj'], ln1, a.qkv, in1);
     // q and k heads are adjacent at the start of each fused row: one rotation covers both.
@@ -415,33 +418,42 @@ export class Transformer {
     attend(qkvViews(a.qkv, qd, kvd), { o: a.att, lse: a.lse });
     const mid = infer ? x : a.mid;
     if (mid !== x) rt.copy(x, mid);
-    matmul(rt, { a: a.att, b: w(BLOCK_FIRST.o, p('self_attn.o_proj.weight')), transB: true, out: mid, beta: 1 });
+    const oW = w(BLOCK_FIRST.o, p('self_attn.o_proj.weight'));
+    matmul(rt, { a: a.att, b: oW, transB: true, out: mid, beta: 1, ...half(oW) });
     adapt(['o_proj'], a.att, mid);
     const [ln2, in2] = this.normed(mid, p('post_attention_layernorm.weight'), a.ln2, a.rstd2, fuse);
-    matmul(rt, { a: ln2, b: w(BLOCK_FIRST.gate_up, this.block(name('mlp.gate_proj.weight'), [2 * I, H])), transB: true, out: a.gu, ...in2 });
+    const guW = w(BLOCK_FIRST.gate_up, this.block(name('mlp.gate_proj.weight'), [2 * I, H]));
+    matmul(rt, { a: ln2, b: guW, transB: true, out: a.gu, ...in2, ...half(guW) });
     adapt(['gate_proj', 'up_proj'], ln2, a.gu, in2);
     const down = w(BLOCK_FIRST.down, p('mlp.down_proj.weight'));
     if (fuse) {
-      matmul(rt, { a: a.gu, b: down, transB: true, out: next, beta: 1, swiglu: true });
+      matmul(rt, { a: a.gu, b: down, transB: true, out: next, beta: 1, swiglu: true, ...half(down) });
       adapt(['down_proj'], a.gu, next, { swiglu: true });
       return;
     }
     swigluForward(rt, a.gu, I, a.act);
     if (next !== mid) rt.copy(mid, next);
-    matmul(rt, { a: a.act, b: down, transB: true, out: next, beta: 1 });
+    matmul(rt, { a: a.act, b: down, transB: true, out: next, beta: 1, ...half(down) });
     adapt(['down_proj'], a.act, next);
+  }
+
+  /** Inference over f16 weights computes its products in f16 where the runtime allows it (Runtime.halfMath). */
+  private halfMath(infer: boolean, weight: Tensor): { halfMath?: true } {
+    return infer && this.rt.halfMath && weight.dtype === 'f16' ? { halfMath: true } : {};
   }
 
   /**
    * Records the final norm and the LM head: logits[n, vocab] from the last residual x[n, H],
    * the norm written to `lnf` and `rstdf` (kept for training's backward pass), or in
-   * inference with fused prologues (`fuse`) computed by the LM head's matmul where its
-   * vocabulary is small (see HEAD_NORM_ONCE_COLUMNS).
+   * inference (`infer`) with fused prologues computed by the LM head's matmul where its
+   * vocabulary is small (see HEAD_NORM_ONCE_COLUMNS), and over f16 weights with f16 products
+   * where the runtime allows them.
    */
-  headForward(x: Tensor, lnf: Tensor, rstdf: Tensor, logits: Tensor, fuse = false): void {
-    const inMatmul = fuse && this.rt.fusedPrologues && this.config.vocab_size <= HEAD_NORM_ONCE_COLUMNS;
+  headForward(x: Tensor, lnf: Tensor, rstdf: Tensor, logits: Tensor, infer = false): void {
+    const inMatmul = infer && this.rt.fusedPrologues && this.config.vocab_size <= HEAD_NORM_ONCE_COLUMNS;
     const [a, prologue] = this.normed(x, this.param('model.norm.weight'), lnf, rstdf, inMatmul);
-    matmul(this.rt, { a, b: this.lmHead(), transB: true, out: logits, ...prologue });
+    const head = this.lmHead();
+    matmul(this.rt, { a, b: head, transB: true, out: logits, ...prologue, ...this.halfMath(infer, head) });
   }
 
   /**

@@ -43,8 +43,8 @@ export interface NodePlatformOptions {
 /**
  * Dawn's Vulkan backend withholds `shader-f16` on NVIDIA GPUs unless the adapter toggle
  * `vulkan_enable_f16_on_nvidia` is on (a guard Chrome keeps for f16 conformance failures on
- * some NVIDIA drivers, crbug.com/42251215): with it, the kernels that can compute in f16 (the
- * f16-base matmuls, always summing in f32) do so there. The toggle changes nothing on other
+ * some NVIDIA drivers, crbug.com/42251215): with it, inference over an f16 base multiplies in
+ * f16 there (Runtime.halfMath; the sums stay f32). The toggle changes nothing on other
  * GPUs or on SwiftShader. Chrome users get it with --enable-dawn-features=vulkan_enable_f16_on_nvidia.
  */
 export const DEFAULT_DAWN_FLAGS: readonly string[] = ['enable-dawn-features=vulkan_enable_f16_on_nvidia'];

@@ -15,11 +15,12 @@ import { bigSlices, MATMUL_VARIANTS, plan, resolveShape, runMatmul, untunedVaria
 
 /**
  * Shapes fall into classes by transposes, the log2 size of M, N and K, B's dtype, the
- * prologue and alignment (the last three named only where they differ from f32, none, aligned).
+ * prologue, alignment and f16 products (the last four named only where they differ from f32,
+ * none, aligned, f32).
  */
 export function shapeClass(s: MatmulShape): string {
   const b = log2Class;
-  const extra = `${s.bDtype === 'f16' ? '|f16' : ''}${s.prologue ? `|${s.prologue}` : ''}${s.aligned === false ? '|u' : ''}`;
+  const extra = `${s.bDtype === 'f16' ? '|f16' : ''}${s.prologue ? `|${s.prologue}` : ''}${s.aligned === false ? '|u' : ''}${s.half ? '|h' : ''}`;
   return `${s.transA ? 'T' : 'N'}${s.transB ? 'T' : 'N'}|m${b(s.M)}|n${b(s.N)}|k${b(s.K)}${extra}`;
 }
 
@@ -34,8 +35,8 @@ const PROLOGUES = [undefined, 'norm', 'swiglu'] as const;
  */
 function shapeClassId(s: MatmulShape): number {
   const sizes = (log2Class(s.M) * 64 + log2Class(s.N)) * 64 + log2Class(s.K);
-  const flags = (s.transA ? 8 : 0) + (s.transB ? 4 : 0) + (s.bDtype === 'f16' ? 2 : 0) + (s.aligned === false ? 1 : 0);
-  return (sizes * 16 + flags) * PROLOGUES.length + PROLOGUES.indexOf(s.prologue);
+  const flags = (s.half ? 16 : 0) + (s.transA ? 8 : 0) + (s.transB ? 4 : 0) + (s.bDtype === 'f16' ? 2 : 0) + (s.aligned === false ? 1 : 0);
+  return (sizes * 32 + flags) * PROLOGUES.length + PROLOGUES.indexOf(s.prologue);
 }
 
 /**
@@ -68,6 +69,8 @@ const MAX_TIMED_REPS = 512;
 const CHECKED_ENTRIES = 64;
 /** Relative to Σ|op(A)||op(B)| over K: f32 rounding is far below it, a wrong kernel far above. */
 const CHECK_TOLERANCE = 1e-3;
+/** The same for a class whose products may be in f16: its error bound, 5·2^-11 (MatmulArgs.halfMath). */
+const CHECK_TOLERANCE_HALF = 5 * 2 ** -11;
 
 /** The matmul part of a run's kernel plan (see MatmulTuner.plan). */
 export interface MatmulPlan {
@@ -145,8 +148,8 @@ export class MatmulTuner {
     }
     // A runtime without tuning records nothing: no step or run start measures anything.
     if (this.rt.tuning && worthTuning(s) && !this.pending.has(key)) {
-      const { batch, M, N, K, transA, transB, bDtype, prologue, aligned } = s;
-      this.pending.set(key, { batch, M, N, K, transA, transB, bDtype, prologue, aligned });
+      const { batch, M, N, K, transA, transB, bDtype, prologue, aligned, half } = s;
+      this.pending.set(key, { batch, M, N, K, transA, transB, bDtype, prologue, aligned, half });
     }
     const untuned = untunedVariant(s, this.rt.ctx);
     this.chosen.set(id, untuned);
@@ -246,7 +249,7 @@ export class MatmulTuner {
         fill(rt, inputs.args.out!, Number.NaN);
         // The first timed run is also the one checked.
         const first = await this.timeOnce(run);
-        if (!matchesReference(await rt.readF32(inputs.args.out!), inputs.reference)) {
+        if (!matchesReference(await rt.readF32(inputs.args.out!), inputs.reference, s.half ? CHECK_TOLERANCE_HALF : CHECK_TOLERANCE)) {
           this.refused.push(variant);
           continue;
         }
@@ -386,6 +389,7 @@ function tuningInputs(rt: Runtime, s: MatmulShape): TuningInputs {
     a, b, out, transA: s.transA, transB: s.transB,
     ...(s.prologue === 'swiglu' ? { swiglu: true } : {}),
     ...(weight ? { norm: { weight, eps } } : {}),
+    ...(s.half ? { halfMath: true } : {}),
   };
   return { args, reference, release: () => rt.release(aBuf, bBuf, out, ...(weight ? [weight] : [])) };
 }
@@ -397,9 +401,9 @@ function padded(x: Float32Array, skew: number): Float32Array {
   return out;
 }
 
-/** Whether `got` holds the reference's values within CHECK_TOLERANCE of each entry's scale (NaN never does). */
-function matchesReference(got: Float32Array, reference: TuningInputs['reference']): boolean {
-  return reference.every((e) => Math.abs(got[e.index]! - e.value) <= CHECK_TOLERANCE * e.scale + 1e-30);
+/** Whether `got` holds the reference's values within `tolerance` of each entry's scale (NaN never does). */
+function matchesReference(got: Float32Array, reference: TuningInputs['reference'], tolerance: number): boolean {
+  return reference.every((e) => Math.abs(got[e.index]! - e.value) <= tolerance * e.scale + 1e-30);
 }
 
 /**

@@ -7,6 +7,8 @@ import { matmulRef } from '../reference';
 import { assertClose, freshSeed, poisoned, rng, testRuntime, uniform, uploadHalf } from '../testUtils';
 import { f32ToHalves, halvesToF32 } from '../../util/half';
 import { matmul } from './matmul';
+import { check } from './matmulCheck';
+import { splitkSlices, type MatmulVariant } from './matmulVariants';
 
 describe('matmul in f16', () => {
   beforeAll(async () => {
@@ -36,5 +38,48 @@ describe('matmul in f16', () => {
         rt.release(aT, half.tensor, out);
       }
     }
+  });
+
+  // The decode projections: x·Wᵀ over an f16 base, a few rows, each prologue, K whole and sliced.
+  const decode = [
+    { batch: 1, M: 1, N: 37, K: 64 },
+    { batch: 1, M: 3, N: 36, K: 132, bias: true },
+    { batch: 1, M: 8, N: 20, K: 96, norm: true },
+    { batch: 1, M: 5, N: 36, K: 64, swiglu: true, beta: 1 },
+    { batch: 1, M: 19, N: 24, K: 128, alpha: 0.5 },
+    { batch: 2, M: 2, N: 12, K: 48 },
+  ];
+  for (const variant of ['splitk', 'splitk-sg'] as const satisfies readonly MatmulVariant[]) {
+    it(`${variant}: B's halves multiplied as stored by A rounded to half, four products summed in f16, then f32`, async ({ skip }) => {
+      const rt = await testRuntime();
+      if (variant === 'splitk-sg' && !rt.ctx.features.has('subgroups')) return skip('this adapter has no subgroups');
+      for (const c of decode) await check(variant, { transA: false, transB: true, half: true, halfMath: true, ...c });
+      // A long K at one row is cut into slices, each summed as above, then reduced in f32.
+      const sliced = { batch: 1, M: 1, N: 40, K: 2048 };
+      expect(splitkSlices(sliced, {}, 1)).toBe(2);
+      await check(variant, { ...sliced, transA: false, transB: true, half: true, halfMath: true });
+    });
+  }
+
+  it('the f16 products run where allowed: split-K differs from its f32 sums, an f32 B or a K not read as vec4s does not', async () => {
+    const rt = await testRuntime();
+    const seed = freshSeed();
+    // The same inputs for both calls of a pair: drawn from the seed and K.
+    const run = async (variant: MatmulVariant, K: number, bHalf: boolean, halfMath: boolean) => {
+      const x = rt.upload(uniform(4 * K, rng(seed + K)), [4, K]);
+      const values = uniform(24 * K, rng(seed + K + 1));
+      const w = bHalf ? uploadHalf(rt, values, [24, K], 4).tensor : rt.upload(values, [24, K]);
+      const out = poisoned(rt, [4, 24]);
+      matmul(rt, { a: x, b: w, out, transB: true, variant, halfMath });
+      const got = await rt.readF32(out);
+      rt.release(x, w, out);
+      return got;
+    };
+    const same = (a: ArrayLike<number>, b: ArrayLike<number>) => Array.prototype.every.call(a, (v: number, i: number) => v === b[i]);
+    expect(same(await run('splitk', 64, true, true), await run('splitk', 64, true, false))).toBe(false);
+    // What cannot compute in f16 computes in f32, bit for bit as without halfMath.
+    expect(same(await run('splitk', 64, false, true), await run('splitk', 64, false, false))).toBe(true);
+    expect(same(await run('splitk', 63, true, true), await run('splitk', 63, true, false))).toBe(true);
+    expect(same(await run('gemv', 64, true, true), await run('gemv', 64, true, false))).toBe(true);
   });
 });

@@ -49,8 +49,12 @@ export interface MatmulArgs {
    */
   norm?: { weight: Tensor; eps: number };
   /**
-   * Multiply in f16 and add the products in f32 (tiled-128 only, on a device with shader-f16):
-   * op(A) and op(B) rounded to half (values past ±65,504 overflow), each product good to 2^-11.
+   * Products may be computed in f16, on a device with shader-f16 (refused elsewhere): the
+   * variants that can do so do, the others compute in f32 as ever. tiled-128 and
+   * tiled-128-splitk round op(A) and op(B) to half and add each product to an f32 sum; split-K
+   * over an f16 B read as vec4s (x·Wᵀ, the decode projections) multiplies B's halves as stored
+   * by A rounded to half, four products summed in f16, then in f32. Values past ±65,504 overflow;
+   * error at most 5·2^-11 of Σ|op(A)||op(B)|. An option a caller asks for, never a tuning choice.
    */
   halfMath?: boolean;
 }
@@ -68,6 +72,8 @@ export interface MatmulShape {
   prologue?: 'norm' | 'swiglu';
   /** Whether A's and B's contiguous dimensions, offsets and strides are multiples of 4 (default true): the vec4 loads. */
   aligned?: boolean;
+  /** Whether the products may be computed in f16 (MatmulArgs.halfMath; default false). */
+  half?: boolean;
 }
 
 interface Geometry extends MatmulShape {
@@ -198,11 +204,12 @@ export function plan(variant: MatmulVariant, g: Geometry, subgroups: boolean, ar
       const rows = Math.min(8, 2 ** Math.ceil(Math.log2(g.M)));
       const subgroup = variant === 'splitk-sg';
       const slices = splitkSlices(g, args, rows);
+      const vec4 = rowsVec4(g, args);
       return {
         kernel: {
           shader: 'matmul',
           entry: 'matmul_splitk',
-          defines: { ...defines, VEC4: rowsVec4(g, args), SUBGROUP: subgroup, SK_ROWS: rows, SK_SLICED: slices > 1 },
+          defines: { ...defines, VEC4: vec4, SUBGROUP: subgroup, SK_ROWS: rows, SK_SLICED: slices > 1, SK_HALF: halfSplitk(vec4, args) },
           constants: {
             SK_ROWS_U: rows,
             SK_VALUES: rows * SPLITK_COLS + (args.norm ? rows : 0),
@@ -276,6 +283,11 @@ function quadsAligned(g: Geometry, args: MatmulArgs): boolean {
   return [g.transA ? g.M : g.K, g.transB ? g.K : g.N, args.a.offset, args.b.offset].every((x) => x % 4 === 0);
 }
 
+/** Split-K computes in f16 where it is allowed to and reads an f16 B as vec4s (the halves' own type). */
+function halfSplitk(vec4: boolean, args: MatmulArgs): boolean {
+  return (args.halfMath ?? false) && vec4 && args.b.dtype === 'f16';
+}
+
 /** x·Wᵀ whose rows of A and B all start on 16 bytes: the decode kernels read them as vec4s along K. */
 function rowsVec4(g: Geometry, args: MatmulArgs): boolean {
   return g.transB && !g.transA && [g.K, args.a.offset, args.b.offset, g.strideA, g.strideB].every((x) => x % 4 === 0);
@@ -312,12 +324,8 @@ export function runMatmul(rt: Runtime, args: MatmulArgs, choose: (shape: MatmulS
   if (out.dtype !== 'f32' || (args.bias && args.bias.dtype !== 'f32' && args.bias.dtype !== 'f16')) {
     throw new Error(`matmul writes f32 (out ${shapeString(out)}${args.bias ? `, bias ${shapeString(args.bias)}` : ''})`);
   }
-  // halfMath runs tiled-128 whatever the tuning (and leaves no untuned class behind).
-  if (args.halfMath) {
-    if (!rt.ctx.features.has('shader-f16')) throw new Error('matmul halfMath needs a device with shader-f16');
-    if (args.variant && args.variant !== 'tiled-128') throw new Error(`matmul halfMath runs tiled-128, not ${args.variant}`);
-  }
-  let variant = args.halfMath ? 'tiled-128' : (args.variant ?? choose(tunedShape(g, args)));
+  if (args.halfMath && !rt.ctx.features.has('shader-f16')) throw new Error('matmul halfMath needs a device with shader-f16');
+  let variant = args.variant ?? choose(tunedShape(g, args));
   if (variant === 'reg-vec4' && !vec4Aligned(g, args)) {
     if (args.variant) {
       throw new Error(
@@ -377,7 +385,7 @@ function tunedShape(g: Geometry, args: MatmulArgs): MatmulShape {
   const { batch, M, N, K, transA, transB } = g;
   const prologue = args.norm ? 'norm' : args.swiglu ? 'swiglu' : undefined;
   const aligned = quadsAligned(g, args) && g.strideA % 4 === 0 && g.strideB % 4 === 0;
-  return { batch, M, N, K, transA, transB, bDtype: args.b.dtype === 'f16' ? 'f16' : 'f32', prologue, aligned };
+  return { batch, M, N, K, transA, transB, bDtype: args.b.dtype === 'f16' ? 'f16' : 'f32', prologue, aligned, half: args.halfMath ?? false };
 }
 
 /** The variant a shape runs before its class is tuned, on an adapter described by `ctx`. */
