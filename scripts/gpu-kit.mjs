@@ -53,7 +53,8 @@ if [ -n "\${KIT_SWIFTSHADER:-}" ]; then export VK_ICD_FILENAMES=/usr/lib/chromiu
   fi
   # NVIDIA's ICD where containers mount the driver (the loader does not look there by itself).
   icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-  [ -z "\${VK_DRIVER_FILES:-}" ] && [ -f "$icd" ] && export VK_DRIVER_FILES=$icd
+  # (an if, not an && list: as setup.sh's last command a false test would end the sourcing script)
+  if [ -z "\${VK_DRIVER_FILES:-}" ] && [ -f "$icd" ]; then export VK_DRIVER_FILES=$icd; fi
 fi
 `;
 

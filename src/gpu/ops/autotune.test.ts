@@ -138,7 +138,7 @@ describe('matmul autotuner', () => {
     rt.release(a, w, out);
   });
 
-  it('tunes a full-size LM head on a capped slice: no operand over 16 MiB', async () => {
+  it('tunes a full-size LM head and a wide output over a short K on capped slices: no operand or output over 16 MiB', async () => {
     const rt = await testRuntime();
     const sizes: number[] = [];
     const createBuffer = rt.device.createBuffer.bind(rt.device);
@@ -148,9 +148,14 @@ describe('matmul autotuner', () => {
     };
     try {
       const head: MatmulShape = { batch: 1, M: 1, N: 151_936, K: 896, transA: false, transB: true };
-      const times = await new MatmulTuner(rt).tune(head, 1);
-      expect(Object.keys(times).length).toBeGreaterThan(0);
-      expect(Math.max(...sizes)).toBeLessThanOrEqual(16 * 2 ** 20);
+      // A LoRA up-projection (rank 16) of a Solver batch's tokens: its whole output is 163 MB.
+      const loraUp: MatmulShape = { batch: 1, M: 4200, N: 9728, K: 16, transA: false, transB: true };
+      for (const shape of [head, loraUp]) {
+        sizes.length = 0;
+        const times = await new MatmulTuner(rt).tune(shape, 1);
+        expect(Object.keys(times).length).toBeGreaterThan(0);
+        expect(Math.max(...sizes)).toBeLessThanOrEqual(16 * 2 ** 20);
+      }
     } finally {
       rt.device.createBuffer = createBuffer;
     }

@@ -313,14 +313,21 @@ export class MatmulTuner {
   }
 }
 
-/** The shape tuned for `s`: N, then M, cut so that no operand holds more than TUNE_ELEMENTS (multiples of 4 kept). */
+/**
+ * The shape tuned for `s`: N, then M, cut so that no operand holds more than TUNE_ELEMENTS, then
+ * M (and if need be N) so that the output does not either (multiples of 4 kept). A short K makes
+ * wide outputs: a LoRA up-projection of 4,200 tokens to 9,728 columns over rank 16 would write
+ * 163 MB, past a 128 MiB binding limit.
+ */
 function tuningSlice(s: MatmulShape): MatmulShape {
   const cut = (x: number, other: number) => {
     if (s.batch * x * other <= TUNE_ELEMENTS) return x;
     const y = Math.max(Math.min(x, 64), Math.floor(TUNE_ELEMENTS / (s.batch * other)));
     return x % 4 === 0 ? Math.max(4, y - (y % 4)) : y;
   };
-  return { ...s, N: cut(s.N, s.K), M: cut(s.M, s.K) };
+  const N = cut(s.N, s.K);
+  const M = cut(cut(s.M, s.K), N);
+  return { ...s, M, N: cut(N, M) };
 }
 
 interface TuningInputs {
