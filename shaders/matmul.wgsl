@@ -152,6 +152,16 @@ fn idxB(base: u32, k: u32, n: u32) -> u32 {
 #endif
 }
 
+// A split-K-style workgroup's batch and range of K [lo, hi): with SK_SLICED wid.z is its slice
+// of K (one batch), otherwise its batch (K whole).
+fn kRange(z: u32) -> vec3<u32> {
+#if SK_SLICED
+  return vec3<u32>(0u, z * p.kSlice, min(p.K, z * p.kSlice + p.kSlice));
+#else
+  return vec3<u32>(z, 0u, p.K);
+#endif
+}
+
 // Writes alpha·v (+ bias) (+ beta·C) to C[b, m, n].
 fn storeOne(b: u32, m: u32, n: u32, acc: f32) {
   var v = p.alpha * acc;
@@ -549,15 +559,10 @@ fn matmul_splitk(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocatio
 #else
 fn matmul_splitk(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
 #endif
-#if SK_SLICED
-  let b = 0u;
-  let kLo = wid.z * p.kSlice;
-  let kHi = min(p.K, kLo + p.kSlice);
-#else
-  let b = wid.z;
-  let kLo = 0u;
-  let kHi = p.K;
-#endif
+  let range = kRange(wid.z);
+  let b = range.x;
+  let kLo = range.y;
+  let kHi = range.z;
   let n0 = wid.x * 4u;
   let m0 = wid.y * SK_ROWS_U;
   // Rows and columns past the edge are clamped onto the last one: computed, never stored.
@@ -694,6 +699,123 @@ fn matmul_splitk(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocatio
     storeOne(b, m, n, total * rowScale(ss));
 #endif
   }
+}
+#endif
+
+// matmul_rows: rollout batches on GPUs (x·Wᵀ at 9-64 rows, RL's decode steps). A workgroup of 64
+// owns RW_COLS columns × RW_ROWS_U rows (the next power of two of M, 8 to 64): each K step of
+// RW_K stages a RW_K × RW_COLS tile of op(B) and a RW_ROWS_U × RW_K tile of op(A) in workgroup
+// memory, read along the stored operand's contiguous dimension (K for x·Wᵀ), so the weights
+// cross the memory bus once per step for up to 64 rows, where split-K reads them again for
+// every 8. Invocation t computes RW_RPI rows × 4 columns (row group t / 8, column group t % 8).
+// Loads past an edge read a clamped index and stage 0. With SK_SLICED a K too long for its
+// launch is cut into slices as in split-K (o_proj and down at 32 rows: 28 column tiles).
+// Compiled only where RW_RPI is defined.
+#if RW_RPI
+const RW_WG = 64u;
+const RW_COLS = 32u;
+const RW_K = 32u;
+// Rows of a workgroup and of an invocation: the RW_RPI define (which unrolls them) as numbers.
+override RW_ROWS_U: u32 = 8u;
+override RW_RPI_U: u32 = 1u;
+var<workgroup> rwW: array<f32, RW_K * RW_COLS>;
+var<workgroup> rwX: array<f32, 64u * RW_K>;
+var<workgroup> rwSS: array<f32, 64u>;
+
+@compute @workgroup_size(RW_WG, 1, 1)
+fn matmul_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  let range = kRange(wid.z);
+  let b = range.x;
+  let kLo = range.y;
+  let kHi = range.z;
+  let n0 = wid.x * RW_COLS;
+  let m0 = wid.y * RW_ROWS_U;
+  let bA = baseA(b);
+  let bB = baseB(b);
+  let cg = lid % 8u;
+  let rg = lid / 8u;
+#for r in 0..RW_RPI
+#for c in 0..4
+  var acc{{r}}_{{c}} = 0.0;
+#endfor
+#endfor
+#if A_NORM
+  // Each row's Σ A² over all of K (the norm prologue never slices), one invocation a row.
+  if (lid < RW_ROWS_U) {
+    let m = min(m0 + lid, p.M - 1u);
+    var ss = 0.0;
+    for (var k = 0u; k < p.K; k++) {
+      let v = loadA(idxA(bA, m, k));
+      ss += v * v;
+    }
+    rwSS[lid] = ss;
+  }
+#endif
+  for (var k0 = kLo; k0 < kHi; k0 += RW_K) {
+    for (var e = lid; e < RW_K * RW_COLS; e += RW_WG) {
+#if TRANS_B
+      let kk = e % RW_K;
+      let j = e / RW_K;
+#else
+      let kk = e / RW_COLS;
+      let j = e % RW_COLS;
+#endif
+      let k = k0 + kk;
+      let w = loadB(idxB(bB, min(k, p.K - 1u), min(n0 + j, p.N - 1u)));
+      rwW[kk * RW_COLS + j] = select(0.0, w, k < kHi);
+    }
+    for (var e = lid; e < RW_ROWS_U * RW_K; e += RW_WG) {
+#if TRANS_A
+      let kk = e / RW_ROWS_U;
+      let r = e % RW_ROWS_U;
+#else
+      let kk = e % RW_K;
+      let r = e / RW_K;
+#endif
+      let k = min(k0 + kk, p.K - 1u);
+#if A_NORM
+      let x = loadA(idxA(bA, min(m0 + r, p.M - 1u), k)) * loadNorm(k);
+#else
+      let x = loadA(idxA(bA, min(m0 + r, p.M - 1u), k));
+#endif
+      rwX[r * RW_K + kk] = select(0.0, x, k0 + kk < kHi);
+    }
+    workgroupBarrier();
+    for (var kk = 0u; kk < RW_K; kk++) {
+      let at = kk * RW_COLS + cg * 4u;
+      let w = vec4<f32>(rwW[at], rwW[at + 1u], rwW[at + 2u], rwW[at + 3u]);
+#for r in 0..RW_RPI
+      let x{{r}} = rwX[(rg * RW_RPI_U + {{r}}u) * RW_K + kk];
+      acc{{r}}_0 += x{{r}} * w.x;
+      acc{{r}}_1 += x{{r}} * w.y;
+      acc{{r}}_2 += x{{r}} * w.z;
+      acc{{r}}_3 += x{{r}} * w.w;
+#endfor
+    }
+    workgroupBarrier();
+  }
+#for r in 0..RW_RPI
+  {
+    let r = rg * RW_RPI_U + {{r}}u;
+    let m = m0 + r;
+    if (m < p.M) {
+#for c in 0..4
+      let col{{c}} = n0 + cg * 4u + {{c}}u;
+      if (col{{c}} < p.N) {
+#if SK_SLICED
+        SkPart[(wid.z * p.M + m) * p.N + col{{c}}] = acc{{r}}_{{c}};
+#else
+#if A_NORM
+        storeOne(b, m, col{{c}}, acc{{r}}_{{c}} * rowScale(rwSS[r]));
+#else
+        storeOne(b, m, col{{c}}, acc{{r}}_{{c}});
+#endif
+#endif
+      }
+#endfor
+    }
+  }
+#endfor
 }
 #endif
 

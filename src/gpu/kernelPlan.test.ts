@@ -38,7 +38,7 @@ describe('kernel plan', () => {
     const { halfMath: _, ...older } = plan;
     expect(planRuntimeOptions(parseKernelPlan(JSON.stringify(older), 'kernels.json')).halfMath).toBe(false);
     const bad: KernelPlan = { ...plan, matmul: { 'NT|m9|n10|k10': 'fast' as never } };
-    expect(() => parseKernelPlan(JSON.stringify(bad), 'run/kernels.json')).toThrow('run/kernels.json: matmul class NT|m9|n10|k10: no variant "fast" (reg, reg-wide, reg-vec4, tiled, tiled-128, tiled-128-splitk, gemv, splitk, splitk-sg)');
+    expect(() => parseKernelPlan(JSON.stringify(bad), 'run/kernels.json')).toThrow('run/kernels.json: matmul class NT|m9|n10|k10: no variant "fast" (reg, reg-wide, reg-vec4, tiled, tiled-128, tiled-128-splitk, gemv, splitk, splitk-sg, rows)');
     expect(() => parseKernelPlan('{"matmul": {}}', 'run/kernels.json')).toThrow(/^run\/kernels\.json: not a kernel plan/);
     expect(() => parseKernelPlan('{', 'run/kernels.json')).toThrow('run/kernels.json: not valid JSON');
     // Subgroup rows asked of a runtime that shares none.

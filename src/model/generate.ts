@@ -15,7 +15,7 @@
 import { view, type Tensor } from '../gpu/tensor';
 import type { PendingRead, Runtime } from '../gpu/runtime';
 import { stopTokenIds } from './config';
-import { Decoder } from './decoder';
+import { Decoder, distinctRows } from './decoder';
 import { findStop, IncrementalText } from './detokenize';
 import { checkGenerateOptions, DEFAULT_GENERATE, type GenerateOptions } from './generateSettings';
 import { sampleTokens, SAMPLE_FIELDS, unpackSamples, type Sampled } from './kernels/sampling';
@@ -188,9 +188,12 @@ export class Generator {
     const P = maxOf(ids, (p) => p.length);
     const kvDtype = o.kvCache ?? 'f32';
     checkKvCache(c, kvDtype);
-    const needed = checkGenerationFits(c, B, P, o.maxNewTokens, this.rt.ctx.limits.maxStorageBufferBindingSize, kvDtype).slots;
+    const useCache = o.useCache ?? true;
+    // With the cache, rows sharing a prompt share its prefill (Decoder.prefill): only the distinct ones are computed.
+    const prefillRows = useCache ? distinctRows(ids).unique.length : B;
+    const needed = checkGenerationFits(c, B, P, o.maxNewTokens, this.rt.ctx.limits.maxStorageBufferBindingSize, kvDtype, prefillRows).slots;
     const T = Math.min(Math.ceil(needed / SLOT_GRANULE) * SLOT_GRANULE, c.max_position_embeddings);
-    const { decoder, streams, out } = this.buffers(B, T, o.useCache ?? true, kvDtype, o.replay ?? true);
+    const { decoder, streams, out } = this.buffers(B, T, useCache, kvDtype, o.replay ?? true);
     const eos = new Set(o.eosTokenIds ?? stopTokenIds(this.model.config, this.tokenizer.specials.eos));
     const rows = ids.map((p) => new Row(p, this.tokenizer, o, eos));
     const rt = this.rt;
@@ -206,7 +209,6 @@ export class Generator {
       mark = now;
     };
 
-    const useCache = o.useCache ?? true;
     // Timing syncs between phases, and recomputing needs each token on the host: both read
     // every step before recording the next.
     const ahead = o.timing || !useCache ? 0 : (o.stepsInFlight ?? STEPS_IN_FLIGHT);

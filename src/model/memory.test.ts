@@ -79,4 +79,17 @@ describe('presets and memory estimates', () => {
     expect(() => checkGenerationFits(c, 32, 1, 250, limit)).toThrow(/KV cache of [\d.]+ MiB \(.* · 4 bytes\)/);
     expect(checkGenerationFits(c, 32, 1, 250, limit, 'f16').kvCache).toBe(f16.kvCache);
   });
+
+  it("a prefill of rows sharing prompts counts each distinct prompt once: 8 problems × 4 samples fit where 32 prompts would not", () => {
+    // The kit's SAGE step on Qwen2.5-0.5B's widths (quick: one layer): its Solver prefills 117-token prompts.
+    const c = { ...PRESETS.tiny, hidden_size: 896, intermediate_size: 4864, num_attention_heads: 14, num_key_value_heads: 2, max_position_embeddings: 1024 };
+    const limit = 128 * 2 ** 20;
+    const [all, shared] = [32, 8].map((rows) => generationEstimate(c, 32, 117, 9, 'f32', rows));
+    // The widest prefill activation (gate|up of every prompt token) is the largest buffer either way.
+    expect(all!.largestBuffer).toBe(32 * 117 * 2 * 4864 * 4);
+    expect(shared!.largestBuffer).toBe(8 * 117 * 2 * 4864 * 4);
+    expect(() => checkGenerationFits(c, 32, 117, 9, limit)).toThrow(/a prefill of [\d.]+ MiB; the largest buffer needs 138\.9 MiB but the adapter binds at most 128\.0 MiB/);
+    expect(checkGenerationFits(c, 32, 117, 9, limit, 'f32', 8).prefill).toBe(shared!.prefill);
+    expect(() => checkGenerationFits(c, 32, 117 * 5, 9, limit, 'f32', 8)).toThrow(/a prefill of [\d.]+ MiB \(8 distinct prompts\); the largest buffer/);
+  });
 });

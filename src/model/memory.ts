@@ -205,8 +205,11 @@ function inferenceRow(c: LlamaConfig): { total: number; widest: number } {
   };
 }
 
-/** Generation of `newTokens` after B prompts of up to promptLen tokens; pure arithmetic. */
-export function generationEstimate(c: LlamaConfig, B: number, promptLen: number, newTokens: number, kvDtype: KvDtype = 'f32'): GenerationEstimate {
+/**
+ * Generation of `newTokens` after B prompts of up to promptLen tokens, of which `prefillRows`
+ * are computed by the prefill (rows sharing a prompt share its forward); pure arithmetic.
+ */
+export function generationEstimate(c: LlamaConfig, B: number, promptLen: number, newTokens: number, kvDtype: KvDtype = 'f32', prefillRows = B): GenerationEstimate {
   const T = promptLen + newTokens - 1;
   const row = inferenceRow(c);
   const kvLayer = 2 * B * T * c.num_key_value_heads * headDim(c) * (kvDtype === 'f16' ? 2 : 4);
@@ -214,15 +217,17 @@ export function generationEstimate(c: LlamaConfig, B: number, promptLen: number,
   return {
     slots: T,
     kvCache: c.num_hidden_layers * kvLayer,
-    prefill: B * promptLen * row.total * 4 + head,
+    prefill: prefillRows * promptLen * row.total * 4 + head,
     decode: B * row.total * 4 + head,
-    largestBuffer: Math.max(kvLayer, B * promptLen * row.widest * 4, B * c.vocab_size * 4),
+    largestBuffer: Math.max(kvLayer, prefillRows * promptLen * row.widest * 4, B * c.vocab_size * 4),
   };
 }
 
 /** Refuses, with the numbers and before anything is allocated, a generation the adapter cannot hold. */
-export function checkGenerationFits(c: LlamaConfig, B: number, promptLen: number, newTokens: number, maxBinding: number, kvDtype: KvDtype = 'f32'): GenerationEstimate {
-  const est = generationEstimate(c, B, promptLen, newTokens, kvDtype);
+export function checkGenerationFits(
+  c: LlamaConfig, B: number, promptLen: number, newTokens: number, maxBinding: number, kvDtype: KvDtype = 'f32', prefillRows = B,
+): GenerationEstimate {
+  const est = generationEstimate(c, B, promptLen, newTokens, kvDtype, prefillRows);
   const T = est.slots;
   if (T > c.max_position_embeddings) {
     throw new Error(
@@ -233,7 +238,7 @@ export function checkGenerationFits(c: LlamaConfig, B: number, promptLen: number
     throw new Error(
       `generation does not fit this GPU: ${B} rows × ${T} positions need a KV cache of ${MiB(est.kvCache)} ` +
         `(2 · ${c.num_hidden_layers} layers · ${B} · ${T} · ${c.num_key_value_heads} kv heads · ${headDim(c)} · ${kvDtype === 'f16' ? 2 : 4} bytes) and a prefill of ` +
-        `${MiB(est.prefill)}; the largest buffer needs ${MiB(est.largestBuffer)} but the adapter binds at most ${MiB(maxBinding)}; ` +
+        `${MiB(est.prefill)}${prefillRows < B ? ` (${prefillRows} distinct prompts)` : ''}; the largest buffer needs ${MiB(est.largestBuffer)} but the adapter binds at most ${MiB(maxBinding)}; ` +
         'use fewer prompts, shorter prompts or fewer new tokens',
     );
   }

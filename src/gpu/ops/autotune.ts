@@ -56,10 +56,10 @@ export function worthTuning(s: MatmulShape): boolean {
   return 2 * s.batch * s.M * s.N * s.K >= TUNED_MIN_FLOPS || bBytes >= TUNED_MIN_B_BYTES;
 }
 
-// v10: tiled-128-splitk; v9: split-K timed up to 64 rows (rollout batches); v8: split-K slices a long K (v7: timed by GPU timestamps, outputs checked, dtype, prologue
+// v11: rows (rollout batches); v10: tiled-128-splitk; v9: split-K timed up to 64 rows (rollout batches); v8: split-K slices a long K (v7: timed by GPU timestamps, outputs checked, dtype, prologue
 // and alignment in the class; v6: tiled-128; v5: the split-K decode variants).
 /** The tuning table's key prefix in the platform's cache (bumped when variants change meaning). */
-export const CACHE_VERSION = 'matmul-autotune:v10';
+export const CACHE_VERSION = 'matmul-autotune:v11';
 /** The most elements a tuning operand holds: a larger N or M is tuned on a slice (a full LM head's B is 544 MB). */
 const TUNE_ELEMENTS = 2 ** 22;
 /** GPU time one timed sample spans at least: many quanta of a browser's rounded timestamps (100 µs in Chrome). */
@@ -415,7 +415,7 @@ function matchesReference(got: Float32Array, reference: TuningInputs['reference'
 
 /**
  * The variants worth timing for a shape: gemv only up to GEMV_TUNE_MAX_ROWS, split-K up to
- * SPLITK_TUNE_MAX_ROWS, where they can win; reg-vec4 only where M, N, K and the offsets are
+ * SPLITK_TUNE_MAX_ROWS and rows from 9 to ROWS_TUNE_MAX_ROWS, where they can win; reg-vec4 only where M, N, K and the offsets are
  * multiples of 4 (elsewhere it runs as reg); splitk-sg where the adapter has subgroups;
  * tiled-128-splitk where it slices K (elsewhere it is tiled-128).
  */
@@ -425,6 +425,7 @@ function tuneCandidates(s: MatmulShape, subgroups: boolean): MatmulVariant[] {
     (v) =>
       (v !== 'gemv' || s.M <= GEMV_TUNE_MAX_ROWS) &&
       (!v.startsWith('splitk') || s.M <= SPLITK_TUNE_MAX_ROWS) &&
+      (v !== 'rows' || (s.M > ROWS_TUNE_MIN_ROWS && s.M <= ROWS_TUNE_MAX_ROWS)) &&
       (v !== 'reg-vec4' || aligned) &&
       (v !== 'splitk-sg' || subgroups) &&
       (v !== 'tiled-128-splitk' || bigSlices(s, s.prologue === 'norm') > 1),
@@ -441,6 +442,13 @@ const GEMV_TUNE_MAX_ROWS = 16;
  * the step's GPU time (bench/results/h200-2026-11-28). The tuner weighs the two there.
  */
 const SPLITK_TUNE_MAX_ROWS = 64;
+
+/**
+ * matmul_rows stages the weights once for up to 64 rows: past that it reads them again as the
+ * tiles do, and up to 8 split-K reads them once too, over more workgroups.
+ */
+const ROWS_TUNE_MIN_ROWS = 8;
+const ROWS_TUNE_MAX_ROWS = 64;
 
 const tuners = new WeakMap<Runtime, MatmulTuner>();
 

@@ -61,7 +61,7 @@ describe('matmul in f16', () => {
     });
   }
 
-  it('the f16 products run where allowed: split-K differs from its f32 sums, an f32 B or a K not read as vec4s does not', async () => {
+  it('the f16 products run where allowed: split-K differs from its f32 sums, an f32 B, a K not read as vec4s, gemv or rows does not', async () => {
     const rt = await testRuntime();
     const seed = freshSeed();
     // The same inputs for both calls of a pair: drawn from the seed and K.
@@ -81,5 +81,6 @@ describe('matmul in f16', () => {
     expect(same(await run('splitk', 64, false, true), await run('splitk', 64, false, false))).toBe(true);
     expect(same(await run('splitk', 63, true, true), await run('splitk', 63, true, false))).toBe(true);
     expect(same(await run('gemv', 64, true, true), await run('gemv', 64, true, false))).toBe(true);
+    expect(same(await run('rows', 64, true, true), await run('rows', 64, true, false))).toBe(true);
   });
 });

@@ -22,6 +22,7 @@ const SUBGROUP_PATHS: Record<MatmulVariant, boolean[]> = {
   gemv: [true],
   splitk: [true],
   'splitk-sg': [true],
+  rows: [true],
 };
 
 describe('matmul', () => {
@@ -142,6 +143,35 @@ describe('matmul', () => {
     rt.release(x, w.tensor, out);
   });
 
+  it('rows: rollout batches of 9-64 rows, the weights staged once a step for all of them, a long K cut into slices', async () => {
+    // One tile of rows (32, 64 and 9 rows: f16 weights, each prologue), two tiles (100), and
+    // slices of a long K over few column tiles, in each transpose.
+    await check('rows', { batch: 1, M: 32, N: 70, K: 300, transA: false, transB: true, half: true, bias: true, beta: 1 });
+    await check('rows', { batch: 1, M: 64, N: 36, K: 96, transA: false, transB: true, swiglu: true, half: true });
+    await check('rows', { batch: 1, M: 9, N: 33, K: 65, transA: false, transB: true, norm: true, half: true });
+    await check('rows', { batch: 1, M: 100, N: 40, K: 64, transA: false, transB: true, alpha: 0.5 });
+    for (const [transA, transB] of [[false, false], [false, true], [true, false], [true, true]] as const) {
+      await check('rows', { batch: 1, M: 24, N: 40, K: 2050, transA, transB, bias: true });
+    }
+    // Qwen2.5-0.5B's o_proj at 32 rows: 28 column tiles, K 896 in 3 slices, then a reduction of
+    // 32 × 896 outputs; its f16 weights counted once, where split-K reads them for every 8 rows.
+    const rt = await testRuntime();
+    const [M, N, K] = [32, 896, 896];
+    const seed = freshSeed();
+    const r = rng(seed);
+    const x = rt.upload(uniform(M * K, r), [M, K]);
+    const w = uploadHalf(rt, uniform(N * K, r), [N, K]);
+    const out = poisoned(rt, [M, N]);
+    for (const [variant, reads] of [['rows', 1], ['splitk', 4]] as const) {
+      const before = { ...rt.counters };
+      matmul(rt, { a: x, b: w.tensor, out, transB: true, variant });
+      expect(rt.counters.matmulWeightBytes - before.matmulWeightBytes, variant).toBe(reads * N * K * 2);
+      if (variant === 'rows') expect([rt.counters.dispatches - before.dispatches, rt.counters.workgroups - before.workgroups]).toEqual([2, 28 * 3 + (M * N) / 64]);
+      assertClose(`${variant} ${M}×${K}×${N}, seed ${seed}`, await rt.read(out), matmulRef({ a: await rt.read(x), b: w.values, batch: 1, M, N, K, transA: false, transB: true }), N);
+    }
+    rt.release(x, w.tensor, out);
+  });
+
   it('tiled-128: the untuned plan of training shapes on GPUs, exact across several tiles and K steps', async () => {
     const rt = await testRuntime();
     const gpu = { adapter: { ...rt.ctx.adapter, architecture: 'ampere' }, features: new Set<OptionalFeature>(['subgroups']) };
@@ -256,15 +286,17 @@ describe('matmul', () => {
     const rt = await testRuntime();
     const tuner = matmulTuner(rt);
     const times = await tuner.tune({ batch: 1, M: 64, N: 64, K: 64, transA: false, transB: true }, 1);
-    // 64 rows, a rollout batch: split-K is timed beside the tiles, gemv (a decode step's few rows) is not.
+    // 64 rows, a rollout batch: split-K and rows are timed beside the tiles, gemv (a decode step's few rows) is not.
     const subgroups = rt.ctx.features.has('subgroups');
-    expect(Object.keys(times).sort()).toEqual(['reg', 'reg-vec4', 'reg-wide', 'splitk', ...(subgroups ? ['splitk-sg'] : []), 'tiled', 'tiled-128']);
-    expect(Object.keys(await tuner.tune({ batch: 1, M: 65, N: 64, K: 64, transA: false, transB: true }, 1)).filter((v) => v.startsWith('splitk') || v === 'gemv')).toEqual([]);
+    expect(Object.keys(times).sort()).toEqual(['reg', 'reg-vec4', 'reg-wide', 'rows', 'splitk', ...(subgroups ? ['splitk-sg'] : []), 'tiled', 'tiled-128']);
+    expect(Object.keys(await tuner.tune({ batch: 1, M: 65, N: 64, K: 64, transA: false, transB: true }, 1)).filter((v) => v.startsWith('splitk') || v === 'gemv' || v === 'rows')).toEqual([]);
     for (const t of Object.values(times)) expect(t).toBeGreaterThan(0);
     const decode = await tuner.tune({ batch: 1, M: 4, N: 64, K: 64, transA: false, transB: true }, 1);
     expect(decode.gemv).toBeGreaterThan(0);
     expect(decode.splitk).toBeGreaterThan(0);
     expect(decode['splitk-sg'] !== undefined).toBe(subgroups);
+    // Up to 8 rows split-K reads the weights once too: rows is not timed.
+    expect(decode.rows).toBeUndefined();
     // reg-vec4 is timed only where it can run.
     expect(Object.keys(await tuner.tune({ batch: 1, M: 30, N: 64, K: 64, transA: false, transB: false }, 1))).not.toContain('reg-vec4');
     const winner = Object.entries(times).sort((x, y) => x[1] - y[1])[0]![0];

@@ -16,9 +16,10 @@ import { grid } from './common';
  * exists only where the adapter has them (see availableVariants). tiled-128 is the large-tile
  * kernel for training-sized shapes on GPUs (128×128 per workgroup, double-buffered);
  * tiled-128-splitk the same with a long K cut into slices where its tiles are too few to fill
- * a GPU (see bigSlices).
+ * a GPU (see bigSlices). rows is the rollout-batch kernel (9-64 rows): all of a workgroup's
+ * rows over one staged tile of the weights, which split-K reads again for every 8 rows.
  */
-export const MATMUL_VARIANTS = ['reg', 'reg-wide', 'reg-vec4', 'tiled', 'tiled-128', 'tiled-128-splitk', 'gemv', 'splitk', 'splitk-sg'] as const;
+export const MATMUL_VARIANTS = ['reg', 'reg-wide', 'reg-vec4', 'tiled', 'tiled-128', 'tiled-128-splitk', 'gemv', 'splitk', 'splitk-sg', 'rows'] as const;
 export type MatmulVariant = (typeof MATMUL_VARIANTS)[number];
 
 export interface MatmulArgs {
@@ -222,8 +223,32 @@ export function plan(variant: MatmulVariant, g: Geometry, subgroups: boolean, ar
         kSlice: Math.ceil(g.K / slices / 4) * 4,
       };
     }
+    case 'rows': {
+      // A workgroup per ROWS_COLS columns × `rows` rows (the next power of two of M, 8 to 64).
+      const rows = Math.min(64, Math.max(8, 2 ** Math.ceil(Math.log2(g.M))));
+      const slices = kSlices(g, args.norm !== undefined, ceil(g.N, ROWS_COLS) * ceil(g.M, rows), ROWS_SLICE_MIN_K, ROWS_SLICE_WORKGROUPS);
+      return {
+        kernel: {
+          shader: 'matmul',
+          entry: 'matmul_rows',
+          defines: { ...defines, RW_RPI: rows / 8, SK_SLICED: slices > 1 },
+          constants: { RW_ROWS_U: rows, RW_RPI_U: rows / 8 },
+        },
+        workgroups: [ceil(g.N, ROWS_COLS), ceil(g.M, rows), slices > 1 ? slices : g.batch] as const,
+        slices,
+        // Whole K steps of matmul_rows.
+        kSlice: slices > 1 ? Math.ceil(g.K / slices / ROWS_K) * ROWS_K : 0,
+      };
+    }
   }
 }
+
+/** Output columns per workgroup of matmul_rows (RW_COLS) and the elements of K it stages a step (RW_K). */
+const ROWS_COLS = 32;
+const ROWS_K = 32;
+/** The fewest elements of K a slice of matmul_rows covers, and the workgroups its slicing aims for (four per compute unit of an H100). */
+const ROWS_SLICE_MIN_K = 256;
+const ROWS_SLICE_WORKGROUPS = 528;
 
 /** The fewest elements of K a split-K slice covers: shorter, a workgroup's loads are mostly latency. */
 export const SPLITK_SLICE_MIN_K = 1024;
