@@ -7,7 +7,7 @@ import { matmulRef } from '../reference';
 import { assertClose, freshSeed, poisoned, rng, testRuntime, uniform, uploadHalf } from '../testUtils';
 import { f32ToHalves, halvesToF32 } from '../../util/half';
 import { matmul } from './matmul';
-import { check } from './matmulCheck';
+import { check } from './matmulTestUtils';
 import { splitkSlices, type MatmulVariant } from './matmulVariants';
 
 describe('matmul in f16', () => {

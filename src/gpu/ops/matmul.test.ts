@@ -6,7 +6,7 @@ import { f32ToHalves, halvesToF32 } from '../../util/half';
 import type { OptionalFeature } from '../device';
 import { matmulTuner, shapeClass } from './autotune';
 import { matmul } from './matmul';
-import { check } from './matmulCheck';
+import { check } from './matmulTestUtils';
 import { BIG_SLICE_MIN_K, bigSlices, MATMUL_VARIANTS, splitkSlices, SPLITK_SLICE_MIN_K, untunedVariant, type MatmulShape, type MatmulVariant } from './matmulVariants';
 
 const sizes = [1, 3, 17, 65, 127, 300];
