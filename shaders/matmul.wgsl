@@ -720,7 +720,6 @@ override RW_ROWS_U: u32 = 8u;
 override RW_RPI_U: u32 = 1u;
 var<workgroup> rwW: array<f32, RW_K * RW_COLS>;
 var<workgroup> rwX: array<f32, 64u * RW_K>;
-var<workgroup> rwSS: array<f32, 64u>;
 
 @compute @workgroup_size(RW_WG, 1, 1)
 fn matmul_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
@@ -734,23 +733,15 @@ fn matmul_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_
   let bB = baseB(b);
   let cg = lid % 8u;
   let rg = lid / 8u;
+  // With A_NORM the norm's weight scales the staged weights and each invocation sums its own
+  // rows' x² from the staged x as it multiplies (every invocation walks all of K for its rows:
+  // no reduction, and the norm prologue never slices).
 #for r in 0..RW_RPI
+  var ss{{r}} = 0.0;
 #for c in 0..4
   var acc{{r}}_{{c}} = 0.0;
 #endfor
 #endfor
-#if A_NORM
-  // Each row's Σ A² over all of K (the norm prologue never slices), one invocation a row.
-  if (lid < RW_ROWS_U) {
-    let m = min(m0 + lid, p.M - 1u);
-    var ss = 0.0;
-    for (var k = 0u; k < p.K; k++) {
-      let v = loadA(idxA(bA, m, k));
-      ss += v * v;
-    }
-    rwSS[lid] = ss;
-  }
-#endif
   for (var k0 = kLo; k0 < kHi; k0 += RW_K) {
     for (var e = lid; e < RW_K * RW_COLS; e += RW_WG) {
 #if TRANS_B
@@ -760,9 +751,13 @@ fn matmul_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_
       let kk = e / RW_COLS;
       let j = e % RW_COLS;
 #endif
-      let k = k0 + kk;
-      let w = loadB(idxB(bB, min(k, p.K - 1u), min(n0 + j, p.N - 1u)));
-      rwW[kk * RW_COLS + j] = select(0.0, w, k < kHi);
+      let k = min(k0 + kk, p.K - 1u);
+#if A_NORM
+      let w = loadB(idxB(bB, k, min(n0 + j, p.N - 1u))) * loadNorm(k);
+#else
+      let w = loadB(idxB(bB, k, min(n0 + j, p.N - 1u)));
+#endif
+      rwW[kk * RW_COLS + j] = select(0.0, w, k0 + kk < kHi);
     }
     for (var e = lid; e < RW_ROWS_U * RW_K; e += RW_WG) {
 #if TRANS_A
@@ -772,12 +767,7 @@ fn matmul_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_
       let kk = e % RW_K;
       let r = e / RW_K;
 #endif
-      let k = min(k0 + kk, p.K - 1u);
-#if A_NORM
-      let x = loadA(idxA(bA, min(m0 + r, p.M - 1u), k)) * loadNorm(k);
-#else
-      let x = loadA(idxA(bA, min(m0 + r, p.M - 1u), k));
-#endif
+      let x = loadA(idxA(bA, min(m0 + r, p.M - 1u), min(k0 + kk, p.K - 1u)));
       rwX[r * RW_K + kk] = select(0.0, x, k0 + kk < kHi);
     }
     workgroupBarrier();
@@ -786,6 +776,9 @@ fn matmul_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_
       let w = vec4<f32>(rwW[at], rwW[at + 1u], rwW[at + 2u], rwW[at + 3u]);
 #for r in 0..RW_RPI
       let x{{r}} = rwX[(rg * RW_RPI_U + {{r}}u) * RW_K + kk];
+#if A_NORM
+      ss{{r}} += x{{r}} * x{{r}};
+#endif
       acc{{r}}_0 += x{{r}} * w.x;
       acc{{r}}_1 += x{{r}} * w.y;
       acc{{r}}_2 += x{{r}} * w.z;
@@ -796,8 +789,7 @@ fn matmul_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_
   }
 #for r in 0..RW_RPI
   {
-    let r = rg * RW_RPI_U + {{r}}u;
-    let m = m0 + r;
+    let m = m0 + rg * RW_RPI_U + {{r}}u;
     if (m < p.M) {
 #for c in 0..4
       let col{{c}} = n0 + cg * 4u + {{c}}u;
@@ -805,11 +797,7 @@ fn matmul_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_
 #if SK_SLICED
         SkPart[(wid.z * p.M + m) * p.N + col{{c}}] = acc{{r}}_{{c}};
 #else
-#if A_NORM
-        storeOne(b, m, col{{c}}, acc{{r}}_{{c}} * rowScale(rwSS[r]));
-#else
-        storeOne(b, m, col{{c}}, acc{{r}}_{{c}});
-#endif
+        storeOne(b, m, col{{c}}, acc{{r}}_{{c}} * rowScale(ss{{r}}));
 #endif
       }
 #endfor
