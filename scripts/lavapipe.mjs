@@ -13,6 +13,7 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const DIR = join(root, '.cache', 'lavapipe');
 export const LAVAPIPE_ICD = join(DIR, 'lvp_icd.json');
 const MIRROR = 'http://deb.debian.org/debian';
+const APT_TIMEOUT_MS = 180_000;
 
 /** The environment of a process that runs Dawn on the unpacked driver (ensureLavapipe first). */
 export function lavapipeEnv(icd, base = process.env) {
@@ -55,15 +56,16 @@ export function ensureLavapipe() {
     '-o=APT::Sandbox::User=',
     '-qq',
   ];
+  // A bound on each apt-get: an archive that never answers ends the attempt, not npm test.
+  const run = (args) => execFileSync('apt-get', [...opts, ...args], { stdio: ['ignore', 'ignore', 'pipe'], timeout: APT_TIMEOUT_MS });
   try {
-    execFileSync('apt-get', [...opts, 'update'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    run(['update']);
     // apt's own resolver, against what this machine has installed: the driver and whichever
     // of its libraries are missing or too old here (LLVM, libdrm), downloaded, not installed.
     const debs = join(DIR, 'debs');
     rmSync(debs, { recursive: true, force: true });
     mkdirSync(join(debs, 'partial'), { recursive: true });
-    const fetch = (pkg) =>
-      execFileSync('apt-get', [...opts, `-o=Dir::Cache::Archives=${debs}`, '--download-only', '--no-install-recommends', '-y', 'install', pkg], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const fetch = (pkg) => run([`-o=Dir::Cache::Archives=${debs}`, '--download-only', '--no-install-recommends', '-y', 'install', pkg]);
     try {
       fetch(`mesa-vulkan-drivers/${release}-backports`);
     } catch {
@@ -80,11 +82,12 @@ export function ensureLavapipe() {
     for (const f of fetched) execFileSync('dpkg-deb', ['-x', join(debs, f), unpacked]);
     const lib = findFile(unpacked, 'libvulkan_lvp.so');
     if (!lib) return { why: `${deb} holds no libvulkan_lvp.so` };
-    const api = JSON.parse(readFileSync(findFile(unpacked, 'lvp_icd.json') ?? '', 'utf8')).ICD?.api_version ?? '1.3.0';
+    const shipped = findFile(unpacked, 'lvp_icd.json');
+    const api = (shipped && JSON.parse(readFileSync(shipped, 'utf8')).ICD?.api_version) ?? '1.3.0';
     writeFileSync(LAVAPIPE_ICD, JSON.stringify({ file_format_version: '1.0.0', ICD: { library_path: lib, api_version: api } }, null, 2));
     return { icd: LAVAPIPE_ICD, fetched: deb };
   } catch (e) {
-    const said = String(e?.stderr ?? e?.message ?? e).trim().split('\n')[0];
+    const said = e?.code === 'ETIMEDOUT' ? `no answer in ${APT_TIMEOUT_MS / 1000} s` : String(e?.stderr ?? e?.message ?? e).trim().split('\n')[0];
     return { why: `apt-get could not fetch Debian's mesa-vulkan-drivers (${said})` };
   }
 }
