@@ -3,13 +3,16 @@ import { configDefaults, defineConfig } from 'vitest/config';
 // The f16 kernel tests need a driver with shader-f16, which SwiftShader lacks: they run alone,
 // in a run of their own on Mesa's lavapipe (SAGE_TESTS=f16, started by scripts/test.mjs with the
 // driver's environment: scripts/lavapipe.mjs).
+// llama.cpp's decode peer (bench/peers) is tested likewise in a run of its own (SAGE_TESTS=llama),
+// where scripts/llamaCpp.mjs could build it.
 const F16 = '**/*.f16.test.ts';
-const f16Run = process.env.SAGE_TESTS === 'f16';
+const LLAMA = '**/*.llama.test.ts';
+const apart = { f16: ['src/' + F16], llama: ['bench/' + LLAMA] }[process.env.SAGE_TESTS ?? ''];
 
 export default defineConfig({
   test: {
-    include: f16Run ? ['src/' + F16] : ['src/**/*.test.ts', 'bench/**/*.test.ts'],
-    exclude: f16Run ? configDefaults.exclude : [...configDefaults.exclude, F16],
+    include: apart ?? ['src/**/*.test.ts', 'bench/**/*.test.ts'],
+    exclude: apart ? configDefaults.exclude : [...configDefaults.exclude, F16, LLAMA],
     // Files run two at a time, in two forked processes (Dawn is happiest in a plain process,
     // no worker threads). A GPU test's time on SwiftShader is mostly pipeline compiles, which
     // run on one core, so a second file keeps the other core busy.

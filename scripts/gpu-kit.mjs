@@ -12,7 +12,10 @@
  * (the engine), peers.json (PyTorch), ratios.md (the engine beside the peers) and step.json
  * (one SAGE step on the Qwen-shaped f16 base with LoRA, bench/node/step.ts). DIR/compare.sh
  * ARGS, run from a checkout's root, runs `npm run compare` there on the GPU (its runs side by
- * side with --jobs), bundled with the evolve it starts.
+ * side with --jobs), bundled with the evolve it starts. Where scripts/llamaCpp.mjs can build
+ * llama.cpp's decode peer, it travels too (llama/, xz-compressed: the peer and llama.cpp's Vulkan
+ * libraries), and run.sh runs it after the PyTorch peers: results/llama.json and
+ * ratios-llama.md (the engine beside llama.cpp's Vulkan backend).
  */
 import { spawnSync } from 'node:child_process';
 import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -20,6 +23,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runCli } from '../src/cli/options.ts';
 import { gpuKitCli } from '../bench/gpuKitCli.ts';
+import { ensureLlamaCpp, LLAMA_CPP_LIBS } from './llamaCpp.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -43,7 +47,10 @@ if [ -f "$kit/node.xz" ]; then
   node="$kit/node"
 fi
 command -v "$node" >/dev/null || { echo "gpu-kit: Node 20+ is needed (or build the kit with --with-node)"; exit 2; }
-for f in "$kit"/node_modules/webgpu/dist/*/*.xz; do [ -f "\${f%.xz}" ] || unxz "$f" > "\${f%.xz}"; done
+for f in "$kit"/node_modules/webgpu/dist/*/*.xz "$kit"/llama/lib/*.xz; do
+  if [ -f "$f" ] && [ ! -f "\${f%.xz}" ]; then unxz "$f" > "\${f%.xz}"; fi
+done
+if [ -f "$kit/llama/lib/llama_decode" ]; then chmod +x "$kit/llama/lib/llama_decode"; fi
 export XDG_RUNTIME_DIR=\${XDG_RUNTIME_DIR:-$(mktemp -d)}
 if [ -n "\${KIT_SWIFTSHADER:-}" ]; then export VK_ICD_FILENAMES=/usr/lib/chromium/vk_swiftshader_icd.json; else
   export SAGE_GPU=hardware
@@ -73,6 +80,16 @@ if [ -z "\${KIT_NO_PEERS:-}" ] && python3 -c 'import torch, sys; sys.exit(0 if t
   PYTHONUNBUFFERED=1 python3 peers/torch_decode.py --out "$res/peers.json" --engine "$res/gpu.json" \${quick[@]+"\${quick[@]}"} | tee "$res/ratios.md"
 else
   echo "gpu-kit: no PyTorch with CUDA here: the peers did not run"
+fi
+# llama.cpp's Vulkan backend on the same shapes and weights (KIT_NO_LLAMA=1 skips it); its GGUF
+# files (about 1 GB for the Qwen shape) are written to a temporary folder, one at a time.
+if [ -z "\${KIT_NO_LLAMA:-}" ] && [ -x "$kit/llama/lib/llama_decode" ]; then
+  gguf=$(mktemp -d)
+  "$node" k/b/llama.mjs --binary "$kit/llama/lib/llama_decode" --engine "$res/gpu.json" --out "$res/llama.json" --dir "$gguf" \
+    2> >(tee "$res/llama.txt.log" >&2) | tee "$res/ratios-llama.md" || echo "gpu-kit: the llama.cpp peer failed (results/llama.txt.log)"
+  rm -rf "$gguf"
+else
+  echo "gpu-kit: the llama.cpp peer did not run (not in this kit, or KIT_NO_LLAMA)"
 fi
 # Last, so that a short loan loses only this: one SAGE step on the Qwen-shaped f16 base with
 # LoRA, phase by phase, with the GPU's busy share (KIT_NO_STEP=1 skips it).
@@ -108,7 +125,7 @@ await runCli(gpuKitCli, async (o) => {
   // repository's: the platform finds shaders/ two folders up from itself.
   mkdirSync(join(out, 'k', 'b'), { recursive: true });
   // The report, and compare with the evolve it spawns (found beside it), each bundled whole.
-  for (const [entry, name] of [['bench/node/gpu.ts', 'gpu'], ['bench/node/step.ts', 'step'], ['src/cli/compare.ts', 'compare'], ['src/cli/evolve.ts', 'evolve']]) {
+  for (const [entry, name] of [['bench/node/gpu.ts', 'gpu'], ['bench/node/step.ts', 'step'], ['src/cli/compare.ts', 'compare'], ['src/cli/evolve.ts', 'evolve'], ['bench/node/llama.ts', 'llama']]) {
     run(esbuild, [
       entry, '--bundle', '--platform=node', '--format=esm', '--target=node20', '--log-level=warning',
       `--outfile=${join(out, 'k', 'b', `${name}.mjs`)}`, '--external:webgpu', '--external:pyodide',
@@ -130,6 +147,17 @@ await runCli(gpuKitCli, async (o) => {
   copyFileSync(join(root, 'node_modules', 'pyodide', 'package.json'), join(out, 'node_modules', 'pyodide', 'package.json'));
   mkdir(join(out, 'peers'));
   copyFileSync(join(root, 'bench', 'peers', 'torch_decode.py'), join(out, 'peers', 'torch_decode.py'));
+  // llama.cpp's peer: the program and the libraries it loads (ggml's Vulkan and CPU backends).
+  const llama = ensureLlamaCpp();
+  if (llama.binary) {
+    const lib = join(out, 'llama', 'lib');
+    mkdir(lib);
+    const files = readdirSync(LLAMA_CPP_LIBS).filter((f) => f === 'llama_decode' || (f.endsWith('.so') && f !== 'libllama-common.so'));
+    run('bash', ['-c', `cd "${LLAMA_CPP_LIBS}" && for f in ${files.join(' ')}; do xz -T2 -c "$f" > "${lib}/$f.xz"; done`]);
+    copyFileSync(join(LLAMA_CPP_LIBS, '..', 'release.txt'), join(out, 'llama', 'release.txt'));
+  } else {
+    console.log(`gpu-kit: without llama.cpp's peer (${llama.why})`);
+  }
   if (o.debs) {
     const debs = readdirSync(resolve(o.debs)).filter((f) => f.endsWith('.deb'));
     if (debs.length === 0) {

@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { browserAvailable, chromiumPath } from './browser.mjs';
 import { SWIFTSHADER_ICD, vulkanLoaderAvailable } from './gpu-env.mjs';
 import { ensureLavapipe } from './lavapipe.mjs';
+import { ensureLlamaCpp } from './llamaCpp.mjs';
 
 const INSTALL = 'apt-get install -y chromium libvulkan1';
 
@@ -40,4 +41,6 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   ensureGpuRuntimes();
   const lavapipe = ensureLavapipe();
   console.log(lavapipe.icd ? `Mesa's lavapipe for the f16 kernel tests: ${lavapipe.icd}` : `The f16 kernel tests will be skipped: ${lavapipe.why}.`);
+  const llama = ensureLlamaCpp();
+  console.log(llama.binary ? `llama.cpp's decode peer: ${llama.binary}` : `The llama.cpp peer's tests will be skipped: ${llama.why}.`);
 }

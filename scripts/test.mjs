@@ -1,27 +1,34 @@
 // `npm test`: unit and GPU kernel tests in Node (Dawn), the f16 kernel tests on Mesa's lavapipe,
-// then browser tests in headless Chromium with WebGPU (Playwright). Exits non-zero if any step fails.
+// the llama.cpp decode peer's tests (its model against the float64 reference), then browser tests in headless Chromium with WebGPU (Playwright). Exits non-zero if any step fails.
 import { spawnSync } from 'node:child_process';
 import { ensureGpuRuntimes } from './setup.mjs';
 import { gpuEnv } from './gpu-env.mjs';
 import { ensureLavapipe, lavapipeEnv } from './lavapipe.mjs';
+import { ensureLlamaCpp } from './llamaCpp.mjs';
 
 ensureGpuRuntimes();
 const env = gpuEnv();
 const lavapipe = ensureLavapipe();
+const llama = ensureLlamaCpp();
 const steps = [
   ['typecheck', ['npx', 'tsc', '--noEmit'], env],
   ['unit + GPU kernel tests (Node, Dawn)', ['npx', 'vitest', 'run'], env],
   [
     'f16 kernel tests (Node, Dawn on Mesa lavapipe)',
     ['npx', 'vitest', 'run'],
-    lavapipe.icd ? { ...lavapipeEnv(lavapipe.icd, env), SAGE_TESTS: 'f16' } : null,
+    lavapipe.icd ? { ...lavapipeEnv(lavapipe.icd, env), SAGE_TESTS: 'f16' } : lavapipe.why,
+  ],
+  [
+    'llama.cpp decode peer tests (its CPU backend)',
+    ['npx', 'vitest', 'run'],
+    llama.binary ? { ...env, SAGE_TESTS: 'llama', LLAMA_DECODE: llama.binary } : llama.why,
   ],
   ['browser tests (Chromium, WebGPU)', ['npx', 'playwright', 'test'], env],
 ];
 for (const [name, [cmd, ...args], stepEnv] of steps) {
-  if (!stepEnv) {
-    // Without a driver that offers shader-f16 these kernels cannot run here: said, not failed.
-    console.log(`\n=== ${name}: skipped, ${lavapipe.why} ===`);
+  if (typeof stepEnv === 'string') {
+    // Without a driver that offers shader-f16, or llama.cpp's libraries, these cannot run here: said, not failed.
+    console.log(`\n=== ${name}: skipped, ${stepEnv} ===`);
     continue;
   }
   console.log(`\n=== ${name} ===`);
