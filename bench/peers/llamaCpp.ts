@@ -185,11 +185,14 @@ export function bestDecode(fig: LlamaModelRecord['decode'][number]): LlamaDecode
 const fmt = (x: number | undefined, digits = 1) =>
   x === undefined || !Number.isFinite(x) ? '—' : x.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 
+/** How llama.cpp ran: ggml reports its CPU backend where Vulkan offered it no GPU (it passes over CPU drivers). */
+const where = (device: string) => (device === 'cpu' ? 'its CPU backend: Vulkan offered it no GPU' : 'Vulkan, every layer on the GPU');
+
 /** Markdown: the engine's pipelined decode beside llama.cpp's, and engine / llama.cpp (above 1 the engine is faster). */
 export function llamaRatioTable(peer: LlamaRecord, engine: EngineReport): string {
   const lines = [
     `Decode tokens/s on ${peer.device}, ${peer.prompt}-token prompts, ${peer.newTokens} new tokens, random weights, f16 matrices ` +
-      `(engine: WebGPU through Dawn; llama.cpp: ${peer.build}, Vulkan, every layer on the GPU)${peer.quick ? ', QUICK: a smoke test, not a measurement' : ''}`,
+      `(engine: WebGPU through Dawn; llama.cpp: ${peer.build}, ${where(peer.device)})${peer.quick ? ', QUICK: a smoke test, not a measurement' : ''}`,
     '',
     '| model | rows | engine (pipelined) | llama.cpp, host sampling | llama.cpp, device sampling | ratio (engine / faster) |',
     '|:--|--:|--:|--:|--:|--:|',
