@@ -8,7 +8,7 @@
  * Decode tokens/s are measured as the engine's are: a run of N new tokens minus a run of 1 (the
  * prefill and first sample), over rows * (N - 1) tokens; the median of --reps such pairs.
  *
- *   llama_decode --model M.gguf --rows R --prompt P --new N [--reps 3] [--sampling host|backend]
+ *   llama_decode --model M.gguf --rows R --prompt P --new N [--reps 3] [--sampling host|backend] [--threads T]
  *       prints one JSON object: the figure, the runs, the device and how sampling ran
  *   llama_decode --model M.gguf --logits 5,17,3 [--gpu-layers 0]
  *       prints the logits of every position of that one prompt, as JSON: the check that the file
@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "ggml-backend.h"
 #include "llama.h"
@@ -107,7 +108,7 @@ static double run(Run *r, int n) {
 
 int main(int argc, char **argv) {
     const char *model_path = NULL, *sampling = "host", *logits_arg = NULL;
-    int rows = 1, prompt = 64, new_tokens = 128, reps = 3, gpu_layers = 999;
+    int rows = 1, prompt = 64, new_tokens = 128, reps = 3, gpu_layers = 999, threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (i + 1 >= argc) die("a value is missing after ", a);
@@ -118,12 +119,14 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--new")) new_tokens = (int)parse_int(v, a);
         else if (!strcmp(a, "--reps")) reps = (int)parse_int(v, a);
         else if (!strcmp(a, "--gpu-layers")) gpu_layers = (int)parse_int(v, a);
+        else if (!strcmp(a, "--threads")) threads = (int)parse_int(v, a);
         else if (!strcmp(a, "--sampling")) sampling = v;
         else if (!strcmp(a, "--logits")) logits_arg = v;
         else die("unknown option ", a);
     }
     if (!model_path) die("--model is required", NULL);
     if (strcmp(sampling, "host") && strcmp(sampling, "backend")) die("--sampling is host or backend, not ", sampling);
+    if (threads < 1) threads = 1;
     if (rows < 1 || prompt < 1 || new_tokens < 2 || reps < 1) die("rows, prompt and reps are at least 1, new tokens at least 2", NULL);
 
     llama_log_set(quiet_log, NULL);
@@ -181,6 +184,9 @@ int main(int argc, char **argv) {
         configs[i] = (struct llama_sampler_seq_config){.seq_id = i, .sampler = r.samplers[i]};
     }
     struct llama_context_params cp = llama_context_default_params();
+    /* The CPU's share (sampling, what stays on the host): one thread a core, as llama-bench
+       takes; llama.cpp's default of 4 oversubscribes a smaller machine's cores. */
+    cp.n_threads = cp.n_threads_batch = threads;
     /* Each sequence its own cache of prompt + new slots (not unified: no prefix is shared). */
     cp.n_seq_max = (uint32_t)rows;
     cp.kv_unified = 0;
@@ -226,7 +232,7 @@ int main(int argc, char **argv) {
         if (*c != '"' && *c != '\\') putchar(*c);
     printf("\",\"runs\":[");
     for (int k = 0; k < reps; k++)
-        printf("%s{\"shortS\":%.6f,\"longS\":%.6f,\"tokensPerS\":%.3f}", k ? "," : "", shorts[k], longs[k], rates[k]);
+        printf("%s{\"shortS\":%.9f,\"longS\":%.9f,\"tokensPerS\":%.3f}", k ? "," : "", shorts[k], longs[k], rates[k]);
     printf("]}\n");
     llama_batch_free(r.batch);
     llama_free(r.ctx);
