@@ -92,6 +92,7 @@ export function ensureLlamaCpp() {
   try {
     if (!existsSync(join(LLAMA_CPP_LIBS, 'libggml-vulkan.so'))) unpackLibraries(tmp);
     if (!existsSync(join(DIR, 'include', 'include', 'llama.h'))) unpackHeaders(tmp);
+    rmSync(LLAMA_DECODE, { force: true }); // a failed build leaves no older peer behind
     compile();
     writeFileSync(join(DIR, 'release.txt'), `node-llama-cpp ${VERSION}, llama.cpp ${LLAMA_CPP_RELEASE}\n`);
     return { binary: LLAMA_DECODE };

@@ -22,7 +22,8 @@ export type LlamaSampling = 'host' | 'backend';
 export interface LlamaRun {
   shortS: number;
   longS: number;
-  tokensPerS: number;
+  /** null where both runs of the pair took the same time (JSON has no infinity). */
+  tokensPerS: number | null;
 }
 
 /** One llama_decode measurement, as the program prints it. */
@@ -31,7 +32,7 @@ export interface LlamaDecode {
   prompt: number;
   newTokens: number;
   /** Median of the runs. */
-  tokensPerS: number;
+  tokensPerS: number | null;
   /** Where the tokens were sampled: `backend` only where the device sampled them. */
   sampling: LlamaSampling;
   device: string;
@@ -104,16 +105,18 @@ async function peer(binary: string, env: NodeJS.ProcessEnv, args: string[]): Pro
 
 export interface DecodeArgs {
   model: string;
-  rows: number;
+  rows: readonly number[];
   prompt: number;
   newTokens: number;
-  sampling: LlamaSampling;
+  sampling: readonly LlamaSampling[];
   reps?: number;
 }
 
-export async function llamaDecode(binary: string, env: NodeJS.ProcessEnv, a: DecodeArgs): Promise<LlamaDecode> {
-  const args = ['--model', a.model, '--rows', String(a.rows), '--prompt', String(a.prompt), '--new', String(a.newTokens), '--sampling', a.sampling, '--reps', String(a.reps ?? 3)];
-  return JSON.parse(await peer(binary, env, args)) as LlamaDecode;
+/** Every rows count with every sampling, from one process (its device and pipelines set up once). */
+export async function llamaDecode(binary: string, env: NodeJS.ProcessEnv, a: DecodeArgs): Promise<LlamaDecode[]> {
+  const args = ['--model', a.model, '--rows', a.rows.join(','), '--prompt', String(a.prompt), '--new', String(a.newTokens), '--sampling', a.sampling.join(','), '--reps', String(a.reps ?? 3)];
+  const out = await peer(binary, env, args);
+  return out.trim().split('\n').map((line) => JSON.parse(line) as LlamaDecode);
 }
 
 /** The logits llama.cpp computes at every position of one prompt: [positions][vocab]. */
@@ -153,20 +156,17 @@ export async function llamaCppPeer(o: PeerOptions): Promise<LlamaRecord> {
     try {
       m.ggufBytes = writePeerModel(file, config, name);
       o.log(`llama.cpp: ${name}: ${(m.ggufBytes / 2 ** 20).toFixed(0)} MiB of GGUF written`);
-      for (const rows of o.rows) {
+      const figures = await llamaDecode(o.binary, o.env, { model: file, rows: o.rows, prompt, newTokens, sampling: o.sampling });
+      o.rows.forEach((rows, i) => {
         const fig: LlamaModelRecord['decode'][number] = { rows };
+        o.sampling.forEach((sampling, j) => {
+          const d = figures[i * o.sampling.length + j]!;
+          fig[sampling] = d;
+          record.device = d.device;
+          o.log(`llama.cpp: ${name} B=${rows} sampling ${sampling} (ran on the ${d.sampling}): ${fmt(d.tokensPerS ?? undefined)} tokens/s on ${d.device}`);
+        });
         m.decode.push(fig);
-        for (const sampling of o.sampling) {
-          try {
-            const d = await llamaDecode(o.binary, o.env, { model: file, rows, prompt, newTokens, sampling });
-            fig[sampling] = d;
-            record.device = d.device;
-            o.log(`llama.cpp: ${name} B=${rows} sampling ${sampling} (ran on the ${d.sampling}): ${d.tokensPerS.toFixed(1)} tokens/s on ${d.device}`);
-          } catch (e) {
-            m.errors.push(`B=${rows} ${sampling}: ${(e as Error).message}`);
-          }
-        }
-      }
+      });
     } catch (e) {
       m.errors.push((e as Error).message);
     } finally {
@@ -179,11 +179,11 @@ export async function llamaCppPeer(o: PeerOptions): Promise<LlamaRecord> {
 /** The faster of a row count's samplings. */
 export function bestDecode(fig: LlamaModelRecord['decode'][number]): LlamaDecode | undefined {
   const all = [fig.host, fig.backend].filter((d): d is LlamaDecode => d !== undefined);
-  return all.sort((a, b) => b.tokensPerS - a.tokensPerS)[0];
+  return all.sort((a, b) => (b.tokensPerS ?? -Infinity) - (a.tokensPerS ?? -Infinity))[0];
 }
 
-const fmt = (x: number | undefined, digits = 1) =>
-  x === undefined || !Number.isFinite(x) ? '—' : x.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+const fmt = (x: number | null | undefined, digits = 1) =>
+  x === undefined || x === null || !Number.isFinite(x) ? '—' : x.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 
 /** How llama.cpp ran: ggml reports its CPU backend where Vulkan offered it no GPU (it passes over CPU drivers). */
 const where = (device: string) => (device === 'cpu' ? 'its CPU backend: Vulkan offered it no GPU' : 'Vulkan, every layer on the GPU');
@@ -204,7 +204,7 @@ export function llamaRatioTable(peer: LlamaRecord, engine: EngineReport): string
       const best = bestDecode(fig);
       // Asked for on the device but sampled on the host: llama.cpp fell back, and the column says so.
       const backend = fig.backend && (fig.backend.sampling === 'backend' ? fmt(fig.backend.tokensPerS) : `${fmt(fig.backend.tokensPerS)} (fell back to host)`);
-      lines.push(`| ${pm.model} | ${fig.rows} | ${fmt(e)} | ${fmt(fig.host?.tokensPerS)} | ${backend ?? '—'} | ${e !== undefined && best ? fmt(e / best.tokensPerS, 2) : '—'} |`);
+      lines.push(`| ${pm.model} | ${fig.rows} | ${fmt(e)} | ${fmt(fig.host?.tokensPerS)} | ${backend ?? '—'} | ${e !== undefined && best?.tokensPerS ? fmt(e / best.tokensPerS, 2) : '—'} |`);
     }
     for (const err of pm.errors) lines.push(`| ${pm.model} | | | failed: ${err.replace(/\|/g, '/')} | | |`);
   }

@@ -8,8 +8,10 @@
  * Decode tokens/s are measured as the engine's are: a run of N new tokens minus a run of 1 (the
  * prefill and first sample), over rows * (N - 1) tokens; the median of --reps such pairs.
  *
- *   llama_decode --model M.gguf --rows R --prompt P --new N [--reps 3] [--sampling host|backend] [--threads T]
- *       prints one JSON object: the figure, the runs, the device and how sampling ran
+ *   llama_decode --model M.gguf --rows 1,32 --prompt P --new N [--reps 3] [--sampling host,backend] [--threads T]
+ *       prints one JSON line a figure (each rows with each sampling, in that order, all from one
+ *       process: the device and its pipelines are set up once): the runs, the device and where
+ *       sampling ran
  *   llama_decode --model M.gguf --logits 5,17,3 [--gpu-layers 0]
  *       prints the logits of every position of that one prompt, as JSON: the check that the file
  *       holds the engine's model (bench/peers/llamaCpp.test.ts)
@@ -19,6 +21,7 @@
  * ran: llama.cpp falls back to the host where the device cannot sample.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +53,29 @@ static long parse_int(const char *s, const char *name) {
     long v = strtol(s, &end, 10);
     if (errno || *end || v < 0) die("not a count: ", name);
     return v;
+}
+
+/* JSON has no infinity: a pair whose two runs took the same time has no rate (a busy machine can make the long one shorter: a negative rate). */
+static void json_number(double x) {
+    if (isfinite(x)) printf("%.9g", x);
+    else printf("null");
+}
+
+/* A comma-separated list of counts of at least 1 (words == NULL), or of the words in `words` ("a|b"). */
+static void check_list(const char *list, const char *name, const char *words) {
+    char *copy = strdup(list), *save = NULL;
+    int n = 0;
+    for (char *item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save), n++) {
+        if (!words && parse_int(item, name) < 1) die("not a count of at least 1: ", name);
+        if (words) {
+            size_t len = strlen(item);
+            const char *w = strstr(words, item);
+            int whole = w && (w == words || w[-1] == '|') && (w[len] == '|' || w[len] == 0);
+            if (!whole) die("--sampling takes host or backend, not ", item);
+        }
+    }
+    if (n == 0 || list[strlen(list) - 1] == ',' || list[0] == ',') die("an empty list after ", name);
+    free(copy);
 }
 
 /* llama.cpp's own log lines go to stderr only at warnings and above. */
@@ -106,75 +132,8 @@ static double run(Run *r, int n) {
     return now_s() - t0;
 }
 
-int main(int argc, char **argv) {
-    const char *model_path = NULL, *sampling = "host", *logits_arg = NULL;
-    int rows = 1, prompt = 64, new_tokens = 128, reps = 3, gpu_layers = 999, threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (i + 1 >= argc) die("a value is missing after ", a);
-        const char *v = argv[++i];
-        if (!strcmp(a, "--model")) model_path = v;
-        else if (!strcmp(a, "--rows")) rows = (int)parse_int(v, a);
-        else if (!strcmp(a, "--prompt")) prompt = (int)parse_int(v, a);
-        else if (!strcmp(a, "--new")) new_tokens = (int)parse_int(v, a);
-        else if (!strcmp(a, "--reps")) reps = (int)parse_int(v, a);
-        else if (!strcmp(a, "--gpu-layers")) gpu_layers = (int)parse_int(v, a);
-        else if (!strcmp(a, "--threads")) threads = (int)parse_int(v, a);
-        else if (!strcmp(a, "--sampling")) sampling = v;
-        else if (!strcmp(a, "--logits")) logits_arg = v;
-        else die("unknown option ", a);
-    }
-    if (!model_path) die("--model is required", NULL);
-    if (strcmp(sampling, "host") && strcmp(sampling, "backend")) die("--sampling is host or backend, not ", sampling);
-    if (threads < 1) threads = 1;
-    if (rows < 1 || prompt < 1 || new_tokens < 2 || reps < 1) die("rows, prompt and reps are at least 1, new tokens at least 2", NULL);
-
-    llama_log_set(quiet_log, NULL);
-    /* The backends (Vulkan, the CPU's) are libraries beside this program; ggml loads them from there. */
-    const char *libs = getenv("LLAMA_DECODE_LIBS");
-    if (libs) ggml_backend_load_all_from_path(libs);
-    else ggml_backend_load_all();
-    llama_backend_init();
-
-    struct llama_model_params mp = llama_model_default_params();
-    mp.n_gpu_layers = gpu_layers;
-    struct llama_model *model = llama_model_load_from_file(model_path, mp);
-    if (!model) die("cannot load ", model_path);
-    const int n_vocab = llama_vocab_n_tokens(llama_model_get_vocab(model));
-
-    if (logits_arg) { /* one prompt, every position's logits */
-        int n = 1;
-        for (const char *c = logits_arg; *c; c++) n += *c == ',';
-        struct llama_context_params cp = llama_context_default_params();
-        cp.n_ctx = cp.n_batch = cp.n_ubatch = (uint32_t)(n < 16 ? 16 : n);
-        cp.n_seq_max = 1;
-        cp.flash_attn_type = LLAMA_FLASH_ATTN_TYPE_DISABLED;
-        cp.type_k = cp.type_v = GGML_TYPE_F32; /* the cache in f32 too: a mismatch then means a wrong file */
-        struct llama_context *ctx = llama_init_from_model(model, cp);
-        if (!ctx) die("cannot make a context", NULL);
-        llama_batch b = llama_batch_init(n, 0, 1);
-        char *list = strdup(logits_arg), *save = NULL;
-        for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-            int j = b.n_tokens++;
-            b.token[j] = (llama_token)parse_int(tok, "--logits");
-            if (b.token[j] >= n_vocab) die("a token past the vocabulary: ", tok);
-            b.pos[j] = j;
-            b.n_seq_id[j] = 1;
-            b.seq_id[j][0] = 0;
-            b.logits[j] = 1;
-        }
-        if (llama_decode(ctx, b) != 0) die("llama_decode failed", NULL);
-        printf("{\"vocab\":%d,\"logits\":[", n_vocab);
-        for (int j = 0; j < b.n_tokens; j++) {
-            const float *l = llama_get_logits_ith(ctx, j);
-            printf("%s[", j ? "," : "");
-            for (int v = 0; v < n_vocab; v++) printf("%s%.9g", v ? "," : "", l[v]);
-            printf("]");
-        }
-        printf("]}\n");
-        return 0;
-    }
-
+/* One figure: `rows` sequences decoded together, sampled where `sampling` says; one JSON line. */
+static void measure(struct llama_model *model, int n_vocab, int rows, const char *sampling, int prompt, int new_tokens, int reps, int threads) {
     Run r = {.rows = rows, .prompt = prompt};
     r.samplers = calloc((size_t)rows, sizeof *r.samplers);
     struct llama_sampler_seq_config *configs = calloc((size_t)rows, sizeof *configs);
@@ -226,16 +185,103 @@ int main(int argc, char **argv) {
             break;
         }
     }
-    printf("{\"rows\":%d,\"prompt\":%d,\"newTokens\":%d,\"tokensPerS\":%.3f,\"sampling\":\"%s\",\"device\":\"", rows, prompt,
-           new_tokens, sorted[reps / 2], r.backend_sampled ? "backend" : "host");
+    printf("{\"rows\":%d,\"prompt\":%d,\"newTokens\":%d,\"tokensPerS\":", rows, prompt, new_tokens);
+    json_number(sorted[reps / 2]);
+    printf(",\"sampling\":\"%s\",\"device\":\"", r.backend_sampled ? "backend" : "host");
     for (const char *c = device; *c; c++)
         if (*c != '"' && *c != '\\') putchar(*c);
     printf("\",\"runs\":[");
-    for (int k = 0; k < reps; k++)
-        printf("%s{\"shortS\":%.9f,\"longS\":%.9f,\"tokensPerS\":%.3f}", k ? "," : "", shorts[k], longs[k], rates[k]);
+    for (int k = 0; k < reps; k++) {
+        printf("%s{\"shortS\":%.9f,\"longS\":%.9f,\"tokensPerS\":", k ? "," : "", shorts[k], longs[k]);
+        json_number(rates[k]);
+        printf("}");
+    }
     printf("]}\n");
     llama_batch_free(r.batch);
     llama_free(r.ctx);
+    for (int i = 0; i < rows; i++) llama_sampler_free(r.samplers[i]);
+    free(r.samplers);
+    free(configs);
+    free(r.prompts);
+    free(rates);
+    free(longs);
+    free(shorts);
+}
+
+int main(int argc, char **argv) {
+    const char *model_path = NULL, *rows_arg = "1", *sampling_arg = "host", *logits_arg = NULL;
+    int prompt = 64, new_tokens = 128, reps = 3, gpu_layers = 999, threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (i + 1 >= argc) die("a value is missing after ", a);
+        const char *v = argv[++i];
+        if (!strcmp(a, "--model")) model_path = v;
+        else if (!strcmp(a, "--rows")) rows_arg = v;
+        else if (!strcmp(a, "--prompt")) prompt = (int)parse_int(v, a);
+        else if (!strcmp(a, "--new")) new_tokens = (int)parse_int(v, a);
+        else if (!strcmp(a, "--reps")) reps = (int)parse_int(v, a);
+        else if (!strcmp(a, "--gpu-layers")) gpu_layers = (int)parse_int(v, a);
+        else if (!strcmp(a, "--threads")) threads = (int)parse_int(v, a);
+        else if (!strcmp(a, "--sampling")) sampling_arg = v;
+        else if (!strcmp(a, "--logits")) logits_arg = v;
+        else die("unknown option ", a);
+    }
+    if (!model_path) die("--model is required", NULL);
+    check_list(rows_arg, "--rows", NULL);
+    check_list(sampling_arg, "--sampling", "host|backend");
+    if (threads < 1) threads = 1;
+    if (prompt < 1 || new_tokens < 2 || reps < 1) die("prompt and reps are at least 1, new tokens at least 2", NULL);
+
+    llama_log_set(quiet_log, NULL);
+    /* The backends (Vulkan, the CPU's) are libraries beside this program; ggml loads them from there. */
+    const char *libs = getenv("LLAMA_DECODE_LIBS");
+    if (libs) ggml_backend_load_all_from_path(libs);
+    else ggml_backend_load_all();
+    llama_backend_init();
+
+    struct llama_model_params mp = llama_model_default_params();
+    mp.n_gpu_layers = gpu_layers;
+    struct llama_model *model = llama_model_load_from_file(model_path, mp);
+    if (!model) die("cannot load ", model_path);
+    const int n_vocab = llama_vocab_n_tokens(llama_model_get_vocab(model));
+
+    if (logits_arg) { /* one prompt, every position's logits */
+        int n = 1;
+        for (const char *c = logits_arg; *c; c++) n += *c == ',';
+        struct llama_context_params cp = llama_context_default_params();
+        cp.n_ctx = cp.n_batch = cp.n_ubatch = (uint32_t)(n < 16 ? 16 : n);
+        cp.n_seq_max = 1;
+        cp.flash_attn_type = LLAMA_FLASH_ATTN_TYPE_DISABLED;
+        cp.type_k = cp.type_v = GGML_TYPE_F32; /* the cache in f32 too: a mismatch then means a wrong file */
+        struct llama_context *ctx = llama_init_from_model(model, cp);
+        if (!ctx) die("cannot make a context", NULL);
+        llama_batch b = llama_batch_init(n, 0, 1);
+        char *list = strdup(logits_arg), *save = NULL;
+        for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+            int j = b.n_tokens++;
+            b.token[j] = (llama_token)parse_int(tok, "--logits");
+            if (b.token[j] >= n_vocab) die("a token past the vocabulary: ", tok);
+            b.pos[j] = j;
+            b.n_seq_id[j] = 1;
+            b.seq_id[j][0] = 0;
+            b.logits[j] = 1;
+        }
+        if (llama_decode(ctx, b) != 0) die("llama_decode failed", NULL);
+        printf("{\"vocab\":%d,\"logits\":[", n_vocab);
+        for (int j = 0; j < b.n_tokens; j++) {
+            const float *l = llama_get_logits_ith(ctx, j);
+            printf("%s[", j ? "," : "");
+            for (int v = 0; v < n_vocab; v++) printf("%s%.9g", v ? "," : "", l[v]);
+            printf("]");
+        }
+        printf("]}\n");
+        return 0;
+    }
+
+    /* Every figure from one process: its device set up and its pipelines compiled once. */
+    for (const char *rp = rows_arg; rp; rp = strchr(rp, ',') ? strchr(rp, ',') + 1 : NULL)
+        for (const char *sp = sampling_arg; sp; sp = strchr(sp, ',') ? strchr(sp, ',') + 1 : NULL)
+            measure(model, n_vocab, (int)strtol(rp, NULL, 10), *sp == 'h' ? "host" : "backend", prompt, new_tokens, reps, threads);
     llama_model_free(model);
     return 0;
 }
