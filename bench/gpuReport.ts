@@ -78,6 +78,11 @@ const QUICK: Plan = {
   tune: false,
 };
 
+/** The report's decode counts and shapes, full or --quick: what its peers run beside it. */
+export function decodePlan(quick: boolean): Pick<Plan, 'shape' | 'decodeRows' | 'prompt' | 'newTokens'> {
+  return quick ? QUICK : FULL;
+}
+
 export interface DecodeFigure {
   rows: number;
   /**

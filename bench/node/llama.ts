@@ -11,6 +11,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { runCli, type CliDescription } from '../../src/cli/options';
+import { decodePlan } from '../gpuReport';
 import { llamaCppPeer, llamaRatioTable, type EngineReport, type LlamaSampling } from '../peers/llamaCpp';
 
 const options = {
@@ -18,7 +19,7 @@ const options = {
   engine: { type: 'string', exists: 'file', arg: 'FILE', help: "the GPU report's JSON: its counts and shapes, and the ratios" },
   out: { type: 'string', arg: 'FILE', help: 'the JSON record to write' },
   quick: { type: 'flag', help: '1 layer, vocabulary 4,096, 8-token prompts, 6 new tokens: a smoke test (with --engine, its run decides)' },
-  rows: { type: 'string', multiple: true, arg: 'N,N', help: 'rows decoded together (default 1,32)' },
+  rows: { type: 'string', multiple: true, arg: 'N,N', help: "rows decoded together (default the report's: 1,32)" },
   sampling: { type: 'string', multiple: true, arg: 'WHERE', help: 'where llama.cpp samples: host (its default), backend (on the device); default both' },
   dir: { type: 'string', exists: 'dir', arg: 'DIR', help: 'where the GGUF files are written (one at a time, removed after); default the system temp folder' },
 } as const;
@@ -30,7 +31,7 @@ const cli: CliDescription<typeof options> = {
 };
 
 await runCli(cli, async (o) => {
-  const rows = o.rows.length ? o.rows.map(Number) : [1, 32];
+  const rows = o.rows.length ? o.rows.map(Number) : [...decodePlan(o.quick).decodeRows];
   if (rows.some((r) => !Number.isInteger(r) || r < 1)) throw new Error(`--rows takes counts, not ${o.rows.join(',')}`);
   const sampling = (o.sampling.length ? o.sampling : ['host', 'backend']) as LlamaSampling[];
   const bad = sampling.find((s) => s !== 'host' && s !== 'backend');

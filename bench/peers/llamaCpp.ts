@@ -10,7 +10,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { LlamaConfig } from '../../src/model/config';
-import { GPU_MODELS } from '../gpuReport';
+import { decodePlan, GPU_MODELS } from '../gpuReport';
 import { paddedByteTokenizer, randomCheckpoint } from '../randomCheckpoint';
 import { writeGguf, type GgufTokens } from './gguf';
 
@@ -141,15 +141,12 @@ export interface PeerOptions {
 
 /** The report's shapes through llama.cpp, one GGUF file at a time. */
 export async function llamaCppPeer(o: PeerOptions): Promise<LlamaRecord> {
-  const [prompt, newTokens] = o.engine ? [o.engine.prompt, o.engine.newTokens] : o.quick ? [8, 6] : [64, 128];
+  const plan = decodePlan(o.quick);
+  const [prompt, newTokens] = o.engine ? [o.engine.prompt, o.engine.newTokens] : [plan.prompt, plan.newTokens];
   const record: LlamaRecord = { build: o.build, device: 'unknown', prompt, newTokens, quick: o.quick, models: [] };
   for (const { name, config: full } of GPU_MODELS) {
     const cut = o.engine?.models.find((m) => m.model === name);
-    const config = cut
-      ? { ...full, num_hidden_layers: cut.layers, vocab_size: cut.vocab }
-      : o.quick
-        ? { ...full, num_hidden_layers: 1, vocab_size: 4096 }
-        : full;
+    const config = cut ? { ...full, num_hidden_layers: cut.layers, vocab_size: cut.vocab } : plan.shape(full);
     const m: LlamaModelRecord = { model: name, layers: config.num_hidden_layers, vocab: config.vocab_size, ggufBytes: 0, decode: [], errors: [] };
     record.models.push(m);
     const file = join(o.dir, `${name}.gguf`);
