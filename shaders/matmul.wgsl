@@ -27,6 +27,17 @@ enable f16;
 #if SK_HALF
 enable f16;
 #endif
+// MMA (matmul_mma, where the device has subgroup matrices with f16 operands and an f32
+// result): the products on the GPU's matrix units (tensor cores through Vulkan's cooperative
+// matrices). Its uniformity is the subgroup's, not the workgroup's: each subgroup multiplies
+// its own column block or none, so the analysis, which cannot see that subgroup_id is
+// uniform in a subgroup, is told not to warn.
+#if MMA
+enable f16;
+enable subgroups;
+enable chromium_experimental_subgroup_matrix;
+diagnostic(off, chromium_experimental.subgroup_matrix_uniformity);
+#endif
 
 // TRANS_A / TRANS_B are preprocessor switches rather than overrides: with literal index
 // arithmetic SwiftShader's JIT runs the register-tiled loop 40% faster.
@@ -59,6 +70,13 @@ struct Params {
 // unpack2x16float (core WGSL, no shader-f16); every product and sum stays f32. loadB takes an
 // element index, loadB4 the index of an aligned group of four.
 #include half
+#if MMA
+// An f16 B as halves, the element type subgroupMatrixLoad reads; loadB and loadB4 keep the
+// module's other entry points valid (only matmul_mma is compiled from it).
+@group(0) @binding(2) var<storage, read> B: array<f16>;
+fn loadB(i: u32) -> f32 { return f32(B[i]); }
+fn loadB4(i: u32) -> vec4<f32> { return vec4<f32>(f32(B[4u * i]), f32(B[4u * i + 1u]), f32(B[4u * i + 2u]), f32(B[4u * i + 3u])); }
+#else
 #if B_F16
 #if SK_HALF
 @group(0) @binding(2) var<storage, read> B: array<vec4<f16>>;
@@ -82,6 +100,7 @@ fn loadB4(i: u32) -> vec4<f32> { return B[i]; }
 #else
 @group(0) @binding(2) var<storage, read> B: array<f32>;
 fn loadB(i: u32) -> f32 { return B[i]; }
+#endif
 #endif
 #endif
 @group(0) @binding(3) var<storage, read_write> C: array<f32>;
@@ -1017,3 +1036,117 @@ fn bigStoreRow(slot: u32, m: u32, c0: u32, c1: u32, v0: vec4<f32>, v1: vec4<f32>
 #endif
   }
 }
+
+// matmul_mma: C = alpha·op(A)·Wᵀ (+ bias) (+ beta·C) for an f16 W [N, K] (a linear layer's
+// weight as stored) and f32 activations A [M, K], on subgroup matrices of MMA_M×MMA_K (A),
+// MMA_K×MMA_N (W) and an f32 MMA_M×MMA_N result: the adapter's own configuration, the
+// products in its matrix units at their rate, where the vector kernels issue one FMA per
+// invocation per cycle. A workgroup computes MM_ROWS rows × MM_COLS columns of C: four
+// subgroups, one column block of MMA_N each, all sharing the rows of op(A) staged in
+// workgroup memory as halves (the prologue applied as they are staged); W's blocks are loaded
+// straight from storage (column-major with stride K: a block's columns are rows of W). The
+// results go through workgroup memory, so that the edges and the epilogue (alpha, bias, beta,
+// or SK_SLICED's raw sums) are ordinary guarded stores. With A_NORM each row is normalised
+// before it is rounded to half (a hidden state's raw values can pass f16's range; its
+// normalised ones do not), its rstd summed over all of K by MM_WG / MM_ROWS invocations in a
+// fixed order, so a slice of K normalises as K whole does. Deterministic: no atomics, each
+// output summed in one order. Needs K a multiple of MMA_K and N of MMA_N (whole blocks),
+// W's offset and K multiples of 8 (16-byte aligned block loads).
+#if MMA
+const MM_M = {{MMA_M}}u;
+const MM_N = {{MMA_N}}u;
+const MM_K = {{MMA_K}}u;
+const MM_ROWS = MM_M * {{MMA_TM}}u;
+// Subgroups that multiply, one column block each; others (an adapter whose subgroups are
+// smaller than its subgroupMaxSize) only stage.
+const MM_SG = 4u;
+const MM_COLS = MM_SG * MM_N;
+// Elements of K staged a step: a multiple of MMA_K (at most 16 in the configurations taken).
+const MM_KT = 64u;
+// Invocations: four subgroups of the adapter's subgroupMaxSize.
+override MM_WG: u32 = 128u;
+var<workgroup> mmA: array<f16, MM_ROWS * MM_KT>;
+var<workgroup> mmC: array<f32, MM_ROWS * MM_COLS>;
+#if A_NORM
+var<workgroup> mmSum: array<f32, MM_WG>;
+var<workgroup> mmScale: array<f32, MM_ROWS>;
+#endif
+
+@compute @workgroup_size(MM_WG, 1, 1)
+fn matmul_mma(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32,
+              @builtin(subgroup_id) sg: u32) {
+  let range = kRange(wid.z);
+  let b = range.x;
+  let m0 = wid.y * MM_ROWS;
+  let n0 = wid.x * MM_COLS;
+  let rowsA = baseA(b);
+#if A_NORM
+  let per = MM_WG / MM_ROWS;
+  let nr = lid / per;
+  var ss = 0.0;
+  if (m0 + nr < p.M) {
+    for (var k = lid % per; k < p.K; k += per) {
+      let v = loadA(idxA(rowsA, m0 + nr, k));
+      ss += v * v;
+    }
+  }
+  mmSum[lid] = ss;
+  workgroupBarrier();
+  if (lid < MM_ROWS) {
+    var t = 0.0;
+    for (var j = 0u; j < per; j++) { t += mmSum[lid * per + j]; }
+    mmScale[lid] = rowScale(t);
+  }
+  workgroupBarrier();
+#endif
+  // Subgroup-uniform: whether this subgroup has a column block inside N.
+  let owner = sg < MM_SG && n0 + sg * MM_N < p.N;
+  let colsW = baseB(b) + (n0 + min(sg, MM_SG - 1u) * MM_N) * p.K;
+#for i in 0..MMA_TM
+  var acc{{i}}: subgroup_matrix_result<f32, MM_N, MM_M>;
+#endfor
+  for (var k0 = range.y; k0 < range.z; k0 += MM_KT) {
+    for (var e = lid; e < MM_ROWS * MM_KT; e += MM_WG) {
+      let r = e / MM_KT;
+      let k = k0 + e % MM_KT;
+      var v = 0.0;
+      if (m0 + r < p.M && k < range.z) {
+        v = loadA(idxA(rowsA, m0 + r, k));
+#if A_NORM
+        v *= mmScale[r] * loadNorm(k);
+#endif
+      }
+      mmA[e] = f16(v);
+    }
+    workgroupBarrier();
+    if (owner) {
+      let steps = min(MM_KT, range.z - k0) / MM_K;
+      for (var s = 0u; s < steps; s++) {
+        let w = subgroupMatrixLoad<subgroup_matrix_right<f16, MM_N, MM_K>, col_major>(&B, colsW + k0 + s * MM_K, p.K);
+#for i in 0..MMA_TM
+        acc{{i}} = subgroupMatrixMultiplyAccumulate(
+          subgroupMatrixLoad<subgroup_matrix_left<f16, MM_K, MM_M>, row_major>(&mmA, {{i}}u * MM_M * MM_KT + s * MM_K, MM_KT), w, acc{{i}});
+#endfor
+      }
+    }
+    workgroupBarrier();
+  }
+  if (owner) {
+#for i in 0..MMA_TM
+    subgroupMatrixStore<row_major>(&mmC, {{i}}u * MM_M * MM_COLS + sg * MM_N, acc{{i}}, MM_COLS);
+#endfor
+  }
+  workgroupBarrier();
+  for (var e = lid; e < MM_ROWS * MM_COLS; e += MM_WG) {
+    let m = m0 + e / MM_COLS;
+    let n = n0 + e % MM_COLS;
+    if (m < p.M && n < p.N) {
+#if SK_SLICED
+      SkPart[(wid.z * p.M + m) * p.N + n] = mmC[e];
+#else
+      storeOne(b, m, n, mmC[e]);
+#endif
+    }
+  }
+}
+#endif

@@ -30,6 +30,44 @@ export interface AdapterSummary {
   key: string;
 }
 
+/**
+ * A subgroup-matrix shape the device multiplies f16 operands in, with an f32 result
+ * (`chromium-experimental-subgroup-matrix`: tensor cores through Vulkan's cooperative
+ * matrices, Apple's simdgroup matrices), and the adapter's largest subgroup, which a kernel's
+ * workgroup width must be a multiple of.
+ */
+export interface SubgroupMatrixShape {
+  M: number;
+  N: number;
+  K: number;
+  subgroupMaxSize: number;
+}
+
+/** The experimental feature behind subgroup matrices (Dawn exposes it with its toggle allow_unsafe_apis). */
+export const SUBGROUP_MATRIX_FEATURE = 'chromium-experimental-subgroup-matrix';
+
+/** An adapter's subgroup matrix configuration as GPUAdapterInfo.subgroupMatrixConfigs lists it. */
+export interface SubgroupMatrixConfig {
+  componentType: string;
+  resultComponentType: string;
+  M: number;
+  N: number;
+  K: number;
+}
+
+/**
+ * The configuration matmul_mma multiplies in: the first listed (the adapter lists its
+ * preferred first) with f16 operands and an f32 result whose blocks tile the kernel's
+ * workgroup (32 rows a whole number of M; M·N at most 256, so that the results staged in
+ * workgroup memory fit 8 KiB; K dividing the 64 elements staged a step). Null where none does.
+ */
+export function pickSubgroupMatrix(configs: readonly SubgroupMatrixConfig[], subgroupMaxSize: number): SubgroupMatrixShape | null {
+  const c = configs.find(
+    (x) => x.componentType === 'f16' && x.resultComponentType === 'f32' && 32 % x.M === 0 && x.M * x.N <= 256 && 64 % x.K === 0 && x.K % 8 === 0,
+  );
+  return c && subgroupMaxSize > 0 ? { M: c.M, N: c.N, K: c.K, subgroupMaxSize } : null;
+}
+
 export interface DeviceLost {
   reason: string;
   message: string;
@@ -42,6 +80,8 @@ export interface GpuContext {
   features: ReadonlySet<OptionalFeature>;
   /** The subgroup size when `subgroups` was granted and the adapter has exactly one; else null. */
   subgroupSize: number | null;
+  /** The subgroup matrices f16 products run on (matmul_mma), where the device was granted them and one suits; else null. */
+  subgroupMatrix: SubgroupMatrixShape | null;
   limits: Readonly<Record<(typeof RAISED_LIMITS)[number] | 'minUniformBufferOffsetAlignment', number>>;
   platform: Platform;
   /** Whether other runtimes of this process use the device too (see Platform.shareDevice): a runtime's end leaves it. */
@@ -124,6 +164,8 @@ async function newDevice(platform: Platform, gpu: GPU, options: DeviceOptions, s
   const adapter = await gpu.requestAdapter({ powerPreference: options.powerPreference ?? 'high-performance' });
   if (!adapter) throw new WebGPUUnavailableError(`in this ${platform.name} (no adapter was found)`, platform.unavailableAdvice());
   const features = OPTIONAL_FEATURES.filter((f) => adapter.features.has(f));
+  const matrixFeature = adapter.features.has(SUBGROUP_MATRIX_FEATURE) && features.includes('shader-f16') && features.includes('subgroups');
+  const matrices = matrixFeature ? subgroupMatrices(adapter) : null;
   const requiredLimits: Record<string, number> = {};
   if (!options.defaultLimits) for (const name of RAISED_LIMITS) requiredLimits[name] = adapter.limits[name];
   for (const [name, value] of Object.entries(options.limits ?? {})) {
@@ -132,7 +174,10 @@ async function newDevice(platform: Platform, gpu: GPU, options: DeviceOptions, s
     }
     requiredLimits[name] = value;
   }
-  const device = await adapter.requestDevice({ requiredFeatures: features, requiredLimits });
+  // Granted wherever offered with the features it needs, so that its kernels compile even
+  // where no configuration suits them (Dawn's null backend lists none: the compile tests).
+  const requiredFeatures: GPUFeatureName[] = matrixFeature ? [...features, SUBGROUP_MATRIX_FEATURE as GPUFeatureName] : [...features];
+  const device = await adapter.requestDevice({ requiredFeatures, requiredLimits });
   const lostListeners = new Set<(info: DeviceLost) => void>();
   const errorListeners = new Set<(message: string) => void>();
   void device.lost.then((info) => {
@@ -155,12 +200,20 @@ async function newDevice(platform: Platform, gpu: GPU, options: DeviceOptions, s
     adapter: summarizeAdapter(adapterInfo(adapter), platform.name),
     features: new Set(features),
     subgroupSize: fixedSubgroupSize(adapterInfo(adapter), features.includes('subgroups')),
+    subgroupMatrix: matrices,
     limits,
     platform,
     shared,
     onLost: (l) => subscribe(lostListeners, l),
     onError: (l) => subscribe(errorListeners, l),
   };
+}
+
+/** The configuration matmul_mma takes from the adapter's (see pickSubgroupMatrix). */
+function subgroupMatrices(adapter: GPUAdapter): SubgroupMatrixShape | null {
+  // subgroupMatrixConfigs and subgroupMaxSize are newer than @webgpu/types' GPUAdapterInfo.
+  const info = (adapterInfo(adapter) ?? {}) as { subgroupMatrixConfigs?: readonly SubgroupMatrixConfig[]; subgroupMaxSize?: number };
+  return pickSubgroupMatrix(info.subgroupMatrixConfigs ?? [], info.subgroupMaxSize ?? 0);
 }
 
 function fixedSubgroupSize(info: GPUAdapterInfo | undefined, granted: boolean): number | null {

@@ -38,10 +38,15 @@ describe('kernel plan', () => {
     const { halfMath: _, ...older } = plan;
     expect(planRuntimeOptions(parseKernelPlan(JSON.stringify(older), 'kernels.json')).halfMath).toBe(false);
     const bad: KernelPlan = { ...plan, matmul: { 'NT|m9|n10|k10': 'fast' as never } };
-    expect(() => parseKernelPlan(JSON.stringify(bad), 'run/kernels.json')).toThrow('run/kernels.json: matmul class NT|m9|n10|k10: no variant "fast" (reg, reg-wide, reg-vec4, tiled, tiled-128, tiled-128-splitk, gemv, splitk, splitk-sg, rows)');
+    expect(() => parseKernelPlan(JSON.stringify(bad), 'run/kernels.json')).toThrow('run/kernels.json: matmul class NT|m9|n10|k10: no variant "fast" (reg, reg-wide, reg-vec4, tiled, tiled-128, tiled-128-splitk, gemv, splitk, splitk-sg, rows, mma)');
     expect(() => parseKernelPlan('{"matmul": {}}', 'run/kernels.json')).toThrow(/^run\/kernels\.json: not a kernel plan/);
     expect(() => parseKernelPlan('{', 'run/kernels.json')).toThrow('run/kernels.json: not valid JSON');
     // Subgroup rows asked of a runtime that shares none.
     expect(() => followPlan(rt, { ...plan, subgroupMatmul: true })).toThrow(/shares matmul rows across subgroups of 4 lanes .*this adapter cannot$/);
+    // Sums on subgroup matrices, whose blocks order them, asked of a runtime without those blocks.
+    const mma = { ...plan, matmul: { 'NT|m32|n896|k896|b16|h': 'mma' as const }, subgroupMatrix: { M: 16, N: 16, K: 16, subgroupMaxSize: 32 } };
+    expect(parseKernelPlan(JSON.stringify(mma), 'kernels.json')).toEqual(mma);
+    expect(() => followPlan(rt, mma)).toThrow(/multiplies on 16×16×16 subgroup matrices in subgroups of 32 .*this adapter has none$/);
+    expect(() => parseKernelPlan(JSON.stringify({ ...plan, subgroupMatrix: { M: 16 } }), 'kernels.json')).toThrow(/not a kernel plan/);
   });
 });

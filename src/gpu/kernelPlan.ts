@@ -8,6 +8,7 @@
 import { matmulTuner, type MatmulPlan } from './ops/autotune';
 import { MATMUL_VARIANTS, type MatmulVariant } from './ops/matmulVariants';
 import type { Runtime, RuntimeOptions } from './runtime';
+import type { SubgroupMatrixShape } from './device';
 
 export interface KernelPlan extends MatmulPlan {
   /** The adapter the plan was made on (see AdapterSummary.key): for the reader, not checked. */
@@ -18,6 +19,8 @@ export interface KernelPlan extends MatmulPlan {
   fusedPrologues: boolean;
   /** Whether inference multiplied f16 weights in f16 (Runtime.halfMath); absent in plans made before it existed, which never did. */
   halfMath?: boolean;
+  /** The subgroup matrices matmul_mma multiplied on (their blocks order its sums), or null; absent in plans made before it existed. */
+  subgroupMatrix?: SubgroupMatrixShape | null;
 }
 
 /** The plan this runtime has run on so far (with a followed plan: that plan and what it lacked). */
@@ -28,6 +31,7 @@ export function kernelPlan(rt: Runtime): KernelPlan {
     subgroupMatmul: rt.subgroupMatmul,
     fusedPrologues: rt.fusedPrologues,
     halfMath: rt.halfMath,
+    subgroupMatrix: rt.ctx.subgroupMatrix,
     ...matmulTuner(rt).plan(),
   };
 }
@@ -44,10 +48,22 @@ export function planRuntimeOptions(plan: KernelPlan): Pick<RuntimeOptions, 'seri
 export function followPlan(rt: Runtime, plan: KernelPlan): void {
   if (plan.subgroups && !rt.ctx.features.has('subgroups')) throw new Error(`the kernel plan was made on an adapter with subgroups (${plan.adapter}); this one has none`);
   if (plan.subgroupMatmul && !rt.subgroupMatmul) throw new Error(`the kernel plan shares matmul rows across subgroups of 4 lanes (${plan.adapter}); this adapter cannot`);
+  const mma = plan.subgroupMatrix;
+  if (Object.values(plan.matmul).includes('mma') && !(mma && sameMatrices(mma, rt.ctx.subgroupMatrix))) {
+    const had = mma ? `${mma.M}×${mma.N}×${mma.K} subgroup matrices in subgroups of ${mma.subgroupMaxSize}` : 'subgroup matrices';
+    const has = rt.ctx.subgroupMatrix ? `${rt.ctx.subgroupMatrix.M}×${rt.ctx.subgroupMatrix.N}×${rt.ctx.subgroupMatrix.K} in subgroups of ${rt.ctx.subgroupMatrix.subgroupMaxSize}` : 'none';
+    throw new Error(`the kernel plan multiplies on ${had} (${plan.adapter}); this adapter has ${has}`);
+  }
   matmulTuner(rt).replay(plan);
 }
 
+const sameMatrices = (a: SubgroupMatrixShape, b: SubgroupMatrixShape | null) =>
+  b !== null && a.M === b.M && a.N === b.N && a.K === b.K && a.subgroupMaxSize === b.subgroupMaxSize;
+
 const isBool = (x: unknown) => typeof x === 'boolean';
+const isMatrices = (x: unknown) =>
+  x === undefined || x === null ||
+  (typeof x === 'object' && ['M', 'N', 'K', 'subgroupMaxSize'].every((k) => Number.isInteger((x as Record<string, unknown>)[k])));
 const isStrings = (x: unknown): x is string[] => Array.isArray(x) && x.every((s) => typeof s === 'string');
 
 /** A recorded plan (kernels.json) read back and checked; `file` names it in the error. */
@@ -65,8 +81,8 @@ export function parseKernelPlan(text: string, file: string): KernelPlan {
     typeof p.adapter === 'string' && typeof p.architecture === 'string' &&
     isBool(p.subgroups) && isBool(p.serialRows) && isBool(p.subgroupMatmul) && isBool(p.fusedPrologues) && (p.halfMath === undefined || isBool(p.halfMath)) &&
     typeof variants === 'object' && variants !== null && !Array.isArray(variants) &&
-    isStrings(p.untuned) && (p.added === undefined || isStrings(p.added));
-  if (!ok) throw new Error(`${file}: not a kernel plan (adapter, architecture, subgroups, serialRows, subgroupMatmul, fusedPrologues, matmul, untuned)`);
+    isStrings(p.untuned) && (p.added === undefined || isStrings(p.added)) && isMatrices(p.subgroupMatrix);
+  if (!ok) throw new Error(`${file}: not a kernel plan (adapter, architecture, subgroups, serialRows, subgroupMatmul, fusedPrologues, matmul, untuned, subgroupMatrix)`);
   for (const [key, variant] of Object.entries(variants)) {
     if (!MATMUL_VARIANTS.includes(variant as MatmulVariant)) throw new Error(`${file}: matmul class ${key}: no variant ${JSON.stringify(variant)} (${MATMUL_VARIANTS.join(', ')})`);
   }

@@ -26,6 +26,8 @@ export class Kernel {
   compiled: CompiledKernel | null = null;
   /** The asynchronous compile under way, if any. */
   compiling: Promise<void> | null = null;
+  /** Why the asynchronous compile failed (the shader's or the pipeline's validation message), once it has. */
+  failure: string | null = null;
 
   constructor(
     readonly spec: KernelSpec,
@@ -84,15 +86,22 @@ export class PipelineCache {
   prepare(spec: KernelSpec): Kernel {
     const kernel = this.find(spec);
     if (kernel.compiled || kernel.compiling) return kernel;
-    const compile = this.device
-      .createComputePipelineAsync(this.descriptor(kernel))
+    // The shader module's own errors (WGSL it cannot compile) are caught with the pipeline's,
+    // so that a caller can pass over a kernel this adapter cannot run (see failed).
+    this.device.pushErrorScope('validation');
+    const pipeline = this.device.createComputePipelineAsync(this.descriptor(kernel));
+    const scope = this.device.popErrorScope();
+    const compile = Promise.all([pipeline, scope])
       .then(
-        (pipeline) => {
-          kernel.compiled ??= { pipeline, layout: pipeline.getBindGroupLayout(0) };
+        ([made, error]) => {
+          if (error) kernel.failure = error.message;
+          else kernel.compiled ??= { pipeline: made, layout: made.getBindGroupLayout(0) };
         },
-        // An invalid kernel: left to compiled(), whose synchronous creation reports the error
-        // where the runtime collects validation errors.
-        () => {},
+        // An invalid kernel: recorded, and left to compiled(), whose synchronous creation
+        // reports the error where the runtime collects validation errors.
+        (error: unknown) => {
+          kernel.failure = error instanceof Error ? error.message : String(error);
+        },
       )
       .finally(() => {
         kernel.compiling = null;
@@ -101,6 +110,11 @@ export class PipelineCache {
     kernel.compiling = compile;
     this.compiling.add(compile);
     return kernel;
+  }
+
+  /** Why the spec's kernel did not compile (after ready), or null where it did or has not been prepared. */
+  failed(spec: KernelSpec): string | null {
+    return this.find(spec).failure;
   }
 
   /** Resolves once every pipeline compiling now has finished. */

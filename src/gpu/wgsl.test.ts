@@ -19,6 +19,13 @@ describe('wgsl preprocess', () => {
     expect(() => preprocess('#for i in 0..N\nx\n#endfor', {})).toThrow(/not an integer define/);
   });
 
+  it('writes numeric defines into {{NAME}} outside the loops, and refuses any other name', () => {
+    const src = ['const M = {{M}}u;', '#for i in 0..2', 'x{{i}} = {{M}};', '#endfor'].join('\n');
+    expect(preprocess(src, { M: 16 }).split('\n')).toEqual(['const M = 16u;', 'x0 = 16;', 'x1 = 16;']);
+    expect(() => preprocess('a = {{M}};', { M: true })).toThrow(/\{\{M\}\} is neither a #for variable nor a numeric define/);
+    expect(() => preprocess('a = {{i}};', {})).toThrow(/\{\{i\}\}/);
+  });
+
   it('inlines #include files, recursively, and refuses cycles', () => {
     const files: Record<string, string> = { a: 'A1\n#include b', b: 'B1', c: '#include c' };
     expect(preprocess('x\n#include a\ny', {}, (n) => files[n]!).split('\n')).toEqual(['x', 'A1', 'B1', 'y']);

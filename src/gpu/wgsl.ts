@@ -6,6 +6,8 @@
  *    tiles must be unrolled in the source: SwiftShader keeps arrays indexed inside loops in
  *    memory, which measured 9x slower than unrolled code.
  *  - `#include NAME`: the text of shaders/NAME.wgsl, for helpers shared between modules.
+ *  - `{{NAME}}` outside a `#for` over NAME: the value of the numeric define NAME, for what must
+ *    be a const-expression (a subgroup matrix's dimensions, which `override` cannot give).
  * Other numeric compile-time constants use WGSL `override` instead.
  */
 export type Defines = Readonly<Record<string, boolean | number>>;
@@ -67,7 +69,18 @@ export function preprocess(
 ): string {
   // Includes, then #if (its conditions are defines, never loop variables), then #for.
   const lines = expandIncludes(source.split('\n'), include, []);
-  return expandLoops(resolveConditions(lines, defines), defines).join('\n');
+  return substitute(expandLoops(resolveConditions(lines, defines), defines), defines).join('\n');
+}
+
+/** `{{NAME}}` left after the loops: a numeric define's value; any other name is an error. */
+function substitute(lines: readonly string[], defines: Defines): string[] {
+  return lines.map((line) =>
+    line.replace(/\{\{(\w+)\}\}/g, (_, name: string) => {
+      const v = defines[name];
+      if (typeof v !== 'number') throw new Error(`wgsl preprocess: {{${name}}} is neither a #for variable nor a numeric define`);
+      return String(v);
+    }),
+  );
 }
 
 function resolveConditions(lines: readonly string[], defines: Defines): string[] {

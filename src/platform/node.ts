@@ -46,8 +46,12 @@ export interface NodePlatformOptions {
  * some NVIDIA drivers, crbug.com/42251215): with it, inference over an f16 base multiplies in
  * f16 there (Runtime.halfMath; the sums stay f32). The toggle changes nothing on other
  * GPUs or on SwiftShader. Chrome users get it with --enable-dawn-features=vulkan_enable_f16_on_nvidia.
+ * `allow_unsafe_apis` lets Dawn offer its experimental features, of which the engine asks for
+ * one, `chromium-experimental-subgroup-matrix` (the GPU's matrix units: tensor cores through
+ * Vulkan's cooperative matrices), where the driver has it; a device is granted only the
+ * features it asks for. Chrome users get it with --enable-unsafe-webgpu.
  */
-export const DEFAULT_DAWN_FLAGS: readonly string[] = ['enable-dawn-features=vulkan_enable_f16_on_nvidia'];
+export const DEFAULT_DAWN_FLAGS: readonly string[] = ['enable-dawn-features=vulkan_enable_f16_on_nvidia,allow_unsafe_apis'];
 
 /**
  * Dawn in Node. With no GPU, Dawn needs the Vulkan loader pointed at SwiftShader

@@ -11,7 +11,8 @@ import { view } from '../tensor';
 import { f32ToHalves, halvesToF32 } from '../../util/half';
 import { rng } from '../../util/random';
 import { fill } from './elementwise';
-import { bigSlices, MATMUL_VARIANTS, plan, resolveShape, runMatmul, untunedVariant, type MatmulArgs, type MatmulShape, type MatmulVariant } from './matmulVariants';
+import { bigSlices, MATMUL_VARIANTS, mmaFits, plan, resolveShape, runMatmul, untunedVariant, type MatmulArgs, type MatmulShape, type MatmulVariant } from './matmulVariants';
+import type { SubgroupMatrixShape } from '../device';
 
 /**
  * Shapes fall into classes by transposes, the log2 size of M, N and K, B's dtype, the
@@ -56,10 +57,10 @@ export function worthTuning(s: MatmulShape): boolean {
   return 2 * s.batch * s.M * s.N * s.K >= TUNED_MIN_FLOPS || bBytes >= TUNED_MIN_B_BYTES;
 }
 
-// v11: rows (rollout batches); v10: tiled-128-splitk; v9: split-K timed up to 64 rows (rollout batches); v8: split-K slices a long K (v7: timed by GPU timestamps, outputs checked, dtype, prologue
+// v12: mma (subgroup matrices); v11: rows (rollout batches); v10: tiled-128-splitk; v9: split-K timed up to 64 rows (rollout batches); v8: split-K slices a long K (v7: timed by GPU timestamps, outputs checked, dtype, prologue
 // and alignment in the class; v6: tiled-128; v5: the split-K decode variants).
 /** The tuning table's key prefix in the platform's cache (bumped when variants change meaning). */
-export const CACHE_VERSION = 'matmul-autotune:v11';
+export const CACHE_VERSION = 'matmul-autotune:v12';
 /** The most elements a tuning operand holds: a larger N or M is tuned on a slice (a full LM head's B is 544 MB). */
 const TUNE_ELEMENTS = 2 ** 22;
 /** GPU time one timed sample spans at least: many quanta of a browser's rounded timestamps (100 µs in Chrome). */
@@ -219,7 +220,7 @@ export class MatmulTuner {
     return this.pending.size;
   }
 
-  /** Variants refused by the last tune: their outputs differed from float64 at a checked entry. */
+  /** Variants refused by the last tune: their kernel did not compile on this adapter, or their outputs differed from float64 at a checked entry. */
   refused: MatmulVariant[] = [];
 
   /**
@@ -238,13 +239,20 @@ export class MatmulTuner {
     const times: Partial<Record<MatmulVariant, number>> = {};
     this.refused = [];
     const subgroups = rt.ctx.features.has('subgroups');
-    const candidates = tuneCandidates(s, subgroups);
-    // Every candidate's pipeline compiles now, together, and before any clock starts.
+    const mma = rt.ctx.subgroupMatrix;
+    const candidates = tuneCandidates(s, subgroups, mma, rt.ctx.limits.maxComputeInvocationsPerWorkgroup);
+    // Every candidate's pipeline compiles now, together, and before any clock starts. One
+    // that does not compile on this adapter (an experimental feature's driver) is refused
+    // unrun: its dispatch would be a validation error.
     const g = resolveShape(inputs.args);
-    for (const variant of candidates) rt.pipelines.prepare(plan(variant, g, subgroups, inputs.args).kernel);
+    const kernels = candidates.map((variant) => rt.pipelines.prepare(plan(variant, g, subgroups, inputs.args, mma).kernel).spec);
     await rt.pipelines.ready();
     try {
-      for (const variant of candidates) {
+      for (const [i, variant] of candidates.entries()) {
+        if (rt.pipelines.failed(kernels[i]!)) {
+          this.refused.push(variant);
+          continue;
+        }
         const run = () => this.run(variant, inputs.args);
         fill(rt, inputs.args.out!, Number.NaN);
         // The first timed run is also the one checked.
@@ -323,7 +331,9 @@ function tuningSlice(s: MatmulShape): MatmulShape {
   const cut = (x: number, other: number) => {
     if (s.batch * x * other <= TUNE_ELEMENTS) return x;
     const y = Math.max(Math.min(x, 64), Math.floor(TUNE_ELEMENTS / (s.batch * other)));
-    return x % 4 === 0 ? Math.max(4, y - (y % 4)) : y;
+    // Multiples of 16 kept too: matmul_mma takes whole blocks of N (the LM head's 151,936).
+    const q = x % 16 === 0 ? 16 : x % 4 === 0 ? 4 : 1;
+    return Math.max(q, y - (y % q));
   };
   const N = cut(s.N, s.K);
   const M = cut(cut(s.M, s.K), N);
@@ -417,9 +427,10 @@ function matchesReference(got: Float32Array, reference: TuningInputs['reference'
  * The variants worth timing for a shape: gemv only up to GEMV_TUNE_MAX_ROWS, split-K up to
  * SPLITK_TUNE_MAX_ROWS and rows from 9 to ROWS_TUNE_MAX_ROWS, where they can win; reg-vec4 only where M, N, K and the offsets are
  * multiples of 4 (elsewhere it runs as reg); splitk-sg where the adapter has subgroups;
- * tiled-128-splitk where it slices K (elsewhere it is tiled-128).
+ * tiled-128-splitk where it slices K (elsewhere it is tiled-128); mma where the device has
+ * subgroup matrices and the shape fits them (mmaFits).
  */
-function tuneCandidates(s: MatmulShape, subgroups: boolean): MatmulVariant[] {
+function tuneCandidates(s: MatmulShape, subgroups: boolean, mma: SubgroupMatrixShape | null, maxInvocations: number): MatmulVariant[] {
   const aligned = s.M % 4 === 0 && s.N % 4 === 0 && s.K % 4 === 0 && s.aligned !== false;
   return MATMUL_VARIANTS.filter(
     (v) =>
@@ -428,7 +439,8 @@ function tuneCandidates(s: MatmulShape, subgroups: boolean): MatmulVariant[] {
       (v !== 'rows' || (s.M > ROWS_TUNE_MIN_ROWS && s.M <= ROWS_TUNE_MAX_ROWS)) &&
       (v !== 'reg-vec4' || aligned) &&
       (v !== 'splitk-sg' || subgroups) &&
-      (v !== 'tiled-128-splitk' || bigSlices(s, s.prologue === 'norm') > 1),
+      (v !== 'tiled-128-splitk' || bigSlices(s, s.prologue === 'norm') > 1) &&
+      (v !== 'mma' || (mma !== null && mmaFits(s, mma, maxInvocations))),
   );
 }
 

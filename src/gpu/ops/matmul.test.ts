@@ -23,6 +23,8 @@ const SUBGROUP_PATHS: Record<MatmulVariant, boolean[]> = {
   splitk: [true],
   'splitk-sg': [true],
   rows: [true],
+  // Only where the device has subgroup matrices: matmul.mma.test.ts.
+  mma: [],
 };
 
 describe('matmul', () => {

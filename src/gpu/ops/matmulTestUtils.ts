@@ -71,8 +71,8 @@ export async function check(variant: MatmulVariant, shape: Case, subgroupMatmul 
   const bShape = c.broadcastB ? bDims : [c.batch, ...bDims];
   let bT, biasT, normT;
   if (c.half) {
-    // vec4 loads need B on a 4-element boundary; the scalar paths get an odd one.
-    const half = uploadHalf(rt, b, bShape, ['reg-vec4', 'tiled-128', 'tiled-128-splitk', 'gemv', 'splitk', 'splitk-sg'].includes(variant) ? 4 : 3);
+    // vec4 loads need B on a 4-element boundary, mma's block loads on 8 (16 bytes); the scalar paths get an odd one.
+    const half = uploadHalf(rt, b, bShape, variant === 'mma' ? 8 : ['reg-vec4', 'tiled-128', 'tiled-128-splitk', 'gemv', 'splitk', 'splitk-sg'].includes(variant) ? 4 : 3);
     [bT, b] = [half.tensor, half.values];
     if (bias) {
       const h = uploadHalf(rt, bias, [c.N], 1);
@@ -98,3 +98,21 @@ export async function check(variant: MatmulVariant, shape: Case, subgroupMatmul 
   assertClose(`${variant}${path} ${JSON.stringify(c)} seed ${seed}`, got, ref, c.N, c.halfMath ? 5 * 2 ** -11 + 1e-5 : 1e-5, scale);
   rt.release(aT, bT, out, ...(biasT ? [biasT] : []), ...(normT ? [normT] : []));
 }
+
+/**
+ * The cases of matmul_mma (x·Wᵀ over an f16 W, products in f16), for a device with subgroup
+ * matrices: its tests, and the GPU report, which runs them on the card. Rows that fill no
+ * block (1, 5, 70), N past the last workgroup's four blocks (80), a long K cut in slices
+ * (4,864, the down projection's), each prologue, the epilogue's bias, alpha and beta, a batch.
+ */
+export const MMA_CASES: readonly Case[] = [
+  { batch: 1, M: 32, N: 128, K: 896, transA: false, transB: true, half: true, halfMath: true },
+  { batch: 1, M: 1, N: 64, K: 64, transA: false, transB: true, half: true, halfMath: true },
+  { batch: 1, M: 5, N: 80, K: 48, transA: false, transB: true, half: true, halfMath: true, bias: true },
+  { batch: 1, M: 70, N: 96, K: 256, transA: false, transB: true, half: true, halfMath: true, beta: 1, alpha: 0.5 },
+  { batch: 1, M: 32, N: 64, K: 4864, transA: false, transB: true, half: true, halfMath: true, beta: 1 },
+  { batch: 2, M: 17, N: 48, K: 128, transA: false, transB: true, half: true, halfMath: true, bias: true },
+  { batch: 1, M: 32, N: 64, K: 896, transA: false, transB: true, half: true, halfMath: true, swiglu: true, beta: 1 },
+  { batch: 1, M: 9, N: 112, K: 896, transA: false, transB: true, half: true, halfMath: true, norm: true },
+  { batch: 1, M: 32, N: 64, K: 2048, transA: false, transB: true, half: true, halfMath: true, norm: true, bias: true },
+];

@@ -3,7 +3,7 @@
  * the dispatch of a call once its variant is chosen. Which variant that is, the op (matmul.ts)
  * asks the autotuner (autotune.ts), which runs the variants from here to time them.
  */
-import type { GpuContext } from '../device';
+import type { GpuContext, SubgroupMatrixShape } from '../device';
 import type { Runtime } from '../runtime';
 import { Params } from '../params';
 import type { KernelSpec } from '../pipelines';
@@ -17,9 +17,11 @@ import { grid } from './common';
  * kernel for training-sized shapes on GPUs (128×128 per workgroup, double-buffered);
  * tiled-128-splitk the same with a long K cut into slices where its tiles are too few to fill
  * a GPU (see bigSlices). rows is the rollout-batch kernel (9-64 rows): all of a workgroup's
- * rows over one staged tile of the weights, which split-K reads again for every 8 rows.
+ * rows over one staged tile of the weights, which split-K reads again for every 8 rows. mma
+ * multiplies on the GPU's matrix units (subgroup matrices) where the device has them, for
+ * x·Wᵀ over an f16 W with f16 products allowed (see mmaTakes).
  */
-export const MATMUL_VARIANTS = ['reg', 'reg-wide', 'reg-vec4', 'tiled', 'tiled-128', 'tiled-128-splitk', 'gemv', 'splitk', 'splitk-sg', 'rows'] as const;
+export const MATMUL_VARIANTS = ['reg', 'reg-wide', 'reg-vec4', 'tiled', 'tiled-128', 'tiled-128-splitk', 'gemv', 'splitk', 'splitk-sg', 'rows', 'mma'] as const;
 export type MatmulVariant = (typeof MATMUL_VARIANTS)[number];
 
 export interface MatmulArgs {
@@ -141,8 +143,11 @@ interface Plan {
   kSlice: number;
 }
 
-/** A variant's kernel and launch for a call (exported for the tuner, which compiles every candidate's before timing). */
-export function plan(variant: MatmulVariant, g: Geometry, subgroups: boolean, args: MatmulArgs): Plan {
+/**
+ * A variant's kernel and launch for a call (exported for the tuner, which compiles every
+ * candidate's before timing); `mma` is the device's subgroup matrices, which only mma uses.
+ */
+export function plan(variant: MatmulVariant, g: Geometry, subgroups: boolean, args: MatmulArgs, mma: SubgroupMatrixShape | null = null): Plan {
   const defines = {
     TRANS_A: g.transA,
     TRANS_B: g.transB,
@@ -223,6 +228,22 @@ export function plan(variant: MatmulVariant, g: Geometry, subgroups: boolean, ar
         kSlice: Math.ceil(g.K / slices / 4) * 4,
       };
     }
+    case 'mma': {
+      if (!mma) throw new Error('matmul variant mma needs a device with f16 subgroup matrices');
+      const slices = mmaSlices(g, mma);
+      return {
+        kernel: {
+          shader: 'matmul',
+          entry: 'matmul_mma',
+          defines: { ...defines, MMA: true, MMA_M: mma.M, MMA_N: mma.N, MMA_K: mma.K, MMA_TM: MMA_ROWS / mma.M, SK_SLICED: slices > 1 },
+          constants: { MM_WG: MMA_SUBGROUPS * mma.subgroupMaxSize },
+        },
+        workgroups: [ceil(g.N, MMA_SUBGROUPS * mma.N), ceil(g.M, MMA_ROWS), slices > 1 ? slices : g.batch] as const,
+        slices,
+        // Whole staging steps of matmul_mma.
+        kSlice: slices > 1 ? Math.ceil(g.K / slices / MMA_K_STEP) * MMA_K_STEP : 0,
+      };
+    }
     case 'rows': {
       // A workgroup per ROWS_COLS columns × `rows` rows (the next power of two of M, 8 to 64).
       const rows = Math.min(64, Math.max(8, 2 ** Math.ceil(Math.log2(g.M))));
@@ -241,6 +262,47 @@ export function plan(variant: MatmulVariant, g: Geometry, subgroups: boolean, ar
       };
     }
   }
+}
+
+/** Rows of C a workgroup of matmul_mma computes (MM_ROWS), its multiplying subgroups (MM_SG, one column block of the configuration's N each) and the elements of K it stages a step (MM_KT). */
+const MMA_ROWS = 32;
+const MMA_SUBGROUPS = 4;
+const MMA_K_STEP = 64;
+/** The fewest elements of K a slice of matmul_mma covers, and the workgroups its slicing aims for (two per compute unit of an H100). */
+const MMA_SLICE_MIN_K = 128;
+const MMA_SLICE_WORKGROUPS = 264;
+
+/**
+ * Slices of K for matmul_mma, as for the other sliced kernels, the norm prologue included: each
+ * workgroup sums its rows' Σ A² over all of K before it stages its slice. Qwen2.5-0.5B at 32
+ * rows (16×16×16 matrices): the down projection (K 4,864 over 14 column blocks) 19 slices, the
+ * fused q|k|v (K 896, 18 blocks) 7, the LM head (2,374 blocks) 1.
+ */
+export function mmaSlices(g: Pick<Geometry, 'M' | 'N' | 'K' | 'batch'>, mma: SubgroupMatrixShape): number {
+  return kSlices(g, false, ceil(g.N, MMA_SUBGROUPS * mma.N) * ceil(g.M, MMA_ROWS), MMA_SLICE_MIN_K, MMA_SLICE_WORKGROUPS);
+}
+
+/**
+ * Whether matmul_mma can compute a shape on these subgroup matrices: x·Wᵀ (A as stored, W
+ * [N, K]) over an f16 W with f16 products allowed (halfMath: the activations are rounded to
+ * half as they are staged), whole blocks (N a multiple of the configuration's N, K of its K),
+ * 16-byte aligned block loads (K a multiple of 8, the offsets aligned) and four subgroups in
+ * one workgroup.
+ */
+export function mmaFits(s: MatmulShape, mma: SubgroupMatrixShape, maxInvocations: number): boolean {
+  return (
+    (s.half ?? false) && s.bDtype === 'f16' && s.transB && !s.transA && s.aligned !== false &&
+    s.N % mma.N === 0 && s.K % mma.K === 0 && s.K % 8 === 0 && MMA_SUBGROUPS * mma.subgroupMaxSize <= maxInvocations
+  );
+}
+
+/** mmaFits for a call, with W's offset and batch stride whole blocks of 8 halves (16 bytes). */
+function mmaTakes(g: Geometry, args: MatmulArgs, rt: Runtime): boolean {
+  const mma = rt.ctx.subgroupMatrix;
+  return (
+    mma !== null && mmaFits(tunedShape(g, args), mma, rt.ctx.limits.maxComputeInvocationsPerWorkgroup) &&
+    args.b.offset % 8 === 0 && g.strideB % 8 === 0
+  );
 }
 
 /** Output columns per workgroup of matmul_rows (RW_COLS) and the elements of K it stages a step (RW_K). */
@@ -360,6 +422,15 @@ export function runMatmul(rt: Runtime, args: MatmulArgs, choose: (shape: MatmulS
     }
     variant = 'reg';
   }
+  if (variant === 'mma' && !mmaTakes(g, args, rt)) {
+    if (args.variant) {
+      throw new Error(
+        `matmul variant mma needs f16 subgroup matrices and x·Wᵀ over an f16 W with halfMath, whole blocks and aligned offsets ` +
+          `(got ${g.M}×${g.K}×${g.N}${g.transA ? ', A transposed' : ''}${g.transB ? '' : ', W not transposed'}, W ${args.b.dtype} at offset ${args.b.offset})`,
+      );
+    }
+    variant = untunedVariant(tunedShape(g, args), rt.ctx);
+  }
   if (variant === 'splitk-sg' && !rt.ctx.features.has('subgroups')) {
     throw new Error('matmul variant splitk-sg needs an adapter with subgroups');
   }
@@ -368,7 +439,7 @@ export function runMatmul(rt: Runtime, args: MatmulArgs, choose: (shape: MatmulS
   if (variant.startsWith('splitk') && !args.variant && Math.ceil(g.N / SPLITK_COLS) > rt.ctx.limits.maxComputeWorkgroupsPerDimension) {
     variant = 'gemv';
   }
-  const { kernel, workgroups, slices, kSlice } = plan(variant, g, rt.subgroupMatmul, args);
+  const { kernel, workgroups, slices, kSlice } = plan(variant, g, rt.subgroupMatmul, args, rt.ctx.subgroupMatrix);
   const params = new Params()
     .u32(g.M, g.N, g.K, g.batch)
     .u32(args.a.offset, args.b.offset, out.offset, args.bias?.offset ?? 0)
@@ -384,7 +455,8 @@ export function runMatmul(rt: Runtime, args: MatmulArgs, choose: (shape: MatmulS
   if (slices > 1) {
     // The slices' raw sums [slices, M, N], then their reduction into C.
     const part = rt.empty([slices * g.M * g.N]);
-    rt.dispatch({ kernel, params, buffers: [args.a, args.b, null, null, null, part], workgroups, label: `matmul_${variant}` });
+    // The norm's weight where a sliced kernel normalises (matmul_mma: each slice sums its rows over all of K).
+    rt.dispatch({ kernel, params, buffers: [args.a, args.b, null, null, norm?.weight ?? null, part], workgroups, label: `matmul_${variant}` });
     rt.dispatch({
       kernel: { ...kernel, entry: 'matmul_splitk_reduce' },
       params,
