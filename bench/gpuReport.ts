@@ -10,6 +10,7 @@
  * Shared by the page's gpu suite (Chromium) and its Node half (Dawn); the same core runs in
  * the GPU kit (npm run gpu-kit).
  */
+import type { SubgroupMatrixShape } from '../src/gpu/device';
 import { followPlan, kernelPlan, type KernelPlan } from '../src/gpu/kernelPlan';
 import { perStep as kernelsPerStep, type KernelTime } from '../src/gpu/profiler';
 import { matmulTuner } from '../src/gpu/ops/autotune';
@@ -155,6 +156,10 @@ export interface GpuReport {
   models: GpuModelFigures[];
   /** The kernels every figure ran (the tuner's winners): a rerun follows it to compare like with like. */
   kernelPlan: KernelPlan;
+  /** The subgroup matrices f16 products may run on (matmul_mma), or null where the device has none. */
+  subgroupMatrix: SubgroupMatrixShape | null;
+  /** matmul_mma's test cases against float64 on this device (where it has subgroup matrices and the caller checks them): how many, and each failure. */
+  mmaCheck: { cases: number; failed: string[] } | null;
 }
 
 /**
@@ -367,6 +372,7 @@ export async function gpuReport(
     log,
     profileRt,
     clock,
+    mmaCheck,
   }: {
     quick: boolean;
     log(m: string): void;
@@ -374,6 +380,8 @@ export async function gpuReport(
     profileRt?: Runtime;
     /** The host-cost clock (bench/hostCost.ts; a thread's CPU time in Node), else the wall clock. */
     clock?: () => number;
+    /** Checks matmul_mma's cases against float64 where the device has subgroup matrices (bench/mmaCheck.ts, Node). */
+    mmaCheck?: () => Promise<{ cases: number; failed: string[] }>;
   },
 ): Promise<GpuReport> {
   const plan = quick ? QUICK : FULL;
@@ -383,6 +391,15 @@ export async function gpuReport(
   const bandwidth = await copyBandwidth(rt);
   const peakGflops = await matmulPeak(rt, plan.peakSize);
   log(`gpu: copy ${(bandwidth / 1e9).toFixed(1)} GB/s, matmul peak at ${plan.peakSize}³ ${peakGflops.toFixed(1)} GFLOP/s`);
+  const matrices = rt.ctx.subgroupMatrix;
+  let checked: GpuReport['mmaCheck'] = null;
+  if (matrices && mmaCheck) {
+    // Before any figure: a tuned class takes mma only where it matched float64, and these cases
+    // (edges, slices, prologues) say whether it is right beyond the tuner's sampled entries.
+    log(`gpu: ${matrices.M}×${matrices.N}×${matrices.K} subgroup matrices: matmul_mma against float64`);
+    checked = await mmaCheck();
+    log(`gpu: matmul_mma: ${checked.cases - checked.failed.length} of ${checked.cases} cases match float64${checked.failed.map((f) => `\n  ${f}`).join('')}`);
+  }
   const models: GpuModelFigures[] = [];
   for (const m of GPU_MODELS) {
     const config = plan.shape(m.config);
@@ -433,6 +450,7 @@ export async function gpuReport(
   return {
     adapter, swiftshader: a.architecture === 'swiftshader', quick, bandwidth, peakGflops, peakSize: plan.peakSize,
     prompt: plan.prompt, newTokens: plan.newTokens, features: [...rt.ctx.features], models, kernelPlan: kernelPlan(rt),
+    subgroupMatrix: matrices, mmaCheck: checked,
   };
 }
 
@@ -489,6 +507,10 @@ export function gpuTables(r: GpuReport, where: string): Table[] {
         `adapter: ${r.adapter}; features: ${r.features?.join(', ') || 'none'}; copy bandwidth ${fmt(r.bandwidth / 1e9, 1)} GB/s (64 MiB copy, read + write); matmul peak ${fmt(r.peakGflops, 1)} GFLOP/s (best tuned variant at ${r.peakSize}³, f32)`,
         `decode: ${r.prompt}-token prompts, ${r.newTokens} new tokens sampled at temperature 1; pipelined: the path users run (steps in flight), rows·(N−1) over t(N) − t(1), median of 3;`,
         'f16 products: where the device has shader-f16 the f16 base is multiplied in f16 (Runtime.halfMath), the default; f32 products: the same with it off;',
+        r.subgroupMatrix
+          ? `subgroup matrices ${r.subgroupMatrix.M}×${r.subgroupMatrix.N}×${r.subgroupMatrix.K} (f16 → f32, subgroups of ${r.subgroupMatrix.subgroupMaxSize}): f16 products may run on them (matmul_mma) where the tuner finds it faster` +
+            (r.mmaCheck ? `; ${r.mmaCheck.cases - r.mmaCheck.failed.length} of ${r.mmaCheck.cases} of its cases match float64` : '') + ';'
+          : 'no subgroup matrices on this device: f16 products run in the vector kernels;',
         'synchronous: the host waits for the GPU after each phase (decode, sample, readback), tokens/s after the prefill; bound: every f16 weight read once per step;',
         'LoRA: rank 16 on every projection, base frozen in f16, one AdamW step per batch; share: the step\'s matmul FLOP/s over the peak.',
       ],

@@ -11,6 +11,7 @@
 import { Runtime } from '../../src/gpu/runtime';
 import { nodePlatform } from '../../src/platform/node';
 import { gpuReport, gpuTables } from '../gpuReport';
+import { mmaCheck } from '../mmaCheck';
 import { logTables, runNodeHalf } from '../nodeHalf';
 import { threadCpuClock } from '../threadClock';
 import { isolatedCache } from '../trainCore';
@@ -21,7 +22,7 @@ runNodeHalf(async ({ quick, log }) => {
   const rt = await Runtime.create(platform);
   const profileRt = await Runtime.create(platform, { profile: true });
   try {
-    const report = await gpuReport(rt, { quick, log, profileRt, clock: threadCpuClock() ?? undefined });
+    const report = await gpuReport(rt, { quick, log, profileRt, clock: threadCpuClock() ?? undefined, mmaCheck });
     logTables(gpuTables(report, 'Node (Dawn)'), log);
     return report;
   } finally {

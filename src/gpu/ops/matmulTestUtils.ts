@@ -3,6 +3,7 @@ import { matmulRef } from '../reference';
 import { assertClose, freshSeed, poisoned, rng, testRuntime, uniform, uploadHalf } from '../testUtils';
 import { matmul } from './matmul';
 import type { MatmulShape, MatmulVariant } from './matmulVariants';
+import type { Runtime } from '../runtime';
 
 export interface Case extends Pick<MatmulShape, 'batch' | 'M' | 'N' | 'K' | 'transA' | 'transB'> {
   broadcastB?: boolean;
@@ -49,12 +50,15 @@ function swigluRows(gu: Float32Array, cols: number): Float64Array {
 /** reg-vec4 runs only on dimensions that are multiples of 4: its cases round up to them. */
 const fit = (variant: MatmulVariant, n: number) => (variant === 'reg-vec4' ? Math.ceil(n / 4) * 4 : n);
 
-/** Runs one case of a variant on random inputs (B poisoned around its values) against float64. */
-export async function check(variant: MatmulVariant, shape: Case, subgroupMatmul = true): Promise<void> {
+/**
+ * Runs one case of a variant on random inputs (B poisoned around its values) against float64,
+ * on `runtime` where given (the GPU report's own), else the test file's.
+ */
+export async function check(variant: MatmulVariant, shape: Case, subgroupMatmul = true, runtime?: Runtime): Promise<void> {
   const c = { ...shape, M: fit(variant, shape.M), N: fit(variant, shape.N), K: fit(variant, shape.K) };
   // With subgroups, the runtime's default: the one runtime of the file's other tests, whose
   // pipelines (a compile of seconds each on SwiftShader) it shares.
-  const rt = await testRuntime(subgroupMatmul ? {} : { subgroupMatmul: false });
+  const rt = runtime ?? (await testRuntime(subgroupMatmul ? {} : { subgroupMatmul: false }));
   const seed = freshSeed();
   const r = rng(seed);
   const w = c.swiglu ? 2 : 1;

@@ -1,0 +1,35 @@
+/**
+ * matmul_mma's test cases (src/gpu/ops/matmulTestUtils.ts MMA_CASES) against float64 on the
+ * device the GPU report runs on: its kernels run only on GPUs with subgroup matrices, where no
+ * test suite runs, so the report (bench/node/gpu.ts, the GPU kit) runs them. Node only.
+ */
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { nodePlatform } from '../src/platform/node';
+import { Runtime } from '../src/gpu/runtime';
+import { check, MMA_CASES } from '../src/gpu/ops/matmulTestUtils';
+
+/**
+ * Every case checked on a device of its own, so that a kernel the driver refuses (an
+ * experimental feature's) raises its error there and not in the report's runtime; a failure
+ * is its case and the check's sentence, never a stop.
+ */
+export async function mmaCheck(): Promise<{ cases: number; failed: string[] }> {
+  const platform = nodePlatform({ ownDevice: true, cacheFile: join(tmpdir(), `sage-lab-mma-check-${process.pid}.json`) });
+  const rt = await Runtime.create(platform, { tuning: false });
+  const failed: string[] = [];
+  try {
+    for (const c of MMA_CASES) {
+      try {
+        await check('mma', c, true, rt);
+      } catch (e) {
+        failed.push(e instanceof Error ? e.message : String(e));
+        // A failed case may leave its tensors: the next starts on a synced device.
+        await rt.sync().catch(() => {});
+      }
+    }
+  } finally {
+    rt.destroy();
+  }
+  return { cases: MMA_CASES.length, failed };
+}
