@@ -1,5 +1,5 @@
 /**
- * matmul_mma's test cases (src/gpu/ops/matmulTestUtils.ts MMA_CASES) against float64 on the
+ * matmul_mma's test cases (src/gpu/ops/matmulCheck.ts MMA_CASES) against float64 on the
  * device the GPU report runs on: its kernels run only on GPUs with subgroup matrices, where no
  * test suite runs, so the report (bench/node/gpu.ts, the GPU kit) runs them. Node only.
  */
@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { nodePlatform } from '../src/platform/node';
 import { Runtime } from '../src/gpu/runtime';
-import { check, MMA_CASES } from '../src/gpu/ops/matmulTestUtils';
+import { checkMatmul, MMA_CASES } from '../src/gpu/ops/matmulCheck';
 
 /**
  * Every case checked on a device of its own, so that a kernel the driver refuses (an
@@ -19,9 +19,9 @@ export async function mmaCheck(): Promise<{ cases: number; failed: string[] }> {
   const rt = await Runtime.create(platform, { tuning: false });
   const failed: string[] = [];
   try {
-    for (const c of MMA_CASES) {
+    for (const [i, c] of MMA_CASES.entries()) {
       try {
-        await check('mma', c, true, rt);
+        await checkMatmul(rt, 'mma', c, 1 + i);
       } catch (e) {
         failed.push(e instanceof Error ? e.message : String(e));
         // A failed case may leave its tensors: the next starts on a synced device.

@@ -175,13 +175,16 @@ describe('packing rollouts into micro-batches', () => {
     const token = () => 3 + Math.floor(r() * 200);
     // Three prompts, the first two sampled several times: families and single sequences.
     const promptsOf = Array.from({ length: 3 }, () => [1, ...Array.from({ length: Math.floor(r() * 9) }, token)]);
-    const rollouts = [0, 1, 0, 2, 1, 0, 1].map((k) => {
+    const rollouts = [0, 1, 0, 2, 1, 0, 1].map((k, i) => {
       const n = 1 + Math.floor(r() * 5);
       return {
         promptIds: promptsOf[k]!,
         completionIds: Array.from({ length: n }, token),
         oldLogprobs: Array.from({ length: n }, () => -5 + r()),
-        advantage: (r() - 0.5) * 4,
+        // Both signs, so that whichever side of the clip range the ratios fall, some tokens
+        // pass it: with signs drawn at random all seven were negative in one seed of 128, every
+        // ratio (about 0.4) clipped, and the gradient all zero.
+        advantage: (i % 2 === 0 ? 1 : -1) * (0.25 + r() * 1.75),
       };
     });
     const gradOf = async (micro: PolicyMicroBatch[]) => {

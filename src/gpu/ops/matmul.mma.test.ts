@@ -11,7 +11,8 @@ import { pickSubgroupMatrix, type SubgroupMatrixConfig, type SubgroupMatrixShape
 import { Runtime } from '../runtime';
 import { testRuntime } from '../testUtils';
 import { matmul } from './matmul';
-import { check, MMA_CASES } from './matmulTestUtils';
+import { MMA_CASES } from './matmulCheck';
+import { check } from './matmulTestUtils';
 import { mmaFits, mmaSlices, plan, resolveShape, type MatmulArgs } from './matmulVariants';
 
 const config = (componentType: string, resultComponentType: string, M: number, N: number, K: number): SubgroupMatrixConfig => ({ componentType, resultComponentType, M, N, K });
