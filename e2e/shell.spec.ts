@@ -15,6 +15,8 @@ test.describe('a browser that has tuned nothing', () => {
       await expect(adapter).toContainText('swiftshader');
       // SwiftShader runs 4 invocations per subgroup, and the matmuls use that.
       await expect(page.getByTestId('subgroup-size')).toContainText('4 (matmuls share row loads');
+      // SwiftShader has no matrix units: the panel says so, and where a user gets them.
+      await expect(page.getByTestId('subgroup-matrix')).toContainText('none offered');
     }
     await expect(page.getByTestId('feature-timestamp-query')).toBeVisible();
     await expectSelfCheckPassed(page);

@@ -64,6 +64,16 @@ export function DevicePanel() {
           {device.subgroupSize ?? 'varies or none'}
           {device.subgroupMatmul ? <span className="muted"> (matmuls share row loads across subgroups)</span> : null}
         </dd>
+        <dt>Matrix units</dt>
+        <dd data-testid="subgroup-matrix">
+          {device.subgroupMatrix ? (
+            <>
+              {device.subgroupMatrix} f16 blocks <span className="muted">(f16 products may run on them where the tuner finds it faster)</span>
+            </>
+          ) : (
+            <span className="muted">none offered (Chrome offers them with --enable-unsafe-webgpu where the GPU has them)</span>
+          )}
+        </dd>
         {LIMITS_SHOWN.map(([key, label]) => (
           <div key={key} className="row">
             <dt>{label}</dt>

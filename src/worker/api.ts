@@ -30,6 +30,8 @@ export interface DeviceReport {
   subgroupSize: number | null;
   /** Matmuls share row loads across subgroups (see Runtime.subgroupMatmul). */
   subgroupMatmul: boolean;
+  /** The subgroup matrices f16 products may run on (the GPU's matrix units, GpuContext.subgroupMatrix), as M×N×K; null where the device has none. */
+  subgroupMatrix: string | null;
   limits: Record<string, number>;
 }
 

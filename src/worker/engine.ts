@@ -175,6 +175,7 @@ export function createEngine(platform: Platform): EngineApi {
         features: OPTIONAL_FEATURES.map((name) => ({ name, granted: r.ctx.features.has(name) })),
         subgroupSize: r.ctx.subgroupSize,
         subgroupMatmul: r.subgroupMatmul,
+        subgroupMatrix: r.ctx.subgroupMatrix ? `${r.ctx.subgroupMatrix.M}×${r.ctx.subgroupMatrix.N}×${r.ctx.subgroupMatrix.K}` : null,
         limits: { ...r.ctx.limits },
       };
     },
