@@ -85,7 +85,8 @@ export class PipelineCache {
   /** The kernel of a spec, its compile started in the background unless it exists or is under way. */
   prepare(spec: KernelSpec): Kernel {
     const kernel = this.find(spec);
-    if (kernel.compiled || kernel.compiling) return kernel;
+    // A kernel that failed is not compiled again: its dispatch reports the error (compiled).
+    if (kernel.compiled || kernel.compiling || kernel.failure !== null) return kernel;
     // The shader module's own errors (WGSL it cannot compile) are caught with the pipeline's,
     // so that a caller can pass over a kernel this adapter cannot run (see failed).
     this.device.pushErrorScope('validation');
