@@ -13,7 +13,7 @@
 import type { SubgroupMatrixShape } from '../src/gpu/device';
 import { followPlan, kernelPlan, type KernelPlan } from '../src/gpu/kernelPlan';
 import { perStep as kernelsPerStep, type KernelTime } from '../src/gpu/profiler';
-import { matmulTuner } from '../src/gpu/ops/autotune';
+import { matmulTuner, type TuneMeasurement } from '../src/gpu/ops/autotune';
 import { matmul } from '../src/gpu/ops/matmul';
 import type { Runtime } from '../src/gpu/runtime';
 import { flatParamSize, type LlamaConfig } from '../src/model/config';
@@ -158,6 +158,8 @@ export interface GpuReport {
   kernelPlan: KernelPlan;
   /** The subgroup matrices f16 products may run on (matmul_mma), or null where the device has none. */
   subgroupMatrix: SubgroupMatrixShape | null;
+  /** Every matmul class tuned for these figures: each accepted variant's ms and the refused (why each class runs what the plan says). */
+  tuning: Record<string, TuneMeasurement>;
   /** matmul_mma's test cases against float64 on this device (where it has subgroup matrices and the caller checks them): how many, and each failure. */
   mmaCheck: { cases: number; failed: string[] } | null;
 }
@@ -450,7 +452,7 @@ export async function gpuReport(
   return {
     adapter, swiftshader: a.architecture === 'swiftshader', quick, bandwidth, peakGflops, peakSize: plan.peakSize,
     prompt: plan.prompt, newTokens: plan.newTokens, features: [...rt.ctx.features], models, kernelPlan: kernelPlan(rt),
-    subgroupMatrix: matrices, mmaCheck: checked,
+    subgroupMatrix: matrices, mmaCheck: checked, tuning: matmulTuner(rt).measurements(),
   };
 }
 
@@ -498,6 +500,19 @@ export function gpuTables(r: GpuReport, where: string): Table[] {
     ...m.profiles.map((p) => kernelTable(`One decode step's kernels, ${m.model}, B=${p.rows}`, p, 'step', `mean of ${p.steps} steps; the sampling of each step included`)),
     ...(m.trainProfile ? [kernelTable(`One LoRA training step's kernels, ${m.model}, ${m.lora.B}×${m.lora.T} tokens`, m.trainProfile, 'step', 'forward, backward and the AdamW update of one step')] : []),
   ]);
+  const tuned = Object.entries(r.tuning ?? {});
+  const ranked = (ms: TuneMeasurement['ms']) => Object.entries(ms).sort(([, a], [, b]) => a! - b!);
+  const tuningTable: Table[] = tuned.length
+    ? [{
+        title: `Matmul classes tuned for these figures (${label})`,
+        columns: ['class', 'runs', 'ms', 'next best', 'ms', 'mma ms', 'refused'],
+        rows: tuned.map(([key, m]) => {
+          const [first, second] = ranked(m.ms);
+          return [key, first?.[0] ?? 'none accepted', first ? fmt(first[1]!, 4) : '', second?.[0] ?? '', second ? fmt(second[1]!, 4) : '', m.ms.mma !== undefined ? fmt(m.ms.mma, 4) : '', m.refused.join(', ')];
+        }),
+        notes: ['Each class timed on its tuning slice (GPU timestamps where the adapter has them); refused: did not compile here, or differed from float64 at a checked entry.'],
+      }]
+    : [];
   return [
     {
       title: `GPU report, ${label}`,
@@ -516,5 +531,6 @@ export function gpuTables(r: GpuReport, where: string): Table[] {
       ],
     },
     ...profiles,
+    ...tuningTable,
   ];
 }

@@ -39,6 +39,8 @@ describe('matmul autotuner', () => {
     expect(Object.keys(times)).not.toContain('tiled');
     expect(Object.keys(times).length).toBeGreaterThan(0);
     expect(['reg-wide', 'tiled']).not.toContain(tuner.choose(shape));
+    // The class's record: the accepted variants' times and the refused.
+    expect(tuner.measurements()).toEqual({ [shapeClass(shape)]: { ms: times, refused: ['reg-wide', 'tiled'] } });
   });
 
   it('a class chosen before it was tuned runs its tuned winner after', async () => {

@@ -86,6 +86,12 @@ export interface MatmulPlan {
   added?: string[];
 }
 
+/** One class's tuning: each accepted variant's time in ms (a loser's may be its one sample), and the refused. */
+export interface TuneMeasurement {
+  ms: Partial<Record<MatmulVariant, number>>;
+  refused: MatmulVariant[];
+}
+
 /**
  * Measures the variants once per adapter and shape class and remembers the fastest in the
  * platform's persistent cache. Untuned classes use a heuristic until `tune` runs.
@@ -223,6 +229,14 @@ export class MatmulTuner {
   /** Variants refused by the last tune: their kernel did not compile on this adapter, or their outputs differed from float64 at a checked entry. */
   refused: MatmulVariant[] = [];
 
+  /** What tune measured in this runtime, by shape class (see measurements). */
+  private readonly measured = new Map<string, TuneMeasurement>();
+
+  /** Every class tuned in this runtime: each accepted variant's time and the refused variants (the GPU report's record of why a class runs what it runs). */
+  measurements(): Record<string, TuneMeasurement> {
+    return Object.fromEntries([...this.measured].sort(([a], [b]) => (a < b ? -1 : 1)));
+  }
+
   /**
    * Times every variant on this shape (random inputs; a large N or M on a slice of at most
    * TUNE_ELEMENTS per operand) and records the fastest for its class. Each variant's first timed
@@ -266,6 +280,7 @@ export class MatmulTuner {
     } finally {
       inputs.release();
     }
+    this.measured.set(shapeClass(shape), { ms: { ...times }, refused: [...this.refused] });
     const tried = Object.keys(times) as MatmulVariant[];
     // Nothing correct to choose from: the class stays untuned (its heuristic) rather than wrong.
     if (tried.length === 0) return times;
