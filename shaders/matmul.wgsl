@@ -1061,7 +1061,7 @@ const MM_ROWS = MM_M * {{MMA_TM}}u;
 // smaller than its subgroupMaxSize) only stage.
 const MM_SG = 4u;
 const MM_COLS = MM_SG * MM_N;
-// Elements of K staged a step: a multiple of MMA_K (at most 16 in the configurations taken).
+// Elements of K staged a step: a multiple of MMA_K (pickSubgroupMatrix takes a K that divides 64).
 const MM_KT = 64u;
 // Invocations: four subgroups of the adapter's subgroupMaxSize.
 override MM_WG: u32 = 128u;

@@ -296,11 +296,11 @@ export function mmaFits(s: MatmulShape, mma: SubgroupMatrixShape, maxInvocations
   );
 }
 
-/** mmaFits for a call, with W's offset and batch stride whole blocks of 8 halves (16 bytes). */
-function mmaTakes(g: Geometry, args: MatmulArgs, rt: Runtime): boolean {
+/** mmaFits for a call (its tuned shape), with W's offset and batch stride whole blocks of 8 halves (16 bytes). */
+function mmaTakes(shape: MatmulShape, g: Geometry, args: MatmulArgs, rt: Runtime): boolean {
   const mma = rt.ctx.subgroupMatrix;
   return (
-    mma !== null && mmaFits(tunedShape(g, args), mma, rt.ctx.limits.maxComputeInvocationsPerWorkgroup) &&
+    mma !== null && mmaFits(shape, mma, rt.ctx.limits.maxComputeInvocationsPerWorkgroup) &&
     args.b.offset % 8 === 0 && g.strideB % 8 === 0
   );
 }
@@ -412,7 +412,8 @@ export function runMatmul(rt: Runtime, args: MatmulArgs, choose: (shape: MatmulS
     throw new Error(`matmul writes f32 (out ${shapeString(out)}${args.bias ? `, bias ${shapeString(args.bias)}` : ''})`);
   }
   if (args.halfMath && !rt.ctx.features.has('shader-f16')) throw new Error('matmul halfMath needs a device with shader-f16');
-  let variant = args.variant ?? choose(tunedShape(g, args));
+  const shape = tunedShape(g, args);
+  let variant = args.variant ?? choose(shape);
   if (variant === 'reg-vec4' && !vec4Aligned(g, args)) {
     if (args.variant) {
       throw new Error(
@@ -422,14 +423,14 @@ export function runMatmul(rt: Runtime, args: MatmulArgs, choose: (shape: MatmulS
     }
     variant = 'reg';
   }
-  if (variant === 'mma' && !mmaTakes(g, args, rt)) {
+  if (variant === 'mma' && !mmaTakes(shape, g, args, rt)) {
     if (args.variant) {
       throw new Error(
         `matmul variant mma needs f16 subgroup matrices and x·Wᵀ over an f16 W with halfMath, whole blocks and aligned offsets ` +
           `(got ${g.M}×${g.K}×${g.N}${g.transA ? ', A transposed' : ''}${g.transB ? '' : ', W not transposed'}, W ${args.b.dtype} at offset ${args.b.offset})`,
       );
     }
-    variant = untunedVariant(tunedShape(g, args), rt.ctx);
+    variant = untunedVariant(shape, rt.ctx);
   }
   if (variant === 'splitk-sg' && !rt.ctx.features.has('subgroups')) {
     throw new Error('matmul variant splitk-sg needs an adapter with subgroups');
