@@ -156,8 +156,9 @@ export interface GpuReport {
   models: GpuModelFigures[];
   /** The kernels every figure ran (the tuner's winners): a rerun follows it to compare like with like. */
   kernelPlan: KernelPlan;
-  /** The subgroup matrices f16 products may run on (matmul_mma), or null where the device has none. */
+  /** The device's subgroup matrices (matmul_mma), or null where it has none; and whether the figures' runtime could use them. */
   subgroupMatrix: SubgroupMatrixShape | null;
+  subgroupMatrixUsed: boolean;
   /** Every matmul class tuned for these figures: each accepted variant's ms and the refused (why each class runs what the plan says). */
   tuning: Record<string, TuneMeasurement>;
   /** matmul_mma's test cases against float64 on this device (where it has subgroup matrices and the caller checks them): how many, and each failure. */
@@ -382,8 +383,8 @@ export async function gpuReport(
     profileRt?: Runtime;
     /** The host-cost clock (bench/hostCost.ts; a thread's CPU time in Node), else the wall clock. */
     clock?: () => number;
-    /** Checks matmul_mma's cases against float64 where the device has subgroup matrices (bench/mmaCheck.ts, Node). */
-    mmaCheck?: () => Promise<{ cases: number; failed: string[] }>;
+    /** matmul_mma's cases checked against float64 on this device before `rt` was made (bench/mmaCheck.ts, Node): recorded with the figures. */
+    mmaCheck?: GpuReport['mmaCheck'];
   },
 ): Promise<GpuReport> {
   const plan = quick ? QUICK : FULL;
@@ -393,15 +394,8 @@ export async function gpuReport(
   const bandwidth = await copyBandwidth(rt);
   const peakGflops = await matmulPeak(rt, plan.peakSize);
   log(`gpu: copy ${(bandwidth / 1e9).toFixed(1)} GB/s, matmul peak at ${plan.peakSize}³ ${peakGflops.toFixed(1)} GFLOP/s`);
+  // The device's, where the runtime may use them (the Node half turns them off where mma's cases failed).
   const matrices = rt.ctx.subgroupMatrix;
-  let checked: GpuReport['mmaCheck'] = null;
-  if (matrices && mmaCheck) {
-    // Before any figure: a tuned class takes mma only where it matched float64, and these cases
-    // (edges, slices, prologues) say whether it is right beyond the tuner's sampled entries.
-    log(`gpu: ${matrices.M}×${matrices.N}×${matrices.K} subgroup matrices: matmul_mma against float64`);
-    checked = await mmaCheck();
-    log(`gpu: matmul_mma: ${checked.cases - checked.failed.length} of ${checked.cases} cases match float64${checked.failed.map((f) => `\n  ${f}`).join('')}`);
-  }
   const models: GpuModelFigures[] = [];
   for (const m of GPU_MODELS) {
     const config = plan.shape(m.config);
@@ -452,7 +446,7 @@ export async function gpuReport(
   return {
     adapter, swiftshader: a.architecture === 'swiftshader', quick, bandwidth, peakGflops, peakSize: plan.peakSize,
     prompt: plan.prompt, newTokens: plan.newTokens, features: [...rt.ctx.features], models, kernelPlan: kernelPlan(rt),
-    subgroupMatrix: matrices, mmaCheck: checked, tuning: matmulTuner(rt).measurements(),
+    subgroupMatrix: matrices, subgroupMatrixUsed: rt.subgroupMatrix !== null, mmaCheck: mmaCheck ?? null, tuning: matmulTuner(rt).measurements(),
   };
 }
 
@@ -523,7 +517,8 @@ export function gpuTables(r: GpuReport, where: string): Table[] {
         `decode: ${r.prompt}-token prompts, ${r.newTokens} new tokens sampled at temperature 1; pipelined: the path users run (steps in flight), rows·(N−1) over t(N) − t(1), median of 3;`,
         'f16 products: where the device has shader-f16 the f16 base is multiplied in f16 (Runtime.halfMath), the default; f32 products: the same with it off;',
         r.subgroupMatrix
-          ? `subgroup matrices ${r.subgroupMatrix.M}×${r.subgroupMatrix.N}×${r.subgroupMatrix.K} (f16 → f32, subgroups of ${r.subgroupMatrix.subgroupMaxSize}): f16 products may run on them (matmul_mma) where the tuner finds it faster` +
+          ? `subgroup matrices ${r.subgroupMatrix.M}×${r.subgroupMatrix.N}×${r.subgroupMatrix.K} (f16 → f32, subgroups of ${r.subgroupMatrix.subgroupMaxSize}): ` +
+            (r.subgroupMatrixUsed ? 'f16 products may run on them (matmul_mma) where the tuner finds it faster' : 'not used by these figures') +
             (r.mmaCheck ? `; ${r.mmaCheck.cases - r.mmaCheck.failed.length} of ${r.mmaCheck.cases} of its cases match float64` : '') + ';'
           : 'no subgroup matrices on this device: f16 products run in the vector kernels;',
         'synchronous: the host waits for the GPU after each phase (decode, sample, readback), tokens/s after the prefill; bound: every f16 weight read once per step;',

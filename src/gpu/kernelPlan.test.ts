@@ -33,7 +33,7 @@ describe('kernel plan', () => {
     const plan = kernelPlan(rt);
     expect(plan).toMatchObject({ adapter: rt.ctx.adapter.key, serialRows: rt.serialRows, subgroupMatmul: false, fusedPrologues: rt.fusedPrologues, halfMath: rt.halfMath });
     expect(parseKernelPlan(JSON.stringify(plan), 'kernels.json')).toEqual(plan);
-    expect(planRuntimeOptions(plan)).toEqual({ serialRows: rt.serialRows, subgroupMatmul: false, fusedPrologues: rt.fusedPrologues, halfMath: rt.halfMath });
+    expect(planRuntimeOptions(plan)).toEqual({ serialRows: rt.serialRows, subgroupMatmul: false, fusedPrologues: rt.fusedPrologues, halfMath: rt.halfMath, subgroupMatrix: false });
     // A plan recorded before f16 products existed never used them.
     const { halfMath: _, ...older } = plan;
     expect(planRuntimeOptions(parseKernelPlan(JSON.stringify(older), 'kernels.json')).halfMath).toBe(false);
@@ -46,6 +46,7 @@ describe('kernel plan', () => {
     // Sums on subgroup matrices, whose blocks order them, asked of a runtime without those blocks.
     const mma = { ...plan, matmul: { 'NT|m32|n896|k896|b16|h': 'mma' as const }, subgroupMatrix: { M: 16, N: 16, K: 16, subgroupMaxSize: 32 } };
     expect(parseKernelPlan(JSON.stringify(mma), 'kernels.json')).toEqual(mma);
+    expect(planRuntimeOptions(mma).subgroupMatrix).toBe(true);
     expect(() => followPlan(rt, mma)).toThrow(/multiplies on 16×16×16 subgroup matrices in subgroups of 32 .*this adapter has none$/);
     expect(() => parseKernelPlan(JSON.stringify({ ...plan, subgroupMatrix: { M: 16 } }), 'kernels.json')).toThrow(/not a kernel plan/);
   });

@@ -31,14 +31,18 @@ export function kernelPlan(rt: Runtime): KernelPlan {
     subgroupMatmul: rt.subgroupMatmul,
     fusedPrologues: rt.fusedPrologues,
     halfMath: rt.halfMath,
-    subgroupMatrix: rt.ctx.subgroupMatrix,
+    subgroupMatrix: rt.subgroupMatrix,
     ...matmulTuner(rt).plan(),
   };
 }
 
 /** The runtime options that make a new runtime's adapter-based choices the plan's. */
-export function planRuntimeOptions(plan: KernelPlan): Pick<RuntimeOptions, 'serialRows' | 'subgroupMatmul' | 'fusedPrologues' | 'halfMath'> {
-  return { serialRows: plan.serialRows, subgroupMatmul: plan.subgroupMatmul, fusedPrologues: plan.fusedPrologues, halfMath: plan.halfMath ?? false };
+export function planRuntimeOptions(plan: KernelPlan): Pick<RuntimeOptions, 'serialRows' | 'subgroupMatmul' | 'fusedPrologues' | 'halfMath' | 'subgroupMatrix'> {
+  return {
+    serialRows: plan.serialRows, subgroupMatmul: plan.subgroupMatmul, fusedPrologues: plan.fusedPrologues, halfMath: plan.halfMath ?? false,
+    // A plan made without subgroup matrices, or before they existed, never ran on them.
+    subgroupMatrix: plan.subgroupMatrix != null,
+  };
 }
 
 /**
@@ -49,9 +53,10 @@ export function followPlan(rt: Runtime, plan: KernelPlan): void {
   if (plan.subgroups && !rt.ctx.features.has('subgroups')) throw new Error(`the kernel plan was made on an adapter with subgroups (${plan.adapter}); this one has none`);
   if (plan.subgroupMatmul && !rt.subgroupMatmul) throw new Error(`the kernel plan shares matmul rows across subgroups of 4 lanes (${plan.adapter}); this adapter cannot`);
   const mma = plan.subgroupMatrix;
-  if (Object.values(plan.matmul).includes('mma') && !(mma && sameMatrices(mma, rt.ctx.subgroupMatrix))) {
+  if (Object.values(plan.matmul).includes('mma') && !(mma && sameMatrices(mma, rt.subgroupMatrix))) {
     const had = mma ? `${mma.M}×${mma.N}×${mma.K} subgroup matrices in subgroups of ${mma.subgroupMaxSize}` : 'subgroup matrices';
-    const has = rt.ctx.subgroupMatrix ? `${rt.ctx.subgroupMatrix.M}×${rt.ctx.subgroupMatrix.N}×${rt.ctx.subgroupMatrix.K} in subgroups of ${rt.ctx.subgroupMatrix.subgroupMaxSize}` : 'none';
+    const own = rt.subgroupMatrix;
+    const has = own ? `${own.M}×${own.N}×${own.K} in subgroups of ${own.subgroupMaxSize}` : 'none';
     throw new Error(`the kernel plan multiplies on ${had} (${plan.adapter}); this adapter has ${has}`);
   }
   matmulTuner(rt).replay(plan);

@@ -1,5 +1,5 @@
 import type { Platform } from '../platform/types';
-import { acquireDevice, type GpuContext, type RequestedLimits } from './device';
+import { acquireDevice, type GpuContext, type RequestedLimits, type SubgroupMatrixShape } from './device';
 import { DispatchPlan, PLAN_COUNTS, type PlanCounts, type PlanEntry, type ResolvedPlan } from './dispatchPlan';
 import { Params } from './params';
 import { PipelineCache, type Kernel, type KernelSpec } from './pipelines';
@@ -73,6 +73,8 @@ export interface RuntimeOptions {
   fusedPrologues?: boolean;
   /** Overrides the device-based choice of f16 products in inference over f16 weights (see halfMath). */
   halfMath?: boolean;
+  /** Lets f16 products run on the device's subgroup matrices where it has them (default true; see subgroupMatrix). */
+  subgroupMatrix?: boolean;
   /** Keep WebGPU's default limits (e.g. 8 storage buffers per stage) to check portability. */
   defaultLimits?: boolean;
   /** Request these limits as given (tests of limits that are not powers of two). */
@@ -210,6 +212,12 @@ export class Runtime {
    * underflow in f16. Read when work is recorded: the GPU report switches it to measure both.
    */
   halfMath: boolean;
+  /**
+   * The subgroup matrices f16 products may run on (matmul_mma, a tuning candidate): the
+   * device's (GpuContext.subgroupMatrix) unless the options turn them off, as the GPU report
+   * does where their float64 cases failed on the card. Null: the vector kernels alone.
+   */
+  readonly subgroupMatrix: SubgroupMatrixShape | null;
   /** Whether kernel variants are measured for unmeasured shape classes (see RuntimeOptions.tuning). */
   readonly tuning: boolean;
   private readonly poison: boolean;
@@ -237,6 +245,7 @@ export class Runtime {
     if (this.halfMath && !ctx.features.has('shader-f16')) {
       throw new Error(`f16 products (halfMath) need a device with shader-f16; this adapter (${ctx.adapter.architecture || ctx.adapter.key}) has none`);
     }
+    this.subgroupMatrix = options.subgroupMatrix === false ? null : ctx.subgroupMatrix;
     this.poison = options.poison ?? false;
     this.tuning = options.tuning ?? true;
     this.pool = new BufferPool(this.device, ctx.limits.maxBufferSize, ctx.limits.maxStorageBufferBindingSize);

@@ -253,7 +253,7 @@ export class MatmulTuner {
     const times: Partial<Record<MatmulVariant, number>> = {};
     this.refused = [];
     const subgroups = rt.ctx.features.has('subgroups');
-    const mma = rt.ctx.subgroupMatrix;
+    const mma = rt.subgroupMatrix;
     const candidates = tuneCandidates(s, subgroups, mma, rt.ctx.limits.maxComputeInvocationsPerWorkgroup);
     // Every candidate's pipeline compiles now, together, and before any clock starts. One
     // that does not compile on this adapter (an experimental feature's driver) is refused

@@ -298,7 +298,7 @@ export function mmaFits(s: MatmulShape, mma: SubgroupMatrixShape, maxInvocations
 
 /** mmaFits for a call (its tuned shape), with W's offset and batch stride whole blocks of 8 halves (16 bytes). */
 function mmaTakes(shape: MatmulShape, g: Geometry, args: MatmulArgs, rt: Runtime): boolean {
-  const mma = rt.ctx.subgroupMatrix;
+  const mma = rt.subgroupMatrix;
   return (
     mma !== null && mmaFits(shape, mma, rt.ctx.limits.maxComputeInvocationsPerWorkgroup) &&
     args.b.offset % 8 === 0 && g.strideB % 8 === 0
@@ -440,7 +440,7 @@ export function runMatmul(rt: Runtime, args: MatmulArgs, choose: (shape: MatmulS
   if (variant.startsWith('splitk') && !args.variant && Math.ceil(g.N / SPLITK_COLS) > rt.ctx.limits.maxComputeWorkgroupsPerDimension) {
     variant = 'gemv';
   }
-  const { kernel, workgroups, slices, kSlice } = plan(variant, g, rt.subgroupMatmul, args, rt.ctx.subgroupMatrix);
+  const { kernel, workgroups, slices, kSlice } = plan(variant, g, rt.subgroupMatmul, args, rt.subgroupMatrix);
   const params = new Params()
     .u32(g.M, g.N, g.K, g.batch)
     .u32(args.a.offset, args.b.offset, out.offset, args.bias?.offset ?? 0)
