@@ -232,7 +232,8 @@ describe('matmul', () => {
   it('respects tensor offsets (views into one buffer)', async () => {
     const rt = await testRuntime();
     const r = rng(freshSeed());
-    for (const variant of MATMUL_VARIANTS) {
+    // mma only where the device has subgroup matrices (matmul.mma.test.ts: W at an offset in every case).
+    for (const variant of MATMUL_VARIANTS.filter((v) => v !== 'mma')) {
       const [off, M, K, N] = variant === 'reg-vec4' ? [4, 8, 12, 20] : [3, 5, 7, 9];
       const whole = uniform(off + M * K + K * N, r);
       const buf = rt.upload(whole, [whole.length]);
