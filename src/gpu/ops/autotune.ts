@@ -113,7 +113,9 @@ export class MatmulTuner {
   forced: MatmulVariant | null = null;
 
   constructor(protected readonly rt: Runtime) {
-    this.cacheKey = `${CACHE_VERSION}:${rt.ctx.adapter.key}`;
+    // A runtime told not to use the device's subgroup matrices keeps a table of its own, so
+    // that neither reads the other's winners (an `mma` it cannot run, or a class never timed against it).
+    this.cacheKey = `${CACHE_VERSION}:${rt.ctx.adapter.key}${rt.ctx.subgroupMatrix && !rt.subgroupMatrix ? ':without-subgroup-matrices' : ''}`;
     let table: Record<string, MatmulVariant> = {};
     try {
       table = JSON.parse(rt.cacheGet(this.cacheKey) ?? '{}') as Record<string, MatmulVariant>;
