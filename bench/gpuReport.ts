@@ -156,9 +156,8 @@ export interface GpuReport {
   models: GpuModelFigures[];
   /** The kernels every figure ran (the tuner's winners): a rerun follows it to compare like with like. */
   kernelPlan: KernelPlan;
-  /** The device's subgroup matrices (matmul_mma), or null where it has none; and whether the figures' runtime could use them. */
+  /** The device's subgroup matrices (matmul_mma), or null where it has none (the kernel plan's are those the figures could use). */
   subgroupMatrix: SubgroupMatrixShape | null;
-  subgroupMatrixUsed: boolean;
   /** Every matmul class tuned for these figures: each accepted variant's ms and the refused (why each class runs what the plan says). */
   tuning: Record<string, TuneMeasurement>;
   /** matmul_mma's test cases against float64 on this device (where it has subgroup matrices and the caller checks them): how many, and each failure. */
@@ -394,8 +393,6 @@ export async function gpuReport(
   const bandwidth = await copyBandwidth(rt);
   const peakGflops = await matmulPeak(rt, plan.peakSize);
   log(`gpu: copy ${(bandwidth / 1e9).toFixed(1)} GB/s, matmul peak at ${plan.peakSize}³ ${peakGflops.toFixed(1)} GFLOP/s`);
-  // The device's, where the runtime may use them (the Node half turns them off where mma's cases failed).
-  const matrices = rt.ctx.subgroupMatrix;
   const models: GpuModelFigures[] = [];
   for (const m of GPU_MODELS) {
     const config = plan.shape(m.config);
@@ -446,7 +443,7 @@ export async function gpuReport(
   return {
     adapter, swiftshader: a.architecture === 'swiftshader', quick, bandwidth, peakGflops, peakSize: plan.peakSize,
     prompt: plan.prompt, newTokens: plan.newTokens, features: [...rt.ctx.features], models, kernelPlan: kernelPlan(rt),
-    subgroupMatrix: matrices, subgroupMatrixUsed: rt.subgroupMatrix !== null, mmaCheck: mmaCheck ?? null, tuning: matmulTuner(rt).measurements(),
+    subgroupMatrix: rt.ctx.subgroupMatrix, mmaCheck: mmaCheck ?? null, tuning: matmulTuner(rt).measurements(),
   };
 }
 
@@ -518,7 +515,7 @@ export function gpuTables(r: GpuReport, where: string): Table[] {
         'f16 products: where the device has shader-f16 the f16 base is multiplied in f16 (Runtime.halfMath), the default; f32 products: the same with it off;',
         r.subgroupMatrix
           ? `subgroup matrices ${r.subgroupMatrix.M}×${r.subgroupMatrix.N}×${r.subgroupMatrix.K} (f16 → f32, subgroups of ${r.subgroupMatrix.subgroupMaxSize}): ` +
-            (r.subgroupMatrixUsed ? 'f16 products may run on them (matmul_mma) where the tuner finds it faster' : 'not used by these figures') +
+            (r.kernelPlan.subgroupMatrix ? 'f16 products may run on them (matmul_mma) where the tuner finds it faster' : 'not used by these figures') +
             (r.mmaCheck ? `; ${r.mmaCheck.cases - r.mmaCheck.failed.length} of ${r.mmaCheck.cases} of its cases match float64` : '') + ';'
           : 'no subgroup matrices on this device: f16 products run in the vector kernels;',
         'synchronous: the host waits for the GPU after each phase (decode, sample, readback), tokens/s after the prefill; bound: every f16 weight read once per step;',

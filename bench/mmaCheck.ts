@@ -31,8 +31,6 @@ export async function mmaCheck(log: (m: string) => void): Promise<{ cases: numbe
         await checkMatmul(rt, 'mma', c, 1 + i);
       } catch (e) {
         failed.push(e instanceof Error ? e.message : String(e));
-        // A failed case may leave its tensors: the next starts on a synced device.
-        await rt.sync().catch(() => {});
       }
     }
   } finally {

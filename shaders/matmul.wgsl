@@ -71,11 +71,10 @@ struct Params {
 // element index, loadB4 the index of an aligned group of four.
 #include half
 #if MMA
-// An f16 B as halves, the element type subgroupMatrixLoad reads; loadB and loadB4 keep the
-// module's other entry points valid (only matmul_mma is compiled from it).
+// An f16 B as halves, the element type subgroupMatrixLoad reads; loadB keeps the module's
+// scalar entry points valid (only matmul_mma is compiled from it, never with VEC4).
 @group(0) @binding(2) var<storage, read> B: array<f16>;
 fn loadB(i: u32) -> f32 { return f32(B[i]); }
-fn loadB4(i: u32) -> vec4<f32> { return vec4<f32>(f32(B[4u * i]), f32(B[4u * i + 1u]), f32(B[4u * i + 2u]), f32(B[4u * i + 3u])); }
 #else
 #if B_F16
 #if SK_HALF

@@ -59,13 +59,14 @@ export interface SubgroupMatrixConfig {
  * The configuration matmul_mma multiplies in: the first listed (the adapter lists its
  * preferred first) with f16 operands and an f32 result whose blocks tile the kernel's
  * workgroup (32 rows a whole number of M; M·N at most 256, so that the results staged in
- * workgroup memory fit 8 KiB; K dividing the 64 elements staged a step). Null where none does.
+ * workgroup memory fit 8 KiB; K dividing the 64 elements staged a step). Null where none does,
+ * or where four subgroups (the kernel's workgroup) pass the device's invocations a workgroup.
  */
-export function pickSubgroupMatrix(configs: readonly SubgroupMatrixConfig[], subgroupMaxSize: number): SubgroupMatrixShape | null {
+export function pickSubgroupMatrix(configs: readonly SubgroupMatrixConfig[], subgroupMaxSize: number, maxInvocations: number): SubgroupMatrixShape | null {
   const c = configs.find(
     (x) => x.componentType === 'f16' && x.resultComponentType === 'f32' && 32 % x.M === 0 && x.M * x.N <= 256 && 64 % x.K === 0 && x.K % 8 === 0,
   );
-  return c && subgroupMaxSize > 0 ? { M: c.M, N: c.N, K: c.K, subgroupMaxSize } : null;
+  return c && subgroupMaxSize > 0 && 4 * subgroupMaxSize <= maxInvocations ? { M: c.M, N: c.N, K: c.K, subgroupMaxSize } : null;
 }
 
 export interface DeviceLost {
@@ -165,7 +166,6 @@ async function newDevice(platform: Platform, gpu: GPU, options: DeviceOptions, s
   if (!adapter) throw new WebGPUUnavailableError(`in this ${platform.name} (no adapter was found)`, platform.unavailableAdvice());
   const features = OPTIONAL_FEATURES.filter((f) => adapter.features.has(f));
   const matrixFeature = adapter.features.has(SUBGROUP_MATRIX_FEATURE) && features.includes('shader-f16') && features.includes('subgroups');
-  const matrices = matrixFeature ? subgroupMatrices(adapter) : null;
   const requiredLimits: Record<string, number> = {};
   if (!options.defaultLimits) for (const name of RAISED_LIMITS) requiredLimits[name] = adapter.limits[name];
   for (const [name, value] of Object.entries(options.limits ?? {})) {
@@ -200,7 +200,7 @@ async function newDevice(platform: Platform, gpu: GPU, options: DeviceOptions, s
     adapter: summarizeAdapter(adapterInfo(adapter), platform.name),
     features: new Set(features),
     subgroupSize: fixedSubgroupSize(adapterInfo(adapter), features.includes('subgroups')),
-    subgroupMatrix: matrices,
+    subgroupMatrix: matrixFeature ? subgroupMatrices(adapter, limits.maxComputeInvocationsPerWorkgroup) : null,
     limits,
     platform,
     shared,
@@ -210,10 +210,10 @@ async function newDevice(platform: Platform, gpu: GPU, options: DeviceOptions, s
 }
 
 /** The configuration matmul_mma takes from the adapter's (see pickSubgroupMatrix). */
-function subgroupMatrices(adapter: GPUAdapter): SubgroupMatrixShape | null {
+function subgroupMatrices(adapter: GPUAdapter, maxInvocations: number): SubgroupMatrixShape | null {
   // subgroupMatrixConfigs and subgroupMaxSize are newer than @webgpu/types' GPUAdapterInfo.
   const info = (adapterInfo(adapter) ?? {}) as { subgroupMatrixConfigs?: readonly SubgroupMatrixConfig[]; subgroupMaxSize?: number };
-  return pickSubgroupMatrix(info.subgroupMatrixConfigs ?? [], info.subgroupMaxSize ?? 0);
+  return pickSubgroupMatrix(info.subgroupMatrixConfigs ?? [], info.subgroupMaxSize ?? 0, maxInvocations);
 }
 
 function fixedSubgroupSize(info: GPUAdapterInfo | undefined, granted: boolean): number | null {

@@ -88,7 +88,7 @@ export class PipelineCache {
     // A kernel that failed is not compiled again: its dispatch reports the error (compiled).
     if (kernel.compiled || kernel.compiling || kernel.failure !== null) return kernel;
     // The shader module's own errors (WGSL it cannot compile) are caught with the pipeline's,
-    // so that a caller can pass over a kernel this adapter cannot run (see failed).
+    // so that a caller can pass over a kernel this adapter cannot run (Kernel.failure, after ready).
     this.device.pushErrorScope('validation');
     const pipeline = this.device.createComputePipelineAsync(this.descriptor(kernel));
     const scope = this.device.popErrorScope();
@@ -111,11 +111,6 @@ export class PipelineCache {
     kernel.compiling = compile;
     this.compiling.add(compile);
     return kernel;
-  }
-
-  /** Why the spec's kernel did not compile (after ready), or null where it did or has not been prepared. */
-  failed(spec: KernelSpec): string | null {
-    return this.find(spec).failure;
   }
 
   /** Resolves once every pipeline compiling now has finished. */

@@ -256,16 +256,16 @@ export class MatmulTuner {
     this.refused = [];
     const subgroups = rt.ctx.features.has('subgroups');
     const mma = rt.subgroupMatrix;
-    const candidates = tuneCandidates(s, subgroups, mma, rt.ctx.limits.maxComputeInvocationsPerWorkgroup);
+    const candidates = tuneCandidates(s, subgroups, mma);
     // Every candidate's pipeline compiles now, together, and before any clock starts. One
     // that does not compile on this adapter (an experimental feature's driver) is refused
     // unrun: its dispatch would be a validation error.
     const g = resolveShape(inputs.args);
-    const kernels = candidates.map((variant) => rt.pipelines.prepare(plan(variant, g, subgroups, inputs.args, mma).kernel).spec);
+    const kernels = candidates.map((variant) => rt.pipelines.prepare(plan(variant, g, subgroups, inputs.args, mma).kernel));
     await rt.pipelines.ready();
     try {
       for (const [i, variant] of candidates.entries()) {
-        if (rt.pipelines.failed(kernels[i]!)) {
+        if (kernels[i]!.failure !== null) {
           this.refused.push(variant);
           continue;
         }
@@ -447,7 +447,7 @@ function matchesReference(got: Float32Array, reference: TuningInputs['reference'
  * tiled-128-splitk where it slices K (elsewhere it is tiled-128); mma where the device has
  * subgroup matrices and the shape fits them (mmaFits).
  */
-function tuneCandidates(s: MatmulShape, subgroups: boolean, mma: SubgroupMatrixShape | null, maxInvocations: number): MatmulVariant[] {
+function tuneCandidates(s: MatmulShape, subgroups: boolean, mma: SubgroupMatrixShape | null): MatmulVariant[] {
   const aligned = s.M % 4 === 0 && s.N % 4 === 0 && s.K % 4 === 0 && s.aligned !== false;
   return MATMUL_VARIANTS.filter(
     (v) =>
@@ -457,7 +457,7 @@ function tuneCandidates(s: MatmulShape, subgroups: boolean, mma: SubgroupMatrixS
       (v !== 'reg-vec4' || aligned) &&
       (v !== 'splitk-sg' || subgroups) &&
       (v !== 'tiled-128-splitk' || bigSlices(s, s.prologue === 'norm') > 1) &&
-      (v !== 'mma' || (mma !== null && mmaFits(s, mma, maxInvocations))),
+      (v !== 'mma' || (mma !== null && mmaFits(s, mma))),
   );
 }
 

@@ -3,8 +3,6 @@ import { freshSeed, testRuntime } from '../testUtils';
 import { checkMatmul, type Case } from './matmulCheck';
 import type { MatmulVariant } from './matmulVariants';
 
-export type { Case } from './matmulCheck';
-
 /** Runs one case of a variant on random inputs against float64 (matmulCheck.ts checkMatmul). */
 export async function check(variant: MatmulVariant, shape: Case, subgroupMatmul = true): Promise<void> {
   // With subgroups, the runtime's default: the one runtime of the file's other tests, whose

@@ -286,13 +286,12 @@ export function mmaSlices(g: Pick<Geometry, 'M' | 'N' | 'K' | 'batch'>, mma: Sub
  * Whether matmul_mma can compute a shape on these subgroup matrices: x·Wᵀ (A as stored, W
  * [N, K]) over an f16 W with f16 products allowed (halfMath: the activations are rounded to
  * half as they are staged), whole blocks (N a multiple of the configuration's N, K of its K),
- * 16-byte aligned block loads (K a multiple of 8, the offsets aligned) and four subgroups in
- * one workgroup.
+ * 16-byte aligned block loads (K a multiple of 8, the offsets aligned).
  */
-export function mmaFits(s: MatmulShape, mma: SubgroupMatrixShape, maxInvocations: number): boolean {
+export function mmaFits(s: MatmulShape, mma: SubgroupMatrixShape): boolean {
   return (
     (s.half ?? false) && s.bDtype === 'f16' && s.transB && !s.transA && s.aligned !== false &&
-    s.N % mma.N === 0 && s.K % mma.K === 0 && s.K % 8 === 0 && MMA_SUBGROUPS * mma.subgroupMaxSize <= maxInvocations
+    s.N % mma.N === 0 && s.K % mma.K === 0 && s.K % 8 === 0
   );
 }
 
@@ -300,7 +299,7 @@ export function mmaFits(s: MatmulShape, mma: SubgroupMatrixShape, maxInvocations
 function mmaTakes(shape: MatmulShape, g: Geometry, args: MatmulArgs, rt: Runtime): boolean {
   const mma = rt.subgroupMatrix;
   return (
-    mma !== null && mmaFits(shape, mma, rt.ctx.limits.maxComputeInvocationsPerWorkgroup) &&
+    mma !== null && mmaFits(shape, mma) &&
     args.b.offset % 8 === 0 && g.strideB % 8 === 0
   );
 }
