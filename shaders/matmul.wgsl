@@ -34,9 +34,11 @@ enable f16;
 // uniform in a subgroup, is told not to warn.
 #if MMA
 enable f16;
+#if !MMA_EMULATED
 enable subgroups;
 enable chromium_experimental_subgroup_matrix;
 diagnostic(off, chromium_experimental.subgroup_matrix_uniformity);
+#endif
 #endif
 
 // TRANS_A / TRANS_B are preprocessor switches rather than overrides: with literal index
@@ -1071,9 +1073,54 @@ var<workgroup> mmSum: array<f32, MM_WG>;
 var<workgroup> mmScale: array<f32, MM_ROWS>;
 #endif
 
+#if MMA_EMULATED
+// MMA_EMULATED: the four subgroup matrix builtins matmul_mma calls, as the WGSL proposal
+// defines them, in ordinary invocations: a subgroup is MM_WG / MM_SG consecutive invocations.
+// A loaded matrix is where its block lies (offset and stride), read when it is multiplied (the
+// kernel changes neither operand in between); a result is a lane's share, its elements
+// e ≡ lane (mod the subgroup's width), each product exact in f32 (two halves' is) and summed
+// in f32 along K. Only the lines of the builtins differ, so a device without subgroup matrices
+// checks the rest of the kernel (staging, prologues, slices, offsets, epilogue) against
+// float64; the builtins themselves are checked on the card (the GPU report's mmaCheck). Far
+// slower than any other variant: tests only, never a tuning candidate.
+alias MmLeft = vec2<u32>;
+alias MmRight = vec2<u32>;
+alias MmResult = array<f32, MM_M * MM_N>;
+fn mmLanes() -> u32 { return MM_WG / MM_SG; }
+// subgroupMatrixLoad<subgroup_matrix_left<f16, MM_K, MM_M>, row_major>(&mmA, off, stride): (m, k) at off + m·stride + k.
+fn mmLoadLeftRowMajor(off: u32, stride: u32) -> MmLeft { return vec2(off, stride); }
+// subgroupMatrixLoad<subgroup_matrix_right<f16, MM_N, MM_K>, col_major>(&B, off, stride): (k, n) at off + n·stride + k.
+fn mmLoadRightColMajor(off: u32, stride: u32) -> MmRight { return vec2(off, stride); }
+// subgroupMatrixMultiplyAccumulate(a, w, c): c + a·w, this lane's share.
+fn mmMultiplyAccumulate(a: MmLeft, w: MmRight, c: MmResult, lane: u32) -> MmResult {
+  var r = c;
+  for (var j = 0u; lane + j * mmLanes() < MM_M * MM_N; j++) {
+    let e = lane + j * mmLanes();
+    let m = e / MM_N;
+    let n = e % MM_N;
+    var t = r[j];
+    for (var k = 0u; k < MM_K; k++) { t += f32(mmA[a.x + m * a.y + k]) * f32(B[w.x + n * w.y + k]); }
+    r[j] = t;
+  }
+  return r;
+}
+// subgroupMatrixStore<row_major>(&mmC, off, c, stride): (m, n) to off + m·stride + n, by the lane that holds it.
+fn mmStoreRowMajor(off: u32, c: MmResult, stride: u32, lane: u32) {
+  for (var j = 0u; lane + j * mmLanes() < MM_M * MM_N; j++) {
+    let e = lane + j * mmLanes();
+    mmC[off + (e / MM_N) * stride + e % MM_N] = c[j];
+  }
+}
+#endif
+
 @compute @workgroup_size(MM_WG, 1, 1)
+#if MMA_EMULATED
+fn matmul_mma(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  let sg = lid / (MM_WG / MM_SG);
+#else
 fn matmul_mma(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32,
               @builtin(subgroup_id) sg: u32) {
+#endif
   let range = kRange(wid.z);
   let b = range.x;
   let m0 = wid.y * MM_ROWS;
@@ -1102,7 +1149,11 @@ fn matmul_mma(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
   let owner = sg < MM_SG && n0 + sg * MM_N < p.N;
   let colsW = baseB(b) + (n0 + min(sg, MM_SG - 1u) * MM_N) * p.K;
 #for i in 0..MMA_TM
+#if MMA_EMULATED
+  var acc{{i}}: MmResult;
+#else
   var acc{{i}}: subgroup_matrix_result<f32, MM_N, MM_M>;
+#endif
 #endfor
   for (var k0 = range.y; k0 < range.z; k0 += MM_KT) {
     for (var e = lid; e < MM_ROWS * MM_KT; e += MM_WG) {
@@ -1121,18 +1172,29 @@ fn matmul_mma(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
     if (owner) {
       let steps = min(MM_KT, range.z - k0) / MM_K;
       for (var s = 0u; s < steps; s++) {
+#if MMA_EMULATED
+        let w = mmLoadRightColMajor(colsW + k0 + s * MM_K, p.K);
+#for i in 0..MMA_TM
+        acc{{i}} = mmMultiplyAccumulate(mmLoadLeftRowMajor({{i}}u * MM_M * MM_KT + s * MM_K, MM_KT), w, acc{{i}}, lid % mmLanes());
+#endfor
+#else
         let w = subgroupMatrixLoad<subgroup_matrix_right<f16, MM_N, MM_K>, col_major>(&B, colsW + k0 + s * MM_K, p.K);
 #for i in 0..MMA_TM
         acc{{i}} = subgroupMatrixMultiplyAccumulate(
           subgroupMatrixLoad<subgroup_matrix_left<f16, MM_K, MM_M>, row_major>(&mmA, {{i}}u * MM_M * MM_KT + s * MM_K, MM_KT), w, acc{{i}});
 #endfor
+#endif
       }
     }
     workgroupBarrier();
   }
   if (owner) {
 #for i in 0..MMA_TM
+#if MMA_EMULATED
+    mmStoreRowMajor({{i}}u * MM_M * MM_COLS + sg * MM_N, acc{{i}}, MM_COLS, lid % mmLanes());
+#else
     subgroupMatrixStore<row_major>(&mmC, {{i}}u * MM_M * MM_COLS + sg * MM_N, acc{{i}}, MM_COLS);
+#endif
 #endfor
   }
   workgroupBarrier();

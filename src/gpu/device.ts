@@ -41,6 +41,13 @@ export interface SubgroupMatrixShape {
   N: number;
   K: number;
   subgroupMaxSize: number;
+  /**
+   * matmul_mma's builtins emulated in ordinary invocations (its MMA_EMULATED): for the float64
+   * tests of the kernel on devices without subgroup matrices (RuntimeOptions.subgroupMatrix),
+   * far slower than any other variant, so never tuned. subgroupMaxSize is then the pretend
+   * subgroup's width.
+   */
+  emulated?: true;
 }
 
 /** The experimental feature behind subgroup matrices (Dawn exposes it with its toggle allow_unsafe_apis). */
@@ -60,13 +67,15 @@ export interface SubgroupMatrixConfig {
  * preferred first) with f16 operands and an f32 result whose blocks tile the kernel's
  * workgroup (32 rows a whole number of M; M·N at most 256, so that the results staged in
  * workgroup memory fit 8 KiB; K dividing the 64 elements staged a step). Null where none does,
- * or where four subgroups (the kernel's workgroup) pass the device's invocations a workgroup.
+ * or where four subgroups (the kernel's workgroup) pass the device's invocations a workgroup or
+ * are fewer invocations than the 32 rows they stage.
  */
 export function pickSubgroupMatrix(configs: readonly SubgroupMatrixConfig[], subgroupMaxSize: number, maxInvocations: number): SubgroupMatrixShape | null {
   const c = configs.find(
     (x) => x.componentType === 'f16' && x.resultComponentType === 'f32' && 32 % x.M === 0 && x.M * x.N <= 256 && 64 % x.K === 0 && x.K % 8 === 0,
   );
-  return c && subgroupMaxSize > 0 && 4 * subgroupMaxSize <= maxInvocations ? { M: c.M, N: c.N, K: c.K, subgroupMaxSize } : null;
+  // At least one invocation per staged row: the norm prologue sums a row's squares with MM_WG / 32 each.
+  return c && 4 * subgroupMaxSize >= 32 && 4 * subgroupMaxSize <= maxInvocations ? { M: c.M, N: c.N, K: c.K, subgroupMaxSize } : null;
 }
 
 export interface DeviceLost {

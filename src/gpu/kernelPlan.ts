@@ -63,7 +63,7 @@ export function followPlan(rt: Runtime, plan: KernelPlan): void {
 }
 
 const sameMatrices = (a: SubgroupMatrixShape, b: SubgroupMatrixShape | null) =>
-  b !== null && a.M === b.M && a.N === b.N && a.K === b.K && a.subgroupMaxSize === b.subgroupMaxSize;
+  b !== null && a.M === b.M && a.N === b.N && a.K === b.K && a.subgroupMaxSize === b.subgroupMaxSize && (a.emulated ?? false) === (b.emulated ?? false);
 
 const isBool = (x: unknown) => typeof x === 'boolean';
 const isMatrices = (x: unknown) =>

@@ -73,8 +73,12 @@ export interface RuntimeOptions {
   fusedPrologues?: boolean;
   /** Overrides the device-based choice of f16 products in inference over f16 weights (see halfMath). */
   halfMath?: boolean;
-  /** Lets f16 products run on the device's subgroup matrices where it has them (default true; see subgroupMatrix). */
-  subgroupMatrix?: boolean;
+  /**
+   * Lets f16 products run on the device's subgroup matrices where it has them (default true; see
+   * subgroupMatrix), or, given an emulated shape, makes matmul_mma computable on any device with
+   * shader-f16, its builtins emulated (SubgroupMatrixShape.emulated: the kernel's float64 tests).
+   */
+  subgroupMatrix?: boolean | SubgroupMatrixShape;
   /** Keep WebGPU's default limits (e.g. 8 storage buffers per stage) to check portability. */
   defaultLimits?: boolean;
   /** Request these limits as given (tests of limits that are not powers of two). */
@@ -149,6 +153,13 @@ const DEFAULT_DISPATCHES_PER_SUBMIT = 1024;
 
 /** Bytes rounded up to whole 32-bit words. */
 const wordBytes = (bytes: number) => Math.ceil(bytes / 4) * 4;
+
+/** RuntimeOptions.subgroupMatrix given a shape: only an emulated one (a device's real matrices are its adapter's), and only with shader-f16, in which the kernel stages its operands. */
+function emulatedMatrices(shape: SubgroupMatrixShape, ctx: GpuContext): SubgroupMatrixShape {
+  if (!shape.emulated) throw new Error(`subgroup matrices ${shape.M}×${shape.N}×${shape.K} are the adapter's to offer; a runtime may only be given emulated ones`);
+  if (!ctx.features.has('shader-f16')) throw new Error(`emulated subgroup matrices need a device with shader-f16; this adapter (${ctx.adapter.architecture || ctx.adapter.key}) has none`);
+  return shape;
+}
 
 /**
  * The GPU runtime: a device, a buffer pool, compiled pipelines, and a recorder that encodes
@@ -245,7 +256,7 @@ export class Runtime {
     if (this.halfMath && !ctx.features.has('shader-f16')) {
       throw new Error(`f16 products (halfMath) need a device with shader-f16; this adapter (${ctx.adapter.architecture || ctx.adapter.key}) has none`);
     }
-    this.subgroupMatrix = options.subgroupMatrix === false ? null : ctx.subgroupMatrix;
+    this.subgroupMatrix = typeof options.subgroupMatrix === 'object' ? emulatedMatrices(options.subgroupMatrix, ctx) : options.subgroupMatrix === false ? null : ctx.subgroupMatrix;
     this.poison = options.poison ?? false;
     this.tuning = options.tuning ?? true;
     this.pool = new BufferPool(this.device, ctx.limits.maxBufferSize, ctx.limits.maxStorageBufferBindingSize);

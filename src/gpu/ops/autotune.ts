@@ -445,7 +445,7 @@ function matchesReference(got: Float32Array, reference: TuningInputs['reference'
  * SPLITK_TUNE_MAX_ROWS and rows from 9 to ROWS_TUNE_MAX_ROWS, where they can win; reg-vec4 only where M, N, K and the offsets are
  * multiples of 4 (elsewhere it runs as reg); splitk-sg where the adapter has subgroups;
  * tiled-128-splitk where it slices K (elsewhere it is tiled-128); mma where the device has
- * subgroup matrices and the shape fits them (mmaFits).
+ * subgroup matrices (not emulated ones) and the shape fits them (mmaFits).
  */
 function tuneCandidates(s: MatmulShape, subgroups: boolean, mma: SubgroupMatrixShape | null): MatmulVariant[] {
   const aligned = s.M % 4 === 0 && s.N % 4 === 0 && s.K % 4 === 0 && s.aligned !== false;
@@ -457,7 +457,7 @@ function tuneCandidates(s: MatmulShape, subgroups: boolean, mma: SubgroupMatrixS
       (v !== 'reg-vec4' || aligned) &&
       (v !== 'splitk-sg' || subgroups) &&
       (v !== 'tiled-128-splitk' || bigSlices(s, s.prologue === 'norm') > 1) &&
-      (v !== 'mma' || (mma !== null && mmaFits(s, mma))),
+      (v !== 'mma' || (mma !== null && !mma.emulated && mmaFits(s, mma))),
   );
 }
 

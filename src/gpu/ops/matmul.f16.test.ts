@@ -7,6 +7,7 @@ import { matmulRef } from '../reference';
 import { assertClose, freshSeed, poisoned, rng, testRuntime, uniform, uploadHalf } from '../testUtils';
 import { f32ToHalves, halvesToF32 } from '../../util/half';
 import { matmul } from './matmul';
+import { checkMatmul, MMA_CASES } from './matmulCheck';
 import { check } from './matmulTestUtils';
 import { splitkSlices, type MatmulVariant } from './matmulVariants';
 
@@ -83,4 +84,20 @@ describe('matmul in f16', () => {
     expect(same(await run('gemv', 64, true, true), await run('gemv', 64, true, false))).toBe(true);
     expect(same(await run('rows', 64, true, true), await run('rows', 64, true, false))).toBe(true);
   });
+
+  // matmul_mma with its four subgroup matrix builtins emulated as the proposal defines them
+  // (MMA_EMULATED): everything else in the kernel, on the configurations GPUs offer, in
+  // subgroups of 8 to 32. The builtins themselves run only on a card (the GPU report's mmaCheck).
+  for (const shape of [
+    { M: 16, N: 16, K: 16, subgroupMaxSize: 32 },
+    { M: 16, N: 8, K: 16, subgroupMaxSize: 8 },
+    { M: 8, N: 8, K: 8, subgroupMaxSize: 32 },
+    { M: 8, N: 16, K: 16, subgroupMaxSize: 16 },
+  ]) {
+    it(`mma, its builtins emulated on ${shape.M}×${shape.N}×${shape.K} blocks in subgroups of ${shape.subgroupMaxSize}: every case against float64`, async () => {
+      const rt = await testRuntime({ subgroupMatrix: { ...shape, emulated: true } });
+      const seed = freshSeed();
+      for (const [i, c] of MMA_CASES.entries()) await checkMatmul(rt, 'mma', c, seed + i);
+    });
+  }
 });

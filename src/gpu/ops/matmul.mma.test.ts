@@ -3,13 +3,14 @@
  * (tensor cores and their kin): there its cases are checked against float64 (the GPU report runs
  * the same cases on the card). Everywhere, its kernels are compiled for every prologue and
  * epilogue on the configurations GPUs offer, by Dawn's null backend, which offers the feature
- * but runs nothing.
+ * but runs nothing. The rest of the kernel, its builtins emulated, is checked against float64
+ * on a device with shader-f16 (matmul.f16.test.ts, on Mesa's lavapipe).
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { nodePlatform } from '../../platform/node';
 import { pickSubgroupMatrix, type SubgroupMatrixConfig, type SubgroupMatrixShape } from '../device';
 import { Runtime } from '../runtime';
-import { testRuntime } from '../testUtils';
+import { testPlatform, testRuntime } from '../testUtils';
 import { matmul } from './matmul';
 import { MMA_CASES } from './matmulCheck';
 import { check } from './matmulTestUtils';
@@ -30,6 +31,9 @@ describe('the subgroup matrices matmul_mma takes', () => {
     // Four subgroups of 128 invocations pass a device's 256 a workgroup.
     expect(pickSubgroupMatrix([config('f16', 'f32', 16, 16, 16)], 128, 256)).toBeNull();
     expect(pickSubgroupMatrix([config('f16', 'f32', 16, 16, 16)], 128, 512)).toEqual({ M: 16, N: 16, K: 16, subgroupMaxSize: 128 });
+    // Four subgroups of 4 are fewer invocations than the 32 rows a workgroup stages and normalises.
+    expect(pickSubgroupMatrix([config('f16', 'f32', 8, 8, 8)], 4, 256)).toBeNull();
+    expect(pickSubgroupMatrix([config('f16', 'f32', 8, 8, 8)], 8, 256)).toEqual({ M: 8, N: 8, K: 8, subgroupMaxSize: 8 });
   });
 
   it('fits x·Wᵀ over an f16 W with f16 products, in whole blocks, and nothing else', () => {
@@ -100,6 +104,13 @@ describe('matmul_mma on this device', () => {
     const call = () => matmul(rt, { a, b, transB: true, variant: 'mma' });
     expect(call).toThrow(/mma needs f16 subgroup matrices and x·Wᵀ over an f16 W with halfMath/);
     rt.release(a, b);
+  });
+
+  it('is given emulated matrices only, and only on a device with shader-f16', async () => {
+    const platform = testPlatform('own');
+    const shape = { M: 16, N: 16, K: 16, subgroupMaxSize: 32 };
+    await expect(Runtime.create(platform, { subgroupMatrix: shape, tuning: false })).rejects.toThrow(/are the adapter's to offer; a runtime may only be given emulated ones/);
+    await expect(Runtime.create(platform, { subgroupMatrix: { ...shape, emulated: true }, tuning: false })).rejects.toThrow(/emulated subgroup matrices need a device with shader-f16/);
   });
 
   it('matches float64 on every case, where the device has subgroup matrices', async (ctx) => {

@@ -235,7 +235,7 @@ export function plan(variant: MatmulVariant, g: Geometry, subgroups: boolean, ar
         kernel: {
           shader: 'matmul',
           entry: 'matmul_mma',
-          defines: { ...defines, MMA: true, MMA_M: mma.M, MMA_N: mma.N, MMA_K: mma.K, MMA_TM: MMA_ROWS / mma.M, SK_SLICED: slices > 1 },
+          defines: { ...defines, MMA: true, MMA_EMULATED: mma.emulated ?? false, MMA_M: mma.M, MMA_N: mma.N, MMA_K: mma.K, MMA_TM: MMA_ROWS / mma.M, SK_SLICED: slices > 1 },
           constants: { MM_WG: MMA_SUBGROUPS * mma.subgroupMaxSize },
         },
         workgroups: [ceil(g.N, MMA_SUBGROUPS * mma.N), ceil(g.M, MMA_ROWS), slices > 1 ? slices : g.batch] as const,
