@@ -1,5 +1,5 @@
 import type { Platform } from '../platform/types';
-import { acquireDevice, type GpuContext, type RequestedLimits, type SubgroupMatrixShape } from './device';
+import { acquireDevice, pickSubgroupMatrix, type GpuContext, type RequestedLimits, type SubgroupMatrixShape } from './device';
 import { DispatchPlan, PLAN_COUNTS, type PlanCounts, type PlanEntry, type ResolvedPlan } from './dispatchPlan';
 import { Params } from './params';
 import { PipelineCache, type Kernel, type KernelSpec } from './pipelines';
@@ -154,10 +154,17 @@ const DEFAULT_DISPATCHES_PER_SUBMIT = 1024;
 /** Bytes rounded up to whole 32-bit words. */
 const wordBytes = (bytes: number) => Math.ceil(bytes / 4) * 4;
 
-/** RuntimeOptions.subgroupMatrix given a shape: only an emulated one (a device's real matrices are its adapter's), and only with shader-f16, in which the kernel stages its operands. */
+/**
+ * RuntimeOptions.subgroupMatrix given a shape: only an emulated one (a device's real matrices
+ * are its adapter's), one that an adapter offering it would have been given (pickSubgroupMatrix),
+ * and only with shader-f16, in which the kernel stages its operands.
+ */
 function emulatedMatrices(shape: SubgroupMatrixShape, ctx: GpuContext): SubgroupMatrixShape {
-  if (!shape.emulated) throw new Error(`subgroup matrices ${shape.M}×${shape.N}×${shape.K} are the adapter's to offer; a runtime may only be given emulated ones`);
+  const what = `subgroup matrices ${shape.M}×${shape.N}×${shape.K} in subgroups of ${shape.subgroupMaxSize}`;
+  if (!shape.emulated) throw new Error(`${what} are the adapter's to offer; a runtime may only be given emulated ones`);
   if (!ctx.features.has('shader-f16')) throw new Error(`emulated subgroup matrices need a device with shader-f16; this adapter (${ctx.adapter.architecture || ctx.adapter.key}) has none`);
+  const config = { componentType: 'f16', resultComponentType: 'f32', M: shape.M, N: shape.N, K: shape.K };
+  if (!pickSubgroupMatrix([config], shape.subgroupMaxSize, ctx.limits.maxComputeInvocationsPerWorkgroup)) throw new Error(`matmul_mma cannot tile its workgroup with ${what}`);
   return shape;
 }
 

@@ -4,7 +4,8 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { matmulRef } from '../reference';
-import { assertClose, freshSeed, poisoned, rng, testRuntime, uniform, uploadHalf } from '../testUtils';
+import { Runtime } from '../runtime';
+import { assertClose, freshSeed, poisoned, rng, testPlatform, testRuntime, uniform, uploadHalf } from '../testUtils';
 import { f32ToHalves, halvesToF32 } from '../../util/half';
 import { matmul } from './matmul';
 import { checkMatmul, MMA_CASES } from './matmulCheck';
@@ -100,4 +101,10 @@ describe('matmul in f16', () => {
       for (const [i, c] of MMA_CASES.entries()) await checkMatmul(rt, 'mma', c, seed + i);
     });
   }
+
+  it('mma emulated only on matrices that tile its workgroup', async () => {
+    // Four subgroups of 4 are fewer invocations than the 32 rows a workgroup stages; 16×16 results pass the 8 KiB staged.
+    await expect(Runtime.create(testPlatform('own'), { subgroupMatrix: { M: 16, N: 16, K: 16, subgroupMaxSize: 4, emulated: true }, tuning: false })).rejects.toThrow(/matmul_mma cannot tile its workgroup/);
+    await expect(Runtime.create(testPlatform('own'), { subgroupMatrix: { M: 16, N: 32, K: 16, subgroupMaxSize: 32, emulated: true }, tuning: false })).rejects.toThrow(/matmul_mma cannot tile its workgroup/);
+  });
 });
