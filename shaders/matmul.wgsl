@@ -1116,7 +1116,7 @@ fn mmStoreRowMajor(off: u32, c: MmResult, stride: u32, lane: u32) {
 @compute @workgroup_size(MM_WG, 1, 1)
 #if MMA_EMULATED
 fn matmul_mma(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let sg = lid / (MM_WG / MM_SG);
+  let sg = lid / mmLanes();
 #else
 fn matmul_mma(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32,
               @builtin(subgroup_id) sg: u32) {
