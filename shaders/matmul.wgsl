@@ -1039,20 +1039,27 @@ fn bigStoreRow(slot: u32, m: u32, c0: u32, c1: u32, v0: vec4<f32>, v1: vec4<f32>
 }
 
 // matmul_mma: C = alpha·op(A)·Wᵀ (+ bias) (+ beta·C) for an f16 W [N, K] (a linear layer's
-// weight as stored) and f32 activations A [M, K], on subgroup matrices of MMA_M×MMA_K (A),
+// weight as stored), or without TRANS_B alpha·op(A)·W for an f16 W [K, N] (a layer's weight
+// in the backward pass: dX = dY·W), and f32 A [M, K], on subgroup matrices of MMA_M×MMA_K (A),
 // MMA_K×MMA_N (W) and an f32 MMA_M×MMA_N result: the adapter's own configuration, the
 // products in its matrix units at their rate, where the vector kernels issue one FMA per
 // invocation per cycle. A workgroup computes MM_ROWS rows × MM_COLS columns of C: four
 // subgroups, one column block of MMA_N each, all sharing the rows of op(A) staged in
 // workgroup memory as halves (the prologue applied as they are staged); W's blocks are loaded
-// straight from storage (column-major with stride K: a block's columns are rows of W). The
+// straight from storage (TRANS_B: column-major with stride K, a block's columns are rows of
+// W; else row-major with stride N). The
 // results go through workgroup memory, so that the edges and the epilogue (alpha, bias, beta,
 // or SK_SLICED's raw sums) are ordinary guarded stores. With A_NORM each row is normalised
 // before it is rounded to half (a hidden state's raw values can pass f16's range; its
 // normalised ones do not), its rstd summed over all of K by MM_WG / MM_ROWS invocations in a
-// fixed order, so a slice of K normalises as K whole does. Deterministic: no atomics, each
-// output summed in one order. Needs K a multiple of MMA_K and N of MMA_N (whole blocks),
-// W's offset and K multiples of 8 (16-byte aligned block loads).
+// fixed order, so a slice of K normalises as K whole does. With A_SCALE (an A whose rows lie
+// outside f16's range, such as gradients, whose small values half would flush to zero) each
+// row is multiplied by a power of two that brings its largest magnitude over the workgroup's
+// range of K into [2^14, 2^15) before it is rounded, and its results by the inverse after
+// the products: both exact, so each product keeps half's 11 bits whatever the row's scale.
+// Deterministic: no atomics, each output summed in one order. Needs K a multiple of MMA_K and
+// N of MMA_N (whole blocks), W's offset and its row length (K with TRANS_B, else N) multiples
+// of 8 (16-byte aligned block loads).
 #if MMA
 const MM_M = {{MMA_M}}u;
 const MM_N = {{MMA_N}}u;
@@ -1072,6 +1079,11 @@ var<workgroup> mmC: array<f32, MM_ROWS * MM_COLS>;
 var<workgroup> mmSum: array<f32, MM_WG>;
 var<workgroup> mmScale: array<f32, MM_ROWS>;
 #endif
+#if A_SCALE
+var<workgroup> mmMax: array<f32, MM_WG>;
+// Each staged row's power of two (the exponent of its scale).
+var<workgroup> mmExp: array<i32, MM_ROWS>;
+#endif
 
 #if MMA_EMULATED
 // MMA_EMULATED: the four subgroup matrix builtins matmul_mma calls, as the WGSL proposal
@@ -1084,13 +1096,16 @@ var<workgroup> mmScale: array<f32, MM_ROWS>;
 // float64; the builtins themselves are checked on the card (the GPU report's mmaCheck). Far
 // slower than any other variant: tests only, never a tuning candidate.
 alias MmLeft = vec2<u32>;
-alias MmRight = vec2<u32>;
+// Offset, then the distances between consecutive n and consecutive k.
+alias MmRight = vec3<u32>;
 alias MmResult = array<f32, MM_M * MM_N>;
 fn mmLanes() -> u32 { return MM_WG / MM_SG; }
 // subgroupMatrixLoad<subgroup_matrix_left<f16, MM_K, MM_M>, row_major>(&mmA, off, stride): (m, k) at off + m·stride + k.
 fn mmLoadLeftRowMajor(off: u32, stride: u32) -> MmLeft { return vec2(off, stride); }
 // subgroupMatrixLoad<subgroup_matrix_right<f16, MM_N, MM_K>, col_major>(&B, off, stride): (k, n) at off + n·stride + k.
-fn mmLoadRightColMajor(off: u32, stride: u32) -> MmRight { return vec2(off, stride); }
+fn mmLoadRightColMajor(off: u32, stride: u32) -> MmRight { return vec3(off, stride, 1u); }
+// subgroupMatrixLoad<subgroup_matrix_right<f16, MM_N, MM_K>, row_major>(&B, off, stride): (k, n) at off + k·stride + n.
+fn mmLoadRightRowMajor(off: u32, stride: u32) -> MmRight { return vec3(off, 1u, stride); }
 // subgroupMatrixMultiplyAccumulate(a, w, c): c + a·w, this lane's share.
 fn mmMultiplyAccumulate(a: MmLeft, w: MmRight, c: MmResult, lane: u32) -> MmResult {
   var r = c;
@@ -1099,7 +1114,7 @@ fn mmMultiplyAccumulate(a: MmLeft, w: MmRight, c: MmResult, lane: u32) -> MmResu
     let m = e / MM_N;
     let n = e % MM_N;
     var t = r[j];
-    for (var k = 0u; k < MM_K; k++) { t += f32(mmA[a.x + m * a.y + k]) * f32(B[w.x + n * w.y + k]); }
+    for (var k = 0u; k < MM_K; k++) { t += f32(mmA[a.x + m * a.y + k]) * f32(B[w.x + n * w.y + k * w.z]); }
     r[j] = t;
   }
   return r;
@@ -1145,9 +1160,32 @@ fn matmul_mma(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
   }
   workgroupBarrier();
 #endif
+#if A_SCALE
+  // Each row's largest magnitude in this workgroup's range of K, by MM_WG / MM_ROWS
+  // invocations a row, then its exponent: max·2^e in [2^14, 2^15) (half's largest is 65,504),
+  // kept within f32's normal range (a zero row takes 2^15).
+  let per = MM_WG / MM_ROWS;
+  let nr = lid / per;
+  var top = 0.0;
+  if (m0 + nr < p.M) {
+    for (var k = range.y + lid % per; k < range.z; k += per) { top = max(top, abs(loadA(idxA(rowsA, m0 + nr, k)))); }
+  }
+  mmMax[lid] = top;
+  workgroupBarrier();
+  if (lid < MM_ROWS) {
+    var t = 0.0;
+    for (var j = 0u; j < per; j++) { t = max(t, mmMax[lid * per + j]); }
+    mmExp[lid] = clamp(15 - frexp(t).exp, -126, 126);
+  }
+  workgroupBarrier();
+#endif
   // Subgroup-uniform: whether this subgroup has a column block inside N.
   let owner = sg < MM_SG && n0 + sg * MM_N < p.N;
+#if TRANS_B
   let colsW = baseB(b) + (n0 + min(sg, MM_SG - 1u) * MM_N) * p.K;
+#else
+  let colsW = baseB(b) + n0 + min(sg, MM_SG - 1u) * MM_N;
+#endif
 #for i in 0..MMA_TM
 #if MMA_EMULATED
   var acc{{i}}: MmResult;
@@ -1165,6 +1203,9 @@ fn matmul_mma(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
 #if A_NORM
         v *= mmScale[r] * loadNorm(k);
 #endif
+#if A_SCALE
+        v = ldexp(v, mmExp[r]);
+#endif
       }
       mmA[e] = f16(v);
     }
@@ -1173,12 +1214,20 @@ fn matmul_mma(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
       let steps = min(MM_KT, range.z - k0) / MM_K;
       for (var s = 0u; s < steps; s++) {
 #if MMA_EMULATED
+#if TRANS_B
         let w = mmLoadRightColMajor(colsW + k0 + s * MM_K, p.K);
+#else
+        let w = mmLoadRightRowMajor(colsW + (k0 + s * MM_K) * p.N, p.N);
+#endif
 #for i in 0..MMA_TM
         acc{{i}} = mmMultiplyAccumulate(mmLoadLeftRowMajor({{i}}u * MM_M * MM_KT + s * MM_K, MM_KT), w, acc{{i}}, lid % mmLanes());
 #endfor
 #else
+#if TRANS_B
         let w = subgroupMatrixLoad<subgroup_matrix_right<f16, MM_N, MM_K>, col_major>(&B, colsW + k0 + s * MM_K, p.K);
+#else
+        let w = subgroupMatrixLoad<subgroup_matrix_right<f16, MM_N, MM_K>, row_major>(&B, colsW + (k0 + s * MM_K) * p.N, p.N);
+#endif
 #for i in 0..MMA_TM
         acc{{i}} = subgroupMatrixMultiplyAccumulate(
           subgroupMatrixLoad<subgroup_matrix_left<f16, MM_K, MM_M>, row_major>(&mmA, {{i}}u * MM_M * MM_KT + s * MM_K, MM_KT), w, acc{{i}});
@@ -1202,10 +1251,15 @@ fn matmul_mma(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
     let m = m0 + e / MM_COLS;
     let n = n0 + e % MM_COLS;
     if (m < p.M && n < p.N) {
-#if SK_SLICED
-      SkPart[(wid.z * p.M + m) * p.N + n] = mmC[e];
+#if A_SCALE
+      let v = ldexp(mmC[e], -mmExp[e / MM_COLS]);
 #else
-      storeOne(b, m, n, mmC[e]);
+      let v = mmC[e];
+#endif
+#if SK_SLICED
+      SkPart[(wid.z * p.M + m) * p.N + n] = v;
+#else
+      storeOne(b, m, n, v);
 #endif
     }
   }

@@ -75,8 +75,10 @@ describe('matmul autotuner', () => {
       shapeClass({ ...base, prologue: 'norm' }),
       shapeClass({ ...base, prologue: 'swiglu' }),
       shapeClass({ ...base, aligned: false }),
+      shapeClass({ ...base, half: true }),
+      shapeClass({ ...base, half: true, scaled: true }),
     ]);
-    expect(classes.size).toBe(5);
+    expect(classes.size).toBe(7);
     expect(shapeClass({ ...base, bDtype: 'f32', aligned: true })).toBe(shapeClass(base));
     // Each feature once (the references of f16 B, both prologues, both transposes, a skew).
     for (const s of [

@@ -16,12 +16,12 @@ import type { SubgroupMatrixShape } from '../device';
 
 /**
  * Shapes fall into classes by transposes, the log2 size of M, N and K, B's dtype, the
- * prologue, alignment and f16 products (the last four named only where they differ from f32,
- * none, aligned, f32).
+ * prologue, alignment, f16 products and scaled rows (the last five named only where they
+ * differ from f32, none, aligned, f32, unscaled).
  */
 export function shapeClass(s: MatmulShape): string {
   const b = log2Class;
-  const extra = `${s.bDtype === 'f16' ? '|f16' : ''}${s.prologue ? `|${s.prologue}` : ''}${s.aligned === false ? '|u' : ''}${s.half ? '|h' : ''}`;
+  const extra = `${s.bDtype === 'f16' ? '|f16' : ''}${s.prologue ? `|${s.prologue}` : ''}${s.aligned === false ? '|u' : ''}${s.half ? '|h' : ''}${s.scaled ? 's' : ''}`;
   return `${s.transA ? 'T' : 'N'}${s.transB ? 'T' : 'N'}|m${b(s.M)}|n${b(s.N)}|k${b(s.K)}${extra}`;
 }
 
@@ -36,8 +36,8 @@ const PROLOGUES = [undefined, 'norm', 'swiglu'] as const;
  */
 function shapeClassId(s: MatmulShape): number {
   const sizes = (log2Class(s.M) * 64 + log2Class(s.N)) * 64 + log2Class(s.K);
-  const flags = (s.half ? 16 : 0) + (s.transA ? 8 : 0) + (s.transB ? 4 : 0) + (s.bDtype === 'f16' ? 2 : 0) + (s.aligned === false ? 1 : 0);
-  return (sizes * 32 + flags) * PROLOGUES.length + PROLOGUES.indexOf(s.prologue);
+  const flags = (s.scaled ? 32 : 0) + (s.half ? 16 : 0) + (s.transA ? 8 : 0) + (s.transB ? 4 : 0) + (s.bDtype === 'f16' ? 2 : 0) + (s.aligned === false ? 1 : 0);
+  return (sizes * 64 + flags) * PROLOGUES.length + PROLOGUES.indexOf(s.prologue);
 }
 
 /**
@@ -157,8 +157,8 @@ export class MatmulTuner {
     }
     // A runtime without tuning records nothing: no step or run start measures anything.
     if (this.rt.tuning && worthTuning(s) && !this.pending.has(key)) {
-      const { batch, M, N, K, transA, transB, bDtype, prologue, aligned, half } = s;
-      this.pending.set(key, { batch, M, N, K, transA, transB, bDtype, prologue, aligned, half });
+      const { batch, M, N, K, transA, transB, bDtype, prologue, aligned, half, scaled } = s;
+      this.pending.set(key, { batch, M, N, K, transA, transB, bDtype, prologue, aligned, half, scaled });
     }
     const untuned = untunedVariant(s, this.rt.ctx);
     this.chosen.set(id, untuned);
@@ -365,8 +365,9 @@ interface TuningInputs {
 
 /**
  * Random inputs for a tuning shape, laid out as the calls of its class are (B in its dtype, A
- * as the prologue reads it, offset by one element where the class is unaligned), and float64
- * values of the product at sampled entries of the output.
+ * as the prologue reads it, offset by one element where the class is unaligned; with scaled
+ * rows, rows from 2^-40 to 2^20, past f16's range either way, so that a variant that rounds
+ * them unscaled fails its check), and float64 values of the product at sampled entries.
  */
 function tuningInputs(rt: Runtime, s: MatmulShape): TuningInputs {
   const r = rng((s.M * 31 + s.N) * 31 + s.K);
@@ -374,7 +375,7 @@ function tuningInputs(rt: Runtime, s: MatmulShape): TuningInputs {
   const [aRows, aCols] = s.transA ? [s.K, s.M * width] : [s.M, s.K * width];
   const [bRows, bCols] = s.transB ? [s.N, s.K] : [s.K, s.N];
   const skew = s.aligned === false ? 1 : 0;
-  const aHost = Float32Array.from({ length: s.batch * aRows * aCols }, () => r() - 0.5);
+  const aHost = Float32Array.from({ length: s.batch * aRows * aCols }, (_, i) => (r() - 0.5) * (s.scaled ? rowMagnitude(Math.floor(i / aCols)) : 1));
   const bHost = Float32Array.from({ length: s.batch * bRows * bCols }, () => r() - 0.5);
   const wHost = Float32Array.from({ length: s.K }, () => 0.5 + r());
   const aBuf = rt.upload(padded(aHost, skew), [aHost.length + skew]);
@@ -424,9 +425,13 @@ function tuningInputs(rt: Runtime, s: MatmulShape): TuningInputs {
     ...(s.prologue === 'swiglu' ? { swiglu: true } : {}),
     ...(weight ? { norm: { weight, eps } } : {}),
     ...(s.half ? { halfMath: true } : {}),
+    ...(s.scaled ? { scaleRows: true } : {}),
   };
   return { args, reference, release: () => rt.release(aBuf, bBuf, out, ...(weight ? [weight] : [])) };
 }
+
+/** The magnitude of row `r` of an A with scaled rows (tuning and tests): 2^-40 to 2^20 in steps of 2^10. */
+export const rowMagnitude = (r: number): number => 2 ** (10 * (r % 7) - 40);
 
 function padded(x: Float32Array, skew: number): Float32Array {
   if (!skew) return x;

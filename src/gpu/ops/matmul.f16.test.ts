@@ -10,7 +10,8 @@ import { f32ToHalves, halvesToF32 } from '../../util/half';
 import { matmul } from './matmul';
 import { checkMatmul, MMA_CASES } from './matmulCheck';
 import { check } from './matmulTestUtils';
-import { splitkSlices, type MatmulVariant } from './matmulVariants';
+import { MatmulTuner } from './autotune';
+import { splitkSlices, type MatmulArgs, type MatmulVariant } from './matmulVariants';
 
 describe('matmul in f16', () => {
   beforeAll(async () => {
@@ -84,6 +85,22 @@ describe('matmul in f16', () => {
     expect(same(await run('splitk', 63, true, true), await run('splitk', 63, true, false))).toBe(true);
     expect(same(await run('gemv', 64, true, true), await run('gemv', 64, true, false))).toBe(true);
     expect(same(await run('rows', 64, true, true), await run('rows', 64, true, false))).toBe(true);
+  });
+
+  it('scaled rows: the variants that cannot scale compute in f32, and the tuner refuses one that rounds them unscaled', async () => {
+    const rt = await testRuntime();
+    // tiled-128 rounding the rows to half as they come: the rows past f16's range flush or overflow.
+    class Unscaled extends MatmulTuner {
+      protected override run(variant: MatmulVariant, args: MatmulArgs): void {
+        super.run(variant, variant === 'tiled-128' ? { ...args, scaleRows: false } : args);
+      }
+    }
+    const tuner = new Unscaled(rt);
+    const shape = { batch: 1, M: 64, N: 96, K: 256, transA: false, transB: false, bDtype: 'f16' as const, half: true, scaled: true };
+    const times = await tuner.tune(shape, 1);
+    // Every other variant passes the check: f32 where it cannot scale.
+    expect(tuner.refused).toEqual(['tiled-128']);
+    expect(Object.keys(times).length).toBeGreaterThan(2);
   });
 
   // matmul_mma with its four subgroup matrix builtins emulated as the proposal defines them

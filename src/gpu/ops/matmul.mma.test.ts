@@ -36,14 +36,21 @@ describe('the subgroup matrices matmul_mma takes', () => {
     expect(pickSubgroupMatrix([config('f16', 'f32', 8, 8, 8)], 8, 256)).toEqual({ M: 8, N: 8, K: 8, subgroupMaxSize: 8 });
   });
 
-  it('fits x·Wᵀ over an f16 W with f16 products, in whole blocks, and nothing else', () => {
+  it('fits x·Wᵀ and x·W over an f16 W with f16 products, in whole blocks, and nothing else', () => {
     const m: SubgroupMatrixShape = { M: 16, N: 16, K: 16, subgroupMaxSize: 32 };
     const s = { batch: 1, M: 32, N: 896, K: 896, transA: false, transB: true, bDtype: 'f16' as const, half: true };
     expect(mmaFits(s, m)).toBe(true);
     expect(mmaFits({ ...s, prologue: 'norm' }, m)).toBe(true);
-    for (const other of [{ half: false }, { bDtype: 'f32' as const }, { transB: false }, { transA: true }, { N: 904 }, { K: 904 }, { aligned: false }]) {
+    // The backward pass's dX = dY·W, its rows scaled: Qwen2.5-0.5B's gate|up (K 9,728) and LM head (K 151,936).
+    for (const K of [9728, 151936]) expect(mmaFits({ ...s, K, transB: false, scaled: true }, m)).toBe(true);
+    for (const other of [{ half: false }, { bDtype: 'f32' as const }, { transA: true }, { N: 904 }, { K: 904 }, { aligned: false }, { scaled: true, prologue: 'swiglu' as const }]) {
       expect(mmaFits({ ...s, ...other }, m), JSON.stringify(other)).toBe(false);
     }
+    // W's rows must start on 16 bytes: without the transpose they are N long.
+    const m8: SubgroupMatrixShape = { M: 8, N: 8, K: 8, subgroupMaxSize: 32 };
+    expect(mmaFits({ ...s, transB: false, N: 904, K: 904 }, m8)).toBe(true);
+    expect(mmaFits({ ...s, transB: false, N: 900, K: 904 }, m8)).toBe(false);
+    expect(mmaFits({ ...s, transB: true, N: 904, K: 900 }, m8)).toBe(false);
   });
 
   it('cuts a long K into slices that fill a large GPU, the norm prologue included', () => {
@@ -72,21 +79,26 @@ describe("matmul_mma's kernels compile (Dawn's null backend)", () => {
       { M: 8, N: 8, K: 8, subgroupMaxSize: 32 },
       { M: 8, N: 16, K: 16, subgroupMaxSize: 32 },
     ]) {
-      for (const [K, prologue, bias] of [[896, 'none', false], [4864, 'none', true], [896, 'swiglu', false], [896, 'norm', true], [4864, 'norm', false]] as const) {
+      for (const [K, prologue, bias, transB] of [
+        [896, 'none', false, true], [4864, 'none', true, true], [896, 'swiglu', false, true], [896, 'norm', true, true], [4864, 'norm', false, true],
+        [896, 'scaled', true, false], [4864, 'scaled', false, false], [896, 'scaled', false, true],
+      ] as const) {
         const a = r.empty([32, prologue === 'swiglu' ? 2 * K : K]);
-        const b = r.empty([128, K], 'f16');
+        const b = r.empty(transB ? [128, K] : [K, 128], 'f16');
         const args: MatmulArgs = {
-          a, b, transB: true, halfMath: true,
+          a, b, transB, halfMath: true,
+          ...(prologue === 'scaled' ? { scaleRows: true } : {}),
           ...(bias ? { bias: r.empty([128], 'f16') } : {}),
           ...(prologue === 'swiglu' ? { swiglu: true } : {}),
           ...(prologue === 'norm' ? { norm: { weight: r.empty([K], 'f16'), eps: 1e-6 } } : {}),
         };
         const p = plan('mma', resolveShape(args), false, args, shape);
-        specs.push({ what: `${JSON.stringify(shape)} K ${K} ${prologue}${bias ? ' bias' : ''}`, spec: p.kernel });
+        specs.push({ what: `${JSON.stringify(shape)} K ${K} ${prologue}${bias ? ' bias' : ''}${transB ? '' : ' W not transposed'}`, spec: p.kernel });
         if (p.slices > 1) specs.push({ what: `its slices' reduction`, spec: { ...p.kernel, entry: 'matmul_splitk_reduce' } });
       }
     }
     expect(specs.some((s) => s.spec.defines?.SK_SLICED)).toBe(true);
+    expect(specs.some((s) => s.spec.defines?.A_SCALE && s.spec.defines.SK_SLICED && !s.spec.defines.TRANS_B)).toBe(true);
     const kernels = specs.map(({ what, spec }) => ({ what, kernel: r.pipelines.prepare(spec) }));
     // One that cannot compile, so that the check below can fail.
     const broken = r.pipelines.prepare({ ...specs[0]!.spec, entry: 'matmul_mma_missing' });
@@ -102,8 +114,20 @@ describe('matmul_mma on this device', () => {
     const a = rt.empty([4, 64]);
     const b = rt.empty([64, 64], 'f16');
     const call = () => matmul(rt, { a, b, transB: true, variant: 'mma' });
-    expect(call).toThrow(/mma needs f16 subgroup matrices and x·Wᵀ over an f16 W with halfMath/);
+    expect(call).toThrow(/mma needs f16 subgroup matrices and x·Wᵀ or x·W over an f16 W with halfMath.*no halfMath/);
     rt.release(a, b);
+  });
+
+  it('scales only the rows of a plain, untransposed A', async () => {
+    const rt = await testRuntime();
+    const a = rt.empty([64, 64]);
+    const gu = rt.empty([64, 128]);
+    const w = rt.empty([64, 64]);
+    expect(() => matmul(rt, { a, b: w, transA: true, scaleRows: true })).toThrow('matmul scaleRows scales the rows of a plain, untransposed A');
+    expect(() => matmul(rt, { a: gu, b: w, swiglu: true, scaleRows: true })).toThrow('matmul scaleRows scales the rows of a plain, untransposed A');
+    const weight = rt.empty([64]);
+    expect(() => matmul(rt, { a, b: w, norm: { weight, eps: 1e-6 }, scaleRows: true })).toThrow('matmul scaleRows scales the rows of a plain, untransposed A');
+    rt.release(a, gu, w, weight);
   });
 
   it('is given emulated matrices only, and only on a device with shader-f16', async () => {

@@ -8,6 +8,7 @@ import { matmulRef } from '../reference';
 import type { Runtime } from '../runtime';
 import { rng, uniform } from '../../util/random';
 import { matmul } from './matmul';
+import { rowMagnitude } from './autotune';
 import type { MatmulShape, MatmulVariant } from './matmulVariants';
 
 export interface Case extends Pick<MatmulShape, 'batch' | 'M' | 'N' | 'K' | 'transA' | 'transB'> {
@@ -23,6 +24,8 @@ export interface Case extends Pick<MatmulShape, 'batch' | 'M' | 'N' | 'K' | 'tra
   norm?: boolean;
   /** Products allowed in f16 (MatmulArgs.halfMath): checked within its bound, 5·2^-11 of the scale. */
   halfMath?: boolean;
+  /** A's rows from 2^-40 to 2^20 (rowMagnitude), past f16's range either way, with MatmulArgs.scaleRows. */
+  scaleRows?: boolean;
 }
 
 const EPS = 1e-5;
@@ -65,6 +68,8 @@ export async function checkMatmul(rt: Runtime, variant: MatmulVariant, shape: Ca
   const r = rng(seed);
   const w = c.swiglu ? 2 : 1;
   const stored = uniform(c.batch * c.M * c.K * w, r);
+  // Row by row of op(A) as stored (scaleRows takes a plain, untransposed A).
+  if (c.scaleRows) stored.forEach((v, i) => (stored[i] = v * rowMagnitude(Math.floor(i / c.K))));
   let a: ArrayLike<number> = c.swiglu ? swigluRows(stored, c.transA ? c.M : c.K) : stored;
   // A norm weight around 1 with a spread, as trained ones are.
   let normW = c.norm ? uniform(c.K, r).map((v) => 1 + v) : undefined;
@@ -95,7 +100,7 @@ export async function checkMatmul(rt: Runtime, variant: MatmulVariant, shape: Ca
   }
   if (normW) a = rmsnormRows(a, normW, c.K);
   const out = prior ? rt.upload(prior, [c.batch, c.M, c.N]) : poisoned(rt, [c.batch, c.M, c.N]);
-  matmul(rt, { a: aT, b: bT, out, bias: biasT, transA: c.transA, transB: c.transB, alpha: c.alpha, beta: c.beta, swiglu: c.swiglu, norm: normT && { weight: normT, eps: EPS }, halfMath: c.halfMath, variant });
+  matmul(rt, { a: aT, b: bT, out, bias: biasT, transA: c.transA, transB: c.transB, alpha: c.alpha, beta: c.beta, swiglu: c.swiglu, norm: normT && { weight: normT, eps: EPS }, halfMath: c.halfMath, scaleRows: c.scaleRows, variant });
   const got = await rt.read(out);
   const ref = matmulRef({ a, b, ...c, bias, c: prior });
   const abs = (x: Float32Array | undefined) => x?.map(Math.abs);
@@ -106,10 +111,12 @@ export async function checkMatmul(rt: Runtime, variant: MatmulVariant, shape: Ca
 }
 
 /**
- * The cases of matmul_mma (x·Wᵀ over an f16 W, products in f16), for a device with subgroup
- * matrices: its tests, and the GPU report, which runs them on the card. Rows that fill no
- * block (1, 5, 70), N past the last workgroup's four blocks (80), a long K cut in slices
- * (4,864, the down projection's), each prologue, the epilogue's bias, alpha and beta, a batch.
+ * The cases of matmul_mma (x·Wᵀ and x·W over an f16 W, products in f16), for a device with
+ * subgroup matrices: its tests, and the GPU report, which runs them on the card. Rows that fill
+ * no block (1, 5, 70), N past the last workgroup's four blocks (80), a long K cut in slices
+ * (4,864, the down projection's), each prologue, the epilogue's bias, alpha and beta, a batch;
+ * then W not transposed (the backward pass's dX = dY·W) and rows scaled past f16's range
+ * (two cases with neither bias nor beta, whose values would hide a row flushed to zero).
  */
 export const MMA_CASES: readonly Case[] = [
   { batch: 1, M: 32, N: 128, K: 896, transA: false, transB: true, half: true, halfMath: true },
@@ -121,4 +128,9 @@ export const MMA_CASES: readonly Case[] = [
   { batch: 1, M: 32, N: 64, K: 896, transA: false, transB: true, half: true, halfMath: true, swiglu: true, beta: 1 },
   { batch: 1, M: 9, N: 112, K: 896, transA: false, transB: true, half: true, halfMath: true, norm: true },
   { batch: 1, M: 32, N: 64, K: 2048, transA: false, transB: true, half: true, halfMath: true, norm: true, bias: true },
+  { batch: 1, M: 5, N: 80, K: 48, transA: false, transB: false, half: true, halfMath: true, scaleRows: true, bias: true },
+  { batch: 1, M: 70, N: 96, K: 256, transA: false, transB: false, half: true, halfMath: true, scaleRows: true, bias: true, beta: 1, alpha: 0.5 },
+  { batch: 2, M: 17, N: 48, K: 128, transA: false, transB: false, half: true, halfMath: true, scaleRows: true, bias: true },
+  { batch: 1, M: 32, N: 64, K: 4864, transA: false, transB: false, half: true, halfMath: true, scaleRows: true },
+  { batch: 1, M: 9, N: 112, K: 896, transA: false, transB: true, half: true, halfMath: true, scaleRows: true },
 ];

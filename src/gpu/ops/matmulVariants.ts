@@ -19,7 +19,7 @@ import { grid } from './common';
  * a GPU (see bigSlices). rows is the rollout-batch kernel (9-64 rows): all of a workgroup's
  * rows over one staged tile of the weights, which split-K reads again for every 8 rows. mma
  * multiplies on the GPU's matrix units (subgroup matrices) where the device has them, for
- * x·Wᵀ over an f16 W with f16 products allowed (see mmaTakes).
+ * x·Wᵀ or x·W over an f16 W with f16 products allowed (see mmaTakes).
  */
 export const MATMUL_VARIANTS = ['reg', 'reg-wide', 'reg-vec4', 'tiled', 'tiled-128', 'tiled-128-splitk', 'gemv', 'splitk', 'splitk-sg', 'rows', 'mma'] as const;
 export type MatmulVariant = (typeof MATMUL_VARIANTS)[number];
@@ -60,6 +60,13 @@ export interface MatmulArgs {
    * error at most 5·2^-11 of Σ|op(A)||op(B)|. An option a caller asks for, never a tuning choice.
    */
   halfMath?: boolean;
+  /**
+   * With halfMath: A's rows may lie outside f16's range (gradients, whose small values half
+   * would flush to zero). mma scales each row by a power of two before rounding it to half and
+   * unscales its results (exact), so the bound above holds at any scale; the variants that
+   * cannot scale compute such a call in f32. A plain, untransposed A only.
+   */
+  scaleRows?: boolean;
 }
 
 export interface MatmulShape {
@@ -77,6 +84,8 @@ export interface MatmulShape {
   aligned?: boolean;
   /** Whether the products may be computed in f16 (MatmulArgs.halfMath; default false). */
   half?: boolean;
+  /** With half, whether A's rows must be scaled to f16's range first (MatmulArgs.scaleRows; default false). */
+  scaled?: boolean;
 }
 
 interface Geometry extends MatmulShape {
@@ -158,6 +167,8 @@ export function plan(variant: MatmulVariant, g: Geometry, subgroups: boolean, ar
     NORM_F16: args.norm?.weight.dtype === 'f16',
   };
   const whole = { slices: 1, kSlice: 0 };
+  // f16 products where the variant needs no scaling of A's rows (only mma scales them).
+  const halfMath = (args.halfMath ?? false) && !args.scaleRows;
   switch (variant) {
     case 'reg':
     case 'reg-wide':
@@ -187,7 +198,7 @@ export function plan(variant: MatmulVariant, g: Geometry, subgroups: boolean, ar
         kernel: {
           shader: 'matmul',
           entry: 'matmul_big',
-          defines: { ...defines, VEC4: quadsAligned(g, args), HALF_MATH: args.halfMath ?? false, SK_SLICED: slices > 1 },
+          defines: { ...defines, VEC4: quadsAligned(g, args), HALF_MATH: halfMath, SK_SLICED: slices > 1 },
         },
         workgroups: [ceil(g.N, BIG_TILE), ceil(g.M, BIG_TILE), slices > 1 ? slices : g.batch] as const,
         slices,
@@ -215,7 +226,7 @@ export function plan(variant: MatmulVariant, g: Geometry, subgroups: boolean, ar
         kernel: {
           shader: 'matmul',
           entry: 'matmul_splitk',
-          defines: { ...defines, VEC4: vec4, SUBGROUP: subgroup, SK_ROWS: rows, SK_SLICED: slices > 1, SK_HALF: halfSplitk(vec4, args) },
+          defines: { ...defines, VEC4: vec4, SUBGROUP: subgroup, SK_ROWS: rows, SK_SLICED: slices > 1, SK_HALF: halfMath && vec4 && args.b.dtype === 'f16' },
           constants: {
             SK_ROWS_U: rows,
             SK_VALUES: rows * SPLITK_COLS + (args.norm ? rows : 0),
@@ -235,7 +246,10 @@ export function plan(variant: MatmulVariant, g: Geometry, subgroups: boolean, ar
         kernel: {
           shader: 'matmul',
           entry: 'matmul_mma',
-          defines: { ...defines, MMA: true, MMA_EMULATED: mma.emulated ?? false, MMA_M: mma.M, MMA_N: mma.N, MMA_K: mma.K, MMA_TM: MMA_ROWS / mma.M, SK_SLICED: slices > 1 },
+          defines: {
+            ...defines, MMA: true, MMA_EMULATED: mma.emulated ?? false, MMA_M: mma.M, MMA_N: mma.N, MMA_K: mma.K, MMA_TM: MMA_ROWS / mma.M,
+            A_SCALE: args.scaleRows ?? false, SK_SLICED: slices > 1,
+          },
           constants: { MM_WG: MMA_SUBGROUPS * mma.subgroupMaxSize },
         },
         workgroups: [ceil(g.N, MMA_SUBGROUPS * mma.N), ceil(g.M, MMA_ROWS), slices > 1 ? slices : g.batch] as const,
@@ -284,14 +298,15 @@ export function mmaSlices(g: Pick<Geometry, 'M' | 'N' | 'K' | 'batch'>, mma: Sub
 
 /**
  * Whether matmul_mma can compute a shape on these subgroup matrices: x·Wᵀ (A as stored, W
- * [N, K]) over an f16 W with f16 products allowed (halfMath: the activations are rounded to
- * half as they are staged), whole blocks (N a multiple of the configuration's N, K of its K),
- * 16-byte aligned block loads (K a multiple of 8, the offsets aligned).
+ * [N, K]) or x·W (W [K, N]) over an f16 W with f16 products allowed (halfMath: the activations
+ * are rounded to half as they are staged), rows scaled only without a prologue, whole blocks
+ * (N a multiple of the configuration's N, K of its K), 16-byte aligned block loads (W's row
+ * length a multiple of 8, the offsets aligned).
  */
 export function mmaFits(s: MatmulShape, mma: SubgroupMatrixShape): boolean {
   return (
-    (s.half ?? false) && s.bDtype === 'f16' && s.transB && !s.transA && s.aligned !== false &&
-    s.N % mma.N === 0 && s.K % mma.K === 0 && s.K % 8 === 0
+    (s.half ?? false) && s.bDtype === 'f16' && !s.transA && s.aligned !== false && !(s.scaled && s.prologue) &&
+    s.N % mma.N === 0 && s.K % mma.K === 0 && (s.transB ? s.K : s.N) % 8 === 0
   );
 }
 
@@ -369,11 +384,6 @@ function quadsAligned(g: Geometry, args: MatmulArgs): boolean {
   return [g.transA ? g.M : g.K, g.transB ? g.K : g.N, args.a.offset, args.b.offset].every((x) => x % 4 === 0);
 }
 
-/** Split-K computes in f16 where it is allowed to and reads an f16 B as vec4s (the halves' own type). */
-function halfSplitk(vec4: boolean, args: MatmulArgs): boolean {
-  return (args.halfMath ?? false) && vec4 && args.b.dtype === 'f16';
-}
-
 /** x·Wᵀ whose rows of A and B all start on 16 bytes: the decode kernels read them as vec4s along K. */
 function rowsVec4(g: Geometry, args: MatmulArgs): boolean {
   return g.transB && !g.transA && [g.K, args.a.offset, args.b.offset, g.strideA, g.strideB].every((x) => x % 4 === 0);
@@ -411,6 +421,7 @@ export function runMatmul(rt: Runtime, args: MatmulArgs, choose: (shape: MatmulS
     throw new Error(`matmul writes f32 (out ${shapeString(out)}${args.bias ? `, bias ${shapeString(args.bias)}` : ''})`);
   }
   if (args.halfMath && !rt.ctx.features.has('shader-f16')) throw new Error('matmul halfMath needs a device with shader-f16');
+  if (args.scaleRows && (g.transA || args.swiglu || norm)) throw new Error('matmul scaleRows scales the rows of a plain, untransposed A');
   const shape = tunedShape(g, args);
   let variant = args.variant ?? choose(shape);
   if (variant === 'reg-vec4' && !vec4Aligned(g, args)) {
@@ -425,8 +436,8 @@ export function runMatmul(rt: Runtime, args: MatmulArgs, choose: (shape: MatmulS
   if (variant === 'mma' && !mmaTakes(shape, g, args, rt)) {
     if (args.variant) {
       throw new Error(
-        `matmul variant mma needs f16 subgroup matrices and x·Wᵀ over an f16 W with halfMath, whole blocks and aligned offsets ` +
-          `(got ${g.M}×${g.K}×${g.N}${g.transA ? ', A transposed' : ''}${g.transB ? '' : ', W not transposed'}, W ${args.b.dtype} at offset ${args.b.offset})`,
+        `matmul variant mma needs f16 subgroup matrices and x·Wᵀ or x·W over an f16 W with halfMath, whole blocks and aligned offsets ` +
+          `(got ${g.M}×${g.K}×${g.N}${g.transA ? ', A transposed' : ''}${args.halfMath ? '' : ', no halfMath'}, W ${args.b.dtype} at offset ${args.b.offset})`,
       );
     }
     variant = untunedVariant(shape, rt.ctx);
@@ -482,7 +493,8 @@ function tunedShape(g: Geometry, args: MatmulArgs): MatmulShape {
   const { batch, M, N, K, transA, transB } = g;
   const prologue = args.norm ? 'norm' : args.swiglu ? 'swiglu' : undefined;
   const aligned = quadsAligned(g, args) && g.strideA % 4 === 0 && g.strideB % 4 === 0;
-  return { batch, M, N, K, transA, transB, bDtype: args.b.dtype === 'f16' ? 'f16' : 'f32', prologue, aligned, half: args.halfMath ?? false };
+  const half = args.halfMath ?? false;
+  return { batch, M, N, K, transA, transB, bDtype: args.b.dtype === 'f16' ? 'f16' : 'f32', prologue, aligned, half, ...(half && args.scaleRows ? { scaled: true } : {}) };
 }
 
 /** The variant a shape runs before its class is tuned, on an adapter described by `ctx`. */
