@@ -437,9 +437,15 @@ export class Transformer {
     adapt(['down_proj'], a.act, next);
   }
 
-  /** Inference over f16 weights computes its products in f16 where the runtime allows it (Runtime.halfMath). */
-  private halfMath(infer: boolean, weight: Tensor): { halfMath?: true } {
-    return infer && this.rt.halfMath && weight.dtype === 'f16' ? { halfMath: true } : {};
+  /**
+   * Products over f16 weights in f16 where the runtime allows it (Runtime.halfMath). Inference's
+   * as the variants compute them. Training's, forward and backward, with each row of A scaled to
+   * half's range first (MatmulArgs.scaleRows: gradients lie far below it), which only the matrix
+   * units' kernel (mma) does: every other variant computes them in f32, as without halfMath.
+   */
+  private halfMath(infer: boolean, weight: Tensor): { halfMath?: true; scaleRows?: true } {
+    if (!this.rt.halfMath || weight.dtype !== 'f16') return {};
+    return infer ? { halfMath: true } : { halfMath: true, scaleRows: true };
   }
 
   /**
@@ -519,8 +525,11 @@ export class Transformer {
     // With an adapter the base is frozen: no weight gradient of it is computed.
     const frozen = this.adapter !== null;
     const gw = (n: string) => (frozen ? undefined : this.base.grad(n));
+    // Over an f16 base, each dX = dY·W in f16 on the matrix units, its rows scaled (see halfMath).
+    const half = (w: Tensor) => this.halfMath(false, w);
     // LM head: logits = lnf · Wᵀ.
-    matmul(rt, { a: ws.logits, b: this.lmHead(), out: d.ln });
+    const head = this.lmHead();
+    matmul(rt, { a: ws.logits, b: head, out: d.ln, ...half(head) });
     if (!frozen) matmul(rt, { a: ws.logits, b: ws.lnf, transA: true, out: this.lmHeadGrad(), beta: 1 });
     rmsnormBackward(rt, {
       x: ws.residual[c.num_hidden_layers]!, w: this.param('model.norm.weight'), rstd: ws.rstdf,
@@ -537,11 +546,13 @@ export class Transformer {
       const g = (n: string) => gw(name(n));
       const a = ws.layers[l]!;
       // MLP: next = mid + act · Wdᵀ, act = swiglu(ln2 · [Wg | Wu]ᵀ).
-      matmul(rt, { a: d.res, b: p('mlp.down_proj.weight'), out: d.act });
+      const down = p('mlp.down_proj.weight');
+      matmul(rt, { a: d.res, b: down, out: d.act, ...half(down) });
       if (!frozen) matmul(rt, { a: d.res, b: a.act, transA: true, out: g('mlp.down_proj.weight'), beta: 1 });
       this.adapter?.backward(l, ['down_proj'], a.act, d.res, d.act, a.lora, d.loraU);
       swigluBackward(rt, a.gu, I, d.act, d.gu);
-      matmul(rt, { a: d.gu, b: this.block(name('mlp.gate_proj.weight'), [2 * I, H]), out: d.ln });
+      const gu = this.block(name('mlp.gate_proj.weight'), [2 * I, H]);
+      matmul(rt, { a: d.gu, b: gu, out: d.ln, ...half(gu) });
       if (!frozen) matmul(rt, { a: d.gu, b: a.ln2, transA: true, out: this.block(name('mlp.gate_proj.weight'), [2 * I, H], true), beta: 1 });
       this.adapter?.backward(l, ['gate_proj', 'up_proj'], a.ln2, d.gu, d.ln, a.lora, d.loraU);
       rmsnormBackward(rt, {
@@ -549,13 +560,15 @@ export class Transformer {
         dy: d.ln, dx: d.res, dw: g('post_attention_layernorm.weight'), accumulate: true,
       });
       // Attention: mid = x + att · Woᵀ, with q|k|v = ln1 · [Wq | Wk | Wv]ᵀ (+ b) rotated.
-      matmul(rt, { a: d.res, b: p('self_attn.o_proj.weight'), out: d.att });
+      const o = p('self_attn.o_proj.weight');
+      matmul(rt, { a: d.res, b: o, out: d.att, ...half(o) });
       if (!frozen) matmul(rt, { a: d.res, b: a.att, transA: true, out: g('self_attn.o_proj.weight'), beta: 1 });
       this.adapter?.backward(l, ['o_proj'], a.att, d.res, d.att, a.lora, d.loraU);
       const { q: dq, k: dk, v: dv } = qkvViews(d.qkv, qd, kvd);
       attentionBackward(rt, shape, { ...qkvViews(a.qkv, qd, kvd), mask: ws.mask, o: a.att, lse: a.lse, dO: d.att, d: d.D, dq, dk, dv });
       rope(rt, d.qkv, { heads: c.num_attention_heads + c.num_key_value_heads, hd, stride: S, col: 0 }, ws.positions, this.rope, true);
-      matmul(rt, { a: d.qkv, b: this.block(name('self_attn.q_proj.weight'), [S, H]), out: d.ln });
+      const qkv = this.block(name('self_attn.q_proj.weight'), [S, H]);
+      matmul(rt, { a: d.qkv, b: qkv, out: d.ln, ...half(qkv) });
       if (!frozen) {
         matmul(rt, { a: d.qkv, b: a.ln1, transA: true, out: this.block(name('self_attn.q_proj.weight'), [S, H], true), beta: 1 });
         if (c.attention_bias) {
