@@ -137,7 +137,12 @@ export interface GpuModelFigures {
   trainProfile?: KernelProfile;
   /** Host time per dispatch of a decode step (recording, submitting), at each decode row count. */
   hostCost: HostCost[];
-  lora: { B: number; T: number; tokensPerS: number; matmulGflopPerStep: number; share: number };
+  /**
+   * f32ProductsTokensPerS: the same steps with every product in f32 (Runtime.halfMath off), where
+   * the device has shader-f16 and so the figure multiplies the f16 base in f16 (on the matrix
+   * units where it has them; elsewhere training computes in f32 either way).
+   */
+  lora: { B: number; T: number; tokensPerS: number; f32ProductsTokensPerS?: number; matmulGflopPerStep: number; share: number };
   errors: string[];
 }
 
@@ -314,8 +319,8 @@ function loraSetup(rt: Runtime, model: Transformer, plan: Plan): { optimizer: Ad
 async function loraFigure(rt: Runtime, model: Transformer, plan: Plan, peakGflops: number): Promise<GpuModelFigures['lora']> {
   const { B, T, steps } = plan.train;
   const { optimizer, batch } = loraSetup(rt, model, plan);
-  try {
-    // The first step compiles and tunes; the median of the rest counts.
+  /** The median step's seconds and matmul FLOPs; the first step compiles and tunes, the rest count. */
+  const measure = async () => {
     await trainStep(model, optimizer, [batch], 1e-4, plan.tune);
     const ms: number[] = [];
     let flops = 0;
@@ -326,8 +331,20 @@ async function loraFigure(rt: Runtime, model: Transformer, plan: Plan, peakGflop
       ms.push(performance.now() - t0);
       flops = rt.counters.matmulFlops - before;
     }
-    const s = median(ms) / 1000;
-    return { B, T, tokensPerS: (B * T) / s, matmulGflopPerStep: flops / 1e9, share: flops / s / 1e9 / peakGflops };
+    return { s: median(ms) / 1000, flops };
+  };
+  try {
+    const { s, flops } = await measure();
+    let f32ProductsTokensPerS: number | undefined;
+    if (rt.halfMath) {
+      rt.halfMath = false;
+      try {
+        f32ProductsTokensPerS = (B * T) / (await measure()).s;
+      } finally {
+        rt.halfMath = true;
+      }
+    }
+    return { B, T, tokensPerS: (B * T) / s, ...(f32ProductsTokensPerS ? { f32ProductsTokensPerS } : {}), matmulGflopPerStep: flops / 1e9, share: flops / s / 1e9 / peakGflops };
   } finally {
     optimizer.destroy();
   }
@@ -475,7 +492,10 @@ export function gpuTables(r: GpuReport, where: string): Table[] {
         '',
       ];
     }),
-    ...(m.lora.tokensPerS ? [[m.model, `LoRA r16 train ${m.lora.B}×${m.lora.T}`, fmt(m.lora.tokensPerS), `${fmt(m.lora.matmulGflopPerStep, 1)} GFLOP/step at the peak`, pct(m.lora.share)]] : []),
+    ...(m.lora.tokensPerS ? [[m.model, `LoRA r16 train ${m.lora.B}×${m.lora.T}${m.lora.f32ProductsTokensPerS ? ', f16 products' : ''}`, fmt(m.lora.tokensPerS), `${fmt(m.lora.matmulGflopPerStep, 1)} GFLOP/step at the peak`, pct(m.lora.share)]] : []),
+    ...(m.lora.f32ProductsTokensPerS
+      ? [[m.model, `LoRA r16 train ${m.lora.B}×${m.lora.T}, f32 products`, fmt(m.lora.f32ProductsTokensPerS), `f16 products / f32 ${fmt(m.lora.tokensPerS / m.lora.f32ProductsTokensPerS, 2)}×`, '']]
+      : []),
     ...m.errors.map((e) => [m.model, 'FAILED', e, '', '']),
   ]);
   const kernelTable = (title: string, p: KernelProfile, unit: string, how: string): Table => ({
@@ -519,7 +539,8 @@ export function gpuTables(r: GpuReport, where: string): Table[] {
             (r.mmaCheck ? `; ${r.mmaCheck.cases - r.mmaCheck.failed.length} of ${r.mmaCheck.cases} of its cases match float64` : '') + ';'
           : 'no subgroup matrices on this device: f16 products run in the vector kernels;',
         'synchronous: the host waits for the GPU after each phase (decode, sample, readback), tokens/s after the prefill; bound: every f16 weight read once per step;',
-        'LoRA: rank 16 on every projection, base frozen in f16, one AdamW step per batch; share: the step\'s matmul FLOP/s over the peak.',
+        'LoRA: rank 16 on every projection, base frozen in f16, one AdamW step per batch; share: the step\'s matmul FLOP/s over the peak; ' +
+          'f16 products: forward and backward over the base on the matrix units (matmul_mma, each row scaled to half\'s range) where the device has them, elsewhere f32 either way.',
       ],
     },
     ...profiles,

@@ -71,7 +71,7 @@ export interface RuntimeOptions {
   subgroupMatmul?: boolean;
   /** Overrides the adapter-based choice of fused matmul prologues in inference (see fusedPrologues). */
   fusedPrologues?: boolean;
-  /** Overrides the device-based choice of f16 products in inference over f16 weights (see halfMath). */
+  /** Overrides the device-based choice of f16 products over f16 weights (see halfMath). */
   halfMath?: boolean;
   /**
    * Lets f16 products run on the device's subgroup matrices where it has them (default true; see
@@ -223,11 +223,12 @@ export class Runtime {
    */
   fusedPrologues: boolean;
   /**
-   * Whether inference's matmuls over f16 weights (an f16 base's projections and LM head) may
-   * compute their products in f16 (MatmulArgs.halfMath): where the device has shader-f16,
-   * unless the options say otherwise. The weights are halves already, so only the activations
-   * are rounded; training computes in f32 whatever this says, since its gradients would
-   * underflow in f16. Read when work is recorded: the GPU report switches it to measure both.
+   * Whether matmuls over f16 weights (an f16 base's projections and LM head) may compute their
+   * products in f16 (MatmulArgs.halfMath): where the device has shader-f16, unless the options
+   * say otherwise. The weights are halves already, so only the activations are rounded; in
+   * training each row first scaled to half's range (MatmulArgs.scaleRows: its gradients would
+   * underflow), which only the matrix units' kernel does, every other variant computing those
+   * in f32. Read when work is recorded: the GPU report switches it to measure both.
    */
   halfMath: boolean;
   /**
