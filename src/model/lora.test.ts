@@ -16,7 +16,7 @@ import {
 import { randomParams, refBackward, type RefParams } from './reference';
 import { parseSafetensors } from './safetensors';
 import { f32ToHalves, halvesToF32 } from '../util/half';
-import { gpuBatch, makeBatch, readMerged, roundToF32, SMALL_CONFIG as BASE, toFlat } from './testUtils';
+import { fromFlat, gpuBatch, makeBatch, readMerged, roundToF32, SMALL_CONFIG as BASE, toFlat } from './testUtils';
 import { Transformer } from './transformer';
 import { adapterGrads, merged, randomAdapter } from './loraTestUtils';
 
@@ -118,7 +118,7 @@ describe('LoRA vs the float64 reference', () => {
       await Promise.all([plain.setBaseDtype(dtype), model.setBaseDtype(dtype)]);
       // The weights the GPU holds: an f16 base is the f32 one rounded to half.
       const held = dtype === 'f32' ? flatBase : halvesToF32(f32ToHalves(flatBase));
-      const heldParams: RefParams = new Map(paramSpecs(config).map((s) => [s.name, Float64Array.from(held.subarray(s.offset, s.offset + s.size))]));
+      const heldParams = fromFlat(config, held);
       let adapter = randomAdapter(config, lora, r);
       model.enableLora(lora, adapter);
       const prompts = [[1, 2, 3], [4, 5, 6, 7, 8], [9]];

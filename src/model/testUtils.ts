@@ -46,6 +46,11 @@ export function toFlat(config: LlamaConfig, params: RefParams): Float32Array {
   return flat;
 }
 
+/** toFlat's inverse: the named tensors of a flat parameter array, in float64. */
+export function fromFlat(config: LlamaConfig, flat: Float32Array): RefParams {
+  return new Map(paramSpecs(config).map((s) => [s.name, Float64Array.from(flat.subarray(s.offset, s.offset + s.size))]));
+}
+
 /** The reference computed on exactly the f32 weights the GPU holds. */
 export function roundToF32(params: RefParams): RefParams {
   return new Map([...params].map(([k, v]) => [k, Float64Array.from(v, Math.fround)]));
