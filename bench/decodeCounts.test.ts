@@ -11,7 +11,8 @@ describe('decode counts', () => {
     const rt = await testRuntime({ serialRows: false, fusedPrologues: true });
     const c = PRESETS.tiny;
     const model = Transformer.init(rt, c, 1);
-    const prompt = 40;
+    // Past two chunks of 64 slots, so that the combine runs.
+    const prompt = 140;
     const counts = await decodeCounts(model, B, { prompt, gpuPlan: true });
     const hd = headDim(c);
     const qkv = (c.num_attention_heads + 2 * c.num_key_value_heads) * hd;

@@ -135,16 +135,63 @@ const ATT_WG = 64u;
 // (src/model/kernels/kvcache.ts sizes the chunks), 8 KiB of workgroup memory.
 const ATT_SCORES = 2048u;
 var<workgroup> scores: array<f32, ATT_SCORES>;
-// Per query head of the group (at most ATT_WG): its max and sum of exp over the chunk.
+// Per query head of the group (at most ATT_WG): its max and sum of exp over the chunk; and
+// one partial max or sum an invocation.
 var<workgroup> headMax: array<f32, ATT_WG>;
 var<workgroup> headSum: array<f32, ATT_WG>;
+var<workgroup> partial: array<f32, ATT_WG>;
+// One vec4 of a head's weighted V an invocation, summed over the slot lanes.
+var<workgroup> red: array<vec4<f32>, ATT_WG>;
 // Query heads whose outputs an invocation sums at once, each V value read once for them all.
 const ATT_HEADS = 8u;
+// Invocations a head vector's HD4 vec4s take (one each), and the slot lanes that many make.
+const OUT_LANES = ATT_WG / {{HD4}}u;
+#if !Q_GLOBAL
+#if !FUSED_ROPE
+// The group's q heads, [group, hd], staged once for every slot's scores (FUSED_ROPE declares
+// it rotated above).
+const ATT_QS = 1024u;
+var<workgroup> qs: array<f32, ATT_QS>;
+#endif
+#endif
 
 fn partML(i: u32, h: u32, s: u32) -> u32 {
   return p.rows * p.heads * p.splits * p.hd + ((i * p.heads + h) * p.splits + s) * 2u;
 }
 
+// Values i..i+3 of the cache, lanes past `lanes` zero. An f16 cache reads two words: head_dim
+// is a multiple of 4 there (checkCache), so i is too.
+fn kv4(i: u32, lanes: u32) -> vec4<f32> {
+#if KV_F16
+  return vec4<f32>(unpack2x16float(cache[i >> 1u]), unpack2x16float(cache[(i >> 1u) + 1u]));
+#else
+  return ld(i, lanes);
+#endif
+}
+
+// Values 4·d4.. of query head h of the group (of row i, kv head g), lanes past `lanes` zero.
+fn q4(qRow: u32, h: u32, d4: u32, lanes: u32) -> vec4<f32> {
+#if Q_GLOBAL
+  return ldQ(qRow + h * p.hd + d4 * 4u, lanes);
+#else
+  let b = h * p.hd + d4 * 4u;
+  return vec4<f32>(
+    qs[b],
+    select(0.0, qs[b + 1u], lanes > 1u),
+    select(0.0, qs[b + 2u], lanes > 2u),
+    select(0.0, qs[b + 3u], lanes > 3u));
+#endif
+}
+
+// A workgroup per (chunk s, kv head g, row i), in four phases, each a short chain of reads:
+//  1. scores: an invocation per slot loads the K row whole (HD4 vec4 loads, issued together)
+//     and scores it against every query head of the group, staged in workgroup memory;
+//  2. each head's max and sum: ATT_WG / group invocations a head, each over a stride of slots;
+//  3. weighted V: an invocation per (vec4 of the head, slot lane), OUT_LANES lanes striding the
+//     slots four at a time (four V loads in flight), for up to ATT_HEADS heads at once;
+//  4. the lanes' sums added in workgroup memory, written as O (one chunk) or as the chunk's part.
+// Where one invocation walked every slot's scores in turn, a K row's values one load at a time,
+// an invocation now waits on about n / ATT_WG + n / (4 · OUT_LANES) loads for n slots.
 @compute @workgroup_size(ATT_WG)
 fn decode_attention_split(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
   let s = wid.x;
@@ -173,7 +220,8 @@ fn decode_attention_split(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_
     qs[h * p.hd + d] = x0 * c - x1 * sn;
     qs[h * p.hd + d + half] = x1 * c + x0 * sn;
   }
-  // The chunk that holds the new slot: its k rotated and its v, as the cache holds them.
+  // The chunk that holds the new slot: its k rotated and its v, as the cache holds them,
+  // stored in the cache, which this workgroup alone reads at that slot.
   let newSlot = p.slot >= lo && p.slot < lo + n;
   let kSrc = p.offQKV + i * p.stride + p.heads * p.hd + g * p.hd;
   if (newSlot) {
@@ -203,70 +251,105 @@ fn decode_attention_split(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_
     }
 #endif
   }
-#endif
-  // Score e = j·group + h: the heads sharing a K row are neighbouring invocations, so each
-  // row is fetched once for them all.
-  for (var e = lid; e < n * group; e += ATT_WG) {
-    let j = e / group;
-    let h = e - j * group;
-    let k = kRow + j * p.kvd;
-    var qk = 0.0;
-#if FUSED_ROPE
-    let q = h * p.hd;
-    if (lo + j == p.slot) {
-      for (var d = 0u; d < p.hd; d += 2u) { qk += dot(vec2<f32>(qs[q + d], qs[q + d + 1u]), vec2<f32>(kNew[d], kNew[d + 1u])); }
-    } else {
-      for (var d = 0u; d < p.hd; d += 2u) { qk += dot(vec2<f32>(qs[q + d], qs[q + d + 1u]), kv2(k + d)); }
-    }
+  // The new slot's k and v, stored above, read back from the cache like every other slot's.
+  storageBarrier();
 #else
-    let q = qRow + h * p.hd;
-    // hd is even (rotary pairs): the K row in pairs, one word each when it holds halves.
-    for (var d = 0u; d < p.hd; d += 2u) { qk += dot(vec2<f32>(QKV[q + d], QKV[q + d + 1u]), kv2(k + d)); }
+#if !Q_GLOBAL
+  for (var e = lid; e < group * p.hd; e += ATT_WG) { qs[e] = QKV[qRow + e]; }
+  workgroupBarrier();
 #endif
-    scores[e] = qk * p.scale;
+#endif
+  // 1. Scores, [n, group].
+  for (var j = lid; j < n; j += ATT_WG) {
+    let k = kRow + j * p.kvd;
+#for d in 0..HD4
+    let k{{d}} = kv4(k + {{d}}u * 4u, min(p.hd - {{d}}u * 4u, 4u));
+#endfor
+    for (var h = 0u; h < group; h++) {
+      var qk = 0.0;
+#for d in 0..HD4
+      qk += dot(q4(qRow, h, {{d}}u, min(p.hd - {{d}}u * 4u, 4u)), k{{d}});
+#endfor
+      scores[j * group + h] = qk * p.scale;
+    }
   }
+  workgroupBarrier();
+  // 2. Head hh's max, then its weights exp(score − max) in place and their sum, by the
+  // `ways` invocations hh, hh + group, ...; each invocation's part, then one per head adds
+  // the parts in order.
+  let ways = ATT_WG / group;
+  let hh = lid % group;
+  let way = lid / group;
+  var pm = LOWEST;
+  if (way < ways) {
+    for (var j = way; j < n; j += ways) { pm = max(pm, scores[j * group + hh]); }
+  }
+  partial[lid] = pm;
   workgroupBarrier();
   if (lid < group) {
     var m = LOWEST;
-    for (var j = 0u; j < n; j++) { m = max(m, scores[j * group + lid]); }
-    var l = 0.0;
-    for (var j = 0u; j < n; j++) {
-      let w = exp(scores[j * group + lid] - m);
-      scores[j * group + lid] = w;
-      l += w;
-    }
+    for (var r = 0u; r < ways; r++) { m = max(m, partial[r * group + lid]); }
     headMax[lid] = m;
-    headSum[lid] = l;
   }
   workgroupBarrier();
-  // Output (h, d): an invocation per d walks the chunk's V rows (neighbours read consecutive
-  // values) and reads each value once for ATT_HEADS of the group's heads, where one per (h, d)
-  // read it once a head: a GPU waits on each read in turn, so the chain is n reads, not n·group.
-  // Each head's sum runs over the slots in order, as before.
-  for (var d = lid; d < p.hd; d += ATT_WG) {
-    for (var h0 = 0u; h0 < group; h0 += ATT_HEADS) {
-      let hn = min(ATT_HEADS, group - h0);
-      var acc = array<f32, ATT_HEADS>();
-      for (var j = 0u; j < n; j++) {
-#if FUSED_ROPE
-        let v = select(kv(vRow + j * p.kvd + d), vNew[d], lo + j == p.slot);
-#else
-        let v = kv(vRow + j * p.kvd + d);
-#endif
-        for (var h = 0u; h < ATT_HEADS; h++) {
-          if (h < hn) { acc[h] += scores[j * group + h0 + h] * v; }
+  var ps = 0.0;
+  if (way < ways) {
+    let m = headMax[hh];
+    for (var j = way; j < n; j += ways) {
+      let w = exp(scores[j * group + hh] - m);
+      scores[j * group + hh] = w;
+      ps += w;
+    }
+  }
+  partial[lid] = ps;
+  workgroupBarrier();
+  if (lid < group) {
+    var l = 0.0;
+    for (var r = 0u; r < ways; r++) { l += partial[r * group + lid]; }
+    headSum[lid] = l;
+  }
+  // 3-4. Weighted V: vec4 d4 of the head, slots lane, lane + OUT_LANES, ...
+  let d4 = lid % {{HD4}}u;
+  let lane = lid / {{HD4}}u;
+  let lanes = min(p.hd - min(d4 * 4u, p.hd), 4u);
+  for (var h0 = 0u; h0 < group; h0 += ATT_HEADS) {
+    let hn = min(ATT_HEADS, group - h0);
+#for h in 0..8
+    var acc{{h}} = vec4<f32>(0.0);
+#endfor
+    if (lane < OUT_LANES) {
+      for (var j = lane; j < n; j += 4u * OUT_LANES) {
+#for u in 0..4
+        let j{{u}} = j + {{u}}u * OUT_LANES;
+        let v{{u}} = kv4(vRow + min(j{{u}}, n - 1u) * p.kvd + d4 * 4u, lanes);
+#endfor
+#for u in 0..4
+        if (j{{u}} < n) {
+#for h in 0..8
+          if ({{h}}u < hn) { acc{{h}} += scores[j{{u}} * group + h0 + {{h}}u] * v{{u}}; }
+#endfor
         }
-      }
-      for (var h = 0u; h < hn; h++) {
-        let hq = g * group + h0 + h;
-        if (p.splits == 1u) {
-          let l = headSum[h0 + h];
-          O[p.offO + (i * p.heads + hq) * p.hd + d] = acc[h] * select(0.0, 1.0 / l, l > 0.0);
-        } else {
-          part[((i * p.heads + hq) * p.splits + s) * p.hd + d] = acc[h];
-        }
+#endfor
       }
     }
+#for h in 0..8
+    if ({{h}}u < hn) {
+      red[lid] = acc{{h}};
+      workgroupBarrier();
+      if (lane == 0u) {
+        var sum = red[d4];
+        for (var r = 1u; r < OUT_LANES; r++) { sum += red[r * {{HD4}}u + d4]; }
+        let hq = g * group + h0 + {{h}}u;
+        let l = headSum[h0 + {{h}}u];
+        let scale = select(1.0, select(0.0, 1.0 / l, l > 0.0), p.splits == 1u);
+        let at = select(((i * p.heads + hq) * p.splits + s) * p.hd, p.offO + (i * p.heads + hq) * p.hd, p.splits == 1u) + d4 * 4u;
+        for (var c = 0u; c < lanes; c++) {
+          if (p.splits == 1u) { O[at + c] = sum[c] * scale; } else { part[at + c] = sum[c]; }
+        }
+      }
+      workgroupBarrier();
+    }
+#endfor
   }
   if (p.splits > 1u && lid < group) {
     let at = partML(i, g * group + lid, s);

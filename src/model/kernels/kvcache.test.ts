@@ -13,19 +13,37 @@ function identityRope(rt: Runtime, hd: number): RopeTables {
   return { cos: rt.upload(cos, [cos.length]), sin: rt.upload(sin, [sin.length]), maxPos: 1 };
 }
 
+/**
+ * A decode step's batch for one start per row: rows + 1 sequences, each but sequence 1 with a
+ * row, in a compacted order (the last first): two starts give sequences [2, 0] of 3.
+ */
+function decodeBatch(starts: readonly number[]): { B: number; rows: number[] } {
+  const B = starts.length + 1;
+  return { B, rows: Array.from({ length: B }, (_, i) => B - 1 - i).filter((b) => b !== 1) };
+}
+
+/** 12 rows over 201 slots: flash-decoding's chunks (68 slots) hold more than its workgroup has invocations, and late starts leave first chunks empty. */
+const MANY_STARTS = Array.from({ length: 12 }, (_, i) => (i * 37) % 120);
+
 describe('kv cache', () => {
   // Serial: one invocation per (row, head), SwiftShader's; flash-decoding otherwise. P = 7 is one
-  // chunk (the split kernel writes O); P = 90 cuts the slots into chunks, the first two empty
-  // for the row whose prompt starts at 40.
+  // chunk (the split kernel writes O); P = 90 cuts the slots into chunks of 64, the first empty
+  // for the row whose prompt starts at 70; 12 rows at P = 200, chunks of 68 slots.
   it.each([
     ['head_dim 8, GQA', 8, 4, 2, 7, [3, 1]],
     ['head_dim 6 (not a multiple of 4), MHA', 6, 3, 3, 7, [3, 1]],
     ['head_dim 32, GQA 4:1', 32, 4, 1, 7, [3, 1]],
-    ['head_dim 8, GQA, 91 slots', 8, 4, 2, 90, [3, 40]],
-    ['head_dim 6, MHA, 91 slots', 6, 3, 3, 90, [40, 0]],
-    ['Qwen2.5-0.5B heads (14 over 2 kv heads, head_dim 64), 91 slots', 64, 14, 2, 90, [3, 40]],
+    ['head_dim 8, GQA, 91 slots', 8, 4, 2, 90, [3, 70]],
+    ['head_dim 6, MHA, 91 slots', 6, 3, 3, 90, [70, 0]],
+    ['Qwen2.5-0.5B heads (14 over 2 kv heads, head_dim 64), 91 slots', 64, 14, 2, 90, [3, 70]],
     // More query heads to a kv head than the split kernel sums at once (ATT_HEADS, 8): two passes.
-    ['12 heads over 1 kv head (head_dim 8), 91 slots', 8, 12, 1, 90, [3, 40]],
+    ['12 heads over 1 kv head (head_dim 8), 91 slots', 8, 12, 1, 90, [3, 70]],
+    // More q values to a kv head than the split kernel stages (ATT_QS, 1,024): read where they lie.
+    ['17 heads over 1 kv head of 64, 91 slots', 64, 17, 1, 90, [3, 70]],
+    // A head longer than the split kernel's 64 vec4s: serial on every adapter.
+    ['head_dim 260 (past ATT_HD), MHA', 260, 2, 2, 7, [3, 1]],
+    ['Qwen2.5-0.5B heads, 12 rows over 201 slots', 64, 14, 2, 200, MANY_STARTS],
+    ['head_dim 6, MHA, 12 rows over 201 slots', 6, 3, 3, 200, MANY_STARTS],
   ] as const)('stores prefill and decode rows, and decode attention reads only the live slots (%s)', async (_, hd, heads, kvHeads, P, starts) => {
     // An f16 cache needs head_dim a multiple of 4 (refused otherwise, below).
     const dtypes: KvDtype[] = hd % 4 === 0 ? ['f32', 'f16'] : ['f32'];
@@ -39,9 +57,10 @@ describe('kv cache', () => {
     // Qwen2.5-0.5B's attention: 14 query heads over 2 kv heads of 64, one row, 300 slots.
     const layout: KvLayout = { B: 1, T: 512, kvHeads: 2, hd: 64, dtype: 'f32' };
     const { splits, chunk } = attentionSplits(layout, 1, 14, 299);
-    expect(chunk).toBeGreaterThanOrEqual(16);
+    // Chunks of at least 64 slots (one per invocation of the scoring phase), as many as make 512 workgroups where the span allows.
+    expect(chunk).toBeGreaterThanOrEqual(64);
     expect(splits * chunk).toBeGreaterThanOrEqual(300);
-    expect(splits).toBeGreaterThanOrEqual(Math.floor(300 / 16));
+    expect(splits).toBe(512 / 64);
     const cache = rt.empty([kvLayerSize(layout)]);
     const qkv = rt.empty([1, 18 * 64]);
     const table = rt.upload(Uint32Array.from([0, 0]), [2], 'u32');
@@ -50,9 +69,13 @@ describe('kv cache', () => {
     decodeAttention(rt, layout, cache, { qkv, stride: 18 * 64, colK: 14 * 64, n: 1 }, { rows: view(table, [1]), starts: view(table, [1], 1), slot: 299 }, 14, o);
     expect(rt.counters.dispatches - before.dispatches).toBe(2);
     expect(rt.counters.workgroups - before.workgroups).toBe(splits * 2 + (14 * 64) / 64);
-    // A short context is one chunk: one dispatch, as many workgroups as kv heads (slots 0..10
-    // scheduled as 16, the power of two above).
-    expect(attentionSplits(layout, 1, 14, 10)).toEqual({ splits: 1, chunk: 16 });
+    // A context of 64 slots is one chunk: one dispatch, as many workgroups as kv heads (slots
+    // 0..40 scheduled as 64, the power of two above).
+    expect(attentionSplits(layout, 1, 14, 40)).toEqual({ splits: 1, chunk: 64 });
+    // A span of 204 slots (a cache of 204): three chunks of 68, each longer than the workgroup (MANY_STARTS' cases above rest on it).
+    for (const [kvHeads, hd, heads] of [[2, 64, 14], [3, 6, 3], [2, 8, 4]] as const) {
+      expect(attentionSplits({ B: 13, T: 204, kvHeads, hd, dtype: 'f32' }, 12, heads, 200)).toEqual({ splits: 3, chunk: 68 });
+    }
     // Every slot of a scheduled span has its schedule (a captured step serves them all), and the
     // cache's T caps the last span.
     expect(scheduledSpan(layout, 299)).toBe(512);
@@ -83,7 +106,7 @@ function held(dtype: KvDtype): (x: number) => number {
 async function storeAndAttend(rt: Runtime, hd: number, heads: number, kvHeads: number, P: number, starts: readonly number[], dtype: KvDtype): Promise<void> {
   const seed = freshSeed();
   const r = rng(seed);
-  const B = 3;
+  const { B, rows } = decodeBatch(starts);
   const T = P + 4;
   const layout: KvLayout = { B, T, kvHeads, hd, dtype };
   const qd = heads * hd;
@@ -97,8 +120,7 @@ async function storeAndAttend(rt: Runtime, hd: number, heads: number, kvHeads: n
   const tables = identityRope(rt, hd);
   const zeros = rt.upload(new Uint32Array(B * P), [B * P], 'u32');
   ropeKvStore(rt, layout, cache, { qkv: tPre, stride: S, colK: qd, n: B * P }, { seqLen: P }, heads, zeros, tables);
-  // A decode step of two of the three sequences, in a compacted order, at slot P.
-  const rows = [2, 0];
+  // A decode step of all sequences but one, in a compacted order, at slot P.
   const n = rows.length;
   const dec = uniform(n * S, r);
   const tDec = rt.upload(dec, [n, S]);
@@ -245,19 +267,22 @@ describe('kv cache store', () => {
 });
 
 describe('rotary embedding, cache store and decode attention in one dispatch', () => {
-  // One chunk at P = 7 (the split kernel writes O), several at P = 90, the new slot in the last.
+  // One chunk at P = 7 (the split kernel writes O), several at P = 90, the new slot in the last;
+  // chunks longer than the workgroup at 12 rows over 201 slots.
   it.each([
     ['head_dim 8, GQA', 8, 4, 2, 7, [3, 1]],
     ['head_dim 6 (not a multiple of 4), MHA', 6, 3, 3, 7, [3, 1]],
-    ['head_dim 8, GQA, 91 slots', 8, 4, 2, 90, [3, 40]],
-    ['Qwen2.5-0.5B heads (14 over 2 kv heads, head_dim 64), 91 slots', 64, 14, 2, 90, [3, 40]],
-    ['12 heads over 1 kv head (head_dim 8), 91 slots', 8, 12, 1, 90, [3, 40]],
+    ['head_dim 8, GQA, 91 slots', 8, 4, 2, 90, [3, 70]],
+    ['Qwen2.5-0.5B heads (14 over 2 kv heads, head_dim 64), 91 slots', 64, 14, 2, 90, [3, 70]],
+    ['12 heads over 1 kv head (head_dim 8), 91 slots', 8, 12, 1, 90, [3, 70]],
+    ['head_dim 8, GQA, 12 rows over 201 slots', 8, 4, 2, 200, MANY_STARTS],
   ] as const)('writes the cache ropeKvStore writes and the attention of the rotated q over it, in float64 (%s)', async (_, hd, heads, kvHeads, P, starts) => {
     const rt = await testRuntime({ serialRows: false });
     for (const dtype of (hd % 4 === 0 ? ['f32', 'f16'] : ['f32']) as KvDtype[]) {
       const seed = freshSeed();
       const r = rng(seed);
-      const [B, maxPos, theta] = [3, 200, 10000];
+      const { B, rows } = decodeBatch(starts);
+      const [maxPos, theta] = [400, 10000];
       const T = P + 4;
       const layout: KvLayout = { B, T, kvHeads, hd, dtype };
       const [qd, kvd, half] = [heads * hd, kvHeads * hd, hd / 2];
@@ -270,8 +295,7 @@ describe('rotary embedding, cache store and decode attention in one dispatch', (
       const prePos = rt.upload(Uint32Array.from({ length: B * P }, (_, i) => i % P), [B * P], 'u32');
       const [apart, fused] = [nanCache(rt, layout), nanCache(rt, layout)];
       for (const cache of [apart, fused]) ropeKvStore(rt, layout, cache, { qkv: rt.upload(pre, [B * P, S]), stride: S, colK: qd, n: B * P }, { seqLen: P }, heads, prePos, tables);
-      // A decode step of two sequences in compacted order at slot P, each at a position of its own.
-      const rows = [2, 0];
+      // A decode step in compacted order at slot P, each row at a position of its own.
       const n = rows.length;
       const positions = rows.map(() => Math.floor(r() * maxPos));
       const table = rt.upload(Uint32Array.from([...rows, ...starts, ...positions]), [3 * n], 'u32');

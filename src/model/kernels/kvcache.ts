@@ -93,14 +93,27 @@ export function ropeKvStore(rt: Runtime, l: KvLayout, cache: Tensor, f: Fused, w
   });
 }
 
-/** Slots per chunk at least, in flash-decoding: a workgroup's work worth its launch and combine. */
-const MIN_CHUNK = 16;
-/** Workgroups flash-decoding aims at: a few per compute unit of a large GPU. */
-const TARGET_WORKGROUPS = 256;
+/**
+ * Slots per chunk at least, in flash-decoding: one slot per invocation of the scoring phase, a
+ * workgroup's work worth its launch (and the combine's, which a single chunk needs none of).
+ */
+const MIN_CHUNK = 64;
+/**
+ * Workgroups flash-decoding aims at: about four per compute unit of a large GPU (132 on an
+ * H100), so that while one waits on its reads others run.
+ */
+const TARGET_WORKGROUPS = 512;
 /** Scores a workgroup holds (ATT_SCORES in shaders/kvcache.wgsl): chunk · group ≤ this. */
 const ATT_SCORES = 2048;
 /** Invocations of the split kernel (ATT_WG): the query heads of one kv head are at most this. */
 const ATT_WG = 64;
+/**
+ * Query heads times head size the split kernel stages in workgroup memory (ATT_QS; past it the
+ * unfused kernel reads q where it lies, Q_GLOBAL), and the largest head it takes (ATT_HD: a vec4
+ * of the head an invocation; longer heads walk serially).
+ */
+const ATT_QS = 1024;
+const ATT_HD = 4 * ATT_WG;
 
 /**
  * The span a decode step's attention is scheduled for (attentionSplits): slots 0..slot rounded
@@ -126,9 +139,14 @@ export function attentionSplits(l: KvLayout, rows: number, heads: number, slot: 
   return { splits: Math.ceil(span / chunk), chunk };
 }
 
-/** The chunks decode attention runs at `slot`: one, unsplit, where a row's work goes to one invocation (Runtime.serialRows). */
+/** The chunks decode attention runs at `slot`: one, unsplit, where a row's work goes to one invocation (serialAttention). */
 export function attentionSchedule(rt: Runtime, l: KvLayout, rows: number, heads: number, slot: number): { splits: number; chunk: number } {
-  return rt.serialRows ? { splits: 1, chunk: 0 } : attentionSplits(l, rows, heads, slot);
+  return serialAttention(rt, l) ? { splits: 1, chunk: 0 } : attentionSplits(l, rows, heads, slot);
+}
+
+/** Whether decode attention walks each (row, head)'s slots in one invocation: on SwiftShader (Runtime.serialRows), and for heads past ATT_HD. */
+function serialAttention(rt: Runtime, l: KvLayout): boolean {
+  return rt.serialRows || l.hd > ATT_HD;
 }
 
 /**
@@ -163,9 +181,14 @@ export function decodeAttention(
     .u32(o.offset)
     .f32(1 / Math.sqrt(l.hd))
     .u32(cache.offset, chunk, splits, rope?.positions.offset ?? 0, rope?.tables.maxPos ?? 0, 0);
-  // Head vectors of ceil(hd / 4) vec4s, unrolled in the serial kernel; one module for all three.
-  const kernel = (entry: string, fused = false) => ({ shader: 'kvcache', entry, defines: { HD4: Math.ceil(l.hd / 4), ...kvDefines(l), ...(fused ? { FUSED_ROPE: true } : {}) } });
-  if (rt.serialRows) {
+  // Head vectors of ceil(hd / 4) vec4s, unrolled in every kernel; one module for all three.
+  const qGlobal = rope === null && (heads / l.kvHeads) * l.hd > ATT_QS;
+  const kernel = (entry: string, fused = false) => ({
+    shader: 'kvcache',
+    entry,
+    defines: { HD4: Math.ceil(l.hd / 4), ...kvDefines(l), ...(fused ? { FUSED_ROPE: true } : {}), ...(qGlobal ? { Q_GLOBAL: true } : {}) },
+  });
+  if (serialAttention(rt, l)) {
     rt.dispatch({
       kernel: kernel('decode_attention'),
       params,
@@ -195,10 +218,6 @@ export function decodeAttention(
   rt.release(part);
 }
 
-/** Query heads times head size a fused workgroup holds rotated (ATT_QS), and the largest head (ATT_HD). */
-const ATT_QS = 1024;
-const ATT_HD = 256;
-
 /**
  * A decode step's rotary embedding, cache store and attention (ropeKvStore, then
  * decodeAttention): in one dispatch where flash-decoding runs and the group's rotated q heads
@@ -217,7 +236,7 @@ export function ropeKvAttend(
   tables: RopeTables,
   o: Tensor,
 ): void {
-  if (rt.serialRows || (heads / l.kvHeads) * l.hd > ATT_QS || l.hd > ATT_HD) {
+  if (serialAttention(rt, l) || (heads / l.kvHeads) * l.hd > ATT_QS) {
     ropeKvStore(rt, l, cache, f, where, heads, positions, tables);
     decodeAttention(rt, l, cache, f, where, heads, o);
     return;
