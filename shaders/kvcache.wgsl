@@ -311,7 +311,7 @@ fn decode_attention_split(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_
   // 3-4. Weighted V: vec4 d4 of the head, slots lane, lane + OUT_LANES, ...
   let d4 = lid % {{HD4}}u;
   let lane = lid / {{HD4}}u;
-  let lanes = min(p.hd - min(d4 * 4u, p.hd), 4u);
+  let lanes = min(p.hd - d4 * 4u, 4u);
   for (var h0 = 0u; h0 < group; h0 += ATT_HEADS) {
     let hn = min(ATT_HEADS, group - h0);
 #for h in 0..8

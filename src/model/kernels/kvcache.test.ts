@@ -25,19 +25,29 @@ function decodeBatch(starts: readonly number[]): { B: number; rows: number[] } {
 /** 12 rows over 201 slots: flash-decoding's chunks (68 slots) hold more than its workgroup has invocations, and late starts leave first chunks empty. */
 const MANY_STARTS = Array.from({ length: 12 }, (_, i) => (i * 37) % 120);
 
+/** Cases both attention paths run: one chunk at P = 7, chunks of 64 at P = 90 (the first empty for a prompt starting at 70), two passes of ATT_HEADS. */
+const ATTENTION_CASES = [
+    ['head_dim 8, GQA', 8, 4, 2, 7, [3, 1]],
+    ['head_dim 6 (not a multiple of 4), MHA', 6, 3, 3, 7, [3, 1]],
+    ['head_dim 8, GQA, 91 slots', 8, 4, 2, 90, [3, 70]],
+    ['Qwen2.5-0.5B heads (14 over 2 kv heads, head_dim 64), 91 slots', 64, 14, 2, 90, [3, 70]],
+    // More query heads to a kv head than the split kernel sums at once (ATT_HEADS, 8): two passes.
+    ['12 heads over 1 kv head (head_dim 8), 91 slots', 8, 12, 1, 90, [3, 70]],
+] as const;
+
+/** The cache dtypes a head size allows: an f16 cache needs head_dim a multiple of 4 (refused otherwise). */
+function cacheDtypes(hd: number): KvDtype[] {
+  return hd % 4 === 0 ? ['f32', 'f16'] : ['f32'];
+}
+
 describe('kv cache', () => {
   // Serial: one invocation per (row, head), SwiftShader's; flash-decoding otherwise. P = 7 is one
   // chunk (the split kernel writes O); P = 90 cuts the slots into chunks of 64, the first empty
   // for the row whose prompt starts at 70; 12 rows at P = 200, chunks of 68 slots.
   it.each([
-    ['head_dim 8, GQA', 8, 4, 2, 7, [3, 1]],
-    ['head_dim 6 (not a multiple of 4), MHA', 6, 3, 3, 7, [3, 1]],
+    ...ATTENTION_CASES,
     ['head_dim 32, GQA 4:1', 32, 4, 1, 7, [3, 1]],
-    ['head_dim 8, GQA, 91 slots', 8, 4, 2, 90, [3, 70]],
     ['head_dim 6, MHA, 91 slots', 6, 3, 3, 90, [70, 0]],
-    ['Qwen2.5-0.5B heads (14 over 2 kv heads, head_dim 64), 91 slots', 64, 14, 2, 90, [3, 70]],
-    // More query heads to a kv head than the split kernel sums at once (ATT_HEADS, 8): two passes.
-    ['12 heads over 1 kv head (head_dim 8), 91 slots', 8, 12, 1, 90, [3, 70]],
     // More q values to a kv head than the split kernel stages (ATT_QS, 1,024): read where they lie.
     ['17 heads over 1 kv head of 64, 91 slots', 64, 17, 1, 90, [3, 70]],
     // A head longer than the split kernel's 64 vec4s: serial on every adapter.
@@ -45,9 +55,7 @@ describe('kv cache', () => {
     ['Qwen2.5-0.5B heads, 12 rows over 201 slots', 64, 14, 2, 200, MANY_STARTS],
     ['head_dim 6, MHA, 12 rows over 201 slots', 6, 3, 3, 200, MANY_STARTS],
   ] as const)('stores prefill and decode rows, and decode attention reads only the live slots (%s)', async (_, hd, heads, kvHeads, P, starts) => {
-    // An f16 cache needs head_dim a multiple of 4 (refused otherwise, below).
-    const dtypes: KvDtype[] = hd % 4 === 0 ? ['f32', 'f16'] : ['f32'];
-    for (const dtype of dtypes) {
+    for (const dtype of cacheDtypes(hd)) {
       for (const serialRows of [true, false]) await storeAndAttend(await testRuntime({ serialRows }), hd, heads, kvHeads, P, starts, dtype);
     }
   });
@@ -270,15 +278,11 @@ describe('rotary embedding, cache store and decode attention in one dispatch', (
   // One chunk at P = 7 (the split kernel writes O), several at P = 90, the new slot in the last;
   // chunks longer than the workgroup at 12 rows over 201 slots.
   it.each([
-    ['head_dim 8, GQA', 8, 4, 2, 7, [3, 1]],
-    ['head_dim 6 (not a multiple of 4), MHA', 6, 3, 3, 7, [3, 1]],
-    ['head_dim 8, GQA, 91 slots', 8, 4, 2, 90, [3, 70]],
-    ['Qwen2.5-0.5B heads (14 over 2 kv heads, head_dim 64), 91 slots', 64, 14, 2, 90, [3, 70]],
-    ['12 heads over 1 kv head (head_dim 8), 91 slots', 8, 12, 1, 90, [3, 70]],
+    ...ATTENTION_CASES,
     ['head_dim 8, GQA, 12 rows over 201 slots', 8, 4, 2, 200, MANY_STARTS],
   ] as const)('writes the cache ropeKvStore writes and the attention of the rotated q over it, in float64 (%s)', async (_, hd, heads, kvHeads, P, starts) => {
     const rt = await testRuntime({ serialRows: false });
-    for (const dtype of (hd % 4 === 0 ? ['f32', 'f16'] : ['f32']) as KvDtype[]) {
+    for (const dtype of cacheDtypes(hd)) {
       const seed = freshSeed();
       const r = rng(seed);
       const { B, rows } = decodeBatch(starts);

@@ -181,13 +181,9 @@ export function decodeAttention(
     .u32(o.offset)
     .f32(1 / Math.sqrt(l.hd))
     .u32(cache.offset, chunk, splits, rope?.positions.offset ?? 0, rope?.tables.maxPos ?? 0, 0);
-  // Head vectors of ceil(hd / 4) vec4s, unrolled in every kernel; one module for all three.
-  const qGlobal = rope === null && (heads / l.kvHeads) * l.hd > ATT_QS;
-  const kernel = (entry: string, fused = false) => ({
-    shader: 'kvcache',
-    entry,
-    defines: { HD4: Math.ceil(l.hd / 4), ...kvDefines(l), ...(fused ? { FUSED_ROPE: true } : {}), ...(qGlobal ? { Q_GLOBAL: true } : {}) },
-  });
+  // Head vectors of ceil(hd / 4) vec4s, unrolled in every kernel; one module for all three, the
+  // split kernel's own defines on it alone.
+  const kernel = (entry: string, split: { FUSED_ROPE?: true; Q_GLOBAL?: true } = {}) => ({ shader: 'kvcache', entry, defines: { HD4: Math.ceil(l.hd / 4), ...kvDefines(l), ...split } });
   if (serialAttention(rt, l)) {
     rt.dispatch({
       kernel: kernel('decode_attention'),
@@ -201,7 +197,7 @@ export function decodeAttention(
   // Partial results of the chunks (see shaders/kvcache.wgsl); none with one chunk.
   const part = splits > 1 ? rt.empty([f.n * heads * splits * (l.hd + 2)]) : null;
   rt.dispatch({
-    kernel: kernel('decode_attention_split', rope !== null),
+    kernel: kernel('decode_attention_split', rope ? { FUSED_ROPE: true } : (heads / l.kvHeads) * l.hd > ATT_QS ? { Q_GLOBAL: true } : {}),
     params,
     buffers: [f.qkv, cache, where.rows, o, part ?? rt.placeholder, ...(rope ? [rope.tables.cos, rope.tables.sin] : [])],
     workgroups: [splits, l.kvHeads, f.n],
