@@ -6,6 +6,7 @@
  */
 import type { LlamaConfig } from '../src/model/config';
 import type { Transformer } from '../src/model/transformer';
+import { DEFAULT_POLICY_LOSS, packRollouts } from '../src/train/policy';
 import { countOps, opTotals, planAsGpu, type OpCounts } from './decodeCounts';
 
 /** SmolLM2-135M's shape (its config.json): 30 layers, 9 query heads over 3 kv heads of 64, tied embeddings. */
@@ -30,6 +31,23 @@ export interface TrainCounts {
   ops: Record<string, OpCounts>;
   dispatches: number;
   workgroups: number;
+  /** The step's matmul work, 2·M·N·K summed. */
+  matmulGflop: number;
+}
+
+/** Counts what `record` records as a GPU's untuned runtime would choose its kernels, never running it. */
+function countStep(model: Transformer, B: number, T: number, record: () => void): TrainCounts {
+  const rt = model.rt;
+  const restorePlan = planAsGpu(rt, 'train counts');
+  const counting = countOps(rt, false);
+  const flops = rt.counters.matmulFlops;
+  try {
+    record();
+  } finally {
+    counting.stop();
+    restorePlan();
+  }
+  return { B, T, ops: counting.ops, ...opTotals(counting.ops), matmulGflop: (rt.counters.matmulFlops - flops) / 1e9 };
 }
 
 /**
@@ -38,12 +56,9 @@ export interface TrainCounts {
  * must have serialRows false).
  */
 export function trainStepCounts(model: Transformer, B: number, T: number): TrainCounts {
-  const rt = model.rt;
-  const restorePlan = planAsGpu(rt, 'train counts');
-  const counting = countOps(rt, false);
   const V = model.config.vocab_size;
   const N = B * T;
-  try {
+  return countStep(model, B, T, () => {
     model.forwardLoss({
       B,
       T,
@@ -52,9 +67,47 @@ export function trainStepCounts(model: Transformer, B: number, T: number): Train
       weights: new Float32Array(N).fill(1 / N),
     });
     model.backward();
-  } finally {
-    counting.stop();
-    restorePlan();
-  }
-  return { B, T, ops: counting.ops, ...opTotals(counting.ops) };
+  });
+}
+
+/** An update's rollouts: problems whose prompt of `prompt` tokens `samples` completions of `completion` tokens share, packed into micro-batches of `tokens`. */
+export interface PolicyShape {
+  prompt: number;
+  samples: number;
+  completion: number;
+  tokens: number;
+  granule: number;
+}
+
+export interface PolicyCounts extends TrainCounts {
+  /** The micro-batch's completion tokens: the rows its LM head computes. */
+  lossRows: number;
+  /** The same micro-batch with the LM head on every row (as before the head kept the loss's rows alone). */
+  everyRow: TrainCounts;
+}
+
+/**
+ * The work of one policy-gradient micro-batch (forward, the fused surrogate and backward) as
+ * packRollouts packs an update's rollouts (a family per problem), counted as trainStepCounts
+ * counts; beside it the same micro-batch with a target on every row, whose LM head runs on all.
+ */
+export function policyStepCounts(model: Transformer, s: PolicyShape): PolicyCounts {
+  const V = model.config.vocab_size;
+  const id = (i: number) => (31 * i + 7) % V;
+  const problems = Math.max(1, Math.ceil(s.tokens / (s.prompt + s.samples * (s.completion + 1))));
+  const rollouts = Array.from({ length: problems * s.samples }, (_, i) => ({
+    promptIds: Array.from({ length: s.prompt }, (_, t) => id(1000 * Math.floor(i / s.samples) + t)),
+    completionIds: Array.from({ length: s.completion }, (_, t) => id(7 * i + t)),
+    oldLogprobs: new Array<number>(s.completion).fill(-1),
+    advantage: i % 2 ? 1 : -1,
+  }));
+  const [micro] = packRollouts(rollouts, { tokens: s.tokens, maxLength: model.config.max_position_embeddings, lengthGranule: s.granule, padId: 0 });
+  const { B, T } = micro!.batch;
+  const step = (targets: readonly number[]) =>
+    countStep(model, B, T, () => {
+      model.forwardPolicyLoss({ ...micro!.batch, targets }, micro!.perToken, DEFAULT_POLICY_LOSS);
+      model.backward();
+    });
+  const targets = Array.from(micro!.batch.targets!);
+  return { ...step(targets), lossRows: targets.filter((t) => t >= 0).length, everyRow: step(targets.map((t) => Math.max(t, 0))) };
 }

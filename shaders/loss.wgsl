@@ -3,10 +3,12 @@
 //   logp[t]   = z_t[y_t] − logsumexp(z_t)                 (unweighted, for policy ratios)
 //   z_t      <- w[t] · (softmax(z_t) − onehot(y_t))       (d loss / d logits, in place)
 // The weights carry masks, 1/count normalisation and per-token advantages alike.
+// ROWS: logits row r belongs to token rows[r] (an LM head run on the loss's rows alone): the
+// targets, weights and outputs are per token and read or written at it, the others untouched.
 
 struct Params {
   rows: u32, vocab: u32, offZ: u32, offTargets: u32,
-  offWeights: u32, offLoss: u32, offLogp: u32, _pad: u32,
+  offWeights: u32, offLoss: u32, offLogp: u32, offRows: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -15,6 +17,7 @@ struct Params {
 @group(0) @binding(3) var<storage, read> weights: array<f32>;
 @group(0) @binding(4) var<storage, read_write> lossOut: array<f32>;
 @group(0) @binding(5) var<storage, read_write> logpOut: array<f32>;
+#include token_rows
 
 const WG = 64u;
 const SCRATCH = WG;
@@ -29,8 +32,9 @@ fn cross_entropy(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups)
   if (row >= p.rows) { return; }
   let lid = lid3.x;
   let base = p.offZ + row * p.vocab;
-  let tgt = targets[p.offTargets + row];
-  let w = weights[p.offWeights + row];
+  let tok = tokenOf(row);
+  let tgt = targets[p.offTargets + tok];
+  let w = weights[p.offWeights + tok];
   var m = LOWEST;
   for (var c = lid; c < p.vocab; c += WG) { m = max(m, Z[base + c]); }
   m = workgroupReduce(lid, WG, m, true);
@@ -41,8 +45,8 @@ fn cross_entropy(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups)
   if (tgt < 0) {
     for (var c = lid; c < p.vocab; c += WG) { Z[base + c] = 0.0; }
     if (lid == 0u) {
-      lossOut[p.offLoss + row] = 0.0;
-      logpOut[p.offLogp + row] = 0.0;
+      lossOut[p.offLoss + tok] = 0.0;
+      logpOut[p.offLogp + tok] = 0.0;
     }
     return;
   }
@@ -54,8 +58,8 @@ fn cross_entropy(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups)
     Z[base + c] = w * (prob - select(0.0, 1.0, c == u32(tgt)));
   }
   if (lid == 0u) {
-    lossOut[p.offLoss + row] = w * (lse - zt);
-    logpOut[p.offLogp + row] = zt - lse;
+    lossOut[p.offLoss + tok] = w * (lse - zt);
+    logpOut[p.offLogp + tok] = zt - lse;
   }
 }
 
@@ -66,12 +70,13 @@ fn cross_entropy_serial(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_work
   let row = gridIndex(wid, nwg, lid, 64u);
   if (row >= p.rows) { return; }
   let base = p.offZ + row * p.vocab;
-  let tgt = targets[p.offTargets + row];
-  let w = weights[p.offWeights + row];
+  let tok = tokenOf(row);
+  let tgt = targets[p.offTargets + tok];
+  let w = weights[p.offWeights + tok];
   if (tgt < 0) {
     for (var c = 0u; c < p.vocab; c++) { Z[base + c] = 0.0; }
-    lossOut[p.offLoss + row] = 0.0;
-    logpOut[p.offLogp + row] = 0.0;
+    lossOut[p.offLoss + tok] = 0.0;
+    logpOut[p.offLogp + tok] = 0.0;
     return;
   }
   var m = LOWEST;
@@ -83,6 +88,6 @@ fn cross_entropy_serial(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_work
   for (var c = 0u; c < p.vocab; c++) {
     Z[base + c] = w * (exp(Z[base + c] - lse) - select(0.0, 1.0, c == u32(tgt)));
   }
-  lossOut[p.offLoss + row] = w * (lse - zt);
-  logpOut[p.offLogp + row] = zt - lse;
+  lossOut[p.offLoss + tok] = w * (lse - zt);
+  logpOut[p.offLogp + tok] = zt - lse;
 }

@@ -9,20 +9,23 @@
 // with k3(d) = exp(d) − d − 1 (the low-variance KL estimator, off when β = 0) and H the
 // entropy of softmax(s) (its bonus off when c = 0; H is reported either way); d/dz = τ·d/ds.
 // SERIAL: one invocation per row and no barriers, for CPU adapters (see norm.wgsl).
+// ROWS: logits row r belongs to token rows[r] (an LM head run on the loss's rows alone): the
+// targets, inputs and outputs are per token and read or written at it, the others untouched.
 
 struct Params {
   rows: u32, vocab: u32, offZ: u32, offTargets: u32,
-  offIn: u32, offOut: u32, invTemp: f32, _pad1: u32,
+  offIn: u32, offOut: u32, invTemp: f32, offRows: u32,
   clipLow: f32, clipHigh: f32, klCoef: f32, entCoef: f32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read_write> Z: array<f32>;
 @group(0) @binding(2) var<storage, read> targets: array<i32>;
-// Per row: w, A, o, q.
+// Per token: w, A, o, q.
 @group(0) @binding(3) var<storage, read> tokIn: array<f32>;
-// Per row: loss, logp, entropy.
+// Per token: loss, logp, entropy.
 @group(0) @binding(4) var<storage, read_write> tokOut: array<f32>;
+#include token_rows
 
 const WG = 64u;
 const SCRATCH = WG;
@@ -55,8 +58,9 @@ fn policy_loss(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
 #endif
   if (row >= p.rows) { return; }
   let base = p.offZ + row * p.vocab;
-  let tgt = targets[p.offTargets + row];
-  let o = p.offOut + row * 3u;
+  let tok = tokenOf(row);
+  let tgt = targets[p.offTargets + tok];
+  let o = p.offOut + tok * 3u;
   if (tgt < 0) {
     for (var c = lid; c < p.vocab; c += LANES) { Z[base + c] = 0.0; }
     if (lid == 0u) {
@@ -83,7 +87,7 @@ fn policy_loss(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
   sz = combine(lid, sz, false);
   let lse = m + log(s);
   let entropy = log(s) - sz / s;
-  let i = p.offIn + row * 4u;
+  let i = p.offIn + tok * 4u;
   let w = tokIn[i];
   let A = tokIn[i + 1u];
   let logp = tau * Z[base + u32(tgt)] - lse;

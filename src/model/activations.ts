@@ -60,6 +60,15 @@ export class Workspace {
   readonly layers: LayerActs[];
   readonly lnf: Tensor;
   readonly rstdf: Tensor;
+  /**
+   * The LM head on a loss's rows alone (see Transformer.lossHead): the tokens whose logits it
+   * computes, their final norms gathered, and the CSR (tokenIndex) that scatters their
+   * gradients back. `headRowCount`: how many the last loss kept, null when it kept every row.
+   */
+  readonly headRows: Tensor<'u32'>;
+  readonly headIn: Tensor;
+  readonly headScatter: Tensor<'u32'>;
+  headRowCount: number | null = null;
   readonly logits: Tensor;
   readonly tokenLoss: Tensor<'f32'>;
   readonly logp: Tensor<'f32'>;
@@ -91,6 +100,9 @@ export class Workspace {
     this.layers = Array.from({ length: c.num_hidden_layers }, () => layerActs(c, N, f, lora && stage ? { config: lora, stage } : undefined));
     this.lnf = f([N, H], 'lnf');
     this.rstdf = f([N], 'rstdf');
+    this.headRows = this.track(rt.empty([N], 'u32', 'head_rows'));
+    this.headIn = f([N, H], 'head_in');
+    this.headScatter = this.track(rt.empty([3 * N + 1], 'u32', 'head_scatter'));
     this.logits = f([N, c.vocab_size], 'logits');
     this.tokenLoss = f([N], 'token_loss');
     this.logp = f([N], 'logp');

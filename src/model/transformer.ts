@@ -350,17 +350,72 @@ export class Transformer {
 
   /** Records the forward pass; returns the logits [B·T, vocab] (valid until the next call). */
   forward(batch: Batch): Tensor {
+    const ws = this.prepared(batch);
+    ws.headRowCount = null;
+    this.body(ws);
+    this.headForward(ws.residual[this.config.num_hidden_layers]!, ws.lnf, ws.rstdf, ws.logits);
+    return ws.logits;
+  }
+
+  /** The batch's workspace, its inputs uploaded. */
+  private prepared(batch: Batch): Workspace {
     const ws = this.workspace(batch.B, batch.T);
     this.upload(batch, ws);
-    const shape = attentionShape(this.config, batch.B, batch.T);
+    return ws;
+  }
+
+  /** Records the embedding and every layer: the last residual is the body's output. */
+  private body(ws: Workspace): void {
+    const shape = attentionShape(this.config, ws.B, ws.T);
     this.embed(ws.tokens, ws.residual[0]!);
     for (let l = 0; l < this.config.num_hidden_layers; l++) {
       this.layerForward(l, ws.residual[l]!, ws.residual[l + 1]!, ws.layers[l]!, ws.positions, (qkv, out) =>
         attentionForward(this.rt, shape, { ...qkv, mask: ws.mask, ...out }),
       );
     }
-    this.headForward(ws.residual[this.config.num_hidden_layers]!, ws.lnf, ws.rstdf, ws.logits);
-    return ws.logits;
+  }
+
+  /**
+   * The rows a loss reads (target ≥ 0) for lossHead, uploaded where they are fewer than the
+   * batch's (before the body is recorded: a write flushes what is recorded). None at all: row
+   * 0, whose target −1 gives it no loss and no gradient.
+   */
+  private keepLossRows(targets: ArrayLike<number>, ws: Workspace): void {
+    const kept: number[] = [];
+    for (let t = 0; t < targets.length; t++) if (targets[t]! >= 0) kept.push(t);
+    if (kept.length === targets.length) {
+      ws.headRowCount = null;
+      return;
+    }
+    const rows = Uint32Array.from(kept.length ? kept : [0]);
+    // The backward's scatter is the embedding's, row numbers for tokens (each row once).
+    const { index } = tokenIndex(rows);
+    this.rt.write(view(ws.headRows, [rows.length]), rows);
+    this.rt.write(view(ws.headScatter, [index.length]), index);
+    ws.headRowCount = rows.length;
+  }
+
+  /**
+   * Records the final norm and the LM head of a loss: on the rows keepLossRows kept alone, their
+   * norms gathered (a policy batch's prompts and padding, an SFT batch's prompts need no logits,
+   * and the head is a step's largest product, vocabulary × hidden per row, forward and
+   * backward), or on every row. Returns the logits and, when gathered, the tokens they are.
+   */
+  private lossHead(ws: Workspace): { logits: Tensor; rows?: Tensor<'u32'> } {
+    const x = ws.residual[this.config.num_hidden_layers]!;
+    const n = ws.headRowCount;
+    if (n === null) {
+      this.headForward(x, ws.lnf, ws.rstdf, ws.logits);
+      return { logits: ws.logits };
+    }
+    this.normed(x, this.param('model.norm.weight'), ws.lnf, ws.rstdf, false);
+    const rows = view(ws.headRows, [n]);
+    const headIn = view(ws.headIn, [n, this.config.hidden_size]);
+    embeddingForward(this.rt, rows, ws.lnf, headIn);
+    const head = this.lmHead();
+    const logits = view(ws.logits, [n, this.config.vocab_size]);
+    matmul(this.rt, { a: headIn, b: head, transB: true, out: logits, ...this.halfMath(false, head) });
+    return { logits, rows };
   }
 
   /** Records x[n, H] = the token embeddings of `tokens` (u32 [n]), or of tokens[via[t]] with `via` (u32 [n]). */
@@ -488,9 +543,13 @@ export class Transformer {
    */
   forwardLoss(batch: Batch): { loss: Tensor<'f32'>; logp: Tensor<'f32'> } {
     if (!batch.targets || !batch.weights) throw new Error('forwardLoss needs batch.targets and batch.weights');
-    const logits = this.forward(batch);
-    const ws = this.ws!;
-    crossEntropy(this.rt, { logits, targets: ws.targets, weights: ws.weights, loss: ws.tokenLoss, logp: ws.logp });
+    const ws = this.prepared(batch);
+    this.keepLossRows(batch.targets, ws);
+    this.body(ws);
+    const { logits, rows } = this.lossHead(ws);
+    // Tokens without logits keep their outputs: zero, as the kernel writes an ignored token's.
+    if (rows) for (const out of [ws.tokenLoss, ws.logp]) fill(this.rt, out, 0);
+    crossEntropy(this.rt, { logits, targets: ws.targets, weights: ws.weights, loss: ws.tokenLoss, logp: ws.logp, rows });
     ws.lossReady = true;
     return { loss: ws.tokenLoss, logp: ws.logp };
   }
@@ -504,10 +563,13 @@ export class Transformer {
   forwardPolicyLoss(batch: Batch, perToken: ArrayLike<number>, k: PolicyLossCoefficients): Tensor<'f32'> {
     if (!batch.targets) throw new Error('forwardPolicyLoss needs batch.targets');
     if (perToken.length !== 4 * batch.B * batch.T) throw new Error(`policy inputs hold ${perToken.length} values, expected 4 per token (${4 * batch.B * batch.T})`);
-    const logits = this.forward(batch);
-    const ws = this.ws!;
+    const ws = this.prepared(batch);
     this.rt.write(ws.policyIn, Float32Array.from(perToken));
-    policyLoss(this.rt, { logits, targets: ws.targets, tokIn: ws.policyIn, tokOut: ws.policyOut }, k);
+    this.keepLossRows(batch.targets, ws);
+    this.body(ws);
+    const { logits, rows } = this.lossHead(ws);
+    if (rows) fill(this.rt, ws.policyOut, 0);
+    policyLoss(this.rt, { logits, targets: ws.targets, tokIn: ws.policyIn, tokOut: ws.policyOut, rows }, k);
     ws.lossReady = true;
     return ws.policyOut;
   }
@@ -527,10 +589,22 @@ export class Transformer {
     const gw = (n: string) => (frozen ? undefined : this.base.grad(n));
     // Over an f16 base, each dX = dY·W in f16 on the matrix units, its rows scaled (see halfMath).
     const half = (w: Tensor) => this.halfMath(false, w);
-    // LM head: logits = lnf · Wᵀ.
+    // LM head: logits = lnf · Wᵀ, on every row or on the loss's rows gathered (lossHead).
     const head = this.lmHead();
-    matmul(rt, { a: ws.logits, b: head, out: d.ln, ...half(head) });
-    if (!frozen) matmul(rt, { a: ws.logits, b: ws.lnf, transA: true, out: this.lmHeadGrad(), beta: 1 });
+    const n = ws.headRowCount;
+    if (n === null) {
+      matmul(rt, { a: ws.logits, b: head, out: d.ln, ...half(head) });
+      if (!frozen) matmul(rt, { a: ws.logits, b: ws.lnf, transA: true, out: this.lmHeadGrad(), beta: 1 });
+    } else {
+      const logits = view(ws.logits, [n, c.vocab_size]);
+      // d.res is free until the final norm's backward writes it: the gathered rows' d(norm) go
+      // there, then into their rows of d.ln; the other rows' stay 0 (they have no loss).
+      const dIn = view(d.res, [n, c.hidden_size]);
+      matmul(rt, { a: logits, b: head, out: dIn, ...half(head) });
+      if (!frozen) matmul(rt, { a: logits, b: view(ws.headIn, [n, c.hidden_size]), transA: true, out: this.lmHeadGrad(), beta: 1 });
+      fill(rt, d.ln, 0);
+      embeddingBackward(rt, view(ws.headScatter, [3 * n + 1]), n, dIn, d.ln);
+    }
     rmsnormBackward(rt, {
       x: ws.residual[c.num_hidden_layers]!, w: this.param('model.norm.weight'), rstd: ws.rstdf,
       dy: d.ln, dx: d.res, dw: gw('model.norm.weight'), accumulate: false,

@@ -8,6 +8,7 @@ import { rng, shuffle } from '../util/random';
 import { AdamW, DEFAULT_ADAMW, type AdamWConfig } from './adamw';
 import { learningRate, type LrSchedule } from './schedule';
 import { trainStep } from './step';
+import { traceLossHeads } from './tuneRun';
 
 /** A tokenised example: ids and which of them are trained on. */
 export interface SftSequence {
@@ -264,6 +265,7 @@ export class SftTrainer {
     this.model.rt.trace(() => {
       this.model.forwardLoss({ B, T, tokens: zeros, targets: zeros, weights: zeros });
       this.model.backward();
+      traceLossHeads(this.model, B, T);
     });
     return matmulTuner(this.model.rt).tunePending(3, onProgress);
   }

@@ -11,7 +11,7 @@ import { Transformer } from '../model/transformer';
 import { nodePlatform } from '../platform/node';
 import { AdamW } from './adamw';
 import { DEFAULT_POLICY_LOSS, packRollouts, policyStep } from './policy';
-import { tuneRunShapes } from './tuneRun';
+import { traceRunShapes, tuneRunShapes } from './tuneRun';
 
 /** Its MLP's weights (1-2 MiB) are worth tuning at every size (see worthTuning); its other matmuls are not. */
 const CONFIG: LlamaConfig = {
@@ -56,6 +56,32 @@ describe('tuning a run before its first step', () => {
     expect(step.finite).toBe(true);
     expect(step.tuned, `seed ${seed}`).toBe(0);
     g.release();
+    optimizer.destroy();
+    model.destroy();
+    rt.destroy();
+  });
+
+  it("traces the LM head at every count of completion tokens a micro-batch can have: the update's head runs on those alone", async () => {
+    const rt = await Runtime.create(nodePlatform({ cacheFile: join(tmpdir(), `sage-lab-tune-head-${process.pid}-${Date.now()}.json`) }));
+    const seed = freshSeed();
+    const r = rng(seed);
+    const model = Transformer.init(rt, CONFIG, seed);
+    const shapes = { generations: [{ rows: 1, distinct: 1, promptTokens: 4 }], trains: true, microTokens: 128, granule: 16 };
+    // Traced, not tuned: the classes the run's steps can meet, each run untuned here.
+    traceRunShapes(model, shapes);
+    const traced = matmulTuner(rt).plan().untuned;
+    const token = () => Math.floor(r() * CONFIG.vocab_size);
+    const rollout = ([p, c]: readonly [number, number], i: number) => ({
+      promptIds: Array.from({ length: p }, token), completionIds: Array.from({ length: c }, token), oldLogprobs: new Array<number>(c).fill(-8), advantage: i % 2 ? 1 : -1,
+    });
+    const optimizer = new AdamW(rt, model.params.size, model.specs);
+    // Updates whose heads keep 1, 12 and 40 rows of micro-batches of one and two 64-token rows.
+    const updates: (readonly [number, number])[][] = [[[20, 1]], [[3, 12]], [[20, 1], [3, 12], [9, 2], [14, 5], [5, 7], [11, 1], [18, 9], [4, 3]]];
+    for (const sizes of updates) {
+      const micro = packRollouts(sizes.map(rollout), { tokens: shapes.microTokens, maxLength: CONFIG.max_position_embeddings, lengthGranule: shapes.granule, padId: 0 });
+      expect((await policyStep(model, optimizer, micro, 1e-3, DEFAULT_POLICY_LOSS, false)).finite).toBe(true);
+      expect(matmulTuner(rt).plan().untuned, `seed ${seed}, completions of ${sizes.map(([, c]) => c).join(', ')} tokens`).toEqual(traced);
+    }
     optimizer.destroy();
     model.destroy();
     rt.destroy();

@@ -83,7 +83,25 @@ export function traceRunShapes(model: Transformer, s: RunShapes): void {
       model.forwardPolicyLoss({ B, T, tokens: new Array<number>(N).fill(0), targets: new Array<number>(N).fill(0) }, new Float32Array(4 * N), DEFAULT_POLICY_LOSS);
       model.backward();
     }
+    traceLossHeads(model, rowsPer, T);
   });
+}
+
+/**
+ * Records a loss's LM head at every size class of rows below B·T (traced: call inside
+ * Runtime.trace). The head runs on the rows with targets alone (Transformer.lossHead), as many
+ * as a micro-batch has completion or response tokens, so a step's head can be of any class up
+ * to its batch's; the rest of the step is the batch's whole.
+ */
+export function traceLossHeads(model: Transformer, B: number, T: number): void {
+  const N = B * T;
+  const tokens = new Array<number>(N).fill(0);
+  const weights = new Array<number>(N).fill(0);
+  for (let k = 0; k < log2(N); k++) {
+    const n = classLow(k);
+    model.forwardLoss({ B, T, tokens, targets: tokens.map((_, i) => (i < n ? 0 : -1)), weights });
+    model.backward();
+  }
 }
 
 /**

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { assertClose, freshSeed, poisoned, rng, testRuntime, uniform, uploadHalf } from '../../gpu/testUtils';
 import { view, type Tensor } from '../../gpu/tensor';
+import { shuffle } from '../../util/random';
 import { attentionBackward, attentionForward, type AttentionShape, type AttentionVariant } from './attention';
 import { embeddingBackward, embeddingForward, tokenIndex } from './embedding';
 import { crossEntropy } from './loss';
@@ -380,6 +381,35 @@ describe('cross entropy', () => {
       const gradScale = Float64Array.from(grad, (_, k) => weights[Math.floor(k / vocab)]!);
       assertClose(`ce grad ${what}`, await rt.read(t.logits), grad, vocab, 1e-5, gradScale);
       for (let i = 0; i < rows; i++) if (targets[i]! < 0) expect((await rt.read(t.loss))[i]).toBe(0);
+
+      // An LM head on some tokens alone: logits row j is token picked[j]'s (in any order, ignored
+      // tokens among them); the targets, weights and outputs are per token, the others untouched.
+      const picked = shuffle(Array.from({ length: rows }, (_, i) => i), r).slice(0, Math.ceil(rows / 2));
+      const g = {
+        logits: rt.upload(Float32Array.from(picked.flatMap((i) => [...z.subarray(i * vocab, (i + 1) * vocab)])), [picked.length, vocab]),
+        targets: t.targets, weights: t.weights, loss: poisoned(rt, [rows]), logp: poisoned(rt, [rows]),
+        rows: rt.upload(Uint32Array.from(picked), [picked.length], 'u32'),
+      };
+      crossEntropy(rt, g);
+      const [gLoss, gLogp, gGrad] = await Promise.all([rt.read(g.loss), rt.read(g.logp), rt.read(g.logits)]);
+      const at = (x: ArrayLike<number>) => Float64Array.from(picked, (i) => x[i]!);
+      assertClose(`ce loss, picked rows ${what}`, at(gLoss), at(loss), 1, 1e-5, at(loss.map((x, i) => Math.max(Math.abs(x), weights[i]! * 8))));
+      assertClose(`ce logp, picked rows ${what}`, at(gLogp), at(logp), 1, 1e-5, at(logp.map((x) => Math.max(Math.abs(x), 8))));
+      const pickedRows = (x: ArrayLike<number>) => Float64Array.from(picked.flatMap((i) => Array.from({ length: vocab }, (_, c) => x[i * vocab + c]!)));
+      assertClose(`ce grad, picked rows ${what}`, gGrad, pickedRows(grad), vocab, 1e-5, pickedRows(gradScale));
+      const untouched = Array.from({ length: rows }, (_, i) => i).filter((i) => !picked.includes(i));
+      expect(untouched.every((i) => Number.isNaN(gLoss[i]) && Number.isNaN(gLogp[i]))).toBe(true);
     }
+  });
+
+  it('refuses logits rows that do not match their tokens', async () => {
+    const rt = await testRuntime();
+    const t = {
+      logits: rt.upload(new Float32Array(6), [2, 3]), targets: rt.upload(new Int32Array(4), [4], 'i32'), weights: rt.upload(new Float32Array(4), [4]),
+      loss: rt.upload(new Float32Array(4), [4]), logp: rt.upload(new Float32Array(4), [4]),
+    };
+    expect(() => crossEntropy(rt, t)).toThrow(/targets holds 4 values for 2 rows/);
+    expect(() => crossEntropy(rt, { ...t, rows: rt.upload(new Uint32Array(3), [3], 'u32') })).toThrow(/3 token rows for 2 logits rows/);
+    expect(() => crossEntropy(rt, { ...t, rows: rt.upload(new Uint32Array(2), [2], 'u32'), loss: rt.upload(new Float32Array(2), [2]) })).toThrow(/loss holds 2 values for 4 tokens/);
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { assertClose, freshSeed, poisoned, rng, testRuntime, uniform } from '../../gpu/testUtils';
+import { shuffle } from '../../util/random';
 import { policyLoss, type PolicyLossCoefficients } from './loss';
 
 interface RowRef {
@@ -113,6 +114,26 @@ describe('policy-gradient loss', () => {
         expect(out.slice(i * 3, i * 3 + 3)).toEqual(new Float32Array(3));
         expect(grad.slice(i * vocab, (i + 1) * vocab).every((g) => g === 0)).toBe(true);
       }
+
+      // An LM head on some tokens alone: logits row j is token picked[j]'s (in any order, ignored
+      // tokens among them); the targets, inputs and outputs are per token, the others untouched.
+      const picked = shuffle(Array.from({ length: rows }, (_, i) => i), r).slice(0, Math.ceil(rows / 2));
+      const g = {
+        logits: rt.upload(Float32Array.from(picked.flatMap((i) => [...z.subarray(i * vocab, (i + 1) * vocab)])), [picked.length, vocab]),
+        targets: t.targets, tokIn: t.tokIn, tokOut: poisoned(rt, [rows * 3]),
+        rows: rt.upload(Uint32Array.from(picked), [picked.length], 'u32'),
+      };
+      policyLoss(rt, g, k);
+      const [gOut, gGrad] = await Promise.all([rt.read(g.tokOut), rt.read(g.logits)]);
+      const at = (x: ArrayLike<number>) => Float64Array.from(picked, (i) => x[i]!);
+      const gPick = (j: number) => Float64Array.from(picked, (i) => gOut[i * 3 + j]!);
+      assertClose(`policy loss, picked rows ${what}`, gPick(0), at(col(0, (x) => x.loss)), 1, 1e-5, at(lossScale));
+      assertClose(`policy logp, picked rows ${what}`, gPick(1), at(col(1, (x) => x.logp)), 1, 1e-5, at(col(1, (x) => Math.max(Math.abs(x.logp), 8))));
+      assertClose(`policy entropy, picked rows ${what}`, gPick(2), at(col(2, (x) => x.entropy)), 1, 1e-5, at(col(2, (x) => Math.max(x.entropy, 1))));
+      const pickedRows = (x: ArrayLike<number>) => Float64Array.from(picked.flatMap((i) => Array.from({ length: vocab }, (_, c) => x[i * vocab + c]!)));
+      assertClose(`policy d(logits), picked rows ${what}`, gGrad, pickedRows(gradRef), vocab, 1e-5, pickedRows(gradScale));
+      const untouched = Array.from({ length: rows }, (_, i) => i).filter((i) => !picked.includes(i));
+      expect(untouched.every((i) => [0, 1, 2].every((j) => Number.isNaN(gOut[i * 3 + j])))).toBe(true);
     }
     // The cases must have exercised both branches of the min for both signs of A.
     expect(Math.min(...Object.values(seen)), JSON.stringify(seen)).toBeGreaterThan(0);
@@ -131,5 +152,9 @@ describe('policy-gradient loss', () => {
     expect(() => policyLoss(rt, { ...t, tokOut: rt.upload(new Float32Array(4), [4]) }, { clipLow: 0.2, clipHigh: 0.28, klCoef: 0, entCoef: 0 })).toThrow(
       /3 per row/,
     );
+    const k = { clipLow: 0.2, clipHigh: 0.28, klCoef: 0, entCoef: 0 };
+    expect(() => policyLoss(rt, { ...t, rows: rt.upload(new Uint32Array(3), [3], 'u32') }, k)).toThrow(/3 token rows for 2 logits rows/);
+    // Per token with rows: 4 tokens' targets need 16 inputs.
+    expect(() => policyLoss(rt, { ...t, targets: rt.upload(new Int32Array(4), [4], 'i32'), rows: rt.upload(new Uint32Array(2), [2], 'u32') }, k)).toThrow(/4 per token \(16\)/);
   });
 });
