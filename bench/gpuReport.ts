@@ -21,12 +21,14 @@ import { Generator } from '../src/model/generate';
 import { DEFAULT_LORA, initialLora } from '../src/model/lora';
 import { Transformer, type Batch } from '../src/model/transformer';
 import { AdamW } from '../src/train/adamw';
+import { DEFAULT_POLICY_LOSS, policyStep, type PolicyMicroBatch } from '../src/train/policy';
+import { POSITION_GRANULE } from '../src/train/session';
 import { trainStep } from '../src/train/step';
 import { rng } from '../src/util/random';
 import { QWEN25_05B, Untexted } from './decodeCounts';
 import { measureHostCost, randomModel, type HostCost } from './hostCost';
 import { median, type Table } from './suite';
-import { SMOLLM2_135M } from './trainCounts';
+import { everyRowTargets, policyMicroBatch, SMOLLM2_135M, type PolicyShape } from './trainCounts';
 
 export interface GpuModel {
   name: string;
@@ -46,6 +48,8 @@ interface Plan {
   prompt: number;
   newTokens: number;
   train: { B: number; T: number; steps: number };
+  /** The policy micro-batch's rollouts (PolicyFigure). */
+  policy: PolicyShape;
   peakSize: number;
   /** Decode steps each per-kernel profile averages over. */
   profileSteps: number;
@@ -61,6 +65,8 @@ const FULL: Plan = {
   prompt: 64,
   newTokens: 128,
   train: { B: 4, T: 256, steps: 3 },
+  // One row of 1,024 tokens (the LoRA figure's logits, within any adapter's binding): 600 completion tokens.
+  policy: { prompt: 100, samples: 4, completion: 150, tokens: 1024, granule: POSITION_GRANULE },
   peakSize: 1024,
   profileSteps: 8,
   hostSteps: 50,
@@ -73,6 +79,7 @@ const QUICK: Plan = {
   prompt: 8,
   newTokens: 6,
   train: { B: 1, T: 32, steps: 2 },
+  policy: { prompt: 8, samples: 2, completion: 6, tokens: 32, granule: POSITION_GRANULE },
   peakSize: 256,
   profileSteps: 2,
   hostSteps: 10,
@@ -142,8 +149,22 @@ export interface GpuModelFigures {
    * the device has shader-f16 and so the figure multiplies the f16 base in f16 (on the matrix
    * units where it has them; elsewhere training computes in f32 either way).
    */
-  lora: { B: number; T: number; tokensPerS: number; f32ProductsTokensPerS?: number; matmulGflopPerStep: number; share: number };
+  lora: { B: number; T: number; tokensPerS: number; f32ProductsTokensPerS?: number; matmulGflopPerStep: number; share: number; policy?: PolicyFigure };
   errors: string[];
+}
+
+/**
+ * One policy-gradient update of a micro-batch as the loop packs the Solver's rollouts (a prompt
+ * its samples share, then each completion; bench/trainCounts.ts policyMicroBatch) on the LoRA
+ * figure's adapter: tokens (B·T) a second with the LM head on the completion tokens alone, and
+ * the same micro-batch with a target on every row (the head on all, the loss unchanged).
+ */
+export interface PolicyFigure {
+  B: number;
+  T: number;
+  lossRows: number;
+  tokensPerS: number;
+  everyRowTokensPerS: number;
 }
 
 export interface GpuReport {
@@ -333,8 +354,25 @@ async function loraFigure(rt: Runtime, model: Transformer, plan: Plan, peakGflop
     }
     return { s: median(ms) / 1000, flops };
   };
+  /** The median seconds of a policy update of `micro` (the first compiles and tunes). */
+  const policySeconds = async (micro: PolicyMicroBatch) => {
+    await policyStep(model, optimizer, [micro], 1e-4, DEFAULT_POLICY_LOSS, plan.tune);
+    const ms: number[] = [];
+    for (let i = 0; i < steps; i++) {
+      const t0 = performance.now();
+      await policyStep(model, optimizer, [micro], 1e-4, DEFAULT_POLICY_LOSS, false);
+      ms.push(performance.now() - t0);
+    }
+    return median(ms) / 1000;
+  };
   try {
     const { s, flops } = await measure();
+    const micro = policyMicroBatch(model.config, plan.policy);
+    const tokens = micro.batch.B * micro.batch.T;
+    const policy: PolicyFigure = {
+      B: micro.batch.B, T: micro.batch.T, lossRows: Array.from(micro.batch.targets!).filter((t) => t >= 0).length,
+      tokensPerS: tokens / (await policySeconds(micro)), everyRowTokensPerS: tokens / (await policySeconds(everyRowTargets(micro))),
+    };
     let f32ProductsTokensPerS: number | undefined;
     if (rt.halfMath) {
       rt.halfMath = false;
@@ -344,7 +382,7 @@ async function loraFigure(rt: Runtime, model: Transformer, plan: Plan, peakGflop
         rt.halfMath = true;
       }
     }
-    return { B, T, tokensPerS: (B * T) / s, ...(f32ProductsTokensPerS ? { f32ProductsTokensPerS } : {}), matmulGflopPerStep: flops / 1e9, share: flops / s / 1e9 / peakGflops };
+    return { B, T, tokensPerS: (B * T) / s, ...(f32ProductsTokensPerS ? { f32ProductsTokensPerS } : {}), matmulGflopPerStep: flops / 1e9, share: flops / s / 1e9 / peakGflops, policy };
   } finally {
     optimizer.destroy();
   }
@@ -496,6 +534,12 @@ export function gpuTables(r: GpuReport, where: string): Table[] {
     ...(m.lora.f32ProductsTokensPerS
       ? [[m.model, `LoRA r16 train ${m.lora.B}×${m.lora.T}, f32 products`, fmt(m.lora.f32ProductsTokensPerS), `f16 products / f32 ${fmt(m.lora.tokensPerS / m.lora.f32ProductsTokensPerS, 2)}×`, '']]
       : []),
+    ...(m.lora.policy
+      ? [[
+          m.model, `LoRA r16 policy update ${m.lora.policy.B}×${m.lora.policy.T}, LM head on ${m.lora.policy.lossRows} completion tokens`, fmt(m.lora.policy.tokensPerS),
+          `head on every row ${fmt(m.lora.policy.everyRowTokensPerS)}: ${fmt(m.lora.policy.tokensPerS / m.lora.policy.everyRowTokensPerS, 2)}×`, '',
+        ]]
+      : []),
     ...m.errors.map((e) => [m.model, 'FAILED', e, '', '']),
   ]);
   const kernelTable = (title: string, p: KernelProfile, unit: string, how: string): Table => ({
@@ -540,7 +584,8 @@ export function gpuTables(r: GpuReport, where: string): Table[] {
           : 'no subgroup matrices on this device: f16 products run in the vector kernels;',
         'synchronous: the host waits for the GPU after each phase (decode, sample, readback), tokens/s after the prefill; bound: every f16 weight read once per step;',
         'LoRA: rank 16 on every projection, base frozen in f16, one AdamW step per batch; share: the step\'s matmul FLOP/s over the peak; ' +
-          'f16 products: forward and backward over the base on the matrix units (matmul_mma, each row scaled to half\'s range) where the device has them, elsewhere f32 either way.',
+          'f16 products: forward and backward over the base on the matrix units (matmul_mma, each row scaled to half\'s range) where the device has them, elsewhere f32 either way;',
+        'policy update: one micro-batch of Solver-like rollouts (a prompt its samples share, then each completion) through the fused surrogate, median of the same steps; every row: the same micro-batch with a target on each row (weight 0 off the completions), as the head ran before it kept the loss rows alone.',
       ],
     },
     ...profiles,

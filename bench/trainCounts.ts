@@ -6,7 +6,7 @@
  */
 import type { LlamaConfig } from '../src/model/config';
 import type { Transformer } from '../src/model/transformer';
-import { DEFAULT_POLICY_LOSS, packRollouts } from '../src/train/policy';
+import { DEFAULT_POLICY_LOSS, packRollouts, type PolicyMicroBatch } from '../src/train/policy';
 import { countOps, opTotals, planAsGpu, type OpCounts } from './decodeCounts';
 
 /** SmolLM2-135M's shape (its config.json): 30 layers, 9 query heads over 3 kv heads of 64, tied embeddings. */
@@ -87,12 +87,11 @@ export interface PolicyCounts extends TrainCounts {
 }
 
 /**
- * The work of one policy-gradient micro-batch (forward, the fused surrogate and backward) as
- * packRollouts packs an update's rollouts (a family per problem), counted as trainStepCounts
- * counts; beside it the same micro-batch with a target on every row, whose LM head runs on all.
+ * The first micro-batch packRollouts makes of an update's rollouts of this shape (a family per
+ * problem: its prompt once, then each completion; random token ids, advantages ±1).
  */
-export function policyStepCounts(model: Transformer, s: PolicyShape): PolicyCounts {
-  const V = model.config.vocab_size;
+export function policyMicroBatch(config: LlamaConfig, s: PolicyShape): PolicyMicroBatch {
+  const V = config.vocab_size;
   const id = (i: number) => (31 * i + 7) % V;
   const problems = Math.max(1, Math.ceil(s.tokens / (s.prompt + s.samples * (s.completion + 1))));
   const rollouts = Array.from({ length: problems * s.samples }, (_, i) => ({
@@ -101,13 +100,26 @@ export function policyStepCounts(model: Transformer, s: PolicyShape): PolicyCoun
     oldLogprobs: new Array<number>(s.completion).fill(-1),
     advantage: i % 2 ? 1 : -1,
   }));
-  const [micro] = packRollouts(rollouts, { tokens: s.tokens, maxLength: model.config.max_position_embeddings, lengthGranule: s.granule, padId: 0 });
-  const { B, T } = micro!.batch;
-  const step = (targets: readonly number[]) =>
+  return packRollouts(rollouts, { tokens: s.tokens, maxLength: config.max_position_embeddings, lengthGranule: s.granule, padId: 0 })[0]!;
+}
+
+/** The micro-batch with a target on every row (0 where it had none, its weight still 0): its LM head runs on all, the loss unchanged. */
+export function everyRowTargets(micro: PolicyMicroBatch): PolicyMicroBatch {
+  return { ...micro, batch: { ...micro.batch, targets: Array.from(micro.batch.targets!, (t) => Math.max(t, 0)) } };
+}
+
+/**
+ * The work of one policy-gradient micro-batch (forward, the fused surrogate and backward) of
+ * policyMicroBatch, counted as trainStepCounts counts; beside it the same micro-batch with a
+ * target on every row (everyRowTargets), whose LM head runs on all.
+ */
+export function policyStepCounts(model: Transformer, s: PolicyShape): PolicyCounts {
+  const micro = policyMicroBatch(model.config, s);
+  const { B, T } = micro.batch;
+  const step = (m: PolicyMicroBatch) =>
     countStep(model, B, T, () => {
-      model.forwardPolicyLoss({ ...micro!.batch, targets }, micro!.perToken, DEFAULT_POLICY_LOSS);
+      model.forwardPolicyLoss(m.batch, m.perToken, DEFAULT_POLICY_LOSS);
       model.backward();
     });
-  const targets = Array.from(micro!.batch.targets!);
-  return { ...step(targets), lossRows: targets.filter((t) => t >= 0).length, everyRow: step(targets.map((t) => Math.max(t, 0))) };
+  return { ...step(micro), lossRows: Array.from(micro.batch.targets!).filter((t) => t >= 0).length, everyRow: step(everyRowTargets(micro)) };
 }
