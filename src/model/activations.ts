@@ -61,11 +61,11 @@ export class Workspace {
   readonly lnf: Tensor;
   readonly rstdf: Tensor;
   /**
-   * The LM head on a loss's rows alone (see Transformer.lossHead): the tokens whose logits it
-   * computes, their final norms gathered, and the CSR (tokenIndex) that scatters their
-   * gradients back. `headRowCount`: how many the last loss kept, null when it kept every row.
+   * The LM head on a loss's rows alone (see Transformer.lossHead): their final norms gathered,
+   * and the CSR (tokenIndex) of their tokens, which scatters their gradients back and whose
+   * first entries are those tokens in order. `headRowCount`: how many the last loss kept,
+   * null when it kept every row.
    */
-  readonly headRows: Tensor<'u32'>;
   readonly headIn: Tensor;
   readonly headScatter: Tensor<'u32'>;
   headRowCount: number | null = null;
@@ -100,7 +100,6 @@ export class Workspace {
     this.layers = Array.from({ length: c.num_hidden_layers }, () => layerActs(c, N, f, lora && stage ? { config: lora, stage } : undefined));
     this.lnf = f([N, H], 'lnf');
     this.rstdf = f([N], 'rstdf');
-    this.headRows = this.track(rt.empty([N], 'u32', 'head_rows'));
     this.headIn = f([N, H], 'head_in');
     this.headScatter = this.track(rt.empty([3 * N + 1], 'u32', 'head_scatter'));
     this.logits = f([N, c.vocab_size], 'logits');

@@ -56,8 +56,8 @@ function activationElements(c: LlamaConfig, N: number, lora: LoraConfig | null):
   const loraShared = lora ? N * (loraStageWidth(c, lora) + lora.rank) : 0;
   const perLayer = N * (H + 1 + q + 2 * kv + q + c.num_attention_heads + H + H + 1 + 3 * I) + loraPerLayer;
   const residual = (c.num_hidden_layers + 1) * N * H;
-  // The final norm and the logits; the loss rows' norms gathered, their tokens and scatter index (see Workspace.headIn).
-  const final = N * (H + 1 + c.vocab_size) + N * (H + 4) + 1;
+  // The final norm and the logits; the loss rows' norms gathered and their tokens' index (see Workspace.headIn).
+  const final = N * (H + 1 + c.vocab_size) + N * (H + 3) + 1;
   const scratch = N * (2 * H + 2 * q + 2 * kv + 3 * I + c.num_attention_heads) + 4 * N + loraShared;
   return {
     total: c.num_hidden_layers * perLayer + residual + final + scratch,

@@ -387,10 +387,10 @@ export class Transformer {
       ws.headRowCount = null;
       return;
     }
-    const rows = Uint32Array.from(kept.length ? kept : [0]);
-    // The backward's scatter is the embedding's, row numbers for tokens (each row once).
+    const rows = kept.length ? kept : [0];
+    // The backward's scatter is the embedding's, row numbers for tokens (each row once, in
+    // order: the index starts with the rows themselves, which the gather and the loss read).
     const { index } = tokenIndex(rows);
-    this.rt.write(view(ws.headRows, [rows.length]), rows);
     this.rt.write(view(ws.headScatter, [index.length]), index);
     ws.headRowCount = rows.length;
   }
@@ -409,7 +409,7 @@ export class Transformer {
       return { logits: ws.logits };
     }
     this.normed(x, this.param('model.norm.weight'), ws.lnf, ws.rstdf, false);
-    const rows = view(ws.headRows, [n]);
+    const rows = view(ws.headScatter, [n]);
     const headIn = view(ws.headIn, [n, this.config.hidden_size]);
     embeddingForward(this.rt, rows, ws.lnf, headIn);
     const head = this.lmHead();
