@@ -35,9 +35,13 @@ export interface GpuModel {
   config: LlamaConfig;
 }
 
+/**
+ * Qwen's shape first: the issue's goals are set on it, so a run cut short (a GPU loan's limit)
+ * keeps its figures (the report is saved after each model's, GpuReportOptions.save).
+ */
 export const GPU_MODELS: readonly GpuModel[] = [
-  { name: 'SmolLM2-135M', config: SMOLLM2_135M },
   { name: 'Qwen2.5-0.5B', config: QWEN25_05B },
+  { name: 'SmolLM2-135M', config: SMOLLM2_135M },
 ];
 
 /** What each measurement runs: full size, or --quick (a smoke test of the report, not a measurement). */
@@ -188,6 +192,8 @@ export interface GpuReport {
   tuning: Record<string, TuneMeasurement>;
   /** matmul_mma's test cases against float64 on this device (where it has subgroup matrices and the caller checks them): how many, and each failure. */
   mmaCheck: { cases: number; failed: string[] } | null;
+  /** Present while figures are still to come: a report saved part-way (GpuReportOptions.save), which a run cut short leaves. */
+  partial?: true;
 }
 
 /**
@@ -421,26 +427,21 @@ async function trainProfile(rt: Runtime, model: Transformer, plan: Plan): Promis
   }
 }
 
+export interface GpuReportOptions {
+  quick: boolean;
+  log(m: string): void;
+  /** A runtime made with `profile: true` on `rt`'s adapter for the per-kernel profiles (none: no profiles); it follows `rt`'s kernel plan. */
+  profileRt?: Runtime;
+  /** The host-cost clock (bench/hostCost.ts; a thread's CPU time in Node), else the wall clock. */
+  clock?: () => number;
+  /** matmul_mma's cases checked against float64 on this device before `rt` was made (bench/mmaCheck.ts, Node): recorded with the figures. */
+  mmaCheck?: GpuReport['mmaCheck'];
+  /** Called with the report so far (`partial`) after each group of figures, so that a run stopped part-way keeps what it measured. */
+  save?(report: GpuReport): void;
+}
+
 /** Every figure of the report on `rt`'s adapter. */
-export async function gpuReport(
-  rt: Runtime,
-  {
-    quick,
-    log,
-    profileRt,
-    clock,
-    mmaCheck,
-  }: {
-    quick: boolean;
-    log(m: string): void;
-    /** A runtime made with `profile: true` on `rt`'s adapter for the per-kernel profiles (none: no profiles); it follows `rt`'s kernel plan. */
-    profileRt?: Runtime;
-    /** The host-cost clock (bench/hostCost.ts; a thread's CPU time in Node), else the wall clock. */
-    clock?: () => number;
-    /** matmul_mma's cases checked against float64 on this device before `rt` was made (bench/mmaCheck.ts, Node): recorded with the figures. */
-    mmaCheck?: GpuReport['mmaCheck'];
-  },
-): Promise<GpuReport> {
+export async function gpuReport(rt: Runtime, { quick, log, profileRt, clock, mmaCheck, save }: GpuReportOptions): Promise<GpuReport> {
   const plan = quick ? QUICK : FULL;
   const a = rt.ctx.adapter;
   const adapter = [a.vendor, a.architecture, a.device, a.description].filter(Boolean).join(' / ') || 'unknown adapter';
@@ -449,6 +450,14 @@ export async function gpuReport(
   const peakGflops = await matmulPeak(rt, plan.peakSize);
   log(`gpu: copy ${(bandwidth / 1e9).toFixed(1)} GB/s, matmul peak at ${plan.peakSize}³ ${peakGflops.toFixed(1)} GFLOP/s`);
   const models: GpuModelFigures[] = [];
+  const report = (partial = false): GpuReport => ({
+    adapter, swiftshader: a.architecture === 'swiftshader', quick, bandwidth, peakGflops, peakSize: plan.peakSize,
+    prompt: plan.prompt, newTokens: plan.newTokens, features: [...rt.ctx.features], models: [...models], kernelPlan: kernelPlan(rt),
+    subgroupMatrix: rt.ctx.subgroupMatrix, mmaCheck: mmaCheck ?? null, tuning: matmulTuner(rt).measurements(),
+    ...(partial ? { partial: true as const } : {}),
+  });
+  const saved = () => save?.(report(true));
+  saved();
   for (const m of GPU_MODELS) {
     const config = plan.shape(m.config);
     const parameters = flatParamSize(config);
@@ -456,6 +465,7 @@ export async function gpuReport(
       model: m.name, layers: config.num_hidden_layers, vocab: config.vocab_size, parameters, weightBytes: 2 * parameters,
       decode: [], profiles: [], hostCost: [], lora: { B: plan.train.B, T: plan.train.T, tokensPerS: 0, matmulGflopPerStep: 0, share: 0 }, errors: [],
     };
+    models.push(figures);
     let model: Transformer | null = null;
     try {
       log(`gpu: ${m.name}: ${(parameters / 1e6).toFixed(0)} M parameters in f16`);
@@ -465,6 +475,7 @@ export async function gpuReport(
         figures.decode.push(await decodeFigure(model, rows, plan, bandwidth, figures.weightBytes));
         // Recorded through the model's code every token, then replayed from its captured plan: the plan's saving, in one run.
         for (const replay of [false, true]) figures.hostCost.push(await measureHostCost(model, rows, { clock, steps: plan.hostSteps, replay }));
+        saved();
       }
       log(`gpu: ${m.name}: LoRA training at ${plan.train.B}×${plan.train.T}`);
       figures.lora = await loraFigure(rt, model, plan, peakGflops);
@@ -473,6 +484,7 @@ export async function gpuReport(
     } finally {
       model?.destroy();
     }
+    saved();
     if (profileRt?.profiler) {
       let profiled: Transformer | null = null;
       try {
@@ -492,14 +504,10 @@ export async function gpuReport(
       } finally {
         profiled?.destroy();
       }
+      saved();
     }
-    models.push(figures);
   }
-  return {
-    adapter, swiftshader: a.architecture === 'swiftshader', quick, bandwidth, peakGflops, peakSize: plan.peakSize,
-    prompt: plan.prompt, newTokens: plan.newTokens, features: [...rt.ctx.features], models, kernelPlan: kernelPlan(rt),
-    subgroupMatrix: rt.ctx.subgroupMatrix, mmaCheck: mmaCheck ?? null, tuning: matmulTuner(rt).measurements(),
-  };
+  return report();
 }
 
 const fmt = (x: number, digits = 1) => x.toFixed(digits);

@@ -2,22 +2,38 @@
  * What every Node half of a suite shares: its options (--quick, --out FILE), its progress
  * lines on stderr, and its JSON result written to FILE or stdout.
  */
-import { writeFileSync } from 'node:fs';
+import { renameSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { Table } from './suite';
 
 export interface NodeHalf {
   quick: boolean;
   log(message: string): void;
+  /**
+   * Writes a result so far to FILE (nothing without --out), replaced whole (a file written
+   * beside it, then renamed): a run stopped part-way, as a GPU loan's time limit stops one,
+   * leaves the last one saved, never a torn file.
+   */
+  save(result: unknown): void;
+}
+
+/** `text` into `file`, replaced whole: written beside it, then renamed, so a reader never meets a torn file. */
+export function writeWhole(file: string, text: string): void {
+  writeFileSync(`${file}.part`, text);
+  renameSync(`${file}.part`, file);
 }
 
 export function runNodeHalf<T>(measure: (half: NodeHalf) => Promise<T>): void {
   const { values: args } = parseArgs({ options: { quick: { type: 'boolean', default: false }, out: { type: 'string' } } });
   const log = (m: string) => process.stderr.write(`[bench node] ${m}\n`);
-  measure({ quick: args.quick ?? false, log }).then(
+  const out = args.out;
+  const save = (result: unknown) => {
+    if (out) writeWhole(out, JSON.stringify(result));
+  };
+  measure({ quick: args.quick ?? false, log, save }).then(
     (result) => {
       const json = JSON.stringify(result);
-      if (args.out) writeFileSync(args.out, json);
+      if (out) writeWhole(out, json);
       else process.stdout.write(`${json}\n`);
       // Dawn's worker threads can keep the event loop alive after the device is destroyed.
       process.exit(0);

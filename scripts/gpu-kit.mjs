@@ -8,9 +8,10 @@
  * --with-node, Node itself too, xz-compressed), and the native peers (bench/peers/
  * torch_decode.py), which run where python3 has PyTorch with CUDA. With --debs, the Debian
  * packages in DIR (a Vulkan loader: libvulkan1) travel too, unpacked on a machine that lacks
- * the loader. DIR/run.sh [--quick] runs it all on the GPU and writes DIR/results/: gpu.json
- * (the engine), peers.json (PyTorch), ratios.md (the engine beside the peers) and step.json
- * (one SAGE step on the Qwen-shaped f16 base with LoRA, bench/node/step.ts). DIR/compare.sh
+ * the loader. DIR/run.sh [--quick] runs it all on the GPU and writes DIR/results/ (or
+ * KIT_RESULTS): gpu.json (the engine), peers.json (PyTorch), ratios.md (the engine beside the
+ * peers), step.json (one SAGE step on the Qwen-shaped f16 base with LoRA, bench/node/step.ts),
+ * gpu.txt (nvidia-smi) and kit.log (all it printed, with each stage's seconds). DIR/compare.sh
  * ARGS, run from a checkout's root, runs `npm run compare` there on the GPU (its runs side by
  * side with --jobs), bundled with the evolve it starts. Where scripts/llamaCpp.mjs can build
  * llama.cpp's decode peer, it travels too (llama/, xz-compressed: the peer and llama.cpp's Vulkan
@@ -68,34 +69,53 @@ fi
 const RUN_SH = `#!/usr/bin/env bash
 # The GPU report on this machine's GPU (SAGE_GPU=hardware; KIT_SWIFTSHADER=1 tries SwiftShader
 # instead, where Chromium's is installed). Arguments go to the report (--quick for a smoke test).
+# Stages in order: the report, the PyTorch peers, llama.cpp's peer, one SAGE step; each is saved
+# as it goes (after each model), so a run stopped at a time limit keeps what it finished.
+#   KIT_RESULTS=DIR  where the results go (default the kit's results/): at most 8 files, one log
+#                    (kit.log), so that a GPU loan's output folder takes them all
+#   KIT_NO_REPORT=1  reuse DIR/gpu.json (or KIT_ENGINE=FILE) from an earlier call for the peers
+#   KIT_NO_PEERS=1, KIT_NO_LLAMA=1, KIT_NO_STEP=1  skip that stage
 source "$(dirname "$0")/setup.sh"
-res="$kit/results"; mkdir -p "$res"
+res="\${KIT_RESULTS:-$kit/results}"; mkdir -p "$res"; res=$(cd "$res" && pwd)
+engine=$(realpath -m "\${KIT_ENGINE:-$res/gpu.json}")
+exec > >(tee -a "$res/kit.log") 2>&1
+stage() { echo "gpu-kit: $1 took $(( SECONDS - t0 )) s ($SECONDS s in all)"; }
 command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv > "$res/gpu.txt" 2>&1 || true
 cd "$kit"
-"$node" k/b/gpu.mjs --out "$res/gpu.json" "$@" 2> >(tee "$res/gpu.txt.log" >&2)
-echo "gpu-kit: results/gpu.json written"
-# The peers on the same card, where python3 has PyTorch with CUDA (KIT_NO_PEERS=1 skips them).
+t0=$SECONDS
+if [ -z "\${KIT_NO_REPORT:-}" ]; then
+  "$node" k/b/gpu.mjs --out "$engine" "$@"
+  stage "the report ($engine)"
+elif [ ! -f "$engine" ]; then
+  echo "gpu-kit: KIT_NO_REPORT needs the report of an earlier call at $engine (or KIT_ENGINE=FILE)"; exit 2
+fi
+# The peers on the same card, where python3 has PyTorch with CUDA.
+t0=$SECONDS
 if [ -z "\${KIT_NO_PEERS:-}" ] && python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
   quick=(); for a in "$@"; do [ "$a" = --quick ] && quick=(--quick); done
-  PYTHONUNBUFFERED=1 python3 peers/torch_decode.py --out "$res/peers.json" --engine "$res/gpu.json" \${quick[@]+"\${quick[@]}"} | tee "$res/ratios.md"
+  PYTHONUNBUFFERED=1 python3 peers/torch_decode.py --out "$res/peers.json" --engine "$engine" \${quick[@]+"\${quick[@]}"} | tee "$res/ratios.md"
+  stage "the PyTorch peers"
 else
-  echo "gpu-kit: no PyTorch with CUDA here: the peers did not run"
+  echo "gpu-kit: the PyTorch peers did not run (no PyTorch with CUDA here, or KIT_NO_PEERS)"
 fi
-# llama.cpp's Vulkan backend on the same shapes and weights (KIT_NO_LLAMA=1 skips it); its GGUF
-# files (about 1 GB for the Qwen shape) are written to a temporary folder, one at a time.
+# llama.cpp's Vulkan backend on the same shapes and weights; its GGUF files (about 1 GB for the
+# Qwen shape) are written to a temporary folder, one at a time.
+t0=$SECONDS
 if [ -z "\${KIT_NO_LLAMA:-}" ] && [ -x "$kit/llama/lib/llama_decode" ]; then
   gguf=$(mktemp -d)
-  "$node" k/b/llama.mjs --binary "$kit/llama/lib/llama_decode" --engine "$res/gpu.json" --out "$res/llama.json" --dir "$gguf" \
-    2> >(tee "$res/llama.txt.log" >&2) | tee "$res/ratios-llama.md" || echo "gpu-kit: the llama.cpp peer failed (results/llama.txt.log)"
+  "$node" k/b/llama.mjs --binary "$kit/llama/lib/llama_decode" --engine "$engine" --out "$res/llama.json" --dir "$gguf" \
+    | tee "$res/ratios-llama.md" || echo "gpu-kit: the llama.cpp peer failed (kit.log)"
   rm -rf "$gguf"
+  stage "llama.cpp's peer"
 else
   echo "gpu-kit: the llama.cpp peer did not run (not in this kit, or KIT_NO_LLAMA)"
 fi
 # Last, so that a short loan loses only this: one SAGE step on the Qwen-shaped f16 base with
-# LoRA, phase by phase, with the GPU's busy share (KIT_NO_STEP=1 skips it).
+# LoRA, phase by phase, with the GPU's busy share.
+t0=$SECONDS
 if [ -z "\${KIT_NO_STEP:-}" ]; then
-  "$node" k/b/step.mjs --out "$res/step.json" "$@" 2> >(tee "$res/step.txt.log" >&2)
-  echo "gpu-kit: results/step.json written"
+  "$node" k/b/step.mjs --out "$res/step.json" "$@"
+  stage "the SAGE step ($res/step.json)"
 fi
 `;
 

@@ -16,7 +16,7 @@ import { logTables, runNodeHalf } from '../nodeHalf';
 import { threadCpuClock } from '../threadClock';
 import { isolatedCache } from '../trainCore';
 
-runNodeHalf(async ({ quick, log }) => {
+runNodeHalf(async ({ quick, log, save }) => {
   // matmul_mma's float64 cases first, on a device of their own: the figures use the matrix
   // units only where every case matched on this card.
   const checked = await mmaCheck(log);
@@ -26,7 +26,7 @@ runNodeHalf(async ({ quick, log }) => {
   const rt = await Runtime.create(platform, matrices);
   const profileRt = await Runtime.create(platform, { profile: true, ...matrices });
   try {
-    const report = await gpuReport(rt, { quick, log, profileRt, clock: threadCpuClock() ?? undefined, mmaCheck: checked });
+    const report = await gpuReport(rt, { quick, log, profileRt, clock: threadCpuClock() ?? undefined, mmaCheck: checked, save });
     logTables(gpuTables(report, 'Node (Dawn)'), log);
     return report;
   } finally {

@@ -7,12 +7,13 @@
  *
  * The ratio table (Markdown) goes to stdout, progress to stderr.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { runCli, type CliDescription } from '../../src/cli/options';
 import { decodePlan } from '../gpuReport';
-import { llamaCppPeer, llamaRatioTable, type EngineReport, type LlamaSampling } from '../peers/llamaCpp';
+import { writeWhole } from '../nodeHalf';
+import { llamaCppPeer, llamaRatioTable, type EngineReport, type LlamaRecord, type LlamaSampling } from '../peers/llamaCpp';
 
 const options = {
   binary: { type: 'string', exists: 'file', required: true, arg: 'FILE', help: "the peer, bench/peers/llama_decode.c built by scripts/llamaCpp.mjs (its libraries beside it)" },
@@ -43,6 +44,10 @@ await runCli(cli, async (o) => {
   } catch {
     // A binary built elsewhere: its build is not known here.
   }
+  // After each shape: a run stopped part-way leaves the shapes it finished.
+  const save = (record: LlamaRecord) => {
+    if (o.out) writeWhole(o.out, `${JSON.stringify(record, null, 2)}\n`);
+  };
   const record = await llamaCppPeer({
     binary: o.binary,
     env: { ...process.env, LLAMA_DECODE_LIBS: dirname(o.binary) },
@@ -53,8 +58,9 @@ await runCli(cli, async (o) => {
     engine,
     quick: o.quick,
     log: (line) => console.error(line),
+    save,
   });
-  if (o.out) writeFileSync(o.out, `${JSON.stringify(record, null, 2)}\n`);
+  save(record);
   if (engine) console.log(llamaRatioTable(record, engine));
   else console.log(JSON.stringify(record.models.map((m) => ({ model: m.model, decode: m.decode.map((d) => ({ rows: d.rows, host: d.host?.tokensPerS, backend: d.backend?.tokensPerS })), errors: m.errors }))));
 });

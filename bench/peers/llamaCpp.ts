@@ -137,13 +137,17 @@ export interface PeerOptions {
   engine?: EngineReport;
   quick: boolean;
   log: (line: string) => void;
+  /** Called with the record so far after each shape, so that a run stopped part-way keeps the shapes it finished. */
+  save?: (record: LlamaRecord) => void;
 }
 
 /** The report's shapes through llama.cpp, one GGUF file at a time. */
 export async function llamaCppPeer(o: PeerOptions): Promise<LlamaRecord> {
-  const plan = decodePlan(o.quick);
+  // The engine's run decides, also for a shape its report does not hold (one cut short).
+  const quick = o.engine?.quick ?? o.quick;
+  const plan = decodePlan(quick);
   const [prompt, newTokens] = o.engine ? [o.engine.prompt, o.engine.newTokens] : [plan.prompt, plan.newTokens];
-  const record: LlamaRecord = { build: o.build, device: 'unknown', prompt, newTokens, quick: o.quick, models: [] };
+  const record: LlamaRecord = { build: o.build, device: 'unknown', prompt, newTokens, quick, models: [] };
   for (const { name, config: full } of GPU_MODELS) {
     const cut = o.engine?.models.find((m) => m.model === name);
     const config = cut ? { ...full, num_hidden_layers: cut.layers, vocab_size: cut.vocab } : plan.shape(full);
@@ -169,6 +173,7 @@ export async function llamaCppPeer(o: PeerOptions): Promise<LlamaRecord> {
     } finally {
       rmSync(file, { force: true });
     }
+    o.save?.(record);
   }
   return record;
 }
