@@ -5,7 +5,8 @@
  * shipped curriculum seeds.
  * Each run first tunes its kernels (LoopModel.prepare, from an empty tuning cache) and then
  * times every step, the first included. Per phase: wall time, GPU busy time (timestamp
- * queries), matmul FLOPs, dispatches, submits, bind groups made, host waits and readbacks, and the achieved share of this adapter's
+ * queries at each submit's start and end; one step more times each dispatch, for the kernel
+ * tables alone), matmul FLOPs, dispatches, submits, bind groups made, host waits and readbacks, and the achieved share of this adapter's
  * matmul peak (the best variant's best rate at 512³, measured in the same run); generation against
  * the decode rate of the same model at the same batch (64-token prompts, 128 new tokens).
  * The page's suite (bench/suites/loop.ts) and its Node half (bench/node/loop.ts) run this
@@ -42,13 +43,19 @@ const HELD_OUT = DEFAULT_RUN.validationLimit;
 
 export interface PhaseFigures {
   wallS: number;
-  /** Sum of the phase's dispatches' GPU time (timestamp queries). */
+  /**
+   * The GPU's busy time in the phase: the union of its submits' spans (timestamp queries,
+   * ProfileMode 'submits', the work encoded as unprofiled), median over the steps.
+   */
   gpuS: number;
   /**
-   * Where that time goes: per (kernel, workgroups), dispatches and GPU ms a step (means over the
-   * steps), slowest first, the first PHASE_KERNELS: what a phase's busy share alone cannot say.
+   * Where GPU time goes: per (kernel, workgroups), dispatches and GPU ms in one step more with
+   * each dispatch timed in a pass of its own, slowest first, the first PHASE_KERNELS: what a
+   * phase's busy share alone cannot say.
    */
   kernels: KernelTime[];
+  /** That step's GPU time in the phase: the sum of all its kernels' own times (the kernels' shares are of it). */
+  kernelsGpuS: number;
   matmulGflop: number;
   /** Dispatches, submits, bind groups made, host waits and readbacks. */
   work: WorkCounts;
@@ -192,17 +199,24 @@ export async function benchLoopMethod(
 
     // Each phase's counters and GPU time, taken at its boundaries (held time: left out of the step's timings).
     let current: { phase: Phase; counters: RuntimeCounters } | null = null;
-    let perStep: Partial<Record<Phase, Omit<PhaseFigures, 'wallS' | 'kernels'>>> = {};
-    // Every step's profile entries by phase, summed into the phases' kernel tables at the end.
+    let perStep: Partial<Record<Phase, Omit<PhaseFigures, 'wallS' | 'kernels' | 'kernelsGpuS'>>> = {};
+    // The timed steps' GPU time is their submits' (ProfileMode): the work runs as unprofiled,
+    // so the wall time and the busy share are a plain run's. The kernel tables come from one
+    // step more, each dispatch timed in a pass of its own, which slows the host and the GPU:
+    // its entries by phase, nothing else of it.
+    const profiler = rt.profiler;
+    if (profiler) profiler.mode = 'submits';
     const entriesOf: Partial<Record<Phase, ProfileEntry[]>> = {};
     const close = async () => {
       await rt.sync();
       const entries = await rt.profile();
-      const gpuMs = entries.reduce((s, e) => s + e.totalMs, 0);
-      rt.profiler?.reset();
-      if (current) {
-        const f = (perStep[current.phase] ??= { gpuS: 0, matmulGflop: 0, work: zeroCounts() });
+      const gpuMs = await rt.gpuBusyMs();
+      profiler?.reset();
+      if (current && profiler?.mode === 'dispatches') {
         (entriesOf[current.phase] ??= []).push(...entries);
+        current = null;
+      } else if (current) {
+        const f = (perStep[current.phase] ??= { gpuS: 0, matmulGflop: 0, work: zeroCounts() });
         f.gpuS += gpuMs / 1e3;
         f.matmulGflop += (rt.counters.matmulFlops - current.counters.matmulFlops) / 1e9;
         addCounts(f.work, countsBetween(current.counters, rt.counters));
@@ -229,6 +243,13 @@ export async function benchLoopMethod(
       for (const [phase, g] of Object.entries(genOfStep) as [Phase, { rows: number; tokens: number; seconds: number }][]) (genRuns[phase] ??= []).push(g);
       log(`loop ${name}: step ${i + 1}/${steps} ${m.seconds.total.toFixed(1)} s${m.tunedKernels ? ` (tuned ${m.tunedKernels} new shapes)` : ''}`);
     }
+    if (profiler) {
+      profiler.mode = 'dispatches';
+      const { metrics: m } = await loop.runStep();
+      await close();
+      log(`loop ${name}: a step with each dispatch timed (the kernel tables) ${m.seconds.total.toFixed(1)} s`);
+      profiler.mode = 'submits';
+    }
     const med = (f: (m: StepMetrics) => number) => median(metrics.map(f));
     // The decode rate at each batch size a phase generated with.
     const rates = new Map<number, number>();
@@ -240,7 +261,11 @@ export async function benchLoopMethod(
       const pm = (k: 'wallS' | 'gpuS' | 'matmulGflop') => median(runs.map((r) => r[k]));
       const work = zeroCounts();
       for (const k of Object.keys(work) as (keyof WorkCounts)[]) work[k] = median(runs.map((r) => r.work[k]));
-      phases[phase] = { wallS: pm('wallS'), gpuS: pm('gpuS'), kernels: phaseKernels(entriesOf[phase] ?? [], steps), matmulGflop: pm('matmulGflop'), work };
+      const kernelEntries = entriesOf[phase] ?? [];
+      phases[phase] = {
+        wallS: pm('wallS'), gpuS: pm('gpuS'), kernels: phaseKernels(kernelEntries, 1), kernelsGpuS: kernelEntries.reduce((n, e) => n + e.totalMs, 0) / 1e3,
+        matmulGflop: pm('matmulGflop'), work,
+      };
       const gens = genRuns[phase];
       if (gens?.length) {
         const rows = Math.max(...gens.map((g) => g.rows));
@@ -271,6 +296,7 @@ export async function benchLoopMethod(
       phases: {}, generatedTokens: 0, trainedTokens: 0, generationTokensPerS: 0, generationShare: 0, error,
     };
   } finally {
+    if (rt.profiler) rt.profiler.mode = 'dispatches';
     session.destroy();
   }
 }
@@ -336,7 +362,7 @@ export function loopTables(platform: string, bench: LoopBench): Table[] {
       columns: ['method', 'phase', 'wall s', 'GPU s', 'matmul GFLOP', 'GFLOP/s', 'share of peak', ...WORK_COUNT_COLUMNS, 'rows', 'generated tok/s', 'decode tok/s at rows', 'share of decode'],
       rows: phaseRows,
       notes: [
-        'medians over the timed steps; GPU s: the sum of the phase\'s dispatches\' timestamp-query times; GFLOP: the matmuls\' 2·M·N·K',
+        'medians over the timed steps; GPU s: the GPU\'s busy time on the phase\'s submits (timestamp queries at each command buffer\'s start and end, the union of their spans); GFLOP: the matmuls\' 2·M·N·K',
         '(attention, norms and the rest are a few % of the arithmetic here); share of peak: the phase\'s matmul GFLOP/s over the peak;',
         'decode tok/s at rows: the same model decoding that many rows (64-token prompts, 128 new tokens, no EOS), measured in this run;',
         'the update phase is one training step. Host waits: results awaited with nothing submitted after them (each drains the queue)',

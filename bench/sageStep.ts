@@ -85,7 +85,8 @@ export function sageStepTables(f: SageStepFigures, where: string): Table[] {
       notes: [
         `the lab's settings for a pretrained checkpoint through LoRA: ${f.settings.templates} prompts, lr ${f.settings.lr}, token limits Challenger ${t.challenger}, Planner ${t.planner}, Solver ${t.solver}, Critic ${t.critic};`,
         `${f.settings.proposals} proposals, ${f.settings.trainProblems} problems × ${f.settings.solverSamples} Solver samples; medians over ${r.stepSeconds.length} step(s) after the run's kernels were tuned (${fmt(r.prepare.seconds, 0)} s, ${r.prepare.tuned} shapes);`,
-        'GPU s: the phase\'s dispatches timed by timestamp queries, each in its own pass; GPU busy: GPU s over wall s.',
+        'GPU s: the time the GPU spent on the phase\'s submits (two timestamps a command buffer, the work encoded as unprofiled: the union of their spans); GPU busy: GPU s over wall s;',
+        'decode tok/s at rows: the synchronous path (the host waits after each phase of a token) on prompts of 64 tokens, for scale, not the pipelined figure of the report;',
         'Random weights: completions run to their limits, no proposal parses (nothing admitted), the Solver solves seeds; prompts byte-level.',
       ],
     },
@@ -94,10 +95,13 @@ export function sageStepTables(f: SageStepFigures, where: string): Table[] {
       columns: ['phase', 'kernel', 'workgroups', 'dispatches a step', 'GPU ms a step', 'share of the phase\'s GPU time'],
       rows: LOOP_PHASES.flatMap((p) => {
         const ph = r.phases[p];
-        if (!ph || ph.gpuS <= 0) return [];
-        return ph.kernels.map((k) => [p, k.label, String(k.workgroups), fmt(k.perStep, 0), fmt(k.usPerStep / 1e3, 2), pct(k.usPerStep / (1e6 * ph.gpuS))]);
+        if (!ph || ph.kernelsGpuS <= 0) return [];
+        return ph.kernels.map((k) => [p, k.label, String(k.workgroups), fmt(k.perStep, 0), fmt(k.usPerStep / 1e3, 2), pct(k.usPerStep / (1e6 * ph.kernelsGpuS))]);
       }),
-      notes: [`means over the ${r.stepSeconds.length} step(s); per (kernel, workgroups), each dispatch timed in its own pass; a phase's other kernels make up the rest of its GPU s.`],
+      notes: [
+        'one step after the timed ones, each dispatch timed in a pass of its own (slower than a plain step: passes run one after another); per (kernel, workgroups); ' +
+          "the share is of that step's kernel time in the phase, which the phase's other kernels make up.",
+      ],
     },
   ];
 }

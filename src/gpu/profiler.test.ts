@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { byLabel, type ProfileEntry } from './profiler';
+import { byLabel, unionLength, type ProfileEntry } from './profiler';
 import { rng } from '../util/random';
 
 describe('byLabel', () => {
@@ -23,5 +23,21 @@ describe('byLabel', () => {
     for (let i = 1; i < merged.length; i++) expect(merged[i - 1]!.totalMs).toBeGreaterThanOrEqual(merged[i]!.totalMs);
     // The input is left as it was.
     expect(entries.every((e) => e.workgroups > 0)).toBe(true);
+  });
+});
+
+describe('unionLength', () => {
+  it('is the measure of the union of random intervals, counted point by point on a grid', () => {
+    const r = rng(11);
+    for (let trial = 0; trial < 200; trial++) {
+      const spans: [number, number][] = Array.from({ length: Math.floor(r() * 12) }, () => {
+        const b = Math.floor(r() * 100);
+        // Some empty or reversed: they cover nothing.
+        return [b, b + Math.floor(r() * 30) - 3];
+      });
+      let covered = 0;
+      for (let x = 0; x < 140; x++) if (spans.some(([b, e]) => e > b && x >= b && x < e)) covered++;
+      expect(unionLength(spans)).toBe(covered);
+    }
   });
 });

@@ -354,6 +354,37 @@ describe('captured plans', () => {
     rt.release(x, y, out);
   });
 
+  it('profiles whole submits: the GPU busy time of the work as it runs unprofiled, no kernel entries, results unchanged', async (ctx) => {
+    const rt = await Runtime.create(nodePlatform({ cacheFile: join(tmpdir(), `sage-prof-submits-${process.pid}.json`) }), { profile: true });
+    if (!rt.ctx.features.has('timestamp-query')) ctx.skip();
+    rt.profiler!.mode = 'submits';
+    const n = 1 << 16;
+    const x = rt.upload(new Float32Array(n).fill(1), [n]);
+    const y = rt.upload(new Float32Array(n).fill(2), [n]);
+    const out = rt.empty([n]);
+    const t0 = performance.now();
+    for (let k = 0; k < 5; k++) {
+      twiceXPlusY(rt, x, y, out, 0);
+      rt.submit();
+    }
+    await rt.sync();
+    const wallMs = performance.now() - t0;
+    expect(Array.from(await rt.read(out))).toEqual(new Array(n).fill(4));
+    expect(await rt.profile()).toEqual([]);
+    const busy = await rt.gpuBusyMs();
+    expect(busy).toBeGreaterThan(0);
+    expect(busy).toBeLessThanOrEqual(wallMs + 1);
+    // Back to one pass a dispatch: the kernels again, and the busy time theirs alone after a reset.
+    rt.profiler!.reset();
+    rt.profiler!.mode = 'dispatches';
+    twiceXPlusY(rt, x, y, out, 0);
+    await rt.sync();
+    const kernels = await rt.profile();
+    expect(kernels.map((e) => e.label).sort()).toEqual(['add', 'scale']);
+    expect(await rt.gpuBusyMs()).toBeCloseTo(kernels.reduce((m, e) => m + e.totalMs, 0), 9);
+    rt.destroy();
+  });
+
   it("profiles a replayed plan's dispatches one by one, by their labels", async (ctx) => {
     const rt = await Runtime.create(nodePlatform({ cacheFile: join(tmpdir(), `sage-prof-plan-${process.pid}.json`) }), { profile: true });
     if (!rt.ctx.features.has('timestamp-query')) ctx.skip();

@@ -63,7 +63,7 @@ function child(node: BindGroupTrie, key: unknown): BindGroupTrie {
 export const SUBGROUP_MATMUL_LANES = 4;
 
 export interface RuntimeOptions {
-  /** Record GPU time per dispatch with timestamp queries, when the adapter has them. */
+  /** Record GPU time with timestamp queries, when the adapter has them: per dispatch, or per submit (Profiler.mode). */
   profile?: boolean;
   /** Overrides the adapter-based choice of row-per-invocation kernels (see serialRows). */
   serialRows?: boolean;
@@ -419,7 +419,8 @@ export class Runtime {
     }
     this.commands.push({ kind: 'dispatch', d, kernel, bound });
     // A query set holds at most 4096 timestamps: two per profiled dispatch.
-    if (!this.timing && ++this.recorded >= (this.profiler ? Math.min(MAX_PROFILED_DISPATCHES, this.maxDispatchesPerSubmit) : this.maxDispatchesPerSubmit)) this.submit();
+    const perDispatch = this.profiler?.mode === 'dispatches';
+    if (!this.timing && ++this.recorded >= (perDispatch ? Math.min(MAX_PROFILED_DISPATCHES, this.maxDispatchesPerSubmit) : this.maxDispatchesPerSubmit)) this.submit();
   }
 
   /** Copies `src` into `dst` (same element count) in recording order. */
@@ -547,7 +548,11 @@ export class Runtime {
     const labels: ProfiledDispatch[] = [];
     const timed = this.timed;
     const profiler = timed ? null : this.profiler;
-    const querySet = profiler?.queries(commands.reduce((n, c) => n + (c.kind === 'dispatch' ? 1 : c.kind === 'plan' ? c.plan.entries.length : 0), 0));
+    const perDispatch = profiler?.mode === 'dispatches';
+    const querySet = perDispatch ? profiler.queries(commands.reduce((n, c) => n + (c.kind === 'dispatch' ? 1 : c.kind === 'plan' ? c.plan.entries.length : 0), 0)) : null;
+    // Profiling submits: the command buffer's start and end, empty passes around the work.
+    const span = profiler && !perDispatch ? profiler.queries(1) : null;
+    if (span) encoder.beginComputePass({ timestampWrites: { querySet: span, beginningOfPassWriteIndex: 0 } }).end();
     // Typed by a cast, not narrowed to null: open() assigns them.
     let pass = null as GPUComputePassEncoder | null;
     /** The pipeline the pass has set: consecutive dispatches of one kernel set it once. */
@@ -602,7 +607,8 @@ export class Runtime {
       encoder.resolveQuerySet(timed.querySet, 0, 2, timed.resolve, 0);
       encoder.copyBufferToBuffer(timed.resolve, 0, timed.read, 0, 16);
     }
-    const collect = profiler && labels.length ? profiler.resolve(encoder, labels) : null;
+    if (span) encoder.beginComputePass({ timestampWrites: { querySet: span, endOfPassWriteIndex: 1 } }).end();
+    const collect = span ? profiler!.resolveSpan(encoder) : profiler && labels.length ? profiler.resolve(encoder, labels) : null;
     this.device.queue.submit([encoder.finish()]);
     this.counters.submits++;
     collect?.();
@@ -844,6 +850,11 @@ export class Runtime {
 
   async profile(): Promise<ProfileEntry[]> {
     return this.profiler ? this.profiler.report() : [];
+  }
+
+  /** The GPU's time on the work profiled since the profiler's reset, ms (Profiler.busyMs; 0 without a profiler). */
+  async gpuBusyMs(): Promise<number> {
+    return this.profiler ? this.profiler.busyMs() : 0;
   }
 
   stats(): PoolStats {
