@@ -26,6 +26,7 @@ import { POSITION_GRANULE } from '../src/train/session';
 import { trainStep } from '../src/train/step';
 import { rng } from '../src/util/random';
 import { QWEN25_05B, Untexted } from './decodeCounts';
+import { pipelinedRate } from './decodeRate';
 import { measureHostCost, randomModel, type HostCost } from './hostCost';
 import { median, type Table } from './suite';
 import { everyRowTargets, policyMicroBatch, SMOLLM2_135M, type PolicyShape } from './trainCounts';
@@ -252,16 +253,7 @@ async function decodeFigure(model: Transformer, rows: number, plan: Plan, bandwi
       await matmulTuner(model.rt).tunePending();
       await run(4);
     }
-    const longs: number[] = [];
-    const shorts: number[] = [];
-    let steps = 0;
-    for (let i = 0; i < 3; i++) {
-      shorts.push((await run(1)).stats.ms);
-      const long = await run(plan.newTokens);
-      longs.push(long.stats.ms);
-      steps = long.stats.steps;
-    }
-    return (rows * steps) / ((median(longs) - median(shorts)) / 1000);
+    return pipelinedRate(run, rows, plan.newTokens);
   };
   const tokensPerS = await pipelined();
   let f32ProductsTokensPerS: number | undefined;

@@ -2,10 +2,12 @@
  * Host time per dispatch of one decode step (hostCost.ts) for SmolLM2-135M- and
  * Qwen2.5-0.5B-shaped models (random weights, f16 base) at 1 and 32 rows. Markdown.
  *
- *   npm run host-cost -- [--model tiny] [--layers 2] [--vocab 4096] [--steps 50] [--prompt 64] [--slots 512] [--backend null]
+ *   npm run host-cost -- [--model tiny] [--layers 2] [--vocab 4096] [--steps 50] [--prompt 64] [--slots 512] [--backend null] [--profile submits]
  *
  * Each figure twice, in one run: the step replayed from its captured plan (as generation makes
  * it) and recorded through the model's code every token (as before plans), and their ratio.
+ * With --profile, the replayed step again in a runtime that profiles it that way (ProfileMode),
+ * and its cost over the unprofiled one's: what timing a run adds to the host's share of it.
  *
  * In Node on Dawn (SwiftShader here; SAGE_GPU=hardware for a GPU). --layers and --vocab cut
  * the models (the widths stay theirs) so that SwiftShader runs the steps in seconds; the host's
@@ -19,6 +21,7 @@
  * subgroups, f16, no row-per-invocation kernels).
  */
 import { isMain, runCli, type CliDescription, type OptionValues } from '../src/cli/options';
+import type { ProfileMode } from '../src/gpu/profiler';
 import { Runtime } from '../src/gpu/runtime';
 import { PRESETS, type LlamaConfig } from '../src/model/config';
 import { nodePlatform } from '../src/platform/node';
@@ -38,6 +41,7 @@ const options = {
   prompt: { type: 'int', default: 64, min: 1, help: 'prompt tokens per row' },
   slots: { type: 'int', default: 512, min: 2, help: 'cache slots per prefill (the steps a prefill serves: slots − prompt)' },
   backend: { type: 'string', choices: ['default', 'null'], default: 'default', help: "Dawn's backend: its default (Vulkan), or null (no GPU work: the host's alone, on the wall clock)" },
+  profile: { type: 'string', multiple: true, choices: ['submits', 'dispatches'], help: 'also the replayed step profiled so (timestamps a submit, or a pass a dispatch), beside it unprofiled' },
 } as const;
 
 export const hostCostCli: CliDescription<typeof options> = {
@@ -49,7 +53,14 @@ export const hostCostCli: CliDescription<typeof options> = {
 async function main(o: OptionValues<typeof options>): Promise<void> {
   // An isolated tuning cache and no tuning: every run records the same untuned plan.
   const nullBackend = o.backend === 'null';
-  const rt = await Runtime.create(isolatedCache(nodePlatform(nullBackend ? { dawnFlags: ['backend=null'] } : {})), { tuning: false });
+  const platform = () => isolatedCache(nodePlatform(nullBackend ? { dawnFlags: ['backend=null'] } : {}));
+  const rt = await Runtime.create(platform(), { tuning: false });
+  const profiled = o.profile.length ? await Runtime.create(platform(), { tuning: false, profile: true }) : null;
+  if (profiled && !profiled.profiler) {
+    profiled.destroy();
+    rt.destroy();
+    throw new Error('host-cost: --profile needs an adapter with timestamp queries, and this one has none');
+  }
   const a = rt.ctx.adapter;
   const clock = nullBackend ? undefined : (threadCpuClock() ?? undefined);
   const adapter = nullBackend ? "Dawn's null backend (no GPU work)" : [a.vendor, a.architecture, a.description].filter(Boolean).join(' / ');
@@ -67,10 +78,19 @@ async function main(o: OptionValues<typeof options>): Promise<void> {
           const cells = [name, config.num_hidden_layers, config.vocab_size, rows, h.replay ? 'replayed' : 'recorded', h.dispatches, h.usPerStep.toFixed(0), ...[h.usPerDispatch, h.usRecordPerDispatch, h.usSubmitPerDispatch].map((x) => x.toFixed(1)), ratio];
           console.log(`| ${cells.join(' | ')} |`);
         }
+        for (const mode of o.profile as ProfileMode[]) {
+          profiled!.profiler!.mode = mode;
+          const [h] = await hostCostPerDispatch(profiled!, config, rows, [{ steps: o.steps, prompt: o.prompt, slots: o.slots, clock }]);
+          await profiled!.profile();
+          profiled!.profiler!.reset();
+          const cells = [name, config.num_hidden_layers, config.vocab_size, rows, `replayed, profiled (${mode})`, h!.dispatches, h!.usPerStep.toFixed(0), ...[h!.usPerDispatch, h!.usRecordPerDispatch, h!.usSubmitPerDispatch].map((x) => x.toFixed(1))];
+          console.log(`| ${cells.join(' | ')} | ${(h!.usPerDispatch / replayed!.usPerDispatch).toFixed(2)}× the unprofiled |`);
+        }
       }
     }
   } finally {
     rt.destroy();
+    profiled?.destroy();
   }
 }
 

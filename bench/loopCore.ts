@@ -8,7 +8,7 @@
  * queries at each submit's start and end; one step more times each dispatch, for the kernel
  * tables alone), matmul FLOPs, dispatches, submits, bind groups made, host waits and readbacks, and the achieved share of this adapter's
  * matmul peak (the best variant's best rate at 512³, measured in the same run); generation against
- * the decode rate of the same model at the same batch (64-token prompts, 128 new tokens).
+ * the pipelined decode rate of the same model at the same batch (64-token prompts, 128 new tokens).
  * The page's suite (bench/suites/loop.ts) and its Node half (bench/node/loop.ts) run this
  * same function, each on its platform's WebGPU.
  */
@@ -28,6 +28,7 @@ import type { LoraConfig } from '../src/model/lora';
 import { ModelSession, type ModelSource } from '../src/train/session';
 import { addCounts, countsBetween, decodeStepCounts, formatCounts, WORK_COUNT_COLUMNS, zeroCounts, type WorkCounts } from './counts';
 import { median, type Table } from './suite';
+import { pipelinedRate } from './decodeRate';
 import { matmulPeak } from './gpuReport';
 
 /** The checkpoint a default run starts from, and its files (its record names the run's settings). */
@@ -88,7 +89,8 @@ export interface LoopBenchRow {
   generationTokensPerS: number;
   /**
    * Generation against decoding: the seconds each phase's generation would take at the decode
-   * rate of its batch size, over the seconds it took (1 = as fast as the decode benchmark).
+   * rate of its batch size (pipelined, as generation runs), over the seconds it took (1 = as
+   * fast as plain decoding; records before 2026-12-04 set it against the synchronous rate).
    */
   generationShare: number;
   error?: string;
@@ -116,12 +118,27 @@ export interface LoopBench {
 const decodePrompts = (B: number) => Array.from({ length: B }, (_, b) => Array.from({ length: 64 }, (_, t) => 3 + ((b * 64 + t) * 7919) % 250));
 const DECODE_OPTS = { maxNewTokens: 128, temperature: 1, seed: 1, eosTokenIds: [], timing: true };
 
-/** Decode tokens/s of the session's model at B rows (64-token prompts, 128 new tokens, no EOS), as the generate suite measures it. */
+/**
+ * Decode tokens/s of the session's model at B rows (64-token prompts, 128 new tokens, no EOS)
+ * on the synchronous path, as the generate suite measures it, and the prefill it splits out.
+ */
 async function decodeRate(session: ModelSession, B: number): Promise<{ tokensPerS: number; prefillMs: number }> {
   const prompts = decodePrompts(B);
   await session.generate(prompts, DECODE_OPTS);
   const { stats } = await session.generate(prompts, DECODE_OPTS);
   return { tokensPerS: (B * stats.steps) / ((stats.ms - stats.timing!.prefillMs) / 1e3), prefillMs: stats.timing!.prefillMs };
+}
+
+/**
+ * Decode tokens/s of the session's model at B rows on the pipelined path, as generation runs
+ * (64-token prompts, up to 128 new tokens, no EOS; pipelinedRate): what a phase's generation is
+ * set against.
+ */
+async function pipelinedDecodeRate(session: ModelSession, B: number): Promise<number> {
+  const prompts = decodePrompts(B);
+  const run = (maxNewTokens: number) => session.generate(prompts, { ...DECODE_OPTS, timing: false, maxNewTokens });
+  await run(4);
+  return pipelinedRate(run, B, DECODE_OPTS.maxNewTokens);
 }
 
 /** Rows of the prologue comparison: the Challenger's batch, where a decode step's dispatches weigh most. */
@@ -253,7 +270,7 @@ export async function benchLoopMethod(
     const med = (f: (m: StepMetrics) => number) => median(metrics.map(f));
     // The decode rate at each batch size a phase generated with.
     const rates = new Map<number, number>();
-    for (const runs of Object.values(genRuns)) for (const g of runs) if (g.rows && !rates.has(g.rows)) rates.set(g.rows, (await decodeRate(session, g.rows)).tokensPerS);
+    for (const runs of Object.values(genRuns)) for (const g of runs) if (g.rows && !rates.has(g.rows)) rates.set(g.rows, await pipelinedDecodeRate(session, g.rows));
     const phases: Partial<Record<Phase, PhaseFigures>> = {};
     let ideal = 0;
     let actual = 0;

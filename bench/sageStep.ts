@@ -72,7 +72,7 @@ export function sageStepTables(f: SageStepFigures, where: string): Table[] {
   const t = f.settings.maxNewTokens;
   return [
     {
-      title: `One SAGE step, ${f.model} shape (random, f16 base, LoRA r${f.settings.loraRank}), ${where}${f.quick ? ', QUICK (1 layer, vocabulary 4,096, 8 tokens a role: a smoke test)' : ''}`,
+      title: `One SAGE step, ${f.model} shape (random, f16 base, LoRA r${f.settings.loraRank}), ${where}${f.quick ? ', QUICK (1 layer, vocabulary 4,096, 8 tokens a role, untuned: a smoke test)' : ''}`,
       columns: ['phase', 'wall s', 'GPU s', 'GPU busy', 'rows', 'tokens generated', 'generated tok/s', 'decode tok/s at rows'],
       rows: [
         ...LOOP_PHASES.filter((p) => r.phases[p]).map((p) => {
@@ -86,7 +86,7 @@ export function sageStepTables(f: SageStepFigures, where: string): Table[] {
         `the lab's settings for a pretrained checkpoint through LoRA: ${f.settings.templates} prompts, lr ${f.settings.lr}, token limits Challenger ${t.challenger}, Planner ${t.planner}, Solver ${t.solver}, Critic ${t.critic};`,
         `${f.settings.proposals} proposals, ${f.settings.trainProblems} problems × ${f.settings.solverSamples} Solver samples; medians over ${r.stepSeconds.length} step(s) after the run's kernels were tuned (${fmt(r.prepare.seconds, 0)} s, ${r.prepare.tuned} shapes);`,
         'GPU s: the time the GPU spent on the phase\'s submits (two timestamps a command buffer, the work encoded as unprofiled: the union of their spans); GPU busy: GPU s over wall s;',
-        'decode tok/s at rows: the synchronous path (the host waits after each phase of a token) on prompts of 64 tokens, for scale, not the pipelined figure of the report;',
+        'decode tok/s at rows: the same model decoding that many rows of 64-token prompts on the pipelined path, for scale (the report\'s way: rows·(N−1) over t(N) − t(1));',
         'Random weights: completions run to their limits, no proposal parses (nothing admitted), the Solver solves seeds; prompts byte-level.',
       ],
     },

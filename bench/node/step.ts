@@ -16,7 +16,9 @@ import { sageStep, sageStepTables } from '../sageStep';
 import { isolatedCache } from '../trainCore';
 
 runNodeHalf(async ({ quick, log }) => {
-  const rt = await Runtime.create(isolatedCache(nodePlatform()), { profile: true });
+  // Quick (a smoke test on a CPU adapter) keeps the untuned plan: SwiftShader takes most of an
+  // hour to tune the step's 154 shape classes, a GPU a minute or two.
+  const rt = await Runtime.create(isolatedCache(nodePlatform()), { profile: true, tuning: !quick });
   try {
     const seeds = (await readProblemFile(LOOP_SEEDS)).problems;
     const figures = await sageStep(rt, { quick, seeds, log });

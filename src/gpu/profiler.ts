@@ -76,6 +76,13 @@ export function unionLength(spans: readonly (readonly [number, number])[]): numb
 }
 
 /**
+ * Submits whose spans are resolved and read at once (`submits`): a query pair each in a set of
+ * their own, so a submit adds two empty passes and nothing else, where a read of its own (two
+ * buffers, a copy and a map) cost the host about as much as the work of a short decode step.
+ */
+export const SPAN_BATCH = 256;
+
+/**
  * Collects timestamp-query results, per dispatch or per submit (ProfileMode); results are
  * resolved into a buffer and read back asynchronously.
  */
@@ -89,6 +96,15 @@ export class Profiler {
   private readonly pending: Promise<void>[] = [];
   private querySet: GPUQuerySet | null = null;
   private capacity = 0;
+  /** The submits' query pairs, and how many of them hold a span not yet resolved. */
+  private spanSet: GPUQuerySet | null = null;
+  private spanCount = 0;
+  /** Where the spans are resolved (read by a copy in the same command buffer, so one serves every batch). */
+  private spanResolve: GPUBuffer | null = null;
+  /** Read buffers of a batch's size, unmapped and free. */
+  private readonly spanReads: GPUBuffer[] = [];
+  /** Bumped by reset: a read begun before it is dropped. */
+  private epoch = 0;
 
   constructor(private readonly device: GPUDevice) {}
 
@@ -105,48 +121,84 @@ export class Profiler {
 
   /** Resolves the first `labels.length` pairs after the work encoded so far (`dispatches`). */
   resolve(encoder: GPUCommandEncoder, labels: readonly ProfiledDispatch[]): () => void {
-    return this.readBack(encoder, labels.length, (t) =>
-      labels.forEach(({ label, workgroups }, i) => {
-        const ns = Number(t[2 * i + 1]! - t[2 * i]!);
-        const key = `${label}|${workgroups}`;
-        const e = this.totals.get(key) ?? { label, workgroups, count: 0, totalMs: 0 };
-        e.count++;
-        e.totalMs += Math.max(0, ns) / 1e6;
-        this.totals.set(key, e);
+    const bytes = labels.length * 16;
+    const resolveBuf = this.device.createBuffer({ size: bytes, usage: 0x200 /* QUERY_RESOLVE */ | 0x04 });
+    const readBuf = this.device.createBuffer({ size: bytes, usage: 0x01 /* MAP_READ */ | 0x08 });
+    encoder.resolveQuerySet(this.querySet!, 0, labels.length * 2, resolveBuf, 0);
+    encoder.copyBufferToBuffer(resolveBuf, 0, readBuf, 0, bytes);
+    // Called after submit: map and accumulate.
+    return () =>
+      this.read(readBuf, (t) => {
+        labels.forEach(({ label, workgroups }, i) => {
+          const ns = Number(t[2 * i + 1]! - t[2 * i]!);
+          const key = `${label}|${workgroups}`;
+          const e = this.totals.get(key) ?? { label, workgroups, count: 0, totalMs: 0 };
+          e.count++;
+          e.totalMs += Math.max(0, ns) / 1e6;
+          this.totals.set(key, e);
+        });
+      }, () => {
+        readBuf.destroy();
+        resolveBuf.destroy();
+      });
+  }
+
+  /** The query set and the begin index of the next submit's span (`submits`): its end is the index after. */
+  span(): { querySet: GPUQuerySet; index: number } {
+    this.spanSet ??= this.device.createQuerySet({ type: 'timestamp', count: 2 * SPAN_BATCH });
+    return { querySet: this.spanSet, index: 2 * this.spanCount };
+  }
+
+  /**
+   * After a submit's span is encoded (`span`): counts it, and when the batch is full resolves
+   * it into a read, in the same encoder; the returned call, made after the submit, starts the
+   * read (null while the batch fills).
+   */
+  closeSpan(encoder: GPUCommandEncoder): (() => void) | null {
+    return ++this.spanCount === SPAN_BATCH ? this.resolveSpans(encoder) : null;
+  }
+
+  /** Resolves the batch's spans so far into a read buffer; the returned call starts the read. */
+  private resolveSpans(encoder: GPUCommandEncoder): () => void {
+    const n = this.spanCount;
+    this.spanCount = 0;
+    const bytes = 16 * SPAN_BATCH;
+    this.spanResolve ??= this.device.createBuffer({ size: bytes, usage: 0x200 /* QUERY_RESOLVE */ | 0x04 });
+    const readBuf = this.spanReads.pop() ?? this.device.createBuffer({ size: bytes, usage: 0x01 /* MAP_READ */ | 0x08 });
+    encoder.resolveQuerySet(this.spanSet!, 0, 2 * n, this.spanResolve, 0);
+    encoder.copyBufferToBuffer(this.spanResolve, 0, readBuf, 0, 16 * n);
+    return () =>
+      this.read(readBuf, (t) => {
+        for (let i = 0; i < n; i++) {
+          this.origin ??= t[2 * i]!;
+          this.spans.push([Number(t[2 * i]! - this.origin), Number(t[2 * i + 1]! - this.origin)]);
+        }
+      }, () => this.spanReads.push(readBuf));
+  }
+
+  /**
+   * Maps `buf` (after the submit that filled it), hands its timestamps to `take` unless a reset
+   * came between, unmaps it and `release`s it.
+   */
+  private read(buf: GPUBuffer, take: (t: BigInt64Array) => void, release: () => void): void {
+    const epoch = this.epoch;
+    this.pending.push(
+      buf.mapAsync(0x0001 /* READ */).then(() => {
+        if (epoch === this.epoch) take(new BigInt64Array(buf.getMappedRange()));
+        buf.unmap();
+        release();
       }),
     );
   }
 
-  /** Resolves the submit's pair, its start and its end, after the work encoded so far (`submits`). */
-  resolveSpan(encoder: GPUCommandEncoder): () => void {
-    return this.readBack(encoder, 1, (t) => {
-      this.origin ??= t[0]!;
-      this.spans.push([Number(t[0]! - this.origin), Number(t[1]! - this.origin)]);
-    });
-  }
-
-  /** Resolves `pairs` pairs into a buffer read after the submit (the returned call), then `take`s them. */
-  private readBack(encoder: GPUCommandEncoder, pairs: number, take: (t: BigInt64Array) => void): () => void {
-    const bytes = pairs * 16;
-    const resolveBuf = this.device.createBuffer({ size: bytes, usage: 0x200 /* QUERY_RESOLVE */ | 0x04 });
-    const readBuf = this.device.createBuffer({ size: bytes, usage: 0x01 /* MAP_READ */ | 0x08 });
-    encoder.resolveQuerySet(this.querySet!, 0, pairs * 2, resolveBuf, 0);
-    encoder.copyBufferToBuffer(resolveBuf, 0, readBuf, 0, bytes);
-    // Called after submit: map and accumulate.
-    return () => {
-      this.pending.push(
-        readBuf.mapAsync(0x0001 /* READ */).then(() => {
-          take(new BigInt64Array(readBuf.getMappedRange()));
-          readBuf.unmap();
-          readBuf.destroy();
-          resolveBuf.destroy();
-        }),
-      );
-    };
-  }
-
-  /** Waits for outstanding results and returns the kernels' totals (`dispatches`), slowest first. */
+  /** Waits for outstanding results (a batch of spans still filling resolved first) and returns the kernels' totals (`dispatches`), slowest first. */
   async report(): Promise<ProfileEntry[]> {
+    if (this.spanCount > 0) {
+      const encoder = this.device.createCommandEncoder();
+      const start = this.resolveSpans(encoder);
+      this.device.queue.submit([encoder.finish()]);
+      start();
+    }
     await Promise.all(this.pending.splice(0));
     return [...this.totals.values()].sort((a, b) => b.totalMs - a.totalMs);
   }
@@ -160,12 +212,23 @@ export class Profiler {
     return kernels + unionLength(this.spans) / 1e6;
   }
 
+  /** Submits whose spans were read since the last reset (complete after `report`). */
+  get timedSubmits(): number {
+    return this.spans.length;
+  }
+
+  /** Forgets what was timed: the totals, the spans, a batch still filling and reads not yet done. */
   reset(): void {
     this.totals.clear();
     this.spans.length = 0;
+    this.spanCount = 0;
+    this.epoch++;
   }
 
   destroy(): void {
     this.querySet?.destroy();
+    this.spanSet?.destroy();
+    this.spanResolve?.destroy();
+    for (const b of this.spanReads.splice(0)) b.destroy();
   }
 }

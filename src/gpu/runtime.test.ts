@@ -5,6 +5,7 @@ import { nodePlatform } from '../platform/node';
 import { Cell, Params } from './params';
 import { PipelineCache, type KernelSpec } from './pipelines';
 import { sizeClass } from './pool';
+import { SPAN_BATCH } from './profiler';
 import { Runtime } from './runtime';
 import type { Tensor } from './tensor';
 import { freshSeed, rng, testRuntime, uniform } from './testUtils';
@@ -382,6 +383,44 @@ describe('captured plans', () => {
     const kernels = await rt.profile();
     expect(kernels.map((e) => e.label).sort()).toEqual(['add', 'scale']);
     expect(await rt.gpuBusyMs()).toBeCloseTo(kernels.reduce((m, e) => m + e.totalMs, 0), 9);
+    rt.destroy();
+  });
+
+  it('reads the spans of submits in batches: every submit timed across batches, none after a reset', async (ctx) => {
+    const rt = await Runtime.create(nodePlatform({ cacheFile: join(tmpdir(), `sage-prof-batch-${process.pid}.json`) }), { profile: true });
+    if (!rt.ctx.features.has('timestamp-query')) ctx.skip();
+    const profiler = rt.profiler!;
+    profiler.mode = 'submits';
+    const n = 64;
+    const x = rt.upload(new Float32Array(n).fill(1), [n]);
+    const y = rt.upload(new Float32Array(n).fill(2), [n]);
+    const out = rt.empty([n]);
+    const submits = (k: number) => {
+      for (let i = 0; i < k; i++) {
+        twiceXPlusY(rt, x, y, out, 0);
+        rt.submit();
+      }
+    };
+    // Uploads and reads submit too: count from a reset after them.
+    await rt.sync();
+    await rt.profile();
+    profiler.reset();
+    submits(2 * SPAN_BATCH + 3);
+    await rt.profile();
+    expect(profiler.timedSubmits).toBe(2 * SPAN_BATCH + 3);
+    const busy = await rt.gpuBusyMs();
+    expect(busy).toBeGreaterThan(0);
+    // A reset forgets a batch still filling and reads not yet done.
+    profiler.reset();
+    submits(SPAN_BATCH + 5);
+    profiler.reset();
+    await rt.profile();
+    expect(profiler.timedSubmits).toBe(0);
+    expect(await rt.gpuBusyMs()).toBe(0);
+    submits(3);
+    await rt.profile();
+    expect(profiler.timedSubmits).toBe(3);
+    expect(Array.from(await rt.read(out))).toEqual(new Array(n).fill(4));
     rt.destroy();
   });
 

@@ -551,8 +551,8 @@ export class Runtime {
     const perDispatch = profiler?.mode === 'dispatches';
     const querySet = perDispatch ? profiler.queries(commands.reduce((n, c) => n + (c.kind === 'dispatch' ? 1 : c.kind === 'plan' ? c.plan.entries.length : 0), 0)) : null;
     // Profiling submits: the command buffer's start and end, empty passes around the work.
-    const span = profiler && !perDispatch ? profiler.queries(1) : null;
-    if (span) encoder.beginComputePass({ timestampWrites: { querySet: span, beginningOfPassWriteIndex: 0 } }).end();
+    const span = profiler && !perDispatch ? profiler.span() : null;
+    if (span) encoder.beginComputePass({ timestampWrites: { querySet: span.querySet, beginningOfPassWriteIndex: span.index } }).end();
     // Typed by a cast, not narrowed to null: open() assigns them.
     let pass = null as GPUComputePassEncoder | null;
     /** The pipeline the pass has set: consecutive dispatches of one kernel set it once. */
@@ -607,8 +607,8 @@ export class Runtime {
       encoder.resolveQuerySet(timed.querySet, 0, 2, timed.resolve, 0);
       encoder.copyBufferToBuffer(timed.resolve, 0, timed.read, 0, 16);
     }
-    if (span) encoder.beginComputePass({ timestampWrites: { querySet: span, endOfPassWriteIndex: 1 } }).end();
-    const collect = span ? profiler!.resolveSpan(encoder) : profiler && labels.length ? profiler.resolve(encoder, labels) : null;
+    if (span) encoder.beginComputePass({ timestampWrites: { querySet: span.querySet, endOfPassWriteIndex: span.index + 1 } }).end();
+    const collect = span ? profiler!.closeSpan(encoder) : profiler && labels.length ? profiler.resolve(encoder, labels) : null;
     this.device.queue.submit([encoder.finish()]);
     this.counters.submits++;
     collect?.();
