@@ -26,7 +26,7 @@ import { Runtime } from '../src/gpu/runtime';
 import { PRESETS, type LlamaConfig } from '../src/model/config';
 import { nodePlatform } from '../src/platform/node';
 import { QWEN25_05B } from './decodeCounts';
-import { hostCostPerDispatch } from './hostCost';
+import { hostCostPerDispatch, type HostCost } from './hostCost';
 import { threadCpuClock } from './threadClock';
 import { SMOLLM2_135M } from './trainCounts';
 import { isolatedCache } from './trainCore';
@@ -73,18 +73,18 @@ async function main(o: OptionValues<typeof options>): Promise<void> {
       const config = { ...full, num_hidden_layers: o.layers ?? full.num_hidden_layers, vocab_size: o.vocab ?? full.vocab_size };
       for (const rows of [1, 32]) {
         const [recorded, replayed] = await hostCostPerDispatch(rt, config, rows, [false, true].map((replay) => ({ steps: o.steps, prompt: o.prompt, slots: o.slots, clock, replay })));
-        for (const h of [recorded!, replayed!]) {
-          const ratio = h.replay ? `${(recorded!.usPerDispatch / h.usPerDispatch).toFixed(2)}×` : '';
-          const cells = [name, config.num_hidden_layers, config.vocab_size, rows, h.replay ? 'replayed' : 'recorded', h.dispatches, h.usPerStep.toFixed(0), ...[h.usPerDispatch, h.usRecordPerDispatch, h.usSubmitPerDispatch].map((x) => x.toFixed(1)), ratio];
+        const line = (h: HostCost, step: string, ratio: string) => {
+          const cells = [name, config.num_hidden_layers, config.vocab_size, rows, step, h.dispatches, h.usPerStep.toFixed(0), ...[h.usPerDispatch, h.usRecordPerDispatch, h.usSubmitPerDispatch].map((x) => x.toFixed(1)), ratio];
           console.log(`| ${cells.join(' | ')} |`);
-        }
+        };
+        line(recorded!, 'recorded', '');
+        line(replayed!, 'replayed', `${(recorded!.usPerDispatch / replayed!.usPerDispatch).toFixed(2)}×`);
         for (const mode of o.profile as ProfileMode[]) {
           profiled!.profiler!.mode = mode;
           const [h] = await hostCostPerDispatch(profiled!, config, rows, [{ steps: o.steps, prompt: o.prompt, slots: o.slots, clock }]);
           await profiled!.profile();
           profiled!.profiler!.reset();
-          const cells = [name, config.num_hidden_layers, config.vocab_size, rows, `replayed, profiled (${mode})`, h!.dispatches, h!.usPerStep.toFixed(0), ...[h!.usPerDispatch, h!.usRecordPerDispatch, h!.usSubmitPerDispatch].map((x) => x.toFixed(1))];
-          console.log(`| ${cells.join(' | ')} | ${(h!.usPerDispatch / replayed!.usPerDispatch).toFixed(2)}× the unprofiled |`);
+          line(h!, `replayed, profiled (${mode})`, `${(h!.usPerDispatch / replayed!.usPerDispatch).toFixed(2)}× the unprofiled`);
         }
       }
     }
