@@ -96,7 +96,7 @@ export function loraStageWidth(c: LlamaConfig, l: LoraConfig): number {
 }
 
 /**
- * Elements of inference's stacked copy of an adapter kept apart (LoraAdapter.inferForward), over
+ * Elements of inference's stacked copy of an adapter kept apart (LoraAdapter.inferTerm), over
  * all layers: each fused block's A_t stacked [n·r, in] and its B_t on a block diagonal [rows, n·r].
  */
 export function stackedAdapterElements(c: LlamaConfig, l: LoraConfig): number {

@@ -22,7 +22,7 @@ export interface LoraActs {
   u: Map<LoraTarget, Tensor>;
   /**
    * [N, widest fused target or fused block's x·Aᵀ]: a target's B·A·x before it joins its fused
-   * q|k|v or gate|up rows (training), or a fused block's x·[A_t; …]ᵀ (inference, see inferForward).
+   * q|k|v or gate|up rows (training), or a fused block's x·[A_t; …]ᵀ (inference, see inferTerm).
    */
   stage: Tensor;
 }
@@ -78,7 +78,7 @@ export class LoraAdapter {
   private merged: Map<string, Tensor>[] | null = null;
   private mergedStale = true;
   /**
-   * Inference's stacked copy of each layer's fused blocks (see StackedBlock, inferForward), made
+   * Inference's stacked copy of each layer's fused blocks (see StackedBlock, inferTerm), made
    * on the first inference forward that keeps the adapter apart and remade after it changes.
    */
   private stacked: Map<FusedBlock['block'], StackedBlock>[] | null = null;
@@ -220,23 +220,31 @@ export class LoraAdapter {
   }
 
   /**
-   * Inference's forward (no backward pass follows) of the targets among `targets`, which share
-   * one block: forward's sums, in two matmuls a block whatever its targets. A fused block
-   * (q|k|v, gate|up) takes x·[A_t; …]ᵀ into `acts.stage` and adds scale · that · (the B_t on a
-   * block diagonal)ᵀ into y, where forward takes three dispatches a target; o and down have one
-   * target, which forward already adds in two. A decode step with all seven targets then records
-   * 8 dispatches a layer for the adapter instead of 19: on an f16 base, which keeps the adapter
-   * apart, most of a rollout's dispatches.
+   * Inference's share (no backward pass follows) of the targets among `targets`, which share
+   * one block: records u = x·Aᵀ and returns the term the block's base projection adds as it
+   * stores (MatmulArgs.lora), scale · u·Bᵀ, or nothing where none of them is adapted. A fused
+   * block (q|k|v, gate|up) takes x·[A_t; …]ᵀ into `acts.stage` and adds it times its B_t on a
+   * block diagonal; o and down take their one target's A and B as they are. A decode step with
+   * all seven targets then records 4 dispatches a layer for the adapter, one a block (forward
+   * records 19; a second matmul a block adding the term after the base's, 8): on an f16 base,
+   * which keeps the adapter apart, most of a rollout's dispatches were the adapter's.
    */
-  inferForward(l: number, targets: LoraTarget[], x: Tensor, y: Tensor, acts: LoraActs | undefined, prologue: Prologue = {}): void {
-    const block = targetGeometry(this.c, targets[0]!).block;
-    if (!isFused(block)) return this.forward(l, targets, x, y, acts, prologue);
+  inferTerm(l: number, targets: LoraTarget[], x: Tensor, acts: LoraActs | undefined, prologue: Prologue = {}): MatmulArgs['lora'] {
+    const { rt, c } = this;
     if (!acts) throw new Error('these activations were laid out before the LoRA adapter was added');
+    const block = targetGeometry(c, targets[0]!).block;
+    if (!isFused(block)) {
+      const t = targets[0]!;
+      const u = acts.u.get(t);
+      if (!u) return undefined;
+      matmul(rt, { a: x, b: this.set.param(loraName(c, l, t, 'A')), transB: true, out: u, ...prologue });
+      return { u, b: this.set.param(loraName(c, l, t, 'B')), scale: this.scale };
+    }
     const s = this.stackedLayer(l).get(block);
-    if (!s) return;
+    if (!s) return undefined;
     const u = view(acts.stage, [x.shape[0]!, s.a.shape[0]!]);
-    matmul(this.rt, { a: x, b: s.a, transB: true, out: u, ...prologue });
-    matmul(this.rt, { a: u, b: s.b, transB: true, alpha: this.scale, beta: 1, out: y });
+    matmul(rt, { a: x, b: s.a, transB: true, out: u, ...prologue });
+    return { u, b: s.b, scale: this.scale };
   }
 
   /** Layer l's stacked fused blocks, (re)made first where the adapter changed since the last inference forward. */

@@ -12,7 +12,7 @@ export interface MemoryEstimate {
    * With LoRA, inference's copy of the adapter: on an f32 base the weight blocks it adapts with
    * it merged in (Transformer.mergeAdapterForInference), so generation costs no dispatch more
    * than the base's; on an f16 base, which keeps the adapter apart, its fused blocks stacked
-   * (stackedAdapterElements), so each adapted block costs two.
+   * (stackedAdapterElements), so each adapted block costs one dispatch more (LoraAdapter.inferTerm).
    */
   inferenceCopies: number;
   gradients: number;

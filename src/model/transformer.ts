@@ -214,8 +214,8 @@ export class Transformer {
   /**
    * How inference applies an adapter: merged into a copy of the weight blocks it adapts, in
    * the base's dtype (no dispatch more than the base's; those blocks' memory once more), or
-   * apart through its own matmuls, two a block (LoraAdapter.inferForward: 8 small dispatches
-   * per layer with all seven targets). Null (the default) merges on an f32 base and keeps apart on an f16
+   * apart, its term added as each base projection stores (LoraAdapter.inferTerm: one small
+   * dispatch a block, 4 per layer with all seven targets). Null (the default) merges on an f32 base and keeps apart on an f16
    * one: rounding W + scale·B·A to half erases every change below half a unit in the last
    * place of W (a fresh adapter's first updates), so sampling would lag the policy that
    * trains, and an f32 copy would take more memory than the f16 base saves. Read when an
@@ -453,9 +453,12 @@ export class Transformer {
     const merged = infer ? this.mergedLayer(l) : null;
     const w = (first: string, base: Tensor) => merged?.get(first) ?? base;
     const ad = merged ? null : this.adapter;
-    // Inference adds an adapter kept apart a block at a time (see LoraAdapter.inferForward).
-    const adapt = (targets: LoraTarget[], x: Tensor, y: Tensor, prologue?: Prologue) =>
-      infer ? ad?.inferForward(l, targets, x, y, a.lora, prologue) : ad?.forward(l, targets, x, y, a.lora, prologue);
+    // An adapter kept apart: inference adds its term as each base projection stores it (see
+    // LoraAdapter.inferTerm), training after it, keeping what the backward pass reads.
+    const term = (targets: LoraTarget[], x: Tensor, prologue?: Prologue) => (infer ? ad?.inferTerm(l, targets, x, a.lora, prologue) : undefined);
+    const adapt = (targets: LoraTarget[], x: Tensor, y: Tensor, prologue?: Prologue) => {
+      if (!infer) ad?.forward(l, targets, x, y, a.lora, prologue);
+    };
     const [ln1, in1] = this.normed(x, p('input_layernorm.weight'), a.ln1, a.rstd1, fuse);
     const qkvW = w(BLOCK_FIRST.qkv, this.block(name('self_attn.q_proj.weight'), [S, H]));
     matmul(rt, {
@@ -464,6 +467,7 @@ export class Transformer {
       transB: true,
       bias: c.attention_bias ? this.block(name('self_attn.q_proj.bias'), [S]) : undefined,
       out: a.qkv,
+      lora: term(['q_proj', 'k_proj', 'v_proj'], ln1, in1),
       ...in1,
       ...half(qkvW),
     });
@@ -474,21 +478,21 @@ export class Transformer {
     const mid = infer ? x : a.mid;
     if (mid !== x) rt.copy(x, mid);
     const oW = w(BLOCK_FIRST.o, p('self_attn.o_proj.weight'));
-    matmul(rt, { a: a.att, b: oW, transB: true, out: mid, beta: 1, ...half(oW) });
+    matmul(rt, { a: a.att, b: oW, transB: true, out: mid, beta: 1, lora: term(['o_proj'], a.att), ...half(oW) });
     adapt(['o_proj'], a.att, mid);
     const [ln2, in2] = this.normed(mid, p('post_attention_layernorm.weight'), a.ln2, a.rstd2, fuse);
     const guW = w(BLOCK_FIRST.gate_up, this.block(name('mlp.gate_proj.weight'), [2 * I, H]));
-    matmul(rt, { a: ln2, b: guW, transB: true, out: a.gu, ...in2, ...half(guW) });
+    matmul(rt, { a: ln2, b: guW, transB: true, out: a.gu, lora: term(['gate_proj', 'up_proj'], ln2, in2), ...in2, ...half(guW) });
     adapt(['gate_proj', 'up_proj'], ln2, a.gu, in2);
     const down = w(BLOCK_FIRST.down, p('mlp.down_proj.weight'));
     if (fuse) {
-      matmul(rt, { a: a.gu, b: down, transB: true, out: next, beta: 1, swiglu: true, ...half(down) });
+      matmul(rt, { a: a.gu, b: down, transB: true, out: next, beta: 1, swiglu: true, lora: term(['down_proj'], a.gu, { swiglu: true }), ...half(down) });
       adapt(['down_proj'], a.gu, next, { swiglu: true });
       return;
     }
     swigluForward(rt, a.gu, I, a.act);
     if (next !== mid) rt.copy(mid, next);
-    matmul(rt, { a: a.act, b: down, transB: true, out: next, beta: 1, ...half(down) });
+    matmul(rt, { a: a.act, b: down, transB: true, out: next, beta: 1, lora: term(['down_proj'], a.act), ...half(down) });
     adapt(['down_proj'], a.act, next);
   }
 

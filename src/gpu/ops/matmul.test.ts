@@ -6,6 +6,7 @@ import { f32ToHalves, halvesToF32 } from '../../util/half';
 import type { OptionalFeature } from '../device';
 import { matmulTuner, shapeClass } from './autotune';
 import { matmul } from './matmul';
+import type { Case } from './matmulCheck';
 import { check } from './matmulTestUtils';
 import { BIG_SLICE_MIN_K, bigSlices, MATMUL_VARIANTS, splitkSlices, SPLITK_SLICE_MIN_K, untunedVariant, type MatmulShape, type MatmulVariant } from './matmulVariants';
 
@@ -25,6 +26,14 @@ const SUBGROUP_PATHS: Record<MatmulVariant, boolean[]> = {
   rows: [true],
   // Only where the device has subgroup matrices: matmul.mma.test.ts.
   mma: [],
+};
+
+/** Cases of the variants that cut a long K into slices, which add a LoRA term in their reduction. */
+const LORA_SLICED_CASE: Partial<Record<MatmulVariant, Case>> = {
+  splitk: { batch: 1, M: 1, N: 64, K: 4864, transA: false, transB: true, lora: 16, beta: 1, half: true },
+  'splitk-sg': { batch: 1, M: 1, N: 64, K: 4864, transA: false, transB: true, lora: 16, beta: 1, half: true },
+  rows: { batch: 1, M: 32, N: 64, K: 2048, transA: false, transB: true, lora: 16, beta: 1 },
+  'tiled-128-splitk': { batch: 1, M: 32, N: 64, K: 2048, transA: false, transB: true, lora: 16, beta: 1 },
 };
 
 describe('matmul', () => {
@@ -74,6 +83,16 @@ describe('matmul', () => {
           // A decode step's q|k|v (gemv's vec4 path) and a prefill's, with an f16 base.
           await check(variant, { batch: 1, M: 5, N: 68, K: 64, transA: false, transB: true, norm: true }, sg);
           await check(variant, { batch: 1, M: 70, N: 36, K: 128, transA: false, transB: true, half: true, norm: true }, sg);
+        });
+        it('adds a LoRA term u·bᵀ as it stores (an adapter kept apart, at inference)', async () => {
+          // Every variant stores through one function (storeOne): each is checked where it binds
+          // the term, vec4 loads with the norm prologue over an f16 B; scalar loads (R odd, at odd
+          // offsets) on two; a long K on those that cut it into slices, the term then added by
+          // their reduction (a down projection at 1 row for split-K, at 32 for the others).
+          await check(variant, { batch: 1, M: 5, N: 68, K: 64, transA: false, transB: true, lora: 16, norm: true, half: true }, sg);
+          if (variant === 'reg' || variant === 'splitk') await check(variant, { batch: 1, M: 17, N: 65, K: 33, transA: false, transB: true, lora: 5, bias: true }, sg);
+          const sliced = LORA_SLICED_CASE[variant];
+          if (sliced) await check(variant, sliced, sg);
         });
       });
     }

@@ -6,6 +6,7 @@
 import { assertClose, poisoned, uploadHalf } from '../checks';
 import { matmulRef } from '../reference';
 import type { Runtime } from '../runtime';
+import { view } from '../tensor';
 import { rng, uniform } from '../../util/random';
 import { matmul } from './matmul';
 import { rowMagnitude } from './autotune';
@@ -26,6 +27,8 @@ export interface Case extends Pick<MatmulShape, 'batch' | 'M' | 'N' | 'K' | 'tra
   halfMath?: boolean;
   /** A's rows from 2^-40 to 2^20 (rowMagnitude), past f16's range either way, with MatmulArgs.scaleRows. */
   scaleRows?: boolean;
+  /** A LoRA term of this width (MatmulArgs.lora; one batch): u [M, R] and b [N, R] at an odd offset where R is odd, scale 0.75. */
+  lora?: number;
 }
 
 const EPS = 1e-5;
@@ -100,14 +103,35 @@ export async function checkMatmul(rt: Runtime, variant: MatmulVariant, shape: Ca
   }
   if (normW) a = rmsnormRows(a, normW, c.K);
   const out = prior ? rt.upload(prior, [c.batch, c.M, c.N]) : poisoned(rt, [c.batch, c.M, c.N]);
-  matmul(rt, { a: aT, b: bT, out, bias: biasT, transA: c.transA, transB: c.transB, alpha: c.alpha, beta: c.beta, swiglu: c.swiglu, norm: normT && { weight: normT, eps: EPS }, halfMath: c.halfMath, scaleRows: c.scaleRows, variant });
+  const lora = c.lora ? loraTerm(rt, c.M, c.N, c.lora, r) : undefined;
+  matmul(rt, { a: aT, b: bT, out, bias: biasT, transA: c.transA, transB: c.transB, alpha: c.alpha, beta: c.beta, swiglu: c.swiglu, norm: normT && { weight: normT, eps: EPS }, halfMath: c.halfMath, scaleRows: c.scaleRows, lora: lora?.args, variant });
   const got = await rt.read(out);
   const ref = matmulRef({ a, b, ...c, bias, c: prior });
   const abs = (x: Float32Array | undefined) => x?.map(Math.abs);
   const scale = matmulRef({ a: Float64Array.from(a, Math.abs), b: abs(b)!, ...c, alpha: Math.abs(c.alpha ?? 1), beta: Math.abs(c.beta ?? 0), bias: abs(bias), c: abs(prior) });
+  if (lora) {
+    const term = { M: c.M, N: c.N, K: c.lora!, batch: 1, transA: false, transB: true, alpha: lora.args.scale };
+    const [add, addScale] = [matmulRef({ ...term, a: lora.u, b: lora.b }), matmulRef({ ...term, a: abs(lora.u)!, b: abs(lora.b)! })];
+    for (let i = 0; i < ref.length; i++) {
+      ref[i]! += add[i]!;
+      scale[i]! += addScale[i]!;
+    }
+    rt.release(...lora.tensors);
+  }
   const path = rt.subgroupMatmul ? ' (subgroup rows)' : '';
   assertClose(`${variant}${path} ${JSON.stringify(c)} seed ${seed}`, got, ref, c.N, c.halfMath ? 5 * 2 ** -11 + 1e-5 : 1e-5, scale);
   rt.release(aT, bT, out, ...(biasT ? [biasT] : []), ...(normT ? [normT] : []));
+}
+
+/** A case's LoRA term: u [M, R] and b [N, R] as views at an odd offset where R is odd (the scalar loads), else at 0 (the vec4 loads). */
+function loraTerm(rt: Runtime, M: number, N: number, R: number, r: () => number) {
+  const [u, b] = [uniform(M * R, r), uniform(N * R, r)];
+  const at = R % 4 === 0 ? 0 : 3;
+  const [uBuf, bBuf] = [u, b].map((x) => rt.upload(Float32Array.from({ length: at + x.length }, (_, i) => (i < at ? Number.NaN : x[i - at]!)), [at + x.length]));
+  return {
+    u, b, tensors: [uBuf!, bBuf!],
+    args: { u: view(uBuf!, [M, R], at), b: view(bBuf!, [N, R], at), scale: 0.75 },
+  };
 }
 
 /**
@@ -133,4 +157,6 @@ export const MMA_CASES: readonly Case[] = [
   { batch: 2, M: 17, N: 48, K: 128, transA: false, transB: false, half: true, halfMath: true, scaleRows: true, bias: true },
   { batch: 1, M: 32, N: 64, K: 4864, transA: false, transB: false, half: true, halfMath: true, scaleRows: true },
   { batch: 1, M: 9, N: 112, K: 896, transA: false, transB: true, half: true, halfMath: true, scaleRows: true },
+  { batch: 1, M: 5, N: 80, K: 48, transA: false, transB: true, half: true, halfMath: true, lora: 5, bias: true },
+  { batch: 1, M: 32, N: 64, K: 4864, transA: false, transB: true, half: true, halfMath: true, lora: 48, beta: 1 },
 ];

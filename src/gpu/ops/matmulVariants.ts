@@ -67,6 +67,13 @@ export interface MatmulArgs {
    * cannot scale compute such a call in f32. A plain, untransposed A only.
    */
   scaleRows?: boolean;
+  /**
+   * Adds scale · u·bᵀ to every output as it is stored (u [M, R], b [N, R], f32, one batch): a
+   * LoRA adapter's up-projection over its down-projection u = x·Aᵀ, computed before. Inference
+   * over an adapter kept apart from its base then costs one dispatch a projection more than the
+   * base's, not two. Not part of the tuned shape: R products an output against K.
+   */
+  lora?: { u: Tensor; b: Tensor; scale: number };
 }
 
 export interface MatmulShape {
@@ -165,6 +172,7 @@ export function plan(variant: MatmulVariant, g: Geometry, subgroups: boolean, ar
     A_SWIGLU: args.swiglu ?? false,
     A_NORM: args.norm !== undefined,
     NORM_F16: args.norm?.weight.dtype === 'f16',
+    ...loraDefines(args),
   };
   const whole = { slices: 1, kSlice: 0 };
   // f16 products where the variant needs no scaling of A's rows (only mma scales them).
@@ -276,6 +284,15 @@ export function plan(variant: MatmulVariant, g: Geometry, subgroups: boolean, ar
       };
     }
   }
+}
+
+/** The LoRA term's defines: its width R, and vec4 loads where R and both offsets are multiples of 4. */
+function loraDefines(args: MatmulArgs): Record<string, number | boolean> {
+  const lora = args.lora;
+  if (!lora) return {};
+  const R = lora.u.shape.at(-1)!;
+  const vec4 = [R, lora.u.offset, lora.b.offset].every((x) => x % 4 === 0);
+  return vec4 ? { LORA_R: R, LORA_VEC4: true, LORA_R4: R / 4 } : { LORA_R: R };
 }
 
 /** Rows of C a workgroup of matmul_mma computes (MM_ROWS), its multiplying subgroups (MM_SG, one column block of the configuration's N each) and the elements of K it stages a step (MM_KT). */
@@ -422,6 +439,8 @@ export function runMatmul(rt: Runtime, args: MatmulArgs, choose: (shape: MatmulS
   }
   if (args.halfMath && !rt.ctx.features.has('shader-f16')) throw new Error('matmul halfMath needs a device with shader-f16');
   if (args.scaleRows && (g.transA || args.swiglu || norm)) throw new Error('matmul scaleRows scales the rows of a plain, untransposed A');
+  const lora = args.lora;
+  if (lora) checkLora(lora, g, out);
   const shape = tunedShape(g, args);
   let variant = args.variant ?? choose(shape);
   if (variant === 'reg-vec4' && !vec4Aligned(g, args)) {
@@ -458,9 +477,12 @@ export function runMatmul(rt: Runtime, args: MatmulArgs, choose: (shape: MatmulS
     .f32(args.alpha ?? 1, args.beta ?? 0)
     .u32(g.ldA, g.upA)
     .f32(norm?.eps ?? 0)
-    .u32(norm?.weight.offset ?? 0, kSlice, slices);
+    .u32(norm?.weight.offset ?? 0, kSlice, slices)
+    .u32(lora?.u.offset ?? 0, lora?.b.offset ?? 0)
+    .f32(lora?.scale ?? 0);
+  const loraBuffers = lora ? [lora.u, lora.b] : [];
   if (!rt.isTracing) {
-    rt.counters.matmulFlops += 2 * g.batch * g.M * g.N * g.K;
+    rt.counters.matmulFlops += 2 * g.batch * g.M * g.N * (g.K + (lora?.u.shape.at(-1) ?? 0));
     rt.counters.matmulWeightBytes += (g.strideB ? g.batch : 1) * g.K * g.N * BYTES_PER_ELEMENT[args.b.dtype] * workgroups[1];
   }
   if (slices > 1) {
@@ -471,7 +493,7 @@ export function runMatmul(rt: Runtime, args: MatmulArgs, choose: (shape: MatmulS
     rt.dispatch({
       kernel: { ...kernel, entry: 'matmul_splitk_reduce' },
       params,
-      buffers: [null, null, out, args.bias ?? rt.placeholder, null, part],
+      buffers: [null, null, out, args.bias ?? rt.placeholder, null, part, ...loraBuffers],
       workgroups: [...grid(rt, g.M * g.N, 64), 1],
       label: 'matmul_splitk_reduce',
     });
@@ -481,11 +503,23 @@ export function runMatmul(rt: Runtime, args: MatmulArgs, choose: (shape: MatmulS
   rt.dispatch({
     kernel,
     params,
-    buffers: [args.a, args.b, out, args.bias ?? rt.placeholder, ...(norm ? [norm.weight] : [])],
+    buffers: [args.a, args.b, out, args.bias ?? rt.placeholder, norm?.weight ?? null, ...(lora ? [null, ...loraBuffers] : [])],
     workgroups,
     label: `matmul_${variant}`,
   });
   return out;
+}
+
+/** Refuses a LoRA term (MatmulArgs.lora) that does not fit the call's output. */
+function checkLora(lora: NonNullable<MatmulArgs['lora']>, g: Geometry, out: Tensor): void {
+  const { u, b } = lora;
+  const R = u.shape.at(-1)!;
+  if (g.batch !== 1) throw new Error('matmul: the LoRA term adds to one batch');
+  if (u.shape.length !== 2 || u.shape[0] !== g.M || b.shape.length !== 2 || b.shape[0] !== g.N || b.shape[1] !== R) {
+    throw new Error(`matmul LoRA term: u ${shapeString(u)} and b ${shapeString(b)} are not [${g.M}, R] and [${g.N}, R]`);
+  }
+  if (u.dtype !== 'f32' || b.dtype !== 'f32') throw new Error(`matmul LoRA term takes f32 (u ${shapeString(u)}, b ${shapeString(b)})`);
+  if (u.buffer === out.buffer || b.buffer === out.buffer) throw new Error('matmul output shares a buffer with its LoRA term (WebGPU forbids it)');
 }
 
 /** What the tuner sees of a call: its shape, B's dtype, its prologue and its alignment. */
