@@ -12,6 +12,7 @@
 import type { Runtime } from '../src/gpu/runtime';
 import { view } from '../src/gpu/tensor';
 import type { LlamaConfig, ParamSpec } from '../src/model/config';
+import { initialLora, type LoraConfig } from '../src/model/lora';
 import { Decoder } from '../src/model/decoder';
 import { DEFAULT_GENERATE } from '../src/model/generateSettings';
 import { sampleTokens, SAMPLE_FIELDS } from '../src/model/kernels/sampling';
@@ -141,12 +142,13 @@ export function randomModel(rt: Runtime, config: LlamaConfig, dtype: 'f32' | 'f1
 
 /**
  * measureHostCost with each of `options` in turn, on one model of `config` with random weights
- * made for them and destroyed after, the pool's freed buffers with it (the next shape's caches
+ * (and `lora`'s fresh adapter, kept apart from the f16 base as rollouts run) made for them and destroyed after, the pool's freed buffers with it (the next shape's caches
  * are other sizes: an adapter with little memory, Dawn's null backend, holds one shape at a time).
  */
-export async function hostCostPerDispatch(rt: Runtime, config: LlamaConfig, rows: number, options: HostCostOptions[]): Promise<HostCost[]> {
+export async function hostCostPerDispatch(rt: Runtime, config: LlamaConfig, rows: number, options: HostCostOptions[], lora?: LoraConfig): Promise<HostCost[]> {
   const model = randomModel(rt, config);
   try {
+    if (lora) model.enableLora(lora, initialLora(config, lora, 1));
     const out: HostCost[] = [];
     for (const o of options) out.push(await measureHostCost(model, rows, o));
     return out;

@@ -2,7 +2,7 @@
  * Host time per dispatch of one decode step (hostCost.ts) for SmolLM2-135M- and
  * Qwen2.5-0.5B-shaped models (random weights, f16 base) at 1 and 32 rows. Markdown.
  *
- *   npm run host-cost -- [--model tiny] [--layers 2] [--vocab 4096] [--steps 50] [--prompt 64] [--slots 512] [--backend null] [--profile submits]
+ *   npm run host-cost -- [--model tiny] [--layers 2] [--vocab 4096] [--steps 50] [--prompt 64] [--slots 512] [--backend null] [--lora] [--profile submits]
  *
  * Each figure twice, in one run: the step replayed from its captured plan (as generation makes
  * it) and recorded through the model's code every token (as before plans), and their ratio.
@@ -24,6 +24,7 @@ import { isMain, runCli, type CliDescription, type OptionValues } from '../src/c
 import type { ProfileMode } from '../src/gpu/profiler';
 import { Runtime } from '../src/gpu/runtime';
 import { PRESETS, type LlamaConfig } from '../src/model/config';
+import { DEFAULT_LORA } from '../src/model/lora';
 import { nodePlatform } from '../src/platform/node';
 import { QWEN25_05B } from './decodeCounts';
 import { hostCostPerDispatch, type HostCost } from './hostCost';
@@ -41,6 +42,7 @@ const options = {
   prompt: { type: 'int', default: 64, min: 1, help: 'prompt tokens per row' },
   slots: { type: 'int', default: 512, min: 2, help: 'cache slots per prefill (the steps a prefill serves: slots − prompt)' },
   backend: { type: 'string', choices: ['default', 'null'], default: 'default', help: "Dawn's backend: its default (Vulkan), or null (no GPU work: the host's alone, on the wall clock)" },
+  lora: { type: 'flag', help: "with the lab's LoRA adapter (rank 16 on every projection), kept apart from the f16 base as the loop's rollouts run" },
   profile: { type: 'string', multiple: true, choices: ['submits', 'dispatches'], help: 'also the replayed step profiled so (timestamps a submit, or a pass a dispatch), beside it unprofiled' },
 } as const;
 
@@ -61,6 +63,7 @@ async function main(o: OptionValues<typeof options>): Promise<void> {
     rt.destroy();
     throw new Error('host-cost: --profile needs an adapter with timestamp queries, and this one has none');
   }
+  const lora = o.lora ? DEFAULT_LORA : undefined;
   const a = rt.ctx.adapter;
   const clock = nullBackend ? undefined : (threadCpuClock() ?? undefined);
   const adapter = nullBackend ? "Dawn's null backend (no GPU work)" : [a.vendor, a.architecture, a.description].filter(Boolean).join(' / ');
@@ -72,16 +75,16 @@ async function main(o: OptionValues<typeof options>): Promise<void> {
       const full = MODELS[name]!;
       const config = { ...full, num_hidden_layers: o.layers ?? full.num_hidden_layers, vocab_size: o.vocab ?? full.vocab_size };
       for (const rows of [1, 32]) {
-        const [recorded, replayed] = await hostCostPerDispatch(rt, config, rows, [false, true].map((replay) => ({ steps: o.steps, prompt: o.prompt, slots: o.slots, clock, replay })));
+        const [recorded, replayed] = await hostCostPerDispatch(rt, config, rows, [false, true].map((replay) => ({ steps: o.steps, prompt: o.prompt, slots: o.slots, clock, replay })), lora);
         const line = (h: HostCost, step: string, ratio: string) => {
-          const cells = [name, config.num_hidden_layers, config.vocab_size, rows, step, h.dispatches, h.usPerStep.toFixed(0), ...[h.usPerDispatch, h.usRecordPerDispatch, h.usSubmitPerDispatch].map((x) => x.toFixed(1)), ratio];
+          const cells = [`${name}${lora ? ' + LoRA r16' : ''}`, config.num_hidden_layers, config.vocab_size, rows, step, h.dispatches, h.usPerStep.toFixed(0), ...[h.usPerDispatch, h.usRecordPerDispatch, h.usSubmitPerDispatch].map((x) => x.toFixed(1)), ratio];
           console.log(`| ${cells.join(' | ')} |`);
         };
         line(recorded!, 'recorded', '');
         line(replayed!, 'replayed', `${(recorded!.usPerDispatch / replayed!.usPerDispatch).toFixed(2)}×`);
         for (const mode of o.profile as ProfileMode[]) {
           profiled!.profiler!.mode = mode;
-          const [h] = await hostCostPerDispatch(profiled!, config, rows, [{ steps: o.steps, prompt: o.prompt, slots: o.slots, clock }]);
+          const [h] = await hostCostPerDispatch(profiled!, config, rows, [{ steps: o.steps, prompt: o.prompt, slots: o.slots, clock }], lora);
           await profiled!.profile();
           profiled!.profiler!.reset();
           line(h!, `replayed, profiled (${mode})`, `${(h!.usPerDispatch / replayed!.usPerDispatch).toFixed(2)}× the unprofiled`);

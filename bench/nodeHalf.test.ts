@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { writeWhole } from './nodeHalf';
+import { stamped, writeWhole } from './nodeHalf';
 
 describe('writeWhole', () => {
   const dirs: string[] = [];
@@ -22,5 +22,15 @@ describe('writeWhole', () => {
     }
     expect(readdirSync(dir)).toEqual(['gpu.json']);
     expect(existsSync(`${file}.part`)).toBe(false);
+  });
+});
+
+describe('stamped', () => {
+  it("puts the code's commit first in an object result, and leaves anything else as it is", () => {
+    const source = { commit: 'a'.repeat(40), dirty: false };
+    expect(JSON.stringify(stamped({ models: [1], partial: true }, source))).toBe(JSON.stringify({ source, models: [1], partial: true }));
+    expect(stamped({ models: [] }, null)).toEqual({ source: null, models: [] });
+    expect(stamped([1, 2], source)).toEqual([1, 2]);
+    expect(stamped(null, source)).toBeNull();
   });
 });

@@ -4,6 +4,7 @@
  */
 import { renameSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { sourceCommit, type SourceCommit } from '../src/cli/provenance';
 import type { Table } from './suite';
 
 export interface NodeHalf {
@@ -23,16 +24,22 @@ export function writeWhole(file: string, text: string): void {
   renameSync(`${file}.part`, file);
 }
 
+/** A result with the commit its code came from (sourceCommit: the checkout's, or the kit's) first: a record names what made it. */
+export function stamped(result: unknown, source: SourceCommit | null = sourceCommit()): unknown {
+  return result && typeof result === 'object' && !Array.isArray(result) ? { source, ...result } : result;
+}
+
 export function runNodeHalf<T>(measure: (half: NodeHalf) => Promise<T>): void {
   const { values: args } = parseArgs({ options: { quick: { type: 'boolean', default: false }, out: { type: 'string' } } });
   const log = (m: string) => process.stderr.write(`[bench node] ${m}\n`);
   const out = args.out;
+  const source = sourceCommit();
   const save = (result: unknown) => {
-    if (out) writeWhole(out, JSON.stringify(result));
+    if (out) writeWhole(out, JSON.stringify(stamped(result, source)));
   };
   measure({ quick: args.quick ?? false, log, save }).then(
     (result) => {
-      const json = JSON.stringify(result);
+      const json = JSON.stringify(stamped(result, source));
       if (out) writeWhole(out, json);
       else process.stdout.write(`${json}\n`);
       // Dawn's worker threads can keep the event loop alive after the device is destroyed.

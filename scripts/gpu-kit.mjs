@@ -24,6 +24,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runCli } from '../src/cli/options.ts';
 import { gpuKitCli } from '../bench/gpuKitCli.ts';
+import { KIT_SOURCE_FILE, sourceCommit } from '../src/cli/provenance.ts';
 import { ensureLlamaCpp, LLAMA_CPP_LIBS } from './llamaCpp.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -188,6 +189,10 @@ await runCli(gpuKitCli, async (o) => {
     for (const f of debs) copyFileSync(join(resolve(o.debs), f), join(out, 'debs', f));
   }
   if (o['with-node']) run('bash', ['-c', `xz -T2 -c "${process.execPath}" > "${join(out, 'node.xz')}"`]);
+  // The commit the kit was built from, which its records name (sourceCommit reads it where there is no git).
+  const source = sourceCommit(root);
+  if (source) writeFileSync(join(out, KIT_SOURCE_FILE), JSON.stringify(source));
+  else console.log('gpu-kit: not built from a git checkout: its records will name no commit');
   writeFileSync(join(out, 'setup.sh'), SETUP_SH);
   for (const [file, text] of [['run.sh', RUN_SH], ['compare.sh', COMPARE_SH]]) {
     writeFileSync(join(out, file), text);

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { sourceCommit } from './provenance';
+import { KIT_SOURCE_FILE, sourceCommit } from './provenance';
 
 describe('source commit', () => {
   it('names the commit of a checkout and whether its tracked files differ; none outside a checkout of its own', () => {
@@ -23,6 +23,11 @@ describe('source commit', () => {
     expect(sourceCommit(repo)).toEqual({ commit: head, dirty: true });
     // A copy of the code inside another repository is not that repository's commit.
     mkdirSync(join(repo, 'copy'));
+    expect(sourceCommit(join(repo, 'copy'))).toBeNull();
+    // A kit built inside it carries the commit it was built from; a malformed stamp is none.
+    writeFileSync(join(repo, 'copy', KIT_SOURCE_FILE), JSON.stringify({ commit: head, dirty: true }));
+    expect(sourceCommit(join(repo, 'copy'))).toEqual({ commit: head, dirty: true });
+    writeFileSync(join(repo, 'copy', KIT_SOURCE_FILE), JSON.stringify({ commit: head }));
     expect(sourceCommit(join(repo, 'copy'))).toBeNull();
   });
 });
