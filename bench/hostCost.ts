@@ -142,8 +142,9 @@ export function randomModel(rt: Runtime, config: LlamaConfig, dtype: 'f32' | 'f1
 
 /**
  * measureHostCost with each of `options` in turn, on one model of `config` with random weights
- * (and `lora`'s fresh adapter, kept apart from the f16 base as rollouts run) made for them and destroyed after, the pool's freed buffers with it (the next shape's caches
- * are other sizes: an adapter with little memory, Dawn's null backend, holds one shape at a time).
+ * (and `lora`'s fresh adapter, kept apart from the f16 base as rollouts run) made for them and
+ * destroyed after, the pool's freed buffers with it (the next shape's caches are other sizes:
+ * an adapter with little memory, Dawn's null backend, holds one shape at a time).
  */
 export async function hostCostPerDispatch(rt: Runtime, config: LlamaConfig, rows: number, options: HostCostOptions[], lora?: LoraConfig): Promise<HostCost[]> {
   const model = randomModel(rt, config);
