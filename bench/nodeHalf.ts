@@ -25,7 +25,7 @@ export function writeWhole(file: string, text: string): void {
 }
 
 /** A result with the commit its code came from (sourceCommit: the checkout's, or the kit's) first: a record names what made it. */
-export function stamped(result: unknown, source: SourceCommit | null = sourceCommit()): unknown {
+export function stamped(result: unknown, source: SourceCommit | null): unknown {
   return result && typeof result === 'object' && !Array.isArray(result) ? { source, ...result } : result;
 }
 

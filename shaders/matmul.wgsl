@@ -57,7 +57,7 @@ struct Params {
   // A_NORM: the RMSNorm's epsilon and the offset of its weight. SK_SLICED: the elements of K
   // a slice covers (a multiple of 4) and the number of slices.
   eps: f32, offNorm: u32, kSlice: u32, kSlices: u32,
-  // LORA_R: the offsets of U and of the adapter's B, and the adapter's scale.
+  // LORA_W: the offsets of U and of the adapter's B, and the adapter's scale.
   offU: u32, offLoraB: u32, loraScale: f32,
 }
 
@@ -115,35 +115,33 @@ fn loadBias(i: u32) -> f32 { return halfAt(bias[i >> 1u], i); }
 fn loadBias(i: u32) -> f32 { return bias[i]; }
 #endif
 
-// LORA_R (inference over a LoRA adapter kept apart from its base): every output adds
-// loraScale · Σ_j U[m, j]·LoraB[n, j] over the adapter's LORA_R columns, U = x·Aᵀ [M, R]
-// computed before and LoraB the adapter's B [N, R]: the up-projection added as the matmul
-// stores, with no dispatch (and no wait on one) of its own. A loop of a constant count, which
-// a GPU's compiler unrolls (every load of a sum in flight at once) and SwiftShader need not
-// (matmul_reg stores 64 outputs an invocation: unrolled there, its compile took a minute);
-// as vec4s with LORA_VEC4 (R and both offsets multiples of 4).
-#if LORA_R
+// LORA_W (inference over a LoRA adapter kept apart from its base): every output adds
+// loraScale · Σ_j U[m, j]·LoraB[n, j] over the adapter's R columns, U = x·Aᵀ [M, R] computed
+// before and LoraB the adapter's B [N, R]: the up-projection added as the matmul stores, with
+// no dispatch (and no wait on one) of its own. LORA_W is a row's length in the arrays' elements:
+// R/4 vec4s with LORA_VEC4 (R and both offsets multiples of 4), else R floats. A loop of a
+// constant count, which a GPU's compiler unrolls (every load of a sum in flight at once) and
+// SwiftShader need not (matmul_reg stores 64 outputs an invocation: unrolled there, its
+// compile took a minute).
+#if LORA_W
 #if LORA_VEC4
 @group(0) @binding(7) var<storage, read> LoraU: array<vec4<f32>>;
 @group(0) @binding(8) var<storage, read> LoraB: array<vec4<f32>>;
-fn loraAt(m: u32, n: u32) -> f32 {
-  let u = (p.offU >> 2u) + m * {{LORA_R4}}u;
-  let w = (p.offLoraB >> 2u) + n * {{LORA_R4}}u;
-  var s = 0.0;
-  for (var j = 0u; j < {{LORA_R4}}u; j++) { s += dot(LoraU[u + j], LoraB[w + j]); }
-  return p.loraScale * s;
-}
+const LORA_PER_ELEMENT = 4u;
+fn loraProduct(u: u32, w: u32) -> f32 { return dot(LoraU[u], LoraB[w]); }
 #else
 @group(0) @binding(7) var<storage, read> LoraU: array<f32>;
 @group(0) @binding(8) var<storage, read> LoraB: array<f32>;
+const LORA_PER_ELEMENT = 1u;
+fn loraProduct(u: u32, w: u32) -> f32 { return LoraU[u] * LoraB[w]; }
+#endif
 fn loraAt(m: u32, n: u32) -> f32 {
-  let u = p.offU + m * {{LORA_R}}u;
-  let w = p.offLoraB + n * {{LORA_R}}u;
+  let u = p.offU / LORA_PER_ELEMENT + m * {{LORA_W}}u;
+  let w = p.offLoraB / LORA_PER_ELEMENT + n * {{LORA_W}}u;
   var s = 0.0;
-  for (var j = 0u; j < {{LORA_R}}u; j++) { s += LoraU[u + j] * LoraB[w + j]; }
+  for (var j = 0u; j < {{LORA_W}}u; j++) { s += loraProduct(u + j, w + j); }
   return p.loraScale * s;
 }
-#endif
 #endif
 
 // A_SWIGLU: A holds fused gate|up rows and op(A) is silu(gate)·up (the down projection's
@@ -219,7 +217,7 @@ fn kRange(z: u32) -> vec3<u32> {
 fn storeOne(b: u32, m: u32, n: u32, acc: f32) {
   var v = p.alpha * acc;
   if (p.hasBias != 0u) { v += loadBias(p.offBias + n); }
-#if LORA_R
+#if LORA_W
   v += loraAt(m, n);
 #endif
   let ci = p.offC + b * p.strideC + m * p.N + n;

@@ -28,13 +28,10 @@ const SUBGROUP_PATHS: Record<MatmulVariant, boolean[]> = {
   mma: [],
 };
 
-/** Cases of the variants that cut a long K into slices, which add a LoRA term in their reduction. */
-const LORA_SLICED_CASE: Partial<Record<MatmulVariant, Case>> = {
-  splitk: { batch: 1, M: 1, N: 64, K: 4864, transA: false, transB: true, lora: 16, beta: 1, half: true },
-  'splitk-sg': { batch: 1, M: 1, N: 64, K: 4864, transA: false, transB: true, lora: 16, beta: 1, half: true },
-  rows: { batch: 1, M: 32, N: 64, K: 2048, transA: false, transB: true, lora: 16, beta: 1 },
-  'tiled-128-splitk': { batch: 1, M: 32, N: 64, K: 2048, transA: false, transB: true, lora: 16, beta: 1 },
-};
+/** Cases of the variants that cut a long K into slices, which add a LoRA term in their reduction: a down projection at one row (split-K) and at 32. */
+const LORA_ONE_ROW: Case = { batch: 1, M: 1, N: 64, K: 4864, transA: false, transB: true, lora: 16, beta: 1, half: true };
+const LORA_ROLLOUT: Case = { batch: 1, M: 32, N: 64, K: 2048, transA: false, transB: true, lora: 16, beta: 1 };
+const LORA_SLICED_CASE: Partial<Record<MatmulVariant, Case>> = { splitk: LORA_ONE_ROW, 'splitk-sg': LORA_ONE_ROW, rows: LORA_ROLLOUT, 'tiled-128-splitk': LORA_ROLLOUT };
 
 describe('matmul', () => {
   for (const variant of MATMUL_VARIANTS) {
@@ -87,8 +84,7 @@ describe('matmul', () => {
         it('adds a LoRA term u·bᵀ as it stores (an adapter kept apart, at inference)', async () => {
           // Every variant stores through one function (storeOne): each is checked where it binds
           // the term, vec4 loads with the norm prologue over an f16 B; scalar loads (R odd, at odd
-          // offsets) on two; a long K on those that cut it into slices, the term then added by
-          // their reduction (a down projection at 1 row for split-K, at 32 for the others).
+          // offsets) on two; a long K on those that cut it into slices (LORA_SLICED_CASE).
           await check(variant, { batch: 1, M: 5, N: 68, K: 64, transA: false, transB: true, lora: 16, norm: true, half: true }, sg);
           if (variant === 'reg' || variant === 'splitk') await check(variant, { batch: 1, M: 17, N: 65, K: 33, transA: false, transB: true, lora: 5, bias: true }, sg);
           const sliced = LORA_SLICED_CASE[variant];

@@ -27,7 +27,7 @@ export interface Case extends Pick<MatmulShape, 'batch' | 'M' | 'N' | 'K' | 'tra
   halfMath?: boolean;
   /** A's rows from 2^-40 to 2^20 (rowMagnitude), past f16's range either way, with MatmulArgs.scaleRows. */
   scaleRows?: boolean;
-  /** A LoRA term of this width (MatmulArgs.lora; one batch): u [M, R] and b [N, R] at an odd offset where R is odd, scale 0.75. */
+  /** A LoRA term of this width (MatmulArgs.lora; one batch): u [M, R] and b [N, R] at offsets (see loraTerm), scale 0.75. */
   lora?: number;
 }
 
@@ -123,10 +123,10 @@ export async function checkMatmul(rt: Runtime, variant: MatmulVariant, shape: Ca
   rt.release(aT, bT, out, ...(biasT ? [biasT] : []), ...(normT ? [normT] : []));
 }
 
-/** A case's LoRA term: u [M, R] and b [N, R] as views at an odd offset where R is odd (the scalar loads), else at 0 (the vec4 loads). */
+/** A case's LoRA term: u [M, R] and b [N, R] as views past NaNs, at an odd offset where R is odd (the scalar loads), else at 4 (the vec4 loads). */
 function loraTerm(rt: Runtime, M: number, N: number, R: number, r: () => number) {
   const [u, b] = [uniform(M * R, r), uniform(N * R, r)];
-  const at = R % 4 === 0 ? 0 : 3;
+  const at = R % 4 === 0 ? 4 : 3;
   const [uBuf, bBuf] = [u, b].map((x) => rt.upload(Float32Array.from({ length: at + x.length }, (_, i) => (i < at ? Number.NaN : x[i - at]!)), [at + x.length]));
   return {
     u, b, tensors: [uBuf!, bBuf!],

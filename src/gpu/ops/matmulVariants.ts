@@ -286,13 +286,13 @@ export function plan(variant: MatmulVariant, g: Geometry, subgroups: boolean, ar
   }
 }
 
-/** The LoRA term's defines: its width R, and vec4 loads where R and both offsets are multiples of 4. */
+/** The LoRA term's defines: a row's length in the elements it is read as, vec4s where R and both offsets are multiples of 4. */
 function loraDefines(args: MatmulArgs): Record<string, number | boolean> {
   const lora = args.lora;
   if (!lora) return {};
   const R = lora.u.shape.at(-1)!;
   const vec4 = [R, lora.u.offset, lora.b.offset].every((x) => x % 4 === 0);
-  return vec4 ? { LORA_R: R, LORA_VEC4: true, LORA_R4: R / 4 } : { LORA_R: R };
+  return { LORA_W: vec4 ? R / 4 : R, LORA_VEC4: vec4 };
 }
 
 /** Rows of C a workgroup of matmul_mma computes (MM_ROWS), its multiplying subgroups (MM_SG, one column block of the configuration's N each) and the elements of K it stages a step (MM_KT). */
