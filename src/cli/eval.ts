@@ -15,7 +15,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { SHIPPED_SPLITS } from '../data/curriculum';
 import { Runtime } from '../gpu/runtime';
-import { importCheckpoint, PROMPT_SETS } from '../model/checkpoint';
+import { PROMPT_SETS } from '../model/checkpoint';
 import type { BaseDtype, KvDtype } from '../model/memory';
 import { nodePlatform } from '../platform/node';
 import { EVAL_SAMPLES, EVAL_SUMMARY, formsTable, validationTable } from '../research/evaluation';
@@ -32,7 +32,7 @@ import { CodeVerifier } from '../verify/python/codeVerifier';
 import { NodeSandboxPool } from '../verify/python/nodePool';
 import { BASE_DTYPE_OPTION, KV_CACHE_OPTION } from './loraOptions';
 import { isMain, runCli, UsageError, type OptionValues } from './options';
-import { checkpointRecord, checkpointTemplates, logShards, readCheckpointFolder, recordedRunSettings, SHIPPED_MODEL } from './runFiles';
+import { checkpointRecord, checkpointTemplates, importCheckpointFolder, logShards, readCheckpointFolder, recordedRunSettings, SHIPPED_MODEL } from './runFiles';
 import { readConfig, readSplit } from './runInputs';
 
 /** Rows sampled at once: 32 problems of 16 samples, within SwiftShader's memory as 400 greedy rows are. */
@@ -90,7 +90,7 @@ async function main(o: Options): Promise<void> {
   };
 
   const rt = await Runtime.create(nodePlatform());
-  const session = ModelSession.create(rt, { kind: 'checkpoint', checkpoint: importCheckpoint(readCheckpointFolder(o.model)), name: o.model, onProgress: logShards, baseDtype: o['base-dtype'] as BaseDtype });
+  const session = ModelSession.create(rt, { kind: 'checkpoint', checkpoint: importCheckpointFolder(o.model), name: o.model, onProgress: logShards, baseDtype: o['base-dtype'] as BaseDtype });
   if (o.adapter) session.setLora(null, { adapterFiles: readCheckpointFolder(o.adapter) });
   session.kvCache = o['kv-cache'] as KvDtype;
   const t = settings.maxNewTokens;

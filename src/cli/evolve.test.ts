@@ -1,5 +1,5 @@
 import { parquetReadObjects } from 'hyparquet';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -94,11 +94,18 @@ describe('evolve command line', () => {
     expect(taken.status).toBe(2);
     expect(taken.stderr.trim().split('\n').at(-1)).toBe(`evolve: --out ${run} already holds a run (metrics.jsonl): give another folder, or --resume ${run} to continue it`);
     expect(readFileSync(join(run, 'metrics.jsonl'), 'utf8')).toBe('{"kind":"validation","step":0}\n');
+    // A --model folder that holds no checkpoint: refused naming it and why, before a run folder is made.
+    const notModel = mkdtempSync(join(tmpdir(), 'sage-evolve-'));
+    const never = join(dir, 'never');
+    const noModel = await runCliInProcess(evolve, ['--model', notModel, '--steps', '1', '--out', never]);
+    expect(noModel.status).toBe(1);
+    expect(noModel.stderr.trim().split('\n').at(-1)).toBe(`evolve: ${notModel}: config.json is missing`);
+    expect(existsSync(never)).toBe(false);
   });
 });
 
 /** A short warm-up: the run's mechanics, not learning (the documented runs measure that). */
-const WARMUP_STEPS = 2;
+const WARMUP_STEPS = 1;
 
 /** A fresh folder holding the first 4 shipped seeds and a --config file of these loop settings. */
 function smallRun(settings: Record<string, unknown>, seedLines = readFileSync('data/seeds/curriculum-500.jsonl', 'utf8').split('\n').slice(0, 4)): { dir: string; seeds: string; config: string } {

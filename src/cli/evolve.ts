@@ -12,7 +12,7 @@ import { describeOverlap, findOverlap, OVERLAP_REASON, overlapSummary, withoutOv
 import type { Problem } from '../data/problem';
 import { followPlan, kernelPlan, planRuntimeOptions, type KernelPlan } from '../gpu/kernelPlan';
 import { Runtime } from '../gpu/runtime';
-import { importCheckpoint, PROMPT_SETS, rolesTaught, type LabRecord, type PromptSet } from '../model/checkpoint';
+import { PROMPT_SETS, rolesTaught, type LabRecord, type PromptSet } from '../model/checkpoint';
 import type { BaseDtype, KvDtype } from '../model/memory';
 import { PRESETS, type PresetName } from '../model/config';
 import { nodePlatform } from '../platform/node';
@@ -34,7 +34,7 @@ import { isMain, runCli, UsageError, type CommandLine, type OptionValues } from 
 import { describeMemory, modelMemory } from '../train/memorySummary';
 import { applyLora, describeTraining, KV_CACHE_OPTION, loraFromOptions, LORA_OPTIONS } from './loraOptions';
 import { onInterrupt } from './interrupt';
-import { checkpointRecord, checkpointTemplates, DEFAULT_CHECKPOINT_EVERY, SHIPPED_MODEL, shippedModelIn, VERL_FILES, logShards, readCheckpointFolder, RUN_FILES, RunFolder } from './runFiles';
+import { checkpointRecord, checkpointTemplates, DEFAULT_CHECKPOINT_EVERY, SHIPPED_MODEL, shippedModelIn, VERL_FILES, logShards, importCheckpointFolder, RUN_FILES, RunFolder } from './runFiles';
 import { errorText } from '../util/errorText';
 import { sourceCommit } from './provenance';
 import type { RunStart } from '../sage/runRecords';
@@ -288,6 +288,9 @@ async function main(o: Options, given: CommandLine<typeof evolveCli.options>['gi
   // A new run's records would be appended to the old run's and mixed with them.
   const held = o.resume ? null : RunFolder.heldRecord(out);
   if (held) throw new UsageError(`--out ${out} already holds a run (${held}): give another folder, or --resume ${out} to continue it`);
+  // The checkpoint is read before anything is written: a bad --model is refused with no run folder made.
+  const checkpointDir = o.resume ? join(o.resume, 'last') : modelDir;
+  const source: ModelSource = checkpointDir ? { kind: 'checkpoint', checkpoint: importCheckpointFolder(checkpointDir), name: checkpointDir, onProgress: logShards } : { kind: 'preset', preset, seed: settings.seed };
   const folder = resumeFolder ?? new RunFolder(out, o['checkpoint-every']);
   const { method: _m, templates: _t, ...recorded } = settings;
   // The kernels a resumed run recorded, or those of the run --replay-plan names: its sums round as theirs did.
@@ -311,11 +314,6 @@ async function main(o: Options, given: CommandLine<typeof evolveCli.options>['gi
     console.log(`kernels: the plan ${o.resume ? 'this run recorded' : `recorded in ${o['replay-plan']}`} (${Object.keys(plan.matmul).length} matmul classes measured, ${plan.untuned.length} untuned), not this machine's tuning`);
   } else if (o.resume) console.log(`kernels: ${resumeFolder!.dir} records no plan (${RUN_FILES.kernels}): this machine's tuning decides`);
   if (o['skip-tuning']) console.log('kernels: none tuned (--skip-tuning); shape classes this machine has not measured run on their untuned plan');
-  let source: ModelSource;
-  if (o.resume || modelDir) {
-    const files = o.resume ? folder.readCheckpoint('last') : readCheckpointFolder(modelDir!);
-    source = { kind: 'checkpoint', checkpoint: importCheckpoint(files), name: o.resume ? join(o.resume, 'last') : modelDir!, onProgress: logShards };
-  } else source = { kind: 'preset', preset, seed: settings.seed };
   const shipped = modelDir ? shippedModelIn(modelDir) : undefined;
   if (shipped) console.log(`model: ${modelDir}, ${SHIPPED_MODEL_CATALOGUE[shipped]} (${SHIPPED_MODELS_DIR}/README.md); --preset tiny warms one up from scratch instead`);
   else if (!o.resume && fromScratch(modelStart)) console.log(`model: the ${preset} preset from scratch (seed ${settings.seed}), warmed up for ${settings.warmupSteps} steps before the first loop step`);

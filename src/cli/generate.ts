@@ -9,7 +9,6 @@ import { readJsonl } from '../data/jsonl';
 import { fileChunks } from '../data/nodeFile';
 import { recordToPair } from '../data/sftPairs';
 import { Runtime } from '../gpu/runtime';
-import { importCheckpoint } from '../model/checkpoint';
 import type { BaseDtype, KvDtype } from '../model/memory';
 import { PRESETS, type PresetName } from '../model/config';
 import type { GeneratedRow } from '../model/generate';
@@ -18,7 +17,7 @@ import { nodePlatform } from '../platform/node';
 import { ModelSession, type ModelSource } from '../train/session';
 import { BASE_DTYPE_OPTION, KV_CACHE_OPTION, LORA_OPTIONS } from './loraOptions';
 import { isMain, runCli, UsageError, type OptionValues } from './options';
-import { logShards, readCheckpointFolder } from './runFiles';
+import { importCheckpointFolder, logShards, readCheckpointFolder } from './runFiles';
 
 export const generateCli = {
   name: 'generate',
@@ -75,7 +74,7 @@ async function readPrompts(file: string, limit: number | undefined): Promise<Pro
 function modelSource(o: OptionValues<typeof generateCli.options>): ModelSource {
   const baseDtype = o['base-dtype'] as BaseDtype;
   if (!o.model) return { kind: 'preset', preset: o.preset as PresetName, seed: o.seed, baseDtype };
-  return { kind: 'checkpoint', checkpoint: importCheckpoint(readCheckpointFolder(o.model)), name: o.model, onProgress: logShards, baseDtype };
+  return { kind: 'checkpoint', checkpoint: importCheckpointFolder(o.model), name: o.model, onProgress: logShards, baseDtype };
 }
 
 function show(i: number, line: PromptLine, row: GeneratedRow): string {

@@ -17,7 +17,6 @@ import { dirname, join } from 'node:path';
 import { describeCorpusFormat, DOCUMENT_SPLITS, holdOutDocuments, readCorpus, type DocumentSplit } from '../data/corpus';
 import { fileChunks } from '../data/nodeFile';
 import { Runtime } from '../gpu/runtime';
-import { importCheckpoint } from '../model/checkpoint';
 import { PRESETS, type PresetName } from '../model/config';
 import { memoryEstimate } from '../model/memory';
 import { nodePlatform } from '../platform/node';
@@ -27,7 +26,7 @@ import type { SftSettings } from '../train/sftSettings';
 import { formatDuration, runSteps, stepLine } from '../train/trainLoop';
 import { onInterrupt } from './interrupt';
 import { isMain, runCli, UsageError, type CommandLine, type OptionValues } from './options';
-import { folderSink, logShards, readCheckpointFolder } from './runFiles';
+import { folderSink, importCheckpointFolder, logShards } from './runFiles';
 
 /** The step log beside the checkpoint. */
 export const PRETRAIN_LOG = 'log.jsonl';
@@ -115,7 +114,7 @@ async function main(o: Options, given: Given): Promise<void> {
 
   const rt = await Runtime.create(nodePlatform());
   const checkpointDir = o.resume ?? ('from' in plan.start ? plan.start.from : null);
-  const checkpoint = checkpointDir ? importCheckpoint(readCheckpointFolder(checkpointDir)) : null;
+  const checkpoint = checkpointDir ? importCheckpointFolder(checkpointDir) : null;
   if (record && !checkpoint?.optimizer) throw new Error(`${o.resume} has no AdamW state (optimizer.safetensors) to resume: --from ${o.resume} continues its model afresh`);
   const session = checkpoint
     ? ModelSession.create(rt, { kind: 'checkpoint', checkpoint, name: checkpointDir!, onProgress: logShards })

@@ -7,7 +7,7 @@ import { appendFileSync, closeSync, existsSync, mkdirSync, openSync, readdirSync
 import { dirname, join, relative, resolve } from 'node:path';
 import type { Problem } from '../data/problem';
 import { parseKernelPlan, type KernelPlan } from '../gpu/kernelPlan';
-import { LAB_RECORD, parseLabRecord, type LabRecord, type PromptSet } from '../model/checkpoint';
+import { importCheckpoint, LAB_RECORD, parseLabRecord, type ImportedCheckpoint, type LabRecord, type PromptSet } from '../model/checkpoint';
 import type { FileSink } from '../platform/fileSink';
 import type { LoadProgress } from '../train/session';
 import type { BankEvent, ProblemBank } from '../sage/bank';
@@ -48,6 +48,19 @@ export function readCheckpointFolder(dir: string): Map<string, Uint8Array> {
   };
   walk('');
   return files;
+}
+
+/**
+ * A checkpoint folder imported. Its refusal names the folder, so that a bad --model or --from
+ * is one line that says which folder and why ("…/x: config.json is missing").
+ */
+export function importCheckpointFolder(dir: string): ImportedCheckpoint {
+  const files = readCheckpointFolder(dir);
+  try {
+    return importCheckpoint(files);
+  } catch (e) {
+    throw new Error(`${dir}: ${(e as Error).message}`);
+  }
 }
 
 /** Writes a checkpoint's files (names may hold subfolders) into `dir`, each whole or not at all. */
@@ -202,10 +215,6 @@ export class RunFolder implements RunStore {
   /** Writes the checkpoint under `tag` file by file as it comes (see folderSink). */
   checkpointSink(tag: string): FileSink & { written: string[] } {
     return folderSink(join(this.dir, tag));
-  }
-
-  readCheckpoint(tag: string): Map<string, Uint8Array> {
-    return readCheckpointFolder(join(this.dir, tag));
   }
 
   /** Writes the run's kernel plan when it differs from the one last written (it grows as new shapes are met). */

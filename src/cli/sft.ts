@@ -13,7 +13,6 @@ import { fileChunks, readProblemFile } from '../data/nodeFile';
 import { parseFieldMapping, type MathProblem } from '../data/problem';
 import { problemToPair, readSftPairs, type SftPairsReport } from '../data/sftPairs';
 import { Runtime } from '../gpu/runtime';
-import { importCheckpoint } from '../model/checkpoint';
 import { PRESETS, type PresetName } from '../model/config';
 import { memoryEstimate, type BaseDtype } from '../model/memory';
 import { nodePlatform } from '../platform/node';
@@ -23,7 +22,7 @@ import { runSteps, stepLine } from '../train/trainLoop';
 import { DEFAULT_SFT, type SftSettings } from '../train/sftSettings';
 import { isMain, runCli, UsageError, type OptionValues } from './options';
 import { applyLora, describeTraining, LORA_OPTIONS } from './loraOptions';
-import { folderSink, logShards, readCheckpointFolder } from './runFiles';
+import { folderSink, importCheckpointFolder, logShards } from './runFiles';
 
 export const sftCli = {
   name: 'sft',
@@ -78,7 +77,7 @@ async function main(o: OptionValues<typeof sftCli.options>): Promise<void> {
   const rt = await Runtime.create(nodePlatform());
   let source: ModelSource;
   if (o.from) {
-    source = { kind: 'checkpoint', checkpoint: importCheckpoint(readCheckpointFolder(o.from)), name: o.from, onProgress: logShards };
+    source = { kind: 'checkpoint', checkpoint: importCheckpointFolder(o.from), name: o.from, onProgress: logShards };
   } else {
     source = { kind: 'preset', preset: o.preset as PresetName, seed: o.seed };
   }
