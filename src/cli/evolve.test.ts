@@ -105,7 +105,7 @@ describe('evolve command line', () => {
 });
 
 /** A short warm-up: the run's mechanics, not learning (the documented runs measure that). */
-const WARMUP_STEPS = 1;
+const WARMUP_STEPS = 2;
 
 /** A fresh folder holding the first 4 shipped seeds and a --config file of these loop settings. */
 function smallRun(settings: Record<string, unknown>, seedLines = readFileSync('data/seeds/curriculum-500.jsonl', 'utf8').split('\n').slice(0, 4)): { dir: string; seeds: string; config: string } {

@@ -316,7 +316,7 @@ async function main(o: Options, given: CommandLine<typeof evolveCli.options>['gi
   if (o['skip-tuning']) console.log('kernels: none tuned (--skip-tuning); shape classes this machine has not measured run on their untuned plan');
   const shipped = modelDir ? shippedModelIn(modelDir) : undefined;
   if (shipped) console.log(`model: ${modelDir}, ${SHIPPED_MODEL_CATALOGUE[shipped]} (${SHIPPED_MODELS_DIR}/README.md); --preset tiny warms one up from scratch instead`);
-  else if (!o.resume && fromScratch(modelStart)) console.log(`model: the ${preset} preset from scratch (seed ${settings.seed}), warmed up for ${settings.warmupSteps} steps before the first loop step`);
+  else if (!o.resume && fromScratch(modelStart)) console.log(`model: the ${preset} preset from scratch (seed ${settings.seed}), warmed up for ${settings.warmupSteps} step${settings.warmupSteps === 1 ? '' : 's'} before the first loop step`);
   const session = ModelSession.create(rt, { ...source, baseDtype });
   // Every checkpoint the run writes (warmup/, best/, last/) records the prompts it trains with, its roles taught.
   session.templates = templateSet;
