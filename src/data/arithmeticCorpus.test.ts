@@ -45,10 +45,20 @@ function arithmeticRuns(text: string): string[] {
 
 /** Every span of a text between sentence or clause marks, for reading back curriculum styles. */
 function spans(text: string): string[] {
-  const cuts = [0, ...[...text.matchAll(/[.?!:,;]/g)].map((m) => m.index + 1), text.length];
+  const cuts = spanCuts(text);
   const out: string[] = [];
   for (let i = 0; i < cuts.length; i++) for (let j = i + 1; j < cuts.length; j++) out.push(text.slice(cuts[i], cuts[j]));
   return out;
+}
+
+/** The spans that end where `text` ends, by position: a span that ends earlier with the same text (the `3+18=?` of a `5-3+18=?` after it) is not one. */
+function endingSpans(text: string): string[] {
+  return spanCuts(text).slice(0, -1).map((c) => text.slice(c));
+}
+
+/** Where spans start and end: the text's ends and after each punctuation mark. */
+function spanCuts(text: string): number[] {
+  return [0, ...[...text.matchAll(/[.?!:,;]/g)].map((m) => m.index + 1), text.length];
 }
 
 /**
@@ -154,7 +164,7 @@ describe('the arithmetic pretraining corpus', () => {
       // Every `… ? The answer is N.` answers the question before it (a curriculum style, of one sentence or two).
       for (const m of text.matchAll(/ The answer is (\d+)\./g)) {
         const before = text.slice(0, m.index);
-        const reads = spans(before).filter((s) => before.endsWith(s)).map((s) => readStatement(s)).filter((r) => r !== null);
+        const reads = endingSpans(before).map((s) => readStatement(s)).filter((r) => r !== null);
         expect(reads.length, before).toBeGreaterThan(0);
         for (const r of reads) expect(evaluateExpression(r.expression), before).toEqual({ value: Number(m[1]) });
       }
